@@ -1,0 +1,126 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentevent
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+func fullEvent() Event {
+	return Event{
+		SchemaVersion:       SchemaVersion,
+		Source:              SourceClaudeCode,
+		ProjectHash:         ProjectHash("/home/u/proj"),
+		ProjectRoot:         "/home/u/proj",
+		SessionID:           "s1",
+		EventID:             "e2",
+		ParentEventID:       "e1",
+		Timestamp:           time.Date(2025, 11, 26, 12, 51, 28, 93_000_000, time.UTC),
+		Type:                TypeToolResult,
+		Role:                RoleTool,
+		Channel:             ChannelTerminal,
+		Text:                "Exit code 1\nboom",
+		ToolName:            "Bash",
+		ToolCallID:          "toolu_1",
+		ToolStatus:          ToolError,
+		ToolLatencyMs:       Int(1520),
+		ToolExitCode:        Int(1),
+		FilePath:            "/home/u/proj/main.go",
+		FileLanguage:        "go",
+		FileOp:              FileModify,
+		Model:               "claude-sonnet-4-6",
+		TokensInput:         Int(1200),
+		TokensOutput:        Int(0),
+		TokensTotal:         Int(1300),
+		TokensCached:        Int(1000),
+		TokensThinking:      Int(40),
+		TokensTool:          Int(3),
+		TokensCacheCreation: Int(100),
+		AgentID:             "a817dc0229d34f820",
+		Raw:                 []byte(`{"type":"user"}`),
+		Sequence:            7,
+		AgentVersion:        "2.1.81",
+		GitBranch:           "main",
+		IsSidechain:         true,
+		SubagentType:        "Explore",
+		ParentToolCallID:    "toolu_0",
+		SpawnedAgentID:      "a1",
+		Entrypoint:          "cli",
+		Provider:            "anthropic",
+		ResponseID:          "msg_1",
+		FinishReason:        "tool_use",
+		ErrorType:           "exit_code",
+		CostUSD:             Float(0.0125),
+		Status:              "interrupted",
+		LogFile:             "/home/u/.claude/projects/p/s1.jsonl",
+		LogLine:             12,
+		Unparsed:            "",
+		Attributes: map[string]any{
+			"agent.compaction.trigger": "auto",
+			"agent.turn.duration_ms":   int64(4200),
+			"agent.flag":               true,
+			"agent.ratio":              0.5,
+		},
+	}
+}
+
+func TestRoundTripEveryField(t *testing.T) {
+	for name, ev := range map[string]Event{
+		"full":    fullEvent(),
+		"minimal": {SchemaVersion: SchemaVersion, Source: SourcePi, EventID: "x", Type: TypeUserMessage, Role: RoleUser},
+		"unparsed": {
+			SchemaVersion: SchemaVersion, Source: SourceCodex, EventID: "u", Type: TypeLog, Role: RoleSystem,
+			Unparsed: "malformed_json", Raw: []byte("{oops"), LogFile: "f", LogLine: 3,
+			Timestamp: time.Unix(1700000000, 0).UTC(),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			logs := EncodeLogs([]Event{ev}, "host1")
+			got, skipped := DecodeLogs(logs)
+			require.Zero(t, skipped)
+			require.Len(t, got, 1)
+			assert.Equal(t, ev, got[0])
+			res := logs.ResourceLogs().At(0).Resource().Attributes()
+			sn, _ := res.Get(ResourceServiceName)
+			assert.Equal(t, ev.Source.ServiceName(), sn.Str())
+			lr := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+			assert.Equal(t, "agent."+string(ev.Type), lr.EventName())
+		})
+	}
+}
+
+func TestDecodeRejectsForeignRecord(t *testing.T) {
+	lr := plog.NewLogRecord()
+	lr.Body().SetStr("hello")
+	_, err := Decode(lr)
+	require.Error(t, err)
+}
+
+func TestResourceGroupsBySourceAndVersion(t *testing.T) {
+	evs := []Event{
+		{Source: SourceClaudeCode, AgentVersion: "2.1.1", EventID: "a", Type: TypeMeta},
+		{Source: SourceClaudeCode, AgentVersion: "2.1.2", EventID: "b", Type: TypeMeta},
+		{Source: SourceClaudeCode, AgentVersion: "2.1.1", EventID: "c", Type: TypeMeta},
+	}
+	logs := EncodeLogs(evs, "")
+	require.Equal(t, 2, logs.ResourceLogs().Len())
+	v, _ := logs.ResourceLogs().At(1).Resource().Attributes().Get(ResourceServiceVersion)
+	assert.Equal(t, "2.1.2", v.Str())
+	assert.Equal(t, 2, logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().Len())
+}
+
+func TestServiceNames(t *testing.T) {
+	for src, name := range map[Source]string{
+		SourceClaudeCode: "claude-code", SourceCodex: "codex", SourceGemini: "gemini-cli",
+		SourceOpenCode: "opencode", SourcePi: "pi",
+	} {
+		assert.Equal(t, name, src.ServiceName())
+		assert.Equal(t, src, SourceFromServiceName(name))
+	}
+}
