@@ -1,4 +1,6 @@
 # agentotel — build, run and test the otelcol-agentotel collector.
+#   make run    build the collector and run it on your agent logs (config/default.yaml)
+#   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger
 SHELL := /bin/bash
 export CGO_ENABLED := 0
 CACHE ?= $(HOME)/.cache/agentotel
@@ -7,23 +9,58 @@ export PATH := $(TOOLS):$(PATH)
 OCB_VERSION := v0.159.0
 OCB := $(TOOLS)/builder
 MDATAGEN := $(TOOLS)/mdatagen
-DIST := _build
-COLLECTOR := $(DIST)/otelcol-agentotel
-GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*') go.mod go.sum builder-config.yaml
+COLLECTOR := _build/otelcol-agentotel
+# Where `make run` keeps read positions/open turns and writes traces (never the agents' folders).
+export AGENTOTEL_STATE_DIR ?= $(CACHE)/state
+export AGENTOTEL_OUT_DIR ?= $(CURDIR)/_out
+export OTLP_ENDPOINT ?= 127.0.0.1:4317
+GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './internal/tools/*') go.mod go.sum
+CONFIG ?= config/default.yaml
+BENCH_CORPUS_MB ?= 200
 
-.PHONY: run build test generate lint jaeger bench tools
+.PHONY: run build test test-unit generate lint jaeger bench tools clean
 
-$(MDATAGEN): internal/tools/go.mod
-	cd internal/tools && GOBIN=$(TOOLS) go install go.opentelemetry.io/collector/cmd/mdatagen
+run: $(COLLECTOR)
+	@mkdir -p "$(AGENTOTEL_STATE_DIR)" "$(AGENTOTEL_OUT_DIR)"
+	@echo "agentotel: traces -> $(AGENTOTEL_OUT_DIR)/traces.jsonl, state -> $(AGENTOTEL_STATE_DIR) (Ctrl-C to stop)"
+	$(COLLECTOR) --config $(CONFIG)
+
+build: $(COLLECTOR)
+
+$(COLLECTOR): $(OCB) builder-config.yaml $(GO_SOURCES)
+	$(OCB) --config builder-config.yaml
 
 $(OCB):
+	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 
-tools: $(MDATAGEN) $(OCB)
+$(MDATAGEN): internal/tools/go.mod internal/tools/go.sum
+	@mkdir -p $(TOOLS)
+	cd internal/tools && GOBIN=$(TOOLS) go install go.opentelemetry.io/collector/cmd/mdatagen
+
+tools: $(OCB) $(MDATAGEN)
+
+# The end-to-end tests use the collector built here and a Jaeger built from source (cached).
+test: $(COLLECTOR)
+	AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) AGENTOTEL_JAEGER=$$(scripts/ensure-jaeger.sh) \
+		go test -count=1 -timeout 30m ./...
+
+test-unit:
+	go test -short ./...
 
 generate: $(MDATAGEN)
 	go generate ./...
 
 lint:
-	gofmt -l . | tee /dev/stderr | (! read)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	go vet ./...
+
+jaeger:
+	@bin=$$(scripts/ensure-jaeger.sh) && echo "Jaeger UI/API on http://127.0.0.1:16686, OTLP on 127.0.0.1:4317/4318" && \
+		exec $$bin --config config/jaeger-server.yaml
+
+bench:
+	AGENTOTEL_BENCH_CORPUS_MB=$(BENCH_CORPUS_MB) go test -run '^$$' -bench . -benchmem -benchtime 1x -count 1 ./tests/bench/
+
+clean:
+	rm -rf _build _out
