@@ -1,0 +1,493 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+const (
+	// emittedRetention is how long (wall clock, since it last received a
+	// span) the connector remembers which span ids of a trace it emitted. A
+	// late event within it never produces a span twice.
+	emittedRetention = 24 * time.Hour
+	// threadRetention is how long a thread's last prompt is remembered for
+	// the link from its next turn to the previous one.
+	threadRetention = 7 * 24 * time.Hour
+)
+
+// closeReason says why a unit was closed; it feeds agent.turn.status.
+type closeReason int
+
+const (
+	closedByNextPrompt closeReason = iota
+	closedByIdle
+	closedByShutdown
+)
+
+// unit holds the events of one open turn or subagent run.
+type unit struct {
+	key        unitKey
+	events     []agentevent.Event
+	seen       map[string]struct{} // event ids, to drop a record delivered twice
+	prevPrompt string              // the thread's previous prompt, for the span link
+	host       string
+	lastArrival time.Time // wall clock
+}
+
+// thread is what the connector remembers of a conversation thread.
+type thread struct {
+	lastPrompt    string
+	lastPromptSeq int64
+	// preamble holds events that came before the thread's first prompt
+	// (a leading summary or file snapshot); they become span events of the
+	// next turn's root.
+	preamble     []agentevent.Event
+	preambleHost string
+	lastArrival  time.Time
+}
+
+// link ties a subagent thread to the tool call that spawned it. Parent is
+// known once the call's unit is (Resolved).
+type link struct {
+	CallID   string  `json:"call_id"`
+	Parent   unitKey `json:"parent"`
+	Resolved bool    `json:"resolved"`
+}
+
+// emittedTrace remembers the span ids emitted into one trace.
+type emittedTrace struct {
+	spans     map[pcommon.SpanID]struct{}
+	lastTouch time.Time
+}
+
+// assembler groups agent events into turns and subagent runs, decides when
+// each is complete, and hands complete groups to the pure mapping. It does
+// no I/O and reads no clock: callers pass the wall-clock time.
+type assembler struct {
+	idleTimeout time.Duration
+	opts        mapOptions
+
+	units   map[unitKey]*unit
+	threads map[threadKey]*thread
+	links   map[threadKey]link
+	calls   map[callKey]unitKey
+	// emittedUnits maps every emitted unit to the trace it went into, so
+	// late events of it join the same trace.
+	emittedUnits map[unitKey]pcommon.TraceID
+	emitted      map[pcommon.TraceID]*emittedTrace
+}
+
+func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
+	return &assembler{
+		idleTimeout:  idleTimeout,
+		opts:         opts,
+		units:        map[unitKey]*unit{},
+		threads:      map[threadKey]*thread{},
+		links:        map[threadKey]link{},
+		calls:        map[callKey]unitKey{},
+		emittedUnits: map[unitKey]pcommon.TraceID{},
+		emitted:      map[pcommon.TraceID]*emittedTrace{},
+	}
+}
+
+// unitOf is the unit an event belongs to. ok is false for a main-thread
+// event that came before any prompt.
+func unitOf(ev *agentevent.Event) (k unitKey, ok bool) {
+	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
+	switch {
+	case th.subagent():
+		return unitKey{Thread: th}, true
+	case ev.Type == agentevent.TypeUserMessage:
+		return unitKey{Thread: th, Prompt: ev.EventID}, true
+	case ev.ParentEventID != "":
+		return unitKey{Thread: th, Prompt: ev.ParentEventID}, true
+	}
+	return unitKey{Thread: th}, false
+}
+
+// add ingests one event. It reports false when the event cannot become
+// part of a trace (an unparsed record).
+func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
+	if ev.Unparsed != "" {
+		return false
+	}
+	ev.Raw = nil // never emitted; don't hold it
+	if !a.opts.includeContent {
+		ev.Text = ""
+	}
+	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
+	t := a.threads[th]
+	if t == nil {
+		t = &thread{}
+		a.threads[th] = t
+	}
+	t.lastArrival = now
+
+	key, inTurn := unitOf(&ev)
+	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
+		a.calls[callKey{ev.Source, ev.SessionID, ev.ToolCallID}] = key
+	}
+	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
+		child := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.SpawnedAgentID}
+		if child != th {
+			a.links[child] = link{CallID: ev.ToolCallID, Parent: key, Resolved: true}
+		}
+	}
+	if th.subagent() && ev.ParentToolCallID != "" {
+		if l, ok := a.links[th]; !ok || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
+			a.links[th] = link{CallID: ev.ParentToolCallID}
+		}
+	}
+	if !inTurn {
+		t.preamble = appendUnique(t.preamble, ev)
+		if t.preambleHost == "" {
+			t.preambleHost = host
+		}
+		return true
+	}
+
+	u := a.units[key]
+	if u == nil {
+		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
+		a.units[key] = u
+	}
+	u.lastArrival = now
+	if u.host == "" {
+		u.host = host
+	}
+	if !th.subagent() && ev.Type == agentevent.TypeUserMessage {
+		if t.lastPrompt != ev.EventID && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
+			if u.prevPrompt == "" {
+				u.prevPrompt = t.lastPrompt
+			}
+			t.lastPrompt, t.lastPromptSeq = ev.EventID, ev.Sequence
+		}
+		for _, p := range t.preamble {
+			u.addEvent(p)
+		}
+		t.preamble, t.preambleHost = nil, ""
+	}
+	u.addEvent(ev)
+	return true
+}
+
+func (u *unit) addEvent(ev agentevent.Event) {
+	if ev.EventID != "" {
+		if _, dup := u.seen[ev.EventID]; dup {
+			return
+		}
+		u.seen[ev.EventID] = struct{}{}
+	}
+	u.events = append(u.events, ev)
+}
+
+func appendUnique(evs []agentevent.Event, ev agentevent.Event) []agentevent.Event {
+	for i := range evs {
+		if ev.EventID != "" && evs[i].EventID == ev.EventID {
+			return evs
+		}
+	}
+	return append(evs, ev)
+}
+
+// closed is the outcome of one close pass.
+type closed struct {
+	traces ptrace.Traces
+	// statuses holds agent.turn.status of every root span emitted.
+	statuses []string
+	spans    int
+	// duplicates counts spans left out because their id was emitted before.
+	duplicates int
+	// noTurn counts events dropped because no turn ever came for them.
+	noTurn int
+}
+
+// close emits every unit that is complete at now. With shutdown set, every
+// open unit is complete (flushed as in_progress).
+func (a *assembler) close(now time.Time, shutdown bool) closed {
+	out := closed{traces: ptrace.NewTraces()}
+	a.resolveLinks()
+
+	// Open subagent runs whose spawning unit is still open close with it.
+	children := map[unitKey][]unitKey{}
+	hasOpenParent := map[unitKey]bool{}
+	for _, k := range a.sortedUnits() {
+		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.subagent() {
+			if _, open := a.units[l.Parent]; open && l.Parent != k {
+				children[l.Parent] = append(children[l.Parent], k)
+				hasOpenParent[k] = true
+			}
+		}
+	}
+	// A unit is a top of its group unless an open parent holds it; a cycle
+	// of links (bad input) would leave no top, so break it at its first unit.
+	var tops []unitKey
+	reached := map[unitKey]bool{}
+	var mark func(k unitKey)
+	mark = func(k unitKey) {
+		if reached[k] {
+			return
+		}
+		reached[k] = true
+		for _, c := range children[k] {
+			mark(c)
+		}
+	}
+	for _, k := range a.sortedUnits() {
+		if !hasOpenParent[k] {
+			tops = append(tops, k)
+			mark(k)
+		}
+	}
+	for _, k := range a.sortedUnits() {
+		if !reached[k] {
+			tops = append(tops, k)
+			mark(k)
+		}
+	}
+
+	for _, k := range tops {
+		if _, open := a.units[k]; !open {
+			continue
+		}
+		reason, done := a.closeReason(k, children, now, shutdown)
+		if !done {
+			continue
+		}
+		visited := map[unitKey]bool{}
+		tree := a.collect(k, children, visited)
+		traceID, parent := a.placement(k)
+		td := mapGroup(group{traceID: traceID, parentSpanID: parent, root: tree, reason: reason}, a.opts)
+		for uk := range visited {
+			a.emittedUnits[uk] = traceID
+		}
+		a.keepNew(td, traceID, now, &out)
+	}
+
+	for th, t := range a.threads {
+		if len(t.preamble) > 0 && (shutdown || now.Sub(t.lastArrival) >= a.idleTimeout) {
+			out.noTurn += len(t.preamble)
+			t.preamble, t.preambleHost = nil, ""
+		}
+		if t.lastArrival.Add(threadRetention).Before(now) && !a.threadOpen(th) {
+			delete(a.threads, th)
+		}
+	}
+	a.prune(now)
+	return out
+}
+
+// closeReason decides whether the group topped by k is complete.
+func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, now time.Time, shutdown bool) (closeReason, bool) {
+	if shutdown {
+		return closedByShutdown, true
+	}
+	if !k.Thread.subagent() {
+		if t := a.threads[k.Thread]; t != nil && t.lastPrompt != "" && t.lastPrompt != k.Prompt {
+			return closedByNextPrompt, true
+		}
+	}
+	last, arrived := a.lastActivity(k, children, map[unitKey]bool{})
+	if k.Thread.subagent() {
+		if l, ok := a.links[k.Thread]; !ok || !l.Resolved {
+			// Nobody has claimed this subagent yet: wait (wall clock) for the
+			// spawning call to show up before emitting it as its own trace.
+			return closedByIdle, now.Sub(arrived) >= a.idleTimeout
+		}
+	}
+	if last.IsZero() {
+		last = arrived
+	}
+	return closedByIdle, !last.Add(a.idleTimeout).After(now)
+}
+
+// lastActivity is the latest event timestamp of the group topped by k and
+// the latest wall-clock arrival in it.
+func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) (last, arrived time.Time) {
+	if visited[k] {
+		return
+	}
+	visited[k] = true
+	u := a.units[k]
+	for i := range u.events {
+		if ts := u.events[i].Timestamp; ts.After(last) {
+			last = ts
+		}
+	}
+	arrived = u.lastArrival
+	for _, c := range children[k] {
+		l, ar := a.lastActivity(c, children, visited)
+		if l.After(last) {
+			last = l
+		}
+		if ar.After(arrived) {
+			arrived = ar
+		}
+	}
+	return last, arrived
+}
+
+// collect removes the group topped by k from the open units and returns it
+// as a tree.
+func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *tree {
+	visited[k] = true
+	u := a.units[k]
+	delete(a.units, k)
+	evs := u.events
+	// Sequence orders a thread's events (one thread = one file); the stable
+	// sort keeps arrival order among equal (unknown) sequences.
+	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
+	t := &tree{key: k, events: evs, prevPrompt: u.prevPrompt, host: u.host}
+	for _, c := range children[k] {
+		if visited[c] {
+			continue
+		}
+		t.children = append(t.children, child{callID: a.links[c.Thread].CallID, run: a.collect(c, children, visited)})
+	}
+	return t
+}
+
+// placement returns the trace a unit's spans go into and the parent of its
+// invoke_agent span.
+func (a *assembler) placement(k unitKey) (pcommon.TraceID, pcommon.SpanID) {
+	return a.placementOf(k, map[unitKey]bool{})
+}
+
+func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.TraceID, pcommon.SpanID) {
+	var parent pcommon.SpanID
+	l, linked := a.links[k.Thread]
+	linked = linked && l.Resolved && k.Thread.subagent() && !visiting[l.Parent]
+	if linked {
+		parent = toolSpanID(l.Parent.Thread, l.CallID)
+	}
+	if id, ok := a.emittedUnits[k]; ok {
+		return id, parent
+	}
+	switch {
+	case !k.Thread.subagent():
+		return turnTraceID(k.Thread, k.Prompt), parent
+	case linked:
+		visiting[k] = true
+		id, _ := a.placementOf(l.Parent, visiting)
+		return id, parent
+	}
+	return orphanTraceID(k.Thread), parent
+}
+
+// keepNew moves the spans of td whose ids were not emitted before into out.
+func (a *assembler) keepNew(td ptrace.Traces, traceID pcommon.TraceID, now time.Time, out *closed) {
+	et := a.emitted[traceID]
+	if et == nil {
+		et = &emittedTrace{spans: map[pcommon.SpanID]struct{}{}}
+		a.emitted[traceID] = et
+	}
+	et.lastTouch = now
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			sss.At(j).Spans().RemoveIf(func(sp ptrace.Span) bool {
+				if _, dup := et.spans[sp.SpanID()]; dup {
+					out.duplicates++
+					return true
+				}
+				et.spans[sp.SpanID()] = struct{}{}
+				out.spans++
+				if sp.ParentSpanID().IsEmpty() {
+					if st, ok := sp.Attributes().Get(attrTurnStatus); ok {
+						out.statuses = append(out.statuses, st.Str())
+					}
+				}
+				return false
+			})
+		}
+		sss.RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+	}
+	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
+	rss.MoveAndAppendTo(out.traces.ResourceSpans())
+}
+
+// resolveLinks resolves links known only by the spawning call id.
+func (a *assembler) resolveLinks() {
+	for th, l := range a.links {
+		if l.Resolved {
+			continue
+		}
+		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Thread != th {
+			a.links[th] = link{CallID: l.CallID, Parent: p, Resolved: true}
+		}
+	}
+}
+
+// prune forgets emitted traces past their retention and the call and link
+// entries that can no longer matter.
+func (a *assembler) prune(now time.Time) {
+	for id, et := range a.emitted {
+		if et.lastTouch.Add(emittedRetention).Before(now) {
+			delete(a.emitted, id)
+		}
+	}
+	for k, id := range a.emittedUnits {
+		if _, ok := a.emitted[id]; !ok {
+			delete(a.emittedUnits, k)
+		}
+	}
+	known := func(k unitKey) bool {
+		_, open := a.units[k]
+		_, sent := a.emittedUnits[k]
+		return open || sent
+	}
+	for c, k := range a.calls {
+		if !known(k) {
+			delete(a.calls, c)
+		}
+	}
+	for th, l := range a.links {
+		child := unitKey{Thread: th}
+		if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
+			delete(a.links, th)
+		}
+	}
+}
+
+func (a *assembler) threadOpen(th threadKey) bool {
+	if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+		return true
+	}
+	for k := range a.units {
+		if k.Thread == th {
+			return true
+		}
+	}
+	return false
+}
+
+// openUnits is the number of open turns and subagent runs.
+func (a *assembler) openUnits() int { return len(a.units) }
+
+// sortedUnits lists the open units in a fixed order, so that a close pass
+// emits in the same order every time.
+func (a *assembler) sortedUnits() []unitKey {
+	keys := make([]unitKey, 0, len(a.units))
+	for k := range a.units {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y unitKey) int {
+		return cmp.Or(
+			cmp.Compare(x.Thread.Source, y.Thread.Source),
+			cmp.Compare(x.Thread.Session, y.Thread.Session),
+			cmp.Compare(x.Thread.Agent, y.Thread.Agent),
+			cmp.Compare(x.Prompt, y.Prompt),
+		)
+	})
+	return keys
+}
