@@ -1,0 +1,129 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// parser maps the records of one session file to events. It is what every
+// internal/vendor package provides, one instance per file path.
+type parser interface {
+	// Parse maps one line (without its "\n"); lineNo is 1-based, offset is
+	// the byte offset of the line's start. Records at or before the last
+	// offset parsed (after UnmarshalState) yield nothing.
+	Parse(line []byte, lineNo, offset int64) []agentevent.Event
+	MarshalState() ([]byte, error)
+	UnmarshalState(b []byte) error
+}
+
+// agent is one supported coding agent. Adding an agent (codex, gemini, pi,
+// opencode) is one AgentConfig field in Config, its default in
+// createDefaultConfig, and one row here.
+type agent struct {
+	// key is the agent's block in the configuration and the `agent`
+	// attribute of the receiver's own metrics.
+	key    string
+	source agentevent.Source
+	config func(*Config) *AgentConfig
+	// defaultInclude returns the agent's standard file locations. It runs at
+	// Start, so the environment (HOME, agent-specific variables) of the
+	// running collector counts, not that of the factory.
+	defaultInclude func(env environment) ([]string, error)
+	newParser      func(path string) parser
+}
+
+var agents = []agent{
+	{
+		key:            "claude_code",
+		source:         agentevent.SourceClaudeCode,
+		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
+		defaultInclude: claudeCodeInclude,
+		newParser:      newClaudeCodeParser,
+	},
+}
+
+// environment is the slice of the process environment default paths depend on.
+type environment struct {
+	home   string // "" when unknown
+	getenv func(string) string
+}
+
+func processEnvironment() environment {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = ""
+	}
+	return environment{home: home, getenv: os.Getenv}
+}
+
+var errNoHome = errors.New("the home directory is unknown ($HOME is not set)")
+
+// claudeCodeInclude: Claude Code writes ~/.claude/projects/<project>/<session>.jsonl
+// (subagents below <session>/subagents/), or the same under $CLAUDE_CONFIG_DIR
+// when that is set. Both are read when both exist.
+func claudeCodeInclude(env environment) ([]string, error) {
+	var dirs []string
+	if env.home != "" {
+		dirs = append(dirs, filepath.Join(env.home, ".claude"))
+	}
+	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		dirs = append(dirs, expandHome(d, env.home))
+	}
+	if len(dirs) == 0 {
+		return nil, errNoHome
+	}
+	var include []string
+	for _, d := range dirs {
+		p := filepath.Join(filepath.Clean(d), "projects", "**", "*.jsonl")
+		if !slices.Contains(include, p) {
+			include = append(include, p)
+		}
+	}
+	return include, nil
+}
+
+// expandHome replaces a leading "~" (alone or followed by a separator) with
+// home. Patterns are otherwise used as given.
+func expandHome(p, home string) string {
+	if home == "" || !strings.HasPrefix(p, "~") {
+		return p
+	}
+	rest := p[1:]
+	if rest == "" {
+		return home
+	}
+	if rest[0] == '/' || rest[0] == filepath.Separator {
+		return filepath.Join(home, rest[1:])
+	}
+	return p // ~user is not supported
+}
+
+// resolvePatterns returns the include and exclude patterns of an agent for
+// the current environment.
+func resolvePatterns(a agent, ac *AgentConfig, env environment) (include, exclude []string, err error) {
+	if len(ac.Include) == 0 {
+		include, err = a.defaultInclude(env)
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		for _, p := range ac.Include {
+			if strings.HasPrefix(p, "~") && env.home == "" {
+				return nil, nil, errNoHome
+			}
+			include = append(include, expandHome(p, env.home))
+		}
+	}
+	for _, p := range ac.Exclude {
+		exclude = append(exclude, expandHome(p, env.home))
+	}
+	return include, exclude, nil
+}

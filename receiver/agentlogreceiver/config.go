@@ -1,0 +1,153 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// StartAt says where reading starts in a file the receiver has no read
+// position for.
+type StartAt string
+
+const (
+	// StartAtBeginning reads a file's whole history (the default: agents
+	// delete old transcripts, so history matters).
+	StartAtBeginning StartAt = "beginning"
+	// StartAtEnd reads only what is appended after the receiver starts.
+	StartAtEnd StartAt = "end"
+)
+
+// UnmarshalText rejects unknown values when the configuration is loaded.
+func (s *StartAt) UnmarshalText(text []byte) error {
+	v := StartAt(text)
+	if err := v.validate(); err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+func (s StartAt) validate() error {
+	switch s {
+	case StartAtBeginning, StartAtEnd:
+		return nil
+	}
+	return fmt.Errorf("`start_at`: unknown value %q, want %q or %q", string(s), StartAtBeginning, StartAtEnd)
+}
+
+// Config is the configuration of the agent_log receiver. The tailing settings
+// apply to every agent; which files are read is configured per agent.
+type Config struct {
+	// Storage is the storage extension that keeps read positions and parser
+	// state across restarts. Unset: positions live in memory only and a
+	// restart reads according to start_at again.
+	Storage *component.ID `mapstructure:"storage"`
+
+	// StartAt is where reading starts in a file without a stored position.
+	StartAt StartAt `mapstructure:"start_at"`
+	// PollInterval is how often the include patterns are matched and files
+	// are checked for new lines.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// MaxLogSize is the longest line read; a line of this size or more is
+	// reported as a bad record (reason line_too_long) and skipped.
+	MaxLogSize helper.ByteSize `mapstructure:"max_log_size"`
+	// MaxConcurrentFiles caps the files open at once (per agent).
+	MaxConcurrentFiles int `mapstructure:"max_concurrent_files"`
+	// FingerprintSize is how many leading bytes identify a file.
+	FingerprintSize helper.ByteSize `mapstructure:"fingerprint_size"`
+
+	// IncludeContent keeps prompts, responses, reasoning and tool
+	// arguments/results (Event.Text) in the emitted records.
+	IncludeContent bool `mapstructure:"include_content"`
+	// IncludeRaw keeps the vendor record (Event.Raw, attribute agent.raw).
+	IncludeRaw bool `mapstructure:"include_raw"`
+
+	// ClaudeCode configures Claude Code's session transcripts.
+	ClaudeCode AgentConfig `mapstructure:"claude_code"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// AgentConfig selects one agent's session files.
+type AgentConfig struct {
+	// Enabled turns reading this agent's files on or off.
+	Enabled bool `mapstructure:"enabled"`
+	// Include lists glob patterns (doublestar `**` allowed) of the files to
+	// read. Empty: the agent's standard location under the user's home,
+	// resolved at Start. A leading `~` stands for the home directory.
+	Include []string `mapstructure:"include"`
+	// Exclude lists glob patterns of files not to read.
+	Exclude []string `mapstructure:"exclude"`
+	// ExcludeOlderThan skips files not modified within this duration (0: off).
+	ExcludeOlderThan time.Duration `mapstructure:"exclude_older_than"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ confmap.Validator = (*Config)(nil)
+
+// minFingerprintSize is fileconsumer's lower bound for fingerprint_size.
+const minFingerprintSize = 16
+
+// Validate reports every invalid setting at once, each by its name.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if err := cfg.StartAt.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("`poll_interval` must be positive, got %s", cfg.PollInterval))
+	}
+	if cfg.MaxLogSize <= 0 {
+		errs = append(errs, fmt.Errorf("`max_log_size` must be positive, got %d", cfg.MaxLogSize))
+	}
+	if cfg.MaxConcurrentFiles < 1 {
+		errs = append(errs, fmt.Errorf("`max_concurrent_files` must be at least 1, got %d", cfg.MaxConcurrentFiles))
+	}
+	if cfg.FingerprintSize < minFingerprintSize {
+		errs = append(errs, fmt.Errorf("`fingerprint_size` must be at least %d bytes, got %d", minFingerprintSize, cfg.FingerprintSize))
+	}
+	enabled := 0
+	for _, a := range agents {
+		ac := a.config(cfg)
+		if ac.Enabled {
+			enabled++
+		}
+		errs = append(errs, ac.validate(a.key)...)
+	}
+	if enabled == 0 {
+		errs = append(errs, fmt.Errorf("no agent enabled: set `%s.enabled: true` (or another agent's)", agents[0].key))
+	}
+	return errors.Join(errs...)
+}
+
+func (ac *AgentConfig) validate(key string) []error {
+	var errs []error
+	// matcher.New checks glob syntax; it needs one include pattern to accept
+	// an exclude list, hence the placeholder.
+	if len(ac.Include) > 0 {
+		if _, err := matcher.New(matcher.Criteria{Include: ac.Include}); err != nil {
+			errs = append(errs, fmt.Errorf("`%s.include`: %w", key, err))
+		}
+	}
+	if len(ac.Exclude) > 0 {
+		if _, err := matcher.New(matcher.Criteria{Include: []string{"placeholder"}, Exclude: ac.Exclude}); err != nil {
+			errs = append(errs, fmt.Errorf("`%s.exclude`: %w", key, err))
+		}
+	}
+	if ac.ExcludeOlderThan < 0 {
+		errs = append(errs, fmt.Errorf("`%s.exclude_older_than` must not be negative, got %s", key, ac.ExcludeOlderThan))
+	}
+	return errs
+}

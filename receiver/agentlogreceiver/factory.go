@@ -1,0 +1,52 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"context"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+)
+
+const (
+	defaultStartAt = StartAtBeginning
+	// Agent files change at human pace; a poll opens every matched file, and
+	// a user's history holds thousands of them.
+	defaultPollInterval = time.Second
+	// Single transcript lines reach several MB (base64 images, large tool
+	// outputs); the buffer grows to this size only when a line needs it.
+	defaultMaxLogSize         = 256 * 1024 * 1024
+	defaultMaxConcurrentFiles = 1024
+	defaultFingerprintSize    = 1000
+)
+
+// NewFactory creates the factory of the agent_log receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithLogs(createLogs, metadata.LogsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		StartAt:            defaultStartAt,
+		PollInterval:       defaultPollInterval,
+		MaxLogSize:         helper.ByteSize(defaultMaxLogSize),
+		MaxConcurrentFiles: defaultMaxConcurrentFiles,
+		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),
+		ClaudeCode:         AgentConfig{Enabled: true},
+	}
+}
+
+func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+	return newReceiver(set, cfg.(*Config), next, agents)
+}

@@ -1,0 +1,386 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+)
+
+func agentSet(reason string) attribute.Set {
+	if reason == "" {
+		return attribute.NewSet(attribute.String("agent", "claude_code"))
+	}
+	return attribute.NewSet(attribute.String("agent", "claude_code"), attribute.String("reason", reason))
+}
+
+// assertUnparsed checks the unparsed counter holds exactly the given counts
+// per reason.
+func assertUnparsed(t *testing.T, h *harness, counts map[string]int64) {
+	t.Helper()
+	var dps []metricdata.DataPoint[int64]
+	for reason, n := range counts {
+		dps = append(dps, metricdata.DataPoint[int64]{Attributes: agentSet(reason), Value: n})
+	}
+	metadatatest.AssertEqualAgentLogRecordsUnparsed(t, h.tel, dps, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+func assertNoUnparsed(t *testing.T, h *harness) {
+	t.Helper()
+	_, err := h.tel.GetMetric("otelcol_agent_log_records_unparsed")
+	assert.Error(t, err, "no record may be counted as unparsed")
+	assert.Empty(t, h.badRecordLogs())
+}
+
+// assertBadRecordLogged checks exactly one Warn names this file and line.
+func assertBadRecordLogged(t *testing.T, h *harness, path string, line int64, reason string) {
+	t.Helper()
+	var hits int
+	for _, e := range h.badRecordLogs() {
+		m := e.ContextMap()
+		if m["path"] == path && m["line"] == line {
+			hits++
+			assert.Equal(t, reason, m["reason"])
+			assert.Equal(t, "claude_code", m["agent"])
+		}
+	}
+	assert.Equal(t, 1, hits, "bad record %s:%d must be logged exactly once", path, line)
+}
+
+func eventIDs(evs []agentevent.Event) []string {
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.EventID
+	}
+	return ids
+}
+
+func TestMalformedLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path,
+		userLine("u1", "s1", "first"),
+		`{"type":"user","uuid":"u-broken","message":{"content":"cut`,
+		assistantLine("a1", "u1", "s1", "msg_1", "answer"),
+	)
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	evs := h.waitEvents(path, 2)
+	h.barrier(dir)
+	assert.Equal(t, []string{"u1", "a1"}, eventIDs(h.eventsOf(path)), "the records around the bad one are emitted")
+	assert.Equal(t, []int64{1, 3}, []int64{evs[0].LogLine, evs[1].LogLine})
+	assertUnparsed(t, h, map[string]int64{"malformed_json": 1})
+	assertBadRecordLogged(t, h, path, 2, "malformed_json")
+}
+
+func TestUnknownRecordType(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path,
+		userLine("u1", "s1", "first"),
+		unknownLine("x1", "s1"),
+		assistantLine("a1", "u1", "s1", "msg_1", "answer"),
+	)
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 2)
+	h.barrier(dir)
+	assert.Equal(t, []string{"u1", "a1"}, eventIDs(h.eventsOf(path)))
+	assertUnparsed(t, h, map[string]int64{"unknown_type": 1})
+	assertBadRecordLogged(t, h, path, 2, "unknown_type")
+}
+
+// forceFlushPeriod is fileconsumer's default force_flush_period, after which
+// it would emit an unterminated last line; the receiver turns it off.
+const forceFlushPeriod = 500 * time.Millisecond
+
+func TestHalfWrittenLastLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	second := assistantLine("a1", "u1", "s1", "msg_1", "a complete answer")
+	cut := len(second) / 2
+	writeFile(t, path, userLine("u1", "s1", "question"))
+	appendFile(t, path, second[:cut])
+
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 1)
+	// Polls read the unterminated line and must leave it alone, also after
+	// fileconsumer's force-flush period (500ms by default) has passed: keep
+	// polling for twice that long.
+	for start := time.Now(); time.Since(start) < 2*forceFlushPeriod; {
+		h.barrier(dir)
+	}
+	require.Len(t, h.eventsOf(path), 1, "a half-written line is not emitted")
+	assertNoUnparsed(t, h) // nor taken for a malformed record
+
+	appendFile(t, path, second[cut:]+"\n")
+	evs := h.waitEvents(path, 2)
+	h.barrier(dir)
+	evs = h.eventsOf(path)
+	require.Len(t, evs, 2, "the completed line is emitted exactly once")
+	assert.Equal(t, "a1", evs[1].EventID)
+	assert.Equal(t, int64(2), evs[1].LogLine)
+	assertNoUnparsed(t, h)
+}
+
+func TestEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "p", "empty.jsonl")
+	full := filepath.Join(dir, "p", "full.jsonl")
+	writeFile(t, empty)
+	writeFile(t, full, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
+
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(full, 2)
+	h.barrier(dir)
+	assert.Empty(t, h.eventsOf(empty))
+	assertNoUnparsed(t, h)
+
+	// The empty file becomes a session later: it is read from its start.
+	appendFile(t, empty, joinLines(userLine("u2", "s2", "later")))
+	evs := h.waitEvents(empty, 1)
+	assert.Equal(t, "u2", evs[0].EventID)
+	assert.Equal(t, int64(1), evs[0].LogLine)
+	assertNoUnparsed(t, h)
+}
+
+func TestHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	big := strings.Repeat("x", 20*1024*1024) // a 20 MB tool output, say
+	writeFile(t, path,
+		userLine("u1", "s1", "paste this"),
+		assistantLine("a1", "u1", "s1", "msg_1", big),
+		assistantLine("a2", "u1", "s1", "msg_2", "done"),
+	)
+	cfg := testConfig(dir)
+	cfg.IncludeContent = true
+	h := newHarness(t, cfg, nil)
+	h.start()
+	evs := h.waitEvents(path, 3)
+	assert.Equal(t, []string{"u1", "a1", "a2"}, eventIDs(evs))
+	assert.Len(t, evs[1].Text, len(big), "the 20 MB line arrives whole")
+	assert.Equal(t, []int64{1, 2, 3}, []int64{evs[0].LogLine, evs[1].LogLine, evs[2].LogLine})
+	assertNoUnparsed(t, h)
+}
+
+func TestLineLongerThanMaxLogSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path,
+		userLine("u1", "s1", "paste this"),
+		assistantLine("a1", "u1", "s1", "msg_1", strings.Repeat("y", 300*1024)),
+		assistantLine("a2", "u1", "s1", "msg_2", "done"),
+	)
+	cfg := testConfig(dir)
+	cfg.MaxLogSize = 64 * 1024
+	h := newHarness(t, cfg, nil)
+	h.start()
+	evs := h.waitEvents(path, 2)
+	h.barrier(dir)
+	evs = h.eventsOf(path)
+	assert.Equal(t, []string{"u1", "a2"}, eventIDs(evs))
+	assert.Equal(t, int64(3), evs[1].LogLine, "line numbers stay right after the skipped line")
+	assertUnparsed(t, h, map[string]int64{reasonLineTooLong: 1})
+	assertBadRecordLogged(t, h, path, 2, reasonLineTooLong)
+}
+
+func TestLiveAppend(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 2)
+
+	appendFile(t, path, joinLines(userLine("u2", "s1", "two"), assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	h.waitEvents(path, 4)
+	appendFile(t, path, joinLines(userLine("u3", "s1", "three")))
+	h.waitEvents(path, 5)
+	h.barrier(dir)
+	evs := h.eventsOf(path)
+	assert.Equal(t, []string{"u1", "a1", "u2", "a2", "u3"}, eventIDs(evs), "new records arrive, none twice")
+	assert.Equal(t, "u2", evs[3].ParentEventID)
+	metadatatest.AssertEqualAgentLogRecordsRead(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: agentSet(""), Value: 5 + h.barriers}, // each barrier file holds one line
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+func TestEmittedRecordShape(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 2)
+
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+	var names []string
+	for _, l := range h.sink.AllLogs() {
+		for i := 0; i < l.ResourceLogs().Len(); i++ {
+			rl := l.ResourceLogs().At(i)
+			attrs := rl.Resource().Attributes().AsRaw()
+			if attrs["service.version"] == nil {
+				continue // barrier or other files
+			}
+			assert.Equal(t, "claude-code", attrs["service.name"])
+			assert.Equal(t, testVersion, attrs["service.version"])
+			assert.Equal(t, hostname, attrs["host.name"])
+			sl := rl.ScopeLogs().At(0)
+			assert.Equal(t, metadata.ScopeName, sl.Scope().Name())
+			for j := 0; j < sl.LogRecords().Len(); j++ {
+				names = append(names, sl.LogRecords().At(j).EventName())
+			}
+		}
+	}
+	assert.Equal(t, []string{"agent.user_message", "agent.assistant_message"}, names)
+	metadatatest.AssertEqualAgentLogEventsEmitted(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: agentSet(""), Value: 2},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+func TestContentOffByDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name                   string
+		content, raw           bool
+		wantText, wantRawBytes bool
+	}{
+		{name: "default"},
+		{name: "include_content", content: true, wantText: true},
+		{name: "include_raw", raw: true, wantRawBytes: true},
+		{name: "both", content: true, raw: true, wantText: true, wantRawBytes: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "p", "s1.jsonl")
+			lines := []string{userLine("u1", "s1", "secret prompt"), assistantLine("a1", "u1", "s1", "msg_1", "secret answer")}
+			writeFile(t, path, lines...)
+			cfg := testConfig(dir)
+			cfg.IncludeContent, cfg.IncludeRaw = tt.content, tt.raw
+			h := newHarness(t, cfg, nil)
+			h.start()
+			evs := h.waitEvents(path, 2)
+			for i, ev := range evs {
+				if tt.wantText {
+					assert.NotEmpty(t, ev.Text)
+				} else {
+					assert.Empty(t, ev.Text, "content is off unless include_content")
+				}
+				if tt.wantRawBytes {
+					assert.Equal(t, lines[i], string(ev.Raw))
+				} else {
+					assert.Nil(t, ev.Raw, "raw records are off unless include_raw")
+				}
+			}
+			for _, l := range h.sink.AllLogs() {
+				for i := 0; i < l.ResourceLogs().Len(); i++ {
+					sl := l.ResourceLogs().At(i).ScopeLogs().At(0)
+					for j := 0; j < sl.LogRecords().Len(); j++ {
+						body := sl.LogRecords().At(j).Body().AsString()
+						if !tt.content {
+							assert.NotContains(t, body, "secret")
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestBlankLinesAreNotBadRecords(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "a"), "", "  \r", assistantLine("a1", "u1", "s1", "msg_1", "b"))
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	evs := h.waitEvents(path, 2)
+	h.barrier(dir)
+	assert.Equal(t, int64(4), evs[1].LogLine)
+	assertNoUnparsed(t, h)
+}
+
+func TestSplitLines(t *testing.T) {
+	// U+2028, U+0085 and a bare "\r" are inside a record, not line ends.
+	data := []byte("{\"t\":\"a\u2028b\u0085c\rd\"}\n{\"t\":2}\r\n{\"partial\"")
+	var tokens []string
+	for len(data) > 0 {
+		adv, tok, err := splitLines(data, true)
+		require.NoError(t, err)
+		if adv == 0 {
+			break
+		}
+		tokens = append(tokens, string(tok))
+		data = data[adv:]
+	}
+	assert.Equal(t, []string{"{\"t\":\"a\u2028b\u0085c\rd\"}", "{\"t\":2}\r"}, tokens)
+	assert.Equal(t, `{"partial"`, string(data), "an unterminated line is never a token, even at EOF")
+}
+
+func TestLifecycle(t *testing.T) {
+	f := NewFactory()
+	cfg := testConfig(t.TempDir())
+
+	t.Run("shutdown_before_start", func(t *testing.T) {
+		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(context.Background()))
+	})
+	t.Run("shutdown_twice", func(t *testing.T) {
+		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(context.Background()))
+	})
+	t.Run("missing_storage_extension", func(t *testing.T) {
+		c := *cfg
+		id := component.MustNewIDWithName("file_storage", "absent")
+		c.Storage = &id
+		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), &c, consumertest.NewNop())
+		require.NoError(t, err)
+		err = r.Start(context.Background(), componenttest.NewNopHost())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "`storage`")
+		assert.Contains(t, err.Error(), "file_storage/absent")
+		require.NoError(t, r.Shutdown(context.Background()))
+	})
+}
+
+func TestReplacedFileIsReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "old"), assistantLine("a1", "u1", "s1", "msg_1", "old answer"))
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 2)
+
+	// Same path, new content (not an append): a new session file.
+	require.NoError(t, os.Remove(path))
+	writeFile(t, path, userLine("v1", "s9", "new"))
+	evs := h.waitEvents(path, 3)
+	assert.Equal(t, []string{"u1", "a1", "v1"}, eventIDs(evs))
+	assert.Equal(t, 1, h.logs.FilterMessageSnippet("replaced").Len())
+}

@@ -1,0 +1,130 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+)
+
+// restartSetup is a transcript stopped mid-turn (the second prompt has no
+// answer yet) and a file-backed storage extension.
+type restartSetup struct {
+	logsDir, path string
+	ext           *storagetest.TestStorage
+	host          component.Host
+	cfg           *Config
+}
+
+func newRestartSetup(t *testing.T) restartSetup {
+	s := restartSetup{logsDir: t.TempDir()}
+	s.path = filepath.Join(s.logsDir, "p", "s1.jsonl")
+	writeFile(t, s.path,
+		userLine("u1", "s1", "one"),
+		assistantLine("a1", "u1", "s1", "msg_1", "one!"),
+		userLine("u2", "s1", "two"),
+	)
+	s.ext = storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	s.host = storagetest.NewStorageHost().WithExtension(s.ext.ID, s.ext)
+	s.cfg = testConfig(s.logsDir)
+	s.cfg.Storage = &s.ext.ID
+	return s
+}
+
+// firstRun reads the transcript, then stops; more is appended while the
+// receiver is down: the answer to the open turn and a new turn.
+func (s restartSetup) firstRun(t *testing.T) *harness {
+	h := newHarness(t, s.cfg, s.host)
+	h.start()
+	require.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.waitEvents(s.path, 3)))
+	h.barrier(s.logsDir)
+	h.stop()
+	appendFile(t, s.path, joinLines(
+		assistantLine("a2", "u2", "s1", "msg_2", "two!"),
+		userLine("u3", "s1", "three"),
+		assistantLine("a3", "u3", "s1", "msg_3", "three!"),
+	))
+	return h
+}
+
+// secondRun restarts on the same storage and checks that exactly the
+// remaining records arrive, in the turn they belong to.
+func (s restartSetup) secondRun(t *testing.T, first *harness) {
+	h := newHarness(t, s.cfg, s.host)
+	h.start()
+	h.waitEvents(s.path, 3)
+	h.barrier(s.logsDir)
+
+	evs := h.eventsOf(s.path)
+	assert.Equal(t, []string{"a2", "u3", "a3"}, eventIDs(evs), "exactly the records appended while stopped")
+	assert.Equal(t, "u2", evs[0].ParentEventID, "the open turn continues: the parser state was restored")
+	assert.Equal(t, []int64{4, 5, 6}, []int64{evs[0].LogLine, evs[1].LogLine, evs[2].LogLine})
+	readBefore := map[string]bool{}
+	for _, ev := range first.events() {
+		readBefore[ev.LogFile] = true
+	}
+	for _, ev := range h.events() {
+		if ev.LogFile != s.path {
+			assert.False(t, readBefore[ev.LogFile], "%s was read in the first run and is re-emitted", ev.LogFile)
+		}
+	}
+	seen := map[string]bool{}
+	for _, id := range append(eventIDs(first.eventsOf(s.path)), eventIDs(evs)...) {
+		assert.False(t, seen[id], "event %s emitted twice across the restart", id)
+		seen[id] = true
+	}
+	assert.Len(t, seen, 6, "no record lost across the restart")
+	assertNoUnparsed(t, h)
+}
+
+func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
+	s := newRestartSetup(t)
+	first := s.firstRun(t)
+	s.secondRun(t, first)
+}
+
+// TestRestartReplayIsDropped loses fileconsumer's read positions between the
+// runs, as a crash after a batch's parser state was saved but before the
+// positions were: the file is read again from its start and the parser drops
+// what it has already emitted.
+func TestRestartReplayIsDropped(t *testing.T) {
+	s := newRestartSetup(t)
+	first := s.firstRun(t)
+
+	ctx := context.Background()
+	client, err := s.ext.GetClient(ctx, component.KindReceiver, first.rcv.set.ID, "")
+	require.NoError(t, err)
+	positions, err := client.Get(ctx, "claude_code.knownFiles")
+	require.NoError(t, err)
+	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix")
+	state, err := client.Get(ctx, "claude_code.parser."+s.path)
+	require.NoError(t, err)
+	require.NotNil(t, state, "the parser state is stored per agent and path")
+	require.NoError(t, client.Delete(ctx, "claude_code.knownFiles"))
+	require.NoError(t, client.Close(ctx))
+
+	s.secondRun(t, first)
+}
+
+// TestRestartWithoutStorage documents the in-memory default: without a
+// storage extension a new receiver reads according to start_at again.
+func TestRestartWithoutStorage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"))
+	first := newHarness(t, testConfig(dir), nil)
+	first.start()
+	first.waitEvents(path, 1)
+	first.stop()
+
+	second := newHarness(t, testConfig(dir), nil)
+	second.start()
+	assert.Equal(t, []string{"u1"}, eventIDs(second.waitEvents(path, 1)))
+}
