@@ -35,11 +35,11 @@ const (
 
 // unit holds the events of one open turn or subagent run.
 type unit struct {
-	key        unitKey
-	events     []agentevent.Event
-	seen       map[string]struct{} // event ids, to drop a record delivered twice
-	prevPrompt string              // the thread's previous prompt, for the span link
-	host       string
+	key         unitKey
+	events      []agentevent.Event
+	seen        map[string]struct{} // event ids, to drop a record delivered twice
+	prevPrompt  string              // the thread's previous prompt, for the span link
+	host        string
 	lastArrival time.Time // wall clock
 }
 

@@ -280,4 +280,3 @@ func (c *agentSpanConnector) Shutdown(ctx context.Context) error {
 	})
 	return err
 }
-

@@ -1,0 +1,223 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// t0 is when the hand-built sessions start.
+var t0 = time.Date(2025, 11, 26, 12, 0, 0, 0, time.UTC)
+
+// session builds the events of one thread of a Claude-like session, with
+// parent ids and sequence numbers filled in as the receiver would.
+type session struct {
+	id, agent, subType string
+	seq                int64
+	curPrompt          string
+}
+
+func newSession(id string) *session { return &session{id: id} }
+
+// subagent returns a builder for a subagent thread of the same session.
+func (s *session) subagent(agentID, subType string) *session {
+	return &session{id: s.id, agent: agentID, subType: subType}
+}
+
+type mod func(*agentevent.Event)
+
+func (s *session) ev(typ agentevent.EventType, id string, sec float64, mods ...mod) agentevent.Event {
+	s.seq++
+	ev := agentevent.Event{
+		Source:       agentevent.SourceClaudeCode,
+		SessionID:    s.id,
+		EventID:      id,
+		Timestamp:    t0.Add(time.Duration(sec * float64(time.Second))),
+		Type:         typ,
+		AgentID:      s.agent,
+		SubagentType: s.subType,
+		IsSidechain:  s.agent != "",
+		Sequence:     s.seq,
+		AgentVersion: "2.1.152",
+		Provider:     "",
+	}
+	if typ == agentevent.TypeUserMessage {
+		s.curPrompt = id
+	} else {
+		ev.ParentEventID = s.curPrompt
+	}
+	agentevent.Normalize(&ev)
+	for _, m := range mods {
+		m(&ev)
+	}
+	return ev
+}
+
+func (s *session) prompt(id string, sec float64, mods ...mod) agentevent.Event {
+	return s.ev(agentevent.TypeUserMessage, id, sec, append([]mod{text("prompt " + id)}, mods...)...)
+}
+
+// answer is a whole model response in one event.
+func (s *session) answer(id, resp string, sec float64, mods ...mod) agentevent.Event {
+	return s.ev(agentevent.TypeAssistantMessage, id, sec, append([]mod{response(resp), tokens(100, 10), finish("end_turn"), text("answer " + id)}, mods...)...)
+}
+
+func (s *session) call(id, resp, callID, tool string, sec float64, mods ...mod) agentevent.Event {
+	return s.ev(agentevent.TypeToolCall, id, sec, append([]mod{response(resp), func(e *agentevent.Event) {
+		e.ToolCallID, e.ToolName, e.Text = callID, tool, `{"command":"ls"}`
+	}}, mods...)...)
+}
+
+func (s *session) result(id, callID, tool string, sec float64, mods ...mod) agentevent.Event {
+	return s.ev(agentevent.TypeToolResult, id, sec, append([]mod{func(e *agentevent.Event) {
+		e.ToolCallID, e.ToolName, e.ToolStatus, e.Text = callID, tool, agentevent.ToolSuccess, "ok"
+	}}, mods...)...)
+}
+
+func response(id string) mod {
+	return func(e *agentevent.Event) {
+		e.ResponseID, e.Model, e.Provider = id, "claude-opus-4-7", "anthropic"
+	}
+}
+
+func tokens(in, out int64) mod {
+	return func(e *agentevent.Event) {
+		e.TokensInput, e.TokensOutput = agentevent.Int(in), agentevent.Int(out)
+	}
+}
+
+func noTokens(e *agentevent.Event) { e.TokensInput, e.TokensOutput = nil, nil }
+
+func finish(r string) mod { return func(e *agentevent.Event) { e.FinishReason = r } }
+
+func text(s string) mod { return func(e *agentevent.Event) { e.Text = s } }
+
+func failed(exit int64, errType string) mod {
+	return func(e *agentevent.Event) {
+		e.ToolStatus, e.ToolExitCode, e.ErrorType = agentevent.ToolError, agentevent.Int(exit), errType
+	}
+}
+
+func status(s string) mod { return func(e *agentevent.Event) { e.Status = s } }
+
+// harness drives a connector with an injected wall clock and a sink.
+type harness struct {
+	t    *testing.T
+	c    *agentSpanConnector
+	sink *consumertest.TracesSink
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	for _, m := range mutate {
+		m(cfg)
+	}
+	require.NoError(t, cfg.Validate())
+	h := &harness{t: t, sink: new(consumertest.TracesSink), now: t0}
+	c, err := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, h.sink)
+	require.NoError(t, err)
+	c.now = h.clock
+	h.c = c
+	return h
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+// setNow sets the wall clock to t0 + d.
+func (h *harness) setNow(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.now = t0.Add(d)
+}
+
+// history puts the wall clock a year after the events: every turn is old.
+func (h *harness) history() { h.setNow(365 * 24 * time.Hour) }
+
+func (h *harness) feed(evs ...agentevent.Event) {
+	h.t.Helper()
+	require.NoError(h.t, h.c.ConsumeLogs(context.Background(), agentevent.EncodeLogs(evs, "host1")))
+}
+
+func (h *harness) tick() { h.c.tick(context.Background()) }
+
+// spans returns every span emitted so far.
+func (h *harness) spans() []ptrace.Span {
+	var out []ptrace.Span
+	for _, td := range h.sink.AllTraces() {
+		out = append(out, allSpans(td)...)
+	}
+	return out
+}
+
+func allSpans(td ptrace.Traces) []ptrace.Span {
+	var out []ptrace.Span
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		sss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			for k := 0; k < sss.At(j).Spans().Len(); k++ {
+				out = append(out, sss.At(j).Spans().At(k))
+			}
+		}
+	}
+	return out
+}
+
+func named(spans []ptrace.Span, name string) []ptrace.Span {
+	var out []ptrace.Span
+	for _, sp := range spans {
+		if sp.Name() == name {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+func roots(spans []ptrace.Span) []ptrace.Span {
+	var out []ptrace.Span
+	for _, sp := range spans {
+		if sp.ParentSpanID().IsEmpty() {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+func one(t *testing.T, spans []ptrace.Span, name string) ptrace.Span {
+	t.Helper()
+	got := named(spans, name)
+	require.Len(t, got, 1, "spans named %q", name)
+	return got[0]
+}
+
+func attr(sp ptrace.Span, k string) any {
+	v, ok := sp.Attributes().Get(k)
+	if !ok {
+		return nil
+	}
+	return v.AsRaw()
+}
+
+func ts(sec float64) pcommon.Timestamp {
+	return pcommon.NewTimestampFromTime(t0.Add(time.Duration(sec * float64(time.Second))))
+}
