@@ -481,13 +481,14 @@ func (a *assembler) sortedUnits() []unitKey {
 	for k := range a.units {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y unitKey) int {
-		return cmp.Or(
-			cmp.Compare(x.Thread.Source, y.Thread.Source),
-			cmp.Compare(x.Thread.Session, y.Thread.Session),
-			cmp.Compare(x.Thread.Agent, y.Thread.Agent),
-			cmp.Compare(x.Prompt, y.Prompt),
-		)
-	})
+	slices.SortFunc(keys, compareUnits)
 	return keys
+}
+
+func compareThreads(x, y threadKey) int {
+	return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Session, y.Session), cmp.Compare(x.Agent, y.Agent))
+}
+
+func compareUnits(x, y unitKey) int {
+	return cmp.Or(compareThreads(x.Thread, y.Thread), cmp.Compare(x.Prompt, y.Prompt))
 }

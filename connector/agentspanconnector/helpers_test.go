@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -131,7 +132,9 @@ func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
 	}
 	require.NoError(t, cfg.Validate())
 	h := &harness{t: t, sink: new(consumertest.TracesSink), now: t0}
-	c, err := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, h.sink)
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type) // a fixed id: the storage client is keyed by it
+	c, err := newConnector(set, cfg, h.sink)
 	require.NoError(t, err)
 	c.now = h.clock
 	h.c = c

@@ -4,9 +4,11 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -112,6 +114,17 @@ func (a *assembler) marshal() ([]byte, error) {
 			st.Spans = append(st.Spans, hex.EncodeToString(sp[:]))
 		}
 		s.Emitted = append(s.Emitted, st)
+	}
+	// Fixed order, so equal states serialize to equal bytes.
+	slices.SortFunc(s.Threads, func(x, y savedThread) int { return compareThreads(x.Key, y.Key) })
+	slices.SortFunc(s.Links, func(x, y savedLink) int { return compareThreads(x.Thread, y.Thread) })
+	slices.SortFunc(s.Calls, func(x, y savedCall) int {
+		return cmp.Or(cmp.Compare(x.Call.Source, y.Call.Source), cmp.Compare(x.Call.Session, y.Call.Session), cmp.Compare(x.Call.CallID, y.Call.CallID))
+	})
+	slices.SortFunc(s.EmittedUnits, func(x, y savedEmitted) int { return compareUnits(x.Unit, y.Unit) })
+	slices.SortFunc(s.Emitted, func(x, y savedTraceIDs) int { return cmp.Compare(x.TraceID, y.TraceID) })
+	for i := range s.Emitted {
+		slices.Sort(s.Emitted[i].Spans)
 	}
 	return json.Marshal(s)
 }

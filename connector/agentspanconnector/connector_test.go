@@ -1,0 +1,195 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+func TestShutdownBeforeStartAndTwice(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(context.Background()))
+
+	h = newHarness(t)
+	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+func TestStartFailsOnMissingStorage(t *testing.T) {
+	missing := component.MustNewID("nope")
+	h := newHarness(t, func(c *Config) { c.Storage = &missing })
+	err := h.c.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, "`storage`")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+
+	notStorage := storagetest.NewNonStorageID("x")
+	h = newHarness(t, func(c *Config) { c.Storage = &notStorage })
+	err = h.c.Start(context.Background(), storagetest.NewStorageHost().WithNonStorageExtension("x"))
+	require.ErrorContains(t, err, "not a storage extension")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+func TestShutdownWithoutStorageFlushesOpenTurnsInProgress(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
+	h.setNow(10 * time.Second)
+	s := newSession("s1")
+	h.feed(s.prompt("p1", 0), s.call("c1", "m1", "t1", "Bash", 1))
+	assert.Empty(t, h.spans())
+	require.NoError(t, h.c.Shutdown(context.Background()))
+	spans := h.spans()
+	require.Len(t, spans, 3)
+	assert.Equal(t, statusInProgress, attr(one(t, spans, "invoke_agent claude-code"), attrTurnStatus))
+	assert.Equal(t, "in_progress", attr(one(t, spans, "execute_tool Bash"), "agent.tool.status"))
+}
+
+func TestNonEventRecordsAreSkipped(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	logs := plog.NewLogs()
+	logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("hello")
+	require.NoError(t, h.c.ConsumeLogs(context.Background(), logs))
+	assert.Empty(t, h.spans())
+}
+
+func TestResource(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	s := newSession("s1")
+	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
+	td := h.sink.AllTraces()[0]
+	res := td.ResourceSpans().At(0).Resource().Attributes().AsRaw()
+	assert.Equal(t, map[string]any{"service.name": "claude-code", "service.version": "2.1.152", "host.name": "host1"}, res)
+	assert.Equal(t, "github.com/agentotel/agentotel/connector/agentspanconnector", td.ResourceSpans().At(0).ScopeSpans().At(0).Scope().Name())
+}
+
+// TestRestartWithStorage stops the connector with a turn half read, and
+// starts a new one on the same file-backed storage: the turn completes into
+// exactly one trace with one root holding all its spans, and nothing is
+// emitted twice, even when the input is delivered again.
+func TestRestartWithStorage(t *testing.T) {
+	dir := t.TempDir()
+	id := storagetest.NewStorageID("state")
+	host := func() component.Host {
+		return storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
+	}
+	withStorage := func(c *Config) { c.Storage = &id }
+	s := newSession("s1")
+	p1, a1, p2 := s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 10)
+	c2 := s.call("c2", "m2", "t2", "Bash", 11)
+	r2, a2 := s.result("r2", "t2", "Bash", 12), s.answer("a2", "m3", 13)
+	p3, a3 := s.prompt("p3", 20), s.answer("a3", "m4", 21)
+
+	run1 := newHarness(t, withStorage)
+	require.NoError(t, run1.c.Start(context.Background(), host()))
+	run1.setNow(15 * time.Second) // live
+	run1.feed(p1, a1, p2, c2)
+	require.Len(t, roots(run1.spans()), 1, "turn 1 closed by the next prompt")
+	require.NoError(t, run1.c.Shutdown(context.Background()))
+	assert.Len(t, run1.spans(), 2, "with storage, shutdown keeps the open turn instead of flushing it")
+
+	run2 := newHarness(t, withStorage)
+	require.NoError(t, run2.c.Start(context.Background(), host()))
+	run2.setNow(time.Hour) // the rest of the session is old by now; within emittedRetention
+	run2.feed(r2, a2, p3, a3)
+	run2.feed(p1, a1, p2, c2) // delivered again: nothing new
+	require.NoError(t, run2.c.Shutdown(context.Background()))
+
+	all := append(run1.spans(), run2.spans()...)
+	seen := map[string]int{}
+	byTrace := map[ptrace.Span]bool{}
+	traces := map[string][]ptrace.Span{}
+	for _, sp := range all {
+		seen[sp.TraceID().String()+"/"+sp.SpanID().String()]++
+		byTrace[sp] = true
+		traces[sp.TraceID().String()] = append(traces[sp.TraceID().String()], sp)
+	}
+	for k, n := range seen {
+		assert.Equal(t, 1, n, "span %s emitted %d times", k, n)
+	}
+	require.Len(t, traces, 3, "one trace per turn")
+	turn2 := traces[turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
+	var names []string
+	for _, sp := range turn2 {
+		names = append(names, sp.Name())
+	}
+	assert.ElementsMatch(t, []string{"invoke_agent claude-code", "chat claude-opus-4-7", "chat claude-opus-4-7", "execute_tool Bash"}, names)
+	root := one(t, turn2, "invoke_agent claude-code")
+	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, ts(13), root.EndTimestamp())
+	tool := one(t, turn2, "execute_tool Bash")
+	assert.Equal(t, "success", attr(tool, "agent.tool.status"))
+	assert.Equal(t, ts(12), tool.EndTimestamp())
+	require.Equal(t, 1, root.Links().Len(), "the link to turn 1 survived the restart")
+	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	a := newAssembler(time.Minute, mapOptions{})
+	s := newSession("s1")
+	x := s.subagent("ag", "Explore")
+	now := t0.Add(time.Second)
+	for _, ev := range []agentevent.Event{
+		s.ev(agentevent.TypeFileSnapshot, "pre", 0),
+		s.prompt("p1", 0), s.answer("a1", "m1", 0.5), s.prompt("p2", 1),
+		s.call("c", "m2", "toolu_1", "Agent", 2),
+		x.ev(agentevent.TypeLog, "xl", 2.5, func(e *agentevent.Event) {
+			e.ParentToolCallID = "toolu_1"
+			e.Attributes = map[string]any{"agent.n": int64(3)}
+		}),
+	} {
+		a.add(ev, "h", now)
+	}
+	a.add(newSession("s2").ev(agentevent.TypeMeta, "pre2", 0), "h2", now)
+	out := a.close(now, false)
+	require.Positive(t, out.spans)
+
+	b, err := a.marshal()
+	require.NoError(t, err)
+	r := newAssembler(time.Minute, mapOptions{})
+	require.NoError(t, r.restore(b))
+	again, err := r.marshal()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(b), string(again))
+	assert.Len(t, r.units, len(a.units))
+	for k, u := range a.units {
+		require.Contains(t, r.units, k)
+		assert.Equal(t, u.events, r.units[k].events, "events survive losslessly")
+	}
+	assert.Equal(t, a.links, r.links)
+	assert.Equal(t, a.calls, r.calls)
+	assert.Equal(t, a.emittedUnits, r.emittedUnits)
+	assert.Len(t, r.emitted, len(a.emitted))
+	assert.NotEmpty(t, r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
+
+	assert.Error(t, newAssembler(time.Minute, mapOptions{}).restore([]byte(`{"version":99}`)))
+	assert.Error(t, newAssembler(time.Minute, mapOptions{}).restore([]byte(`not json`)))
+}
+
+func TestUnreadableStateIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	id := storagetest.NewStorageID("state")
+	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
+	h := newHarness(t, func(c *Config) { c.Storage = &id })
+	client, err := host.GetExtensions()[id].(*storagetest.TestStorage).GetClient(context.Background(), component.KindConnector, h.c.set.ID, "")
+	require.NoError(t, err)
+	require.NoError(t, client.Set(context.Background(), stateKey, []byte("garbage")))
+	require.NoError(t, client.Close(context.Background()))
+	require.NoError(t, h.c.Start(context.Background(), host))
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}

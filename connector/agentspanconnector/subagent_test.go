@@ -1,0 +1,178 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// spawnTurn is a main turn whose Agent tool call ran subagent "ag1", and the
+// subagent's own events (a prompt, a tool call, an answer).
+func spawnTurn() (parent, sub []agentevent.Event) {
+	s := newSession("s1")
+	x := s.subagent("ag1", "Explore")
+	parent = []agentevent.Event{
+		s.prompt("p1", 0),
+		s.call("c1", "m1", "toolu_agent", "Agent", 1),
+		s.result("r1", "toolu_agent", "Agent", 30, func(e *agentevent.Event) { e.SpawnedAgentID = "ag1" }),
+		s.answer("a1", "m2", 31),
+	}
+	sub = []agentevent.Event{
+		x.prompt("xp", 2),
+		x.call("xc", "xm1", "toolu_x1", "Grep", 3),
+		x.result("xr", "toolu_x1", "Grep", 4),
+		x.answer("xa", "xm2", 29),
+	}
+	return parent, sub
+}
+
+// checkNested asserts the subagent's span hangs under the Agent tool span of
+// the parent's trace, with its own children.
+func checkNested(t *testing.T, spans []ptrace.Span) { checkNestedUntil(t, spans, 29, true) }
+
+func checkNestedUntil(t *testing.T, spans []ptrace.Span, subEnd float64, spawned bool) {
+	t.Helper()
+	root := one(t, spans, "invoke_agent claude-code")
+	tool := one(t, spans, "execute_tool Agent")
+	sub := one(t, spans, "invoke_agent Explore")
+	assert.Len(t, roots(spans), 1, "one trace, one root")
+	assert.Equal(t, root.TraceID(), sub.TraceID())
+	assert.Equal(t, tool.SpanID(), sub.ParentSpanID())
+	assert.Equal(t, "ag1", attr(sub, "gen_ai.agent.id"))
+	assert.Equal(t, "Explore", attr(sub, "gen_ai.agent.name"))
+	assert.Equal(t, ts(2), sub.StartTimestamp())
+	assert.Equal(t, ts(subEnd), sub.EndTimestamp())
+	if spawned {
+		assert.Equal(t, "ag1", attr(tool, agentevent.AttrSpawnedAgentID))
+	}
+	grep := one(t, spans, "execute_tool Grep")
+	assert.Equal(t, sub.SpanID(), grep.ParentSpanID())
+	assert.Equal(t, root.TraceID(), grep.TraceID())
+	var subChats int
+	for _, sp := range named(spans, "chat claude-opus-4-7") {
+		assert.Equal(t, root.TraceID(), sp.TraceID())
+		if sp.ParentSpanID() == sub.SpanID() {
+			subChats++
+		}
+	}
+	assert.Equal(t, 2, subChats)
+}
+
+func TestSubagentNesting(t *testing.T) {
+	t.Run("subagent first", func(t *testing.T) {
+		h := newHarness(t)
+		h.history()
+		parent, sub := spawnTurn()
+		h.feed(sub...)
+		assert.Empty(t, h.spans(), "an unlinked subagent waits for its spawning call")
+		h.feed(parent...)
+		spans := h.spans()
+		checkNested(t, spans)
+		root := one(t, spans, "invoke_agent claude-code")
+		assert.Equal(t, int64(1), attr(root, attrTurnSubagents))
+		assert.Equal(t, int64(4), attr(root, attrTurnModelCalls), "the rollup covers the subagent")
+		assert.Len(t, h.sink.AllTraces(), 1, "emitted together")
+	})
+	t.Run("parent first", func(t *testing.T) {
+		h := newHarness(t)
+		h.history()
+		parent, sub := spawnTurn()
+		h.feed(parent...)
+		require.Len(t, roots(h.spans()), 1, "history: the turn closes at once")
+		h.feed(sub...)
+		checkNested(t, h.spans())
+	})
+	t.Run("same batch", func(t *testing.T) {
+		h := newHarness(t)
+		h.history()
+		parent, sub := spawnTurn()
+		h.feed(append(parent[:2:2], append(sub, parent[2:]...)...)...)
+		checkNested(t, h.spans())
+		assert.Len(t, h.sink.AllTraces(), 1)
+	})
+	t.Run("live: the subagent keeps its turn open", func(t *testing.T) {
+		h := newHarness(t)
+		parent, sub := spawnTurn()
+		h.setNow(10 * time.Second)
+		h.feed(parent[:2]...)
+		h.feed(sub[:2]...)
+		// The Agent call itself is 6 minutes old, but the subagent it spawned
+		// worked until 6m−1s: the turn is not idle.
+		h.setNow(6 * time.Minute)
+		h.feed(newSession("s1").subagent("ag1", "Explore").ev(agentevent.TypeLog, "xlog", 6*60-1, func(e *agentevent.Event) {
+			e.ParentToolCallID = "toolu_agent"
+		}))
+		h.tick()
+		assert.Empty(t, h.spans())
+		h.setNow(time.Hour)
+		h.feed(parent[2:]...)
+		h.feed(sub[2:]...)
+		h.tick()
+		checkNestedUntil(t, h.spans(), 6*60-1, true)
+	})
+}
+
+func TestSubagentLinkedByParentToolCallID(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	parent, sub := spawnTurn()
+	parent[2].SpawnedAgentID = ""
+	for i := range sub {
+		sub[i].ParentToolCallID = "toolu_agent"
+	}
+	h.feed(sub...)
+	h.feed(parent...)
+	checkNestedUntil(t, h.spans(), 29, false)
+}
+
+func TestUnlinkedSubagentBecomesItsOwnTrace(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	x := newSession("s1").subagent("warm", "")
+	h.feed(x.prompt("w1", 0, text("Warmup")), x.answer("w2", "wm", 1))
+	assert.Empty(t, h.spans(), "waits for a spawning call")
+
+	h.setNow(365*24*time.Hour + 5*time.Minute - time.Second)
+	h.tick()
+	assert.Empty(t, h.spans(), "turn_idle_timeout of wall-clock time since the last event arrived")
+
+	h.setNow(365*24*time.Hour + 5*time.Minute)
+	h.tick()
+	spans := h.spans()
+	require.Len(t, spans, 2)
+	root := one(t, spans, "invoke_agent subagent")
+	assert.True(t, root.ParentSpanID().IsEmpty())
+	assert.Equal(t, orphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+	assert.Equal(t, "warm", attr(root, "gen_ai.agent.id"))
+	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+}
+
+func TestNestedSubagents(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	s := newSession("s1")
+	x := s.subagent("ag1", "general-purpose")
+	y := s.subagent("ag2", "Explore")
+	h.feed(
+		y.prompt("yp", 3), y.answer("ya", "ym", 4),
+		x.prompt("xp", 2), x.call("xc", "xm", "toolu_x", "Task", 2.5),
+		x.result("xr", "toolu_x", "Task", 5, func(e *agentevent.Event) { e.SpawnedAgentID = "ag2" }), x.answer("xa", "xm2", 6),
+		s.prompt("p1", 0), s.call("c1", "m1", "toolu_a", "Task", 1),
+		s.result("r1", "toolu_a", "Task", 7, func(e *agentevent.Event) { e.SpawnedAgentID = "ag1" }), s.answer("a1", "m2", 8),
+	)
+	spans := h.spans()
+	require.Len(t, roots(spans), 1)
+	inner := one(t, spans, "invoke_agent Explore")
+	outer := one(t, spans, "invoke_agent general-purpose")
+	assert.Equal(t, toolSpanID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
+	assert.Equal(t, outer.TraceID(), inner.TraceID())
+	assert.Equal(t, int64(2), attr(roots(spans)[0], attrTurnSubagents))
+}
