@@ -1,0 +1,132 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// repoRoot walks up from the package directory to the directory holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		dir = parent
+	}
+}
+
+// line is one record of a file as the receiver hands it over.
+type line struct {
+	data   []byte
+	lineNo int64
+	offset int64
+}
+
+// splitLines splits a file on "\n" only (never on other Unicode line breaks),
+// the way the receiver does; a last line without "\n" counts too.
+func splitLines(data []byte) []line {
+	var out []line
+	var offset, n int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		n++
+		out = append(out, line{data: l, lineNo: n, offset: offset})
+		offset += int64(len(l)) + 1
+	}
+	return out
+}
+
+// sessionFiles lists the .jsonl files below dir in the order they are fed
+// to parsers: main session files first, then subagent files, each sorted by
+// path. Paths are relative to dir.
+func sessionFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var mains, agents []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(filepath.Base(rel), "agent-") {
+			agents = append(agents, rel)
+		} else {
+			mains = append(mains, rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	slices.Sort(mains)
+	slices.Sort(agents)
+	return append(mains, agents...)
+}
+
+// parseFile feeds every line of dir/rel to a parser made for rel.
+func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	p := NewParser(rel)
+	var events []agentevent.Event
+	for _, l := range splitLines(data) {
+		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+	}
+	return events
+}
+
+// parseDir parses the session files of dir in feeding order.
+func parseDir(t testing.TB, dir string) []agentevent.Event {
+	t.Helper()
+	var events []agentevent.Event
+	for _, rel := range sessionFiles(t, dir) {
+		events = append(events, parseFile(t, dir, rel)...)
+	}
+	return events
+}
+
+// tokenTotals sums the token fields of events the way ccusage reports them.
+type tokenTotals struct {
+	Input         int64 // input tokens net of cache reads and writes
+	Output        int64
+	CacheRead     int64
+	CacheCreation int64
+}
+
+func sumTokens(events []agentevent.Event) tokenTotals {
+	var s tokenTotals
+	for _, ev := range events {
+		in := agentevent.Value(ev.TokensInput)
+		read := agentevent.Value(ev.TokensCached)
+		create := agentevent.Value(ev.TokensCacheCreation)
+		s.Input += in - read - create
+		s.CacheRead += read
+		s.CacheCreation += create
+		s.Output += agentevent.Value(ev.TokensOutput)
+	}
+	return s
+}

@@ -1,0 +1,351 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package claudecode maps the records of Claude Code session files
+// (~/.claude/projects/<project>/<session>.jsonl and its subagent files) to
+// agentevent events. It is pure: it never reads a file, it is handed one line
+// at a time and keeps, per file, only the state the mapping needs (see
+// MarshalState). README.md holds the mapping table.
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Unparsed reasons.
+const (
+	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
+	ReasonMalformedJSON = "malformed_json"
+	// ReasonUnknownType: a record type this parser does not know.
+	ReasonUnknownType = "unknown_type"
+	// ReasonUnexpectedShape: JSON of a known type whose fields do not have
+	// the expected shape (not an object, no message, content of a wrong type).
+	ReasonUnexpectedShape = "unexpected_shape"
+	// ReasonParserError: the mapping failed on an internal error; the record
+	// is kept rather than lost.
+	ReasonParserError = "parser_error"
+)
+
+const (
+	providerAnthropic = "anthropic"
+	syntheticModel    = "<synthetic>"
+	// sidechainPrefix prefixes the agent id given to a 1.0.x inline sidechain.
+	sidechainPrefix = "sidechain-"
+)
+
+// Parser maps the records of one session file. It is not safe for
+// concurrent use; each file gets its own Parser.
+type Parser struct {
+	path string
+	// fileAgentID is the subagent id the file name carries
+	// (agent-<id>.jsonl), "" for a main session file.
+	fileAgentID string
+	// fileSessionID is the session the path names: <session>.jsonl or
+	// <session>/subagents/agent-<id>.jsonl. "" for a flat agent file.
+	fileSessionID string
+	st            state
+}
+
+// NewParser returns the parser for one Claude Code session file (main
+// transcript or subagent file). path is the file's path; it is the file
+// identity for stable ids, goes into Event.LogFile, and its shape tells the
+// layout (`<dir>/<session>.jsonl`, flat `agent-<id>.jsonl`, nested
+// `<session>/subagents/agent-<id>.jsonl`). NewParser does no I/O.
+func NewParser(path string) *Parser {
+	p := &Parser{path: path, st: newState()}
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if id, ok := strings.CutPrefix(base, "agent-"); ok && id != "" {
+		p.fileAgentID = id
+		dir := filepath.Dir(path)
+		if filepath.Base(dir) == "subagents" {
+			p.fileSessionID = filepath.Base(filepath.Dir(dir))
+		}
+	} else {
+		p.fileSessionID = base
+	}
+	return p
+}
+
+// rowCtx is what a record shares with every event it yields.
+type rowCtx struct {
+	lineNo, offset   int64
+	raw              []byte
+	uuid             string
+	ts               time.Time
+	sessionID        string
+	agentID          string
+	sidechain        bool
+	parentToolCallID string
+}
+
+// pending is an event under construction and the position (content block
+// index) it comes from, which makes its id.
+type pending struct {
+	ev  agentevent.Event
+	idx int
+}
+
+// Parse maps one record (the line without its trailing "\n"). lineNo is
+// 1-based, offset is the byte offset of the line's start. Returns 0..N fully
+// normalized events. A record at or before the last offset already parsed
+// (after UnmarshalState) yields nothing: replays after a restart are dropped
+// here. Never panics: a malformed line or an unknown record type yields one
+// event with Unparsed set, Type log, Role system, Raw = line.
+func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
+	if offset <= p.st.LastOffset {
+		return nil
+	}
+	p.st.LastOffset = offset
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	c := &rowCtx{lineNo: lineNo, offset: offset, raw: bytes.Clone(line)}
+	defer func() {
+		if r := recover(); r != nil {
+			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
+		}
+	}()
+	var r record
+	if err := json.Unmarshal(c.raw, &r); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || !json.Valid(c.raw) {
+			return p.unparsed(c, ReasonMalformedJSON, err.Error())
+		}
+		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+	}
+	p.envelope(&r, c)
+
+	var out []pending
+	reason := ""
+	switch r.Type {
+	case "user":
+		out, reason = p.mapUser(&r, c)
+	case "assistant":
+		out, reason = p.mapAssistant(&r, c)
+	case "system":
+		out = p.mapSystem(&r, c)
+	case "summary":
+		out = p.mapSummary(&r, c)
+	case "file-history-snapshot":
+		out = p.mapSnapshot(&r, c)
+	case "attachment":
+		out, reason = p.mapAttachment(&r, c)
+	case "ai-title", "custom-title", "agent-name", "permission-mode", "mode", "pr-link", "teleported-from":
+		out = p.mapSessionMeta(&r, c)
+	case "progress", "queue-operation", "last-prompt":
+		// Deliberately skipped, see README.md: progress mirrors the subagent
+		// file (agent_progress) or only announces a hook; queue operations
+		// and last-prompt repeat prompts the user rows carry.
+		return nil
+	case "":
+		reason = ReasonUnexpectedShape
+	default:
+		reason = ReasonUnknownType
+	}
+	if reason != "" {
+		detail := ""
+		if reason == ReasonUnknownType {
+			detail = "record type " + r.Type
+		}
+		return p.unparsed(c, reason, detail)
+	}
+	return p.finish(c, out)
+}
+
+// envelope resolves what the record shares with its events: session,
+// thread, timestamp, and the per-row context fields carried forward.
+func (p *Parser) envelope(r *record, c *rowCtx) {
+	s := &p.st
+	if r.SessionID != "" {
+		s.SessionID = r.SessionID
+	}
+	if s.SessionID == "" {
+		s.SessionID = p.fileSessionID
+	}
+	c.sessionID = s.SessionID
+	if r.Cwd != nil {
+		s.Cwd = *r.Cwd
+	}
+	if r.Version != nil {
+		s.AgentVer = *r.Version
+	}
+	if r.GitBranch != nil {
+		s.GitBranch = *r.GitBranch
+	}
+	if r.Entrypoint != nil {
+		s.Entrypoint = *r.Entrypoint
+	}
+	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
+		s.Timestamp = t.UTC()
+	}
+	c.ts = s.Timestamp
+	c.uuid = r.UUID
+
+	c.agentID = r.AgentID
+	if c.agentID == "" {
+		c.agentID = p.fileAgentID
+	}
+	c.sidechain = r.IsSidechain || p.fileAgentID != ""
+	if c.agentID == "" && r.IsSidechain {
+		c.agentID, c.parentToolCallID = p.inlineSidechain(r)
+	}
+}
+
+// inlineSidechain resolves the thread of a 1.0.x sidechain row: Task
+// subagents were written into the main file, isSidechain set, with no agent
+// id. A sidechain starts with a root user row (parentUuid null) holding the
+// Task prompt; it is matched to the open Task call with that prompt (else
+// the oldest open Task call with no sidechain yet), and its id becomes
+// "sidechain-<tool call id>". Later rows follow their parentUuid. A root no
+// open Task call explains (a warmup) gets "sidechain-<row uuid>", unlinked.
+func (p *Parser) inlineSidechain(r *record) (agentID, parentCall string) {
+	s := &p.st
+	if r.ParentUUID != nil {
+		if a, ok := s.Sidechains[*r.ParentUUID]; ok {
+			agentID = a
+		}
+	}
+	if agentID == "" && (r.Type != "user" || (r.ParentUUID != nil && *r.ParentUUID != "")) {
+		// Not a root and its parent is unknown (state bound reached):
+		// most likely the sidechain seen last.
+		agentID = s.LastSidechain
+	}
+	if agentID == "" {
+		prompt := ""
+		if r.Type == "user" {
+			var m message
+			if json.Unmarshal(r.Message, &m) == nil {
+				_, str, blocks := decodeContent(m.Content)
+				prompt = strings.TrimSpace(str + blocksText(blocks, false))
+			}
+		}
+		best := p.sidechainCall(prompt, true)
+		if best == nil {
+			best = p.sidechainCall(prompt, false)
+		}
+		if best != nil {
+			agentID = sidechainPrefix + best.ID
+			best.Sidechain = agentID
+		} else {
+			agentID = sidechainPrefix + r.UUID
+		}
+	}
+	if r.UUID != "" {
+		s.addSidechainRow(r.UUID, agentID)
+	}
+	s.LastSidechain = agentID
+	if call, ok := strings.CutPrefix(agentID, sidechainPrefix); ok {
+		if oc := s.Calls[call]; oc != nil && oc.Sidechain == agentID {
+			parentCall = call
+		}
+	}
+	return agentID, parentCall
+}
+
+// sidechainCall picks the oldest open Task call with no sidechain yet;
+// with samePrompt, only one whose prompt is prompt.
+func (p *Parser) sidechainCall(prompt string, samePrompt bool) *openCall {
+	var best *openCall
+	for _, call := range p.st.Calls {
+		if !isSubagentTool(call.Name) || call.Sidechain != "" {
+			continue
+		}
+		if samePrompt && (prompt == "" || call.Prompt != prompt) {
+			continue
+		}
+		if best == nil || call.Seq < best.Seq {
+			best = call
+		}
+	}
+	return best
+}
+
+// base starts an event with the envelope of the row.
+func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
+	s := &p.st
+	return agentevent.Event{
+		Source:           agentevent.SourceClaudeCode,
+		SessionID:        c.sessionID,
+		ProjectRoot:      s.Cwd,
+		ProjectHash:      agentevent.ProjectHash(s.Cwd),
+		Timestamp:        c.ts,
+		Type:             typ,
+		Role:             role,
+		Channel:          ch,
+		AgentID:          c.agentID,
+		IsSidechain:      c.sidechain,
+		ParentToolCallID: c.parentToolCallID,
+		AgentVersion:     s.AgentVer,
+		GitBranch:        s.GitBranch,
+		Entrypoint:       s.Entrypoint,
+	}
+}
+
+// finish gives the events of one row their ids, turn parents, sequence and
+// location, and normalizes them.
+func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
+	if len(out) == 0 {
+		return nil
+	}
+	events := make([]agentevent.Event, 0, len(out))
+	for _, pe := range out {
+		ev := pe.ev
+		switch {
+		case c.uuid != "" && len(out) == 1:
+			ev.EventID = c.uuid
+		case c.uuid != "":
+			ev.EventID = fmt.Sprintf("%s#%d", c.uuid, pe.idx)
+		default:
+			ev.EventID = agentevent.StableID(p.path, c.offset, pe.idx)
+		}
+		k := threadKey(ev.SessionID, ev.AgentID)
+		if ev.Type == agentevent.TypeUserMessage {
+			ev.ParentEventID = ""
+			p.st.Prompts[k] = ev.EventID
+		} else {
+			ev.ParentEventID = p.st.Prompts[k]
+		}
+		p.st.Sequence++
+		ev.Sequence = p.st.Sequence
+		ev.LogFile = p.path
+		ev.LogLine = c.lineNo
+		ev.Raw = c.raw
+		agentevent.Normalize(&ev)
+		events = append(events, ev)
+	}
+	return events
+}
+
+// unparsed reports a record that could not be mapped: one log event that
+// carries the line, in the thread of the file.
+func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
+	s := &p.st
+	if c.sessionID == "" {
+		if s.SessionID == "" {
+			s.SessionID = p.fileSessionID
+		}
+		c.sessionID = s.SessionID
+		c.ts = s.Timestamp
+		c.agentID = p.fileAgentID
+		c.sidechain = p.fileAgentID != ""
+		c.parentToolCallID = ""
+	}
+	c.uuid = ""
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Unparsed = reason
+	if detail != "" {
+		ev.Attributes = map[string]any{attrUnparsedDetail: detail}
+	}
+	return p.finish(c, []pending{{ev: ev}})
+}
+
+func threadKey(session, agent string) string { return session + "\x00" + agent }

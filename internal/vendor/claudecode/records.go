@@ -1,0 +1,272 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-json"
+)
+
+// record is one line of a Claude Code session file. One struct covers every
+// record type: the types share the envelope, and the fields that are
+// specific to one type are simply absent from the others. Fields whose JSON
+// type varies between versions (message content, toolUseResult, error) stay
+// raw and are decoded where they are used.
+type record struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+
+	// Envelope. Pointers tell "absent" (carry the last value seen in the
+	// file) from an explicit value.
+	UUID        string  `json:"uuid"`
+	ParentUUID  *string `json:"parentUuid"`
+	Timestamp   string  `json:"timestamp"`
+	SessionID   string  `json:"sessionId"`
+	Version     *string `json:"version"`
+	Cwd         *string `json:"cwd"`
+	GitBranch   *string `json:"gitBranch"`
+	Entrypoint  *string `json:"entrypoint"`
+	IsSidechain bool    `json:"isSidechain"`
+	AgentID     string  `json:"agentId"`
+	IsMeta      bool    `json:"isMeta"`
+
+	// user / assistant
+	Message           json.RawMessage `json:"message"`
+	ToolUseResult     json.RawMessage `json:"toolUseResult"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
+	APIErrorStatus    num             `json:"apiErrorStatus"`
+	Error             json.RawMessage `json:"error"` // string on assistant rows, object on system/api_error
+	RequestID         string          `json:"requestId"`
+
+	// system
+	Content               json.RawMessage  `json:"content"`
+	Level                 string           `json:"level"`
+	CompactMetadata       *compactMetadata `json:"compactMetadata"`
+	DurationMs            num              `json:"durationMs"`
+	MessageCount          num              `json:"messageCount"`
+	HookCount             num              `json:"hookCount"`
+	HookErrors            json.RawMessage  `json:"hookErrors"`
+	PreventedContinuation bool             `json:"preventedContinuation"`
+	RetryAttempt          num              `json:"retryAttempt"`
+	MaxRetries            num              `json:"maxRetries"`
+
+	// summary
+	Summary  string `json:"summary"`
+	LeafUUID string `json:"leafUuid"`
+
+	// file-history-snapshot
+	MessageID        string    `json:"messageId"`
+	Snapshot         *snapshot `json:"snapshot"`
+	IsSnapshotUpdate bool      `json:"isSnapshotUpdate"`
+
+	// attachment
+	Attachment json.RawMessage `json:"attachment"`
+
+	// session metadata records
+	AITitle         string `json:"aiTitle"`
+	CustomTitle     string `json:"customTitle"`
+	AgentName       string `json:"agentName"`
+	PermissionMode  string `json:"permissionMode"`
+	Mode            string `json:"mode"`
+	PRNumber        num    `json:"prNumber"`
+	PRURL           string `json:"prUrl"`
+	PRRepository    string `json:"prRepository"`
+	RemoteSessionID string `json:"remoteSessionId"`
+	Branch          string `json:"branch"`
+}
+
+type compactMetadata struct {
+	Trigger    string `json:"trigger"`
+	PreTokens  num    `json:"preTokens"`
+	PostTokens num    `json:"postTokens"`
+	DurationMs num    `json:"durationMs"`
+}
+
+type snapshot struct {
+	TrackedFileBackups map[string]json.RawMessage `json:"trackedFileBackups"`
+	Timestamp          string                     `json:"timestamp"`
+}
+
+// message is the Anthropic Messages API object of user and assistant rows.
+type message struct {
+	ID         string          `json:"id"`
+	Model      string          `json:"model"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	StopReason *string         `json:"stop_reason"`
+	Usage      *usage          `json:"usage"`
+}
+
+type usage struct {
+	InputTokens              num `json:"input_tokens"`
+	OutputTokens             num `json:"output_tokens"`
+	CacheCreationInputTokens num `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     num `json:"cache_read_input_tokens"`
+}
+
+// block is one content block (text, thinking, tool_use, tool_result, ...).
+type block struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking string          `json:"thinking"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	// tool_result and the server tool result blocks
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// toolInput holds the tool_use input fields the mapping reads.
+type toolInput struct {
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	SubagentType string `json:"subagent_type"`
+	Prompt       string `json:"prompt"`
+}
+
+// toolUseResultObject holds the toolUseResult fields the mapping reads when
+// toolUseResult is an object.
+type toolUseResultObject struct {
+	AgentID     string `json:"agentId"`
+	Interrupted bool   `json:"interrupted"`
+	// ReturnCodeInterpretation explains a non-zero exit Claude Code did not
+	// count as a failure (grep finding nothing).
+	ReturnCodeInterpretation string `json:"returnCodeInterpretation"`
+	BackgroundTaskID         string `json:"backgroundTaskId"`
+}
+
+type attachment struct {
+	Type      string          `json:"type"`
+	HookName  string          `json:"hookName"`
+	HookEvent string          `json:"hookEvent"`
+	ExitCode  num             `json:"exitCode"`
+	Duration  num             `json:"durationMs"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// num is a lenient integer: a JSON number (fractions truncated), a numeric
+// string or null. Anything else decodes as absent rather than failing the
+// whole record: one odd counter must not cost the record.
+type num struct {
+	V   int64
+	Set bool
+}
+
+func (n *num) UnmarshalJSON(b []byte) error {
+	*n = num{}
+	s := string(bytes.TrimSpace(b))
+	if s == "" || s == "null" {
+		return nil
+	}
+	if s[0] == '"' {
+		u, err := strconv.Unquote(s)
+		if err != nil {
+			return nil
+		}
+		s = strings.TrimSpace(u)
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = num{V: v, Set: true}
+		return nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		*n = num{V: int64(f), Set: true}
+	}
+	return nil
+}
+
+// ptr returns the value as a nullable event field.
+func (n num) ptr() *int64 {
+	if !n.Set {
+		return nil
+	}
+	v := n.V
+	return &v
+}
+
+// contentKind tells how a raw content value is shaped.
+type contentKind int
+
+const (
+	contentAbsent contentKind = iota
+	contentString
+	contentBlocks
+	contentOther
+)
+
+// decodeContent decodes a message content value: a string, or a list of
+// blocks.
+func decodeContent(raw json.RawMessage) (contentKind, string, []block) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return contentAbsent, "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return contentOther, "", nil
+		}
+		return contentString, s, nil
+	case '[':
+		var blocks []block
+		if json.Unmarshal(raw, &blocks) != nil {
+			return contentOther, "", nil
+		}
+		return contentBlocks, "", blocks
+	}
+	return contentOther, "", nil
+}
+
+// rawText renders a tool result's content (string, or a list of text and
+// image blocks) as text.
+func rawText(raw json.RawMessage) string {
+	kind, s, blocks := decodeContent(raw)
+	switch kind {
+	case contentString:
+		return s
+	case contentBlocks:
+		return blocksText(blocks, true)
+	case contentOther:
+		return string(bytes.TrimSpace(raw))
+	}
+	return ""
+}
+
+// blocksText joins the text of text blocks; images become "[image]" when
+// withImages is set.
+func blocksText(blocks []block, withImages bool) string {
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image":
+			if withImages {
+				parts = append(parts, "[image]")
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// rawString returns a JSON string value, or "" when raw is not a string.
+func rawString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,188 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/goccy/go-json"
+)
+
+// Bounds of the state kept per file. A restart must not lose what an open
+// turn needs, but a file of many thousand records must not make the state
+// grow with it.
+const (
+	// maxUsageIDs is how many recent message ids keep their counted usage.
+	// The rows of one streamed response are adjacent (at most interleaved
+	// with a few tool results), so a short memory is enough.
+	maxUsageIDs = 256
+	// maxOpenCalls bounds the tool calls waiting for a result; beyond it the
+	// oldest is forgotten (its result then carries no name or latency).
+	maxOpenCalls = 1024
+	// maxSidechainRows bounds the uuid → sidechain map of 1.0.x files.
+	maxSidechainRows = 4096
+)
+
+// stateVersion is bumped when the persisted layout changes incompatibly.
+const stateVersion = 1
+
+// state is everything Parse needs to continue mid-file. It is persisted as
+// JSON by MarshalState.
+type state struct {
+	Version    int   `json:"v"`
+	LastOffset int64 `json:"last_offset"`
+	Sequence   int64 `json:"sequence"`
+
+	// Envelope values carried to records that lack them.
+	SessionID  string    `json:"session_id,omitempty"`
+	Cwd        string    `json:"cwd,omitempty"`
+	AgentVer   string    `json:"version,omitempty"`
+	GitBranch  string    `json:"git_branch,omitempty"`
+	Entrypoint string    `json:"entrypoint,omitempty"`
+	Timestamp  time.Time `json:"timestamp"`
+
+	// Prompts maps a thread (session, agent) to the event id of its latest
+	// user_message: the parent of every other event of the thread.
+	Prompts map[string]string `json:"prompts,omitempty"`
+	// Calls are the tool calls still waiting for their result, by tool id.
+	Calls map[string]*openCall `json:"calls,omitempty"`
+	// Usage is the usage already counted per message id, oldest first.
+	Usage []countedUsage `json:"usage,omitempty"`
+	// Sidechains maps the uuid of a 1.0.x inline sidechain row to the agent
+	// id of its sidechain, so that the rows after it find their thread.
+	Sidechains map[string]string `json:"sidechains,omitempty"`
+	// CallSeq numbers tool calls in the order they were opened.
+	CallSeq int64 `json:"call_seq"`
+	// LastSidechain is the agent id of the inline sidechain row seen last.
+	LastSidechain string `json:"last_sidechain,omitempty"`
+}
+
+// openCall is a tool call waiting for its result.
+type openCall struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Timestamp time.Time `json:"ts"`
+	FilePath  string    `json:"file,omitempty"`
+	// Prompt is a Task/Agent call's prompt, to recognize the start of its
+	// 1.0.x inline sidechain.
+	Prompt string `json:"prompt,omitempty"`
+	// Sidechain is the agent id of the inline sidechain this call spawned.
+	Sidechain string `json:"sidechain,omitempty"`
+	// Seq orders calls (the sequence of the tool_call event).
+	Seq int64 `json:"seq"`
+}
+
+// countedUsage is the usage of one model response counted so far.
+type countedUsage struct {
+	ID     string `json:"id"`
+	Output int64  `json:"out"`
+}
+
+func newState() state {
+	return state{
+		Version:    stateVersion,
+		LastOffset: -1,
+		Prompts:    map[string]string{},
+		Calls:      map[string]*openCall{},
+		Sidechains: map[string]string{},
+	}
+}
+
+// MarshalState persists everything Parse needs to continue mid-file after a
+// restart: the turn each thread is in, open tool calls, usage already
+// counted per message id (recent ids only), the last offset and sequence.
+func (p *Parser) MarshalState() ([]byte, error) {
+	return json.Marshal(&p.st)
+}
+
+// UnmarshalState restores a state written by MarshalState. Records at or
+// before the restored offset are then dropped by Parse.
+func (p *Parser) UnmarshalState(b []byte) error {
+	st := newState()
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("claudecode: decode parser state: %w", err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("claudecode: parser state version %d, want %d", st.Version, stateVersion)
+	}
+	if st.Prompts == nil {
+		st.Prompts = map[string]string{}
+	}
+	if st.Calls == nil {
+		st.Calls = map[string]*openCall{}
+	}
+	if st.Sidechains == nil {
+		st.Sidechains = map[string]string{}
+	}
+	p.st = st
+	return nil
+}
+
+func (s *state) nextCallSeq() int64 {
+	s.CallSeq++
+	return s.CallSeq
+}
+
+// addCall records an open tool call, forgetting the oldest beyond the bound.
+func (s *state) addCall(c *openCall) {
+	s.Calls[c.ID] = c
+	if len(s.Calls) <= maxOpenCalls {
+		return
+	}
+	var oldest *openCall
+	for _, oc := range s.Calls {
+		if oldest == nil || oc.Seq < oldest.Seq {
+			oldest = oc
+		}
+	}
+	delete(s.Calls, oldest.ID)
+}
+
+// countUsage returns what a row's usage adds to what was already counted for
+// its message id: input and cache once, output as the increase of the
+// largest output_tokens seen. Rows without a message id count in full.
+func (s *state) countUsage(id string, in, cacheRead, cacheCreate, out int64) (dIn, dRead, dCreate, dOut int64, first bool) {
+	if id == "" {
+		return in, cacheRead, cacheCreate, out, true
+	}
+	for i := len(s.Usage) - 1; i >= 0; i-- {
+		u := &s.Usage[i]
+		if u.ID != id {
+			continue
+		}
+		if out > u.Output {
+			dOut = out - u.Output
+			u.Output = out
+		}
+		return 0, 0, 0, dOut, false
+	}
+	s.Usage = append(s.Usage, countedUsage{ID: id, Output: out})
+	if len(s.Usage) > maxUsageIDs {
+		s.Usage = append(s.Usage[:0], s.Usage[len(s.Usage)-maxUsageIDs:]...)
+	}
+	return in, cacheRead, cacheCreate, out, true
+}
+
+// addSidechainRow maps a 1.0.x sidechain row to its agent, within bounds.
+func (s *state) addSidechainRow(uuid, agentID string) {
+	if len(s.Sidechains) >= maxSidechainRows {
+		// Start over: rows whose parent is then unknown fall back to the
+		// sidechain seen last.
+		clear(s.Sidechains)
+	}
+	s.Sidechains[uuid] = agentID
+}
+
+// endSidechain forgets a finished inline sidechain.
+func (s *state) endSidechain(agentID string) {
+	for k, v := range s.Sidechains {
+		if v == agentID {
+			delete(s.Sidechains, k)
+		}
+	}
+	if s.LastSidechain == agentID {
+		s.LastSidechain = ""
+	}
+}

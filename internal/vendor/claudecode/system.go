@@ -1,0 +1,188 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// mapSystem maps a system row by subtype.
+func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
+	text := rawString(r.Content)
+	attrs := map[string]any{attrSystemSubtype: r.Subtype}
+	meta := func() []pending {
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = text
+		attrs[attrMetaKind] = r.Subtype
+		ev.Attributes = attrs
+		return []pending{{ev: ev}}
+	}
+	switch r.Subtype {
+	case "compact_boundary":
+		if cm := r.CompactMetadata; cm != nil {
+			if cm.Trigger != "" {
+				attrs[attrCompactionTrigger] = cm.Trigger
+			}
+			putNum(attrs, attrCompactionPreTokens, cm.PreTokens)
+			putNum(attrs, attrCompactionPostTokens, cm.PostTokens)
+			putNum(attrs, attrCompactionDuration, cm.DurationMs)
+		}
+		return meta()
+	case "turn_duration":
+		putNum(attrs, attrTurnDuration, r.DurationMs)
+		putNum(attrs, attrTurnMessageCount, r.MessageCount)
+		return meta()
+	case "stop_hook_summary":
+		putNum(attrs, attrHookCount, r.HookCount)
+		var hookErrors []json.RawMessage
+		if json.Unmarshal(r.HookErrors, &hookErrors) == nil {
+			attrs[attrHookErrorCount] = int64(len(hookErrors))
+		}
+		attrs[attrHookPrevented] = r.PreventedContinuation
+		return meta()
+	case "api_error":
+		// One failed attempt of a model call that Claude Code retries.
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = text
+		ev.ErrorType = ErrAPIRetry
+		putNum(attrs, attrAPIRetryAttempt, r.RetryAttempt)
+		putNum(attrs, attrAPIMaxRetries, r.MaxRetries)
+		var e struct {
+			Status num `json:"status"`
+		}
+		if json.Unmarshal(r.Error, &e) == nil {
+			putNum(attrs, attrAPIStatusCode, e.Status)
+		}
+		ev.Attributes = attrs
+		return []pending{{ev: ev}}
+	case "local_command":
+		// A local slash command and its output, written as a system row by
+		// newer versions.
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelTerminal)
+		ev.Text = stripTags(text)
+		if name := tagText(text, "command-name"); name != "" {
+			attrs[attrCommandName] = name
+		}
+		ev.Attributes = attrs
+		return []pending{{ev: ev}}
+	}
+	return meta()
+}
+
+// mapSummary maps a summary record: the title-like summary Claude Code
+// generates for a conversation (leafUuid names its last message).
+func (p *Parser) mapSummary(r *record, c *rowCtx) []pending {
+	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Text = r.Summary
+	ev.Attributes = map[string]any{attrSummaryKind: "title"}
+	if r.LeafUUID != "" {
+		ev.Attributes[attrSummaryLeaf] = r.LeafUUID
+	}
+	return []pending{{ev: ev}}
+}
+
+// mapSnapshot maps a file-history-snapshot record: the files Claude Code
+// backed up before a prompt (or an update of that snapshot).
+func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
+	n := 0
+	if r.Snapshot != nil {
+		n = len(r.Snapshot.TrackedFileBackups)
+		// A new snapshot is taken now; an update repeats the time of the
+		// snapshot it updates, which is not when it was written.
+		if t, err := time.Parse(time.RFC3339Nano, r.Snapshot.Timestamp); err == nil && !r.IsSnapshotUpdate {
+			c.ts = t.UTC()
+			p.st.Timestamp = c.ts
+		}
+	}
+	ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
+	ev.Text = fmt.Sprintf("snapshot of %d files", n)
+	if n == 1 {
+		ev.Text = "snapshot of 1 file"
+	}
+	ev.Attributes = map[string]any{
+		attrSnapshotUpdate: r.IsSnapshotUpdate,
+		attrSnapshotFiles:  int64(n),
+	}
+	if r.MessageID != "" {
+		ev.Attributes[attrSnapshotMessageID] = r.MessageID
+	}
+	return []pending{{ev: ev}}
+}
+
+// mapAttachment maps an attachment row (≥2.1): context Claude Code attached
+// to the conversation, among them hook results with exit code and duration.
+func (p *Parser) mapAttachment(r *record, c *rowCtx) ([]pending, string) {
+	var a attachment
+	raw := bytes.TrimSpace(r.Attachment)
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
+		return nil, ReasonUnexpectedShape
+	}
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Text = rawString(a.Content)
+	attrs := map[string]any{attrMetaKind: metaKindAttachment, attrAttachmentType: a.Type}
+	if strings.HasPrefix(a.Type, "hook_") {
+		if a.HookName != "" {
+			attrs[attrHookName] = a.HookName
+		}
+		if a.HookEvent != "" {
+			attrs[attrHookEvent] = a.HookEvent
+		}
+		putNum(attrs, attrHookExitCode, a.ExitCode)
+		putNum(attrs, attrHookDuration, a.Duration)
+		if strings.HasSuffix(a.Type, "error") {
+			ev.ErrorType = ErrHookError
+		}
+	}
+	ev.Attributes = attrs
+	return []pending{{ev: ev}}, ""
+}
+
+// mapSessionMeta maps the small records that describe the session rather
+// than happen in it: titles, names, modes, linked pull requests, teleports.
+func (p *Parser) mapSessionMeta(r *record, c *rowCtx) []pending {
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	attrs := map[string]any{attrMetaKind: r.Type}
+	put := func(k, v string) {
+		if v != "" {
+			attrs[k] = v
+		}
+	}
+	switch r.Type {
+	case "ai-title":
+		ev.Text = r.AITitle
+		put(attrSessionTitle, r.AITitle)
+	case "custom-title":
+		ev.Text = r.CustomTitle
+		put(attrSessionTitle, r.CustomTitle)
+	case "agent-name":
+		ev.Text = r.AgentName
+		put(attrSessionName, r.AgentName)
+	case "permission-mode":
+		put(attrPermissionMode, r.PermissionMode)
+	case "mode":
+		put(attrMode, r.Mode)
+	case "pr-link":
+		put(attrPRURL, r.PRURL)
+		put(attrPRRepository, r.PRRepository)
+		putNum(attrs, attrPRNumber, r.PRNumber)
+	case "teleported-from":
+		put(attrTeleportSession, r.RemoteSessionID)
+		put(attrTeleportBranch, r.Branch)
+	}
+	ev.Attributes = attrs
+	return []pending{{ev: ev}}
+}
+
+func putNum(attrs map[string]any, key string, n num) {
+	if n.Set {
+		attrs[key] = n.V
+	}
+}

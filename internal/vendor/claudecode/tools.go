@@ -1,0 +1,180 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Error classes (error.type) of failed tool results and error events. They
+// are few and stable on purpose: span_metrics turns them into a label.
+const (
+	// ErrExitCode: a Bash command exited non-zero ("Exit code N").
+	ErrExitCode = "exit_code"
+	// ErrInterrupted: the user interrupted the tool while it ran.
+	ErrInterrupted = "interrupted"
+	// ErrRejected: the user declined the tool call when asked.
+	ErrRejected = "rejected"
+	// ErrPermissionDenied: the tool needed a permission that was not granted.
+	ErrPermissionDenied = "permission_denied"
+	// ErrToolError: any other failure the tool reported (is_error).
+	ErrToolError = "tool_error"
+	// ErrAPIError: Claude Code gave up on a model call (a <synthetic> /
+	// isApiErrorMessage row: prompt too long, usage limit, overload, ...).
+	ErrAPIError = "api_error"
+	// ErrAPIRetry: a model call failed and Claude Code retries it
+	// (system/api_error rows). Not a failure of the turn by itself.
+	ErrAPIRetry = "api_retry"
+	// ErrHookError: a hook reported an error (hook_*error attachments).
+	ErrHookError = "hook_error"
+)
+
+const (
+	toolBash         = "Bash"
+	toolRead         = "Read"
+	toolWrite        = "Write"
+	toolEdit         = "Edit"
+	toolMultiEdit    = "MultiEdit"
+	toolNotebookEdit = "NotebookEdit"
+	toolNotebookRead = "NotebookRead"
+	toolTask         = "Task"  // ≤2.0 name of the subagent tool
+	toolAgent        = "Agent" // ≥2.1 name of the subagent tool
+)
+
+// isSubagentTool tells whether a tool call spawns a subagent.
+func isSubagentTool(name string) bool { return name == toolTask || name == toolAgent }
+
+// fileOp is the file operation a tool performs, "" for tools that do not
+// work on one file.
+func fileOp(tool string) agentevent.FileOp {
+	switch tool {
+	case toolRead, toolNotebookRead:
+		return agentevent.FileRead
+	case toolWrite:
+		return agentevent.FileWrite
+	case toolEdit, toolMultiEdit, toolNotebookEdit:
+		return agentevent.FileModify
+	}
+	return ""
+}
+
+// channel is where a tool acts: the terminal for Bash, the editor for the
+// file tools, the chat for everything else (search, web, todo, subagents).
+func channel(tool string) agentevent.Channel {
+	if tool == toolBash {
+		return agentevent.ChannelTerminal
+	}
+	if fileOp(tool) != "" {
+		return agentevent.ChannelEditor
+	}
+	return agentevent.ChannelChat
+}
+
+// filePath picks the file a tool call names: file_path, notebook_path, or
+// path (a directory for Glob/Grep/LS).
+func filePath(in toolInput) string {
+	switch {
+	case in.FilePath != "":
+		return in.FilePath
+	case in.NotebookPath != "":
+		return in.NotebookPath
+	}
+	return in.Path
+}
+
+// languages maps file extensions (lower case, with the dot) to a language
+// name. Unknown extensions give no language.
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".pyi": "python", ".ipynb": "python", ".rs": "rust",
+	".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+	".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
+	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+	".cs": "csharp", ".fs": "fsharp", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua",
+	".r": "r", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang",
+	".hs": "haskell", ".clj": "clojure", ".zig": "zig", ".nim": "nim", ".jl": "julia",
+	".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "powershell",
+	".bat": "batch", ".cmd": "batch",
+	".sql": "sql", ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".sass": "sass",
+	".less": "less", ".vue": "vue", ".svelte": "svelte",
+	".json": "json", ".jsonc": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml",
+	".toml": "toml", ".xml": "xml", ".ini": "ini", ".proto": "protobuf", ".graphql": "graphql",
+	".tf": "terraform", ".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext",
+	".tex": "latex", ".txt": "text", ".csv": "csv",
+}
+
+// fileLanguage guesses the language of a file from its extension. Windows
+// paths count: the last separator may be a backslash.
+func fileLanguage(path string) string {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	switch strings.ToLower(base) {
+	case "dockerfile":
+		return "dockerfile"
+	case "makefile", "gnumakefile":
+		return "makefile"
+	}
+	dot := strings.LastIndexByte(base, '.')
+	if dot <= 0 {
+		return ""
+	}
+	return languages[strings.ToLower(base[dot:])]
+}
+
+// exitCodePattern finds Claude Code's exit code line. The text of a failed
+// Bash result starts with it ("Exit code 2\n..."), or with "Error: Exit
+// code 2" in toolUseResult.
+var exitCodePattern = regexp.MustCompile(`^(?:Error: )?Exit code (-?\d+)`)
+
+// parseExitCode reads the exit code at the start of a Bash failure text.
+func parseExitCode(texts ...string) (int64, bool) {
+	for _, t := range texts {
+		m := exitCodePattern.FindStringSubmatch(strings.TrimLeft(t, " \t\r\n"))
+		if m == nil {
+			continue
+		}
+		if v, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// Phrases Claude Code writes into tool results (and user rows) for outcomes
+// that are not the tool's own failure.
+const (
+	interruptNotice     = "[Request interrupted by user"
+	rejectedPrefix      = "The user doesn't want to proceed with this tool use"
+	rejectedTakePrefix  = "The user doesn't want to take this action"
+	permissionRequested = "Claude requested permissions to"
+	permissionDenied    = "Permission to use "
+)
+
+// classifyFailure gives the error class of a failed tool result from its
+// texts (content, then toolUseResult) and, for Bash, its exit code.
+func classifyFailure(tool string, interrupted bool, texts ...string) (errType string, exitCode *int64) {
+	if tool == toolBash {
+		if code, ok := parseExitCode(texts...); ok {
+			return ErrExitCode, agentevent.Int(code)
+		}
+	}
+	if interrupted {
+		return ErrInterrupted, nil
+	}
+	for _, t := range texts {
+		t = strings.TrimPrefix(strings.TrimLeft(t, " \t\r\n"), "Error: ")
+		switch {
+		case strings.HasPrefix(t, interruptNotice), strings.HasPrefix(t, "Interrupted by user"):
+			return ErrInterrupted, nil
+		case strings.HasPrefix(t, rejectedPrefix), strings.HasPrefix(t, rejectedTakePrefix):
+			return ErrRejected, nil
+		case strings.HasPrefix(t, permissionRequested), strings.HasPrefix(t, permissionDenied):
+			return ErrPermissionDenied, nil
+		}
+	}
+	return ErrToolError, nil
+}

@@ -1,0 +1,287 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Attribute keys this parser adds (Event.Attributes, all under "agent.").
+const (
+	attrMetaKind             = "agent.meta.kind"
+	attrCommandName          = "agent.command.name"
+	attrSummaryKind          = "agent.summary.kind"
+	attrSummaryLeaf          = "agent.summary.leaf_uuid"
+	attrCompactionTrigger    = "agent.compaction.trigger"
+	attrCompactionPreTokens  = "agent.compaction.pre_tokens"
+	attrCompactionPostTokens = "agent.compaction.post_tokens"
+	attrCompactionDuration   = "agent.compaction.duration_ms"
+	attrTurnDuration         = "agent.turn.duration_ms"
+	attrTurnMessageCount     = "agent.turn.message_count"
+	attrSystemSubtype        = "agent.system.subtype"
+	attrHookCount            = "agent.hook.count"
+	attrHookErrorCount       = "agent.hook.error_count"
+	attrHookPrevented        = "agent.hook.prevented_continuation"
+	attrHookName             = "agent.hook.name"
+	attrHookEvent            = "agent.hook.event"
+	attrHookExitCode         = "agent.hook.exit_code"
+	attrHookDuration         = "agent.hook.duration_ms"
+	attrAttachmentType       = "agent.attachment.type"
+	attrAPIError             = "agent.api.error"
+	attrAPIStatusCode        = "agent.api.status_code"
+	attrAPIRetryAttempt      = "agent.api.retry_attempt"
+	attrAPIMaxRetries        = "agent.api.max_retries"
+	attrSnapshotMessageID    = "agent.snapshot.message_id"
+	attrSnapshotUpdate       = "agent.snapshot.is_update"
+	attrSnapshotFiles        = "agent.snapshot.file_count"
+	attrSessionTitle         = "agent.session.title"
+	attrSessionName          = "agent.session.name"
+	attrPermissionMode       = "agent.permission_mode"
+	attrMode                 = "agent.mode"
+	attrPRURL                = "agent.pr.url"
+	attrPRNumber             = "agent.pr.number"
+	attrPRRepository         = "agent.pr.repository"
+	attrTeleportSession      = "agent.teleport.remote_session_id"
+	attrTeleportBranch       = "agent.teleport.branch"
+	attrUnparsedDetail       = "agent.unparsed.detail"
+)
+
+// Values of agent.meta.kind on meta events that do not come from a system
+// subtype or a session metadata record type.
+const (
+	metaKindInjected   = "injected_context" // isMeta user rows
+	metaKindAttachment = "attachment"
+)
+
+// mapUser maps a user row: a prompt, tool results, or one of the rows
+// Claude Code writes as "user" without the user having typed anything
+// (compact summaries, injected context, interrupt notices, local command
+// output).
+func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
+	var m message
+	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
+		return nil, ReasonUnexpectedShape
+	}
+	kind, str, blocks := decodeContent(m.Content)
+	if kind == contentAbsent || kind == contentOther {
+		return nil, ReasonUnexpectedShape
+	}
+	text := str
+	if kind == contentBlocks {
+		text = blocksText(blocks, false)
+	}
+
+	if r.IsCompactSummary {
+		// The summary the model wrote of the conversation before a compaction.
+		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleAssistant, agentevent.ChannelSystem)
+		ev.Text = text
+		ev.Attributes = map[string]any{attrSummaryKind: "compaction"}
+		return []pending{{ev: ev}}, ""
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			return p.toolResults(r, c, blocks), ""
+		}
+	}
+	if r.IsMeta {
+		// Injected context (local command caveats, expanded slash command or
+		// skill prompts, reminders): not typed by the user.
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = text
+		ev.Attributes = map[string]any{attrMetaKind: metaKindInjected}
+		return []pending{{ev: ev}}, ""
+	}
+	trimmed := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(trimmed, interruptNotice):
+		return []pending{{ev: p.interrupt(c, trimmed)}}, ""
+	case strings.HasPrefix(trimmed, "<command-"):
+		if name := tagText(trimmed, "command-name"); name != "" {
+			// A slash command the user typed. It starts a turn like a prompt:
+			// commands such as /init expand into a prompt the model works on.
+			ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+			ev.Text = strings.TrimSpace(name + " " + tagText(trimmed, "command-args"))
+			ev.Attributes = map[string]any{attrCommandName: name}
+			return []pending{{ev: ev}}, ""
+		}
+	case strings.HasPrefix(trimmed, "<local-command-stdout>"), strings.HasPrefix(trimmed, "<local-command-stderr>"),
+		strings.HasPrefix(trimmed, "<bash-input>"), strings.HasPrefix(trimmed, "<bash-stdout>"),
+		strings.HasPrefix(trimmed, "<bash-stderr>"):
+		// Output of a local slash command, or the user's own shell command
+		// (! bash mode) and its output: terminal activity, no model involved.
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelTerminal)
+		ev.Text = stripTags(trimmed)
+		return []pending{{ev: ev}}, ""
+	}
+	ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+	if kind == contentBlocks {
+		ev.Text = promptText(blocks)
+	} else {
+		ev.Text = str
+	}
+	return []pending{{ev: ev}}, ""
+}
+
+// interrupt is the notice Claude Code writes when the user stops a turn.
+func (p *Parser) interrupt(c *rowCtx, text string) agentevent.Event {
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Text = text
+	ev.Status = "interrupted"
+	return ev
+}
+
+// toolResults maps the tool_result blocks of a user row. An interrupt notice
+// next to them becomes its own log event; other text blocks ride along in
+// the raw record only.
+func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
+	nResults := 0
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			nResults++
+		}
+	}
+	var out []pending
+	for i, b := range blocks {
+		switch b.Type {
+		case "tool_result":
+			var tur json.RawMessage
+			if nResults == 1 {
+				// toolUseResult describes the row's one result; with several
+				// it cannot be told apart.
+				tur = r.ToolUseResult
+			}
+			out = append(out, pending{ev: p.toolResult(c, b.ToolUseID, b.Content, b.IsError, tur), idx: i})
+		case "text":
+			if t := strings.TrimSpace(b.Text); strings.HasPrefix(t, interruptNotice) {
+				out = append(out, pending{ev: p.interrupt(c, t), idx: i})
+			}
+		}
+	}
+	return out
+}
+
+// toolResult maps one tool result, pairing it with its open call.
+func (p *Parser) toolResult(c *rowCtx, callID string, content json.RawMessage, isError bool, tur json.RawMessage) agentevent.Event {
+	s := &p.st
+	call := s.Calls[callID]
+	name, path := "", ""
+	if call != nil {
+		name, path = call.Name, call.FilePath
+	}
+	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, channel(name))
+	ev.ToolCallID = callID
+	ev.ToolName = name
+	ev.FilePath = path
+	ev.FileOp = fileOp(name)
+	if path != "" {
+		ev.FileLanguage = fileLanguage(path)
+	}
+	ev.Text = rawText(content)
+
+	var obj toolUseResultObject
+	turText := ""
+	tur = bytes.TrimSpace(tur)
+	if len(tur) > 0 {
+		switch tur[0] {
+		case '{':
+			_ = json.Unmarshal(tur, &obj) // a result we cannot read adds nothing
+		case '"':
+			turText = rawString(tur)
+		case '[':
+			turText = rawText(tur)
+		}
+	}
+	if isError || obj.Interrupted {
+		ev.ToolStatus = agentevent.ToolError
+		ev.ErrorType, ev.ToolExitCode = classifyFailure(name, obj.Interrupted, ev.Text, turText)
+	} else {
+		ev.ToolStatus = agentevent.ToolSuccess
+		if name == toolBash && obj.ReturnCodeInterpretation == "" && obj.BackgroundTaskID == "" {
+			// A Bash result that is no error exited 0; Claude Code writes no
+			// code then. (A command it judged fine despite a non-zero code,
+			// e.g. grep finding nothing, says so in returnCodeInterpretation;
+			// background commands have not exited yet.)
+			ev.ToolExitCode = agentevent.Int(0)
+		}
+	}
+	if call != nil && !call.Timestamp.IsZero() && !c.ts.IsZero() {
+		if ms := c.ts.Sub(call.Timestamp).Milliseconds(); ms >= 0 {
+			ev.ToolLatencyMs = agentevent.Int(ms)
+		}
+	}
+	switch {
+	case obj.AgentID != "":
+		ev.SpawnedAgentID = obj.AgentID
+	case call != nil && call.Sidechain != "":
+		ev.SpawnedAgentID = call.Sidechain
+	}
+	if call != nil {
+		if call.Sidechain != "" {
+			s.endSidechain(call.Sidechain)
+			delete(s.Prompts, threadKey(c.sessionID, call.Sidechain))
+		}
+		delete(s.Calls, callID)
+	}
+	return ev
+}
+
+// ideContextPrefixes mark text blocks the IDE adds to a prompt (the open
+// file, the selection) next to what the user typed.
+var ideContextPrefixes = []string{"<ide_opened_file>", "<ide_selection>", "<ide_diagnostics>", "<system-reminder>"}
+
+// promptText is the text of a prompt made of blocks: the text blocks, without
+// the IDE context blocks unless nothing else is there.
+func promptText(blocks []block) string {
+	var typed, context []string
+	for _, b := range blocks {
+		if b.Type != "text" {
+			continue
+		}
+		t := strings.TrimSpace(b.Text)
+		isContext := false
+		for _, pre := range ideContextPrefixes {
+			if strings.HasPrefix(t, pre) {
+				isContext = true
+				break
+			}
+		}
+		if isContext {
+			context = append(context, b.Text)
+		} else {
+			typed = append(typed, b.Text)
+		}
+	}
+	if len(typed) == 0 {
+		typed = context
+	}
+	return strings.Join(typed, "\n")
+}
+
+// tagText returns the text inside <tag>...</tag>, "" when absent.
+func tagText(s, tag string) string {
+	open, end := "<"+tag+">", "</"+tag+">"
+	i := strings.Index(s, open)
+	if i < 0 {
+		return ""
+	}
+	rest := s[i+len(open):]
+	j := strings.Index(rest, end)
+	if j < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rest[:j])
+}
+
+var tagPattern = regexp.MustCompile(`</?[a-z][a-z0-9_-]*>`)
+
+// stripTags removes the pseudo-XML tags Claude Code wraps local output in.
+func stripTags(s string) string {
+	return strings.TrimSpace(tagPattern.ReplaceAllString(s, ""))
+}
