@@ -63,6 +63,13 @@ type link struct {
 	Resolved bool    `json:"resolved"`
 }
 
+// callRef is where a tool call is, and the subagent type it asked for
+// (which a subagent's own records may not repeat).
+type callRef struct {
+	Unit         unitKey `json:"unit"`
+	SubagentType string  `json:"subagent_type,omitempty"`
+}
+
 // emittedTrace remembers the span ids emitted into one trace.
 type emittedTrace struct {
 	spans     map[pcommon.SpanID]struct{}
@@ -79,7 +86,7 @@ type assembler struct {
 	units   map[unitKey]*unit
 	threads map[threadKey]*thread
 	links   map[threadKey]link
-	calls   map[callKey]unitKey
+	calls   map[callKey]callRef
 	// emittedUnits maps every emitted unit to the trace it went into, so
 	// late events of it join the same trace.
 	emittedUnits map[unitKey]pcommon.TraceID
@@ -93,7 +100,7 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		units:        map[unitKey]*unit{},
 		threads:      map[threadKey]*thread{},
 		links:        map[threadKey]link{},
-		calls:        map[callKey]unitKey{},
+		calls:        map[callKey]callRef{},
 		emittedUnits: map[unitKey]pcommon.TraceID{},
 		emitted:      map[pcommon.TraceID]*emittedTrace{},
 	}
@@ -134,7 +141,13 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 
 	key, inTurn := unitOf(&ev)
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
-		a.calls[callKey{ev.Source, ev.SessionID, ev.ToolCallID}] = key
+		ck := callKey{ev.Source, ev.SessionID, ev.ToolCallID}
+		ref := a.calls[ck]
+		ref.Unit = key
+		if ev.SubagentType != "" && !th.subagent() {
+			ref.SubagentType = ev.SubagentType
+		}
+		a.calls[ck] = ref
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
 		child := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.SpawnedAgentID}
@@ -347,6 +360,9 @@ func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited m
 	// sort keeps arrival order among equal (unknown) sequences.
 	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
 	t := &tree{key: k, events: evs, prevPrompt: u.prevPrompt, host: u.host}
+	if l, ok := a.links[k.Thread]; ok && k.Thread.subagent() {
+		t.nameHint = a.calls[callKey{k.Thread.Source, k.Thread.Session, l.CallID}].SubagentType
+	}
 	for _, c := range children[k] {
 		if visited[c] {
 			continue
@@ -422,8 +438,8 @@ func (a *assembler) resolveLinks() {
 		if l.Resolved {
 			continue
 		}
-		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Thread != th {
-			a.links[th] = link{CallID: l.CallID, Parent: p, Resolved: true}
+		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {
+			a.links[th] = link{CallID: l.CallID, Parent: p.Unit, Resolved: true}
 		}
 	}
 }
@@ -446,8 +462,8 @@ func (a *assembler) prune(now time.Time) {
 		_, sent := a.emittedUnits[k]
 		return open || sent
 	}
-	for c, k := range a.calls {
-		if !known(k) {
+	for c, ref := range a.calls {
+		if !known(ref.Unit) {
 			delete(a.calls, c)
 		}
 	}

@@ -92,7 +92,10 @@ type tree struct {
 	events     []agentevent.Event // in order
 	prevPrompt string
 	host       string
-	children   []child
+	// nameHint is the subagent type the spawning call asked for, used when
+	// the subagent's own events do not name it.
+	nameHint string
+	children []child
 }
 
 type child struct {
@@ -220,6 +223,12 @@ type chatGroup struct {
 type toolPair struct {
 	key          string
 	call, result *agentevent.Event
+}
+
+// isConversation reports whether an event is part of the exchange with the
+// model (as opposed to bookkeeping around it).
+func isConversation(t agentevent.EventType) bool {
+	return t == agentevent.TypeUserMessage || t == agentevent.TypeToolResult || isAssistantType(t)
 }
 
 func isAssistantType(t agentevent.EventType) bool {
@@ -353,7 +362,7 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 	}
 	name := th.Source.ServiceName()
 	if th.subagent() {
-		name = subagentName
+		name = firstNonEmpty(t.nameHint, subagentName)
 		for i := range evs {
 			if evs[i].SubagentType != "" {
 				name = evs[i].SubagentType
@@ -461,12 +470,19 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	if !u.any() && errType != "" {
 		return false
 	}
-	// The model was called when the event before the response was written:
-	// the prompt, or the last tool result it answers.
+	// The model was called when the conversation event before the response
+	// was written: the prompt, or the last tool result it answers (file
+	// snapshots, hooks and other bookkeeping in between do not count).
 	first := g.members[0]
 	start := evs[first].Timestamp
-	if first > 0 && !evs[first-1].Timestamp.IsZero() && !evs[first-1].Timestamp.After(start) {
-		start = evs[first-1].Timestamp
+	for i := first - 1; i >= 0; i-- {
+		if !isConversation(evs[i].Type) {
+			continue
+		}
+		if prev := evs[i].Timestamp; !prev.IsZero() && !prev.After(start) {
+			start = prev
+		}
+		break
 	}
 
 	sp := m.spans.AppendEmpty()

@@ -61,7 +61,7 @@ type savedLink struct {
 
 type savedCall struct {
 	Call callKey `json:"call"`
-	Unit unitKey `json:"unit"`
+	Ref  callRef `json:"ref"`
 }
 
 type savedEmitted struct {
@@ -102,8 +102,8 @@ func (a *assembler) marshal() ([]byte, error) {
 	for th, l := range a.links {
 		s.Links = append(s.Links, savedLink{Thread: th, Link: l})
 	}
-	for c, u := range a.calls {
-		s.Calls = append(s.Calls, savedCall{Call: c, Unit: u})
+	for c, ref := range a.calls {
+		s.Calls = append(s.Calls, savedCall{Call: c, Ref: ref})
 	}
 	for u, id := range a.emittedUnits {
 		s.EmittedUnits = append(s.EmittedUnits, savedEmitted{Unit: u, TraceID: hex.EncodeToString(id[:])})
@@ -163,7 +163,7 @@ func (a *assembler) restore(b []byte) error {
 		a.links[sl.Thread] = sl.Link
 	}
 	for _, sc := range s.Calls {
-		a.calls[sc.Call] = sc.Unit
+		a.calls[sc.Call] = sc.Ref
 	}
 	for _, se := range s.EmittedUnits {
 		id, err := parseTraceID(se.TraceID)

@@ -1,0 +1,77 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden traces.yaml files from the current output")
+
+// goldenCases lists the repository's testdata/claude_code/<case> folders that
+// hold golden events (written by the receiver's golden tests).
+func goldenCases(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "claude_code", "*", "events.yaml"))
+	require.NoError(t, err)
+	if len(files) == 0 {
+		t.Skip("no testdata/claude_code/*/events.yaml yet")
+	}
+	dirs := make([]string, 0, len(files))
+	for _, f := range files {
+		dirs = append(dirs, filepath.Dir(f))
+	}
+	return dirs
+}
+
+// runGolden feeds a case's events to a connector whose clock is far past
+// them, so every turn is history and closes at once; then it lets wall-clock
+// time pass so unlinked subagents go out too. It returns every span emitted,
+// merged into one Traces.
+func runGolden(t *testing.T, eventsFile string) ptrace.Traces {
+	t.Helper()
+	logs, err := golden.ReadLogs(eventsFile)
+	require.NoError(t, err)
+	h := newHarness(t)
+	h.history()
+	require.NoError(t, h.c.ConsumeLogs(context.Background(), logs))
+	h.setNow(365*24*time.Hour + time.Hour)
+	h.tick()
+	require.Empty(t, h.c.asm.units, "everything closed")
+	merged := ptrace.NewTraces()
+	for _, td := range h.sink.AllTraces() {
+		td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
+	}
+	return merged
+}
+
+func TestGoldenTraces(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			got := runGolden(t, filepath.Join(dir, "events.yaml"))
+			want := filepath.Join(dir, "traces.yaml")
+			if *update {
+				require.NoError(t, golden.WriteTraces(t, want, got))
+				return
+			}
+			if _, err := os.Stat(want); os.IsNotExist(err) {
+				t.Fatalf("%s is missing: run go test ./connector/agentspanconnector/ -run TestGoldenTraces -update", want)
+			}
+			expected, err := golden.ReadTraces(want)
+			require.NoError(t, err)
+			require.NoError(t, ptracetest.CompareTraces(expected, got,
+				ptracetest.IgnoreResourceSpansOrder(), ptracetest.IgnoreScopeSpansOrder(), ptracetest.IgnoreSpansOrder()))
+		})
+	}
+}
