@@ -91,7 +91,11 @@ type assembler struct {
 	// late events of it join the same trace.
 	emittedUnits map[unitKey]pcommon.TraceID
 	emitted      map[pcommon.TraceID]*emittedTrace
+	lastPrune    time.Time
 }
+
+// pruneInterval spaces out the walks over the emitted-span and call maps.
+const pruneInterval = time.Minute
 
 func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 	return &assembler{
@@ -447,6 +451,10 @@ func (a *assembler) resolveLinks() {
 // prune forgets emitted traces past their retention and the call and link
 // entries that can no longer matter.
 func (a *assembler) prune(now time.Time) {
+	if now.Sub(a.lastPrune) < pruneInterval {
+		return
+	}
+	a.lastPrune = now
 	for id, et := range a.emitted {
 		if et.lastTouch.Add(emittedRetention).Before(now) {
 			delete(a.emitted, id)

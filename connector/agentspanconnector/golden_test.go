@@ -13,6 +13,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -60,6 +61,7 @@ func TestGoldenTraces(t *testing.T) {
 	for _, dir := range goldenCases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			got := runGolden(t, filepath.Join(dir, "events.yaml"))
+			checkTraceShape(t, got)
 			want := filepath.Join(dir, "traces.yaml")
 			if *update {
 				require.NoError(t, golden.WriteTraces(t, want, got))
@@ -73,5 +75,30 @@ func TestGoldenTraces(t *testing.T) {
 			require.NoError(t, ptracetest.CompareTraces(expected, got,
 				ptracetest.IgnoreResourceSpansOrder(), ptracetest.IgnoreScopeSpansOrder(), ptracetest.IgnoreSpansOrder()))
 		})
+	}
+}
+
+// checkTraceShape asserts what every backend relies on: each trace has
+// exactly one root, every parent is in the trace, and no span id repeats.
+func checkTraceShape(t *testing.T, td ptrace.Traces) {
+	t.Helper()
+	type spanRef struct{ trace, span string }
+	ids := map[spanRef]int{}
+	roots := map[string]int{}
+	spans := allSpans(td)
+	for _, sp := range spans {
+		ids[spanRef{sp.TraceID().String(), sp.SpanID().String()}]++
+		if sp.ParentSpanID().IsEmpty() {
+			roots[sp.TraceID().String()]++
+		}
+	}
+	for ref, n := range ids {
+		assert.Equal(t, 1, n, "span %v emitted %d times", ref, n)
+	}
+	for _, sp := range spans {
+		assert.Equal(t, 1, roots[sp.TraceID().String()], "trace %s must have one root", sp.TraceID())
+		if !sp.ParentSpanID().IsEmpty() {
+			assert.Contains(t, ids, spanRef{sp.TraceID().String(), sp.ParentSpanID().String()}, "parent of %s is missing", sp.Name())
+		}
 	}
 }
