@@ -1,0 +1,51 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadatatest"
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+func TestTelemetry(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := createDefaultConfig().(*Config)
+	c, err := newConnector(metadatatest.NewSettings(tel), cfg, new(consumertest.TracesSink))
+	require.NoError(t, err)
+	now := t0.Add(time.Minute)
+	c.now = func() time.Time { return now }
+
+	s := newSession("s1")
+	logs := agentevent.EncodeLogs([]agentevent.Event{
+		s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.call("c2", "m2", "t2", "Bash", 3),
+	}, "")
+	logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty().Body().SetStr("not an event")
+	require.NoError(t, c.ConsumeLogs(context.Background(), logs))
+	// Turn 1 again (a re-read): its spans are not emitted twice.
+	again := newSession("s1")
+	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{again.prompt("p1", 0), again.answer("a1", "m1", 1)}, "")))
+
+	metadatatest.AssertEqualAgentSpanTurnsEmitted(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("turn_status", statusCompleted))},
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualAgentSpanSpansEmitted(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("reason", dropNotAgentEvent))},
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropDuplicateSpan))},
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualAgentSpanOpenTurns(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, c.Shutdown(context.Background()))
+}
