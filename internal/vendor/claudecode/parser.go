@@ -105,7 +105,8 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return nil
 	}
 	p.st.LastOffset = offset
-	if len(bytes.TrimSpace(line)) == 0 {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
 		return nil
 	}
 	c := &rowCtx{lineNo: lineNo, offset: offset, raw: bytes.Clone(line)}
@@ -114,6 +115,12 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
 		}
 	}()
+	if trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
+		}
+		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+	}
 	var r record
 	if err := json.Unmarshal(c.raw, &r); err != nil {
 		var syntax *json.SyntaxError
