@@ -87,7 +87,7 @@ func TestStreamingUsageIncrementsSumToMax(t *testing.T) {
 	i := agentevent.Int
 	assert.Equal(t, []tokens{
 		{i(9305), i(9000), i(300), i(8), i(9313)}, // first row: input and cache once, output so far
-		{},                                        // nothing new
+		{}, // nothing new
 		{},
 		{i(0), i(0), i(0), i(314), i(314)}, // only the growth of output_tokens
 	}, got)
@@ -320,8 +320,8 @@ func TestUnparsedRecords(t *testing.T) {
 	}{
 		{"cut mid-write", `{"type":"assistant","message":{"id":"msg_1","content":[{"type":"te`, ReasonMalformedJSON},
 		{"not JSON", `hello`, ReasonMalformedJSON},
-		{"unknown type", `{"type":"hologram","sessionId":"`+testSession+`"}`, ReasonUnknownType},
-		{"no type", `{"sessionId":"`+testSession+`","uuid":"x"}`, ReasonUnexpectedShape},
+		{"unknown type", `{"type":"hologram","sessionId":"` + testSession + `"}`, ReasonUnknownType},
+		{"no type", `{"sessionId":"` + testSession + `","uuid":"x"}`, ReasonUnexpectedShape},
 		{"not an object", `[1,2,3]`, ReasonUnexpectedShape},
 		{"user without message", `{"type":"user","uuid":"x"}`, ReasonUnexpectedShape},
 		{"content of a wrong type", `{"type":"user","uuid":"x","message":{"role":"user","content":42}}`, ReasonUnexpectedShape},
