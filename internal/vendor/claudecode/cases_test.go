@@ -1,0 +1,247 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// The golden files pin every field; these tests state, per case, the few
+// facts the case exists for, so that a regenerated golden file that lost one
+// of them fails loudly.
+
+func parseCase(t *testing.T, name string) []agentevent.Event {
+	t.Helper()
+	events := parseDir(t, filepath.Join(repoRoot(t), "testdata", "claude_code", name))
+	require.NotEmpty(t, events)
+	return events
+}
+
+func filter(events []agentevent.Event, keep func(agentevent.Event) bool) []agentevent.Event {
+	var out []agentevent.Event
+	for _, ev := range events {
+		if keep(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func ofType(events []agentevent.Event, typ agentevent.EventType) []agentevent.Event {
+	return filter(events, func(ev agentevent.Event) bool { return ev.Type == typ })
+}
+
+func byTool(events []agentevent.Event, typ agentevent.EventType, tool string) []agentevent.Event {
+	return filter(events, func(ev agentevent.Event) bool { return ev.Type == typ && ev.ToolName == tool })
+}
+
+func TestCaseStreamingSplit(t *testing.T) {
+	events := parseCase(t, "streaming_split")
+	// Two responses: output 412 (streamed 8, 8, 8, 412) and 57 (2, 57).
+	assert.Equal(t, tokenTotals{Input: 10, Output: 469, CacheRead: 11840 + 14055, CacheCreation: 2215 + 655}, sumTokens(events))
+	withTokens := filter(events, func(ev agentevent.Event) bool { return ev.TokensOutput != nil })
+	require.Len(t, withTokens, 4)
+	assert.Equal(t, []int64{8, 404, 2, 55}, []int64{
+		*withTokens[0].TokensOutput, *withTokens[1].TokensOutput, *withTokens[2].TokensOutput, *withTokens[3].TokensOutput,
+	})
+	turn := ofType(events, agentevent.TypeMeta)
+	require.Len(t, turn, 1)
+	assert.Equal(t, int64(16240), turn[0].Attributes[attrTurnDuration])
+}
+
+func TestCaseBashFailure(t *testing.T) {
+	events := parseCase(t, "bash_failure")
+	results := byTool(events, agentevent.TypeToolResult, "Bash")
+	require.Len(t, results, 2)
+	assert.Equal(t, agentevent.ToolError, results[0].ToolStatus)
+	assert.Equal(t, agentevent.Int(2), results[0].ToolExitCode)
+	assert.Equal(t, ErrExitCode, results[0].ErrorType)
+	assert.Equal(t, agentevent.Int(4120), results[0].ToolLatencyMs)
+	assert.Equal(t, agentevent.ToolSuccess, results[1].ToolStatus)
+	assert.Equal(t, agentevent.Int(0), results[1].ToolExitCode)
+	edit := byTool(events, agentevent.TypeToolResult, "Edit")
+	require.Len(t, edit, 1)
+	assert.Equal(t, "/home/dev/src/inventory/store/sku.go", edit[0].FilePath)
+	assert.Equal(t, agentevent.FileModify, edit[0].FileOp)
+	assert.Equal(t, "go", edit[0].FileLanguage)
+}
+
+func TestCaseToolResultShapes(t *testing.T) {
+	events := parseCase(t, "tool_result_shapes")
+	results := ofType(events, agentevent.TypeToolResult)
+	require.Len(t, results, 3)
+	assert.Equal(t, "mcp__github__get_issue", results[0].ToolName) // toolUseResult is a list
+	assert.Equal(t, agentevent.ToolSuccess, results[0].ToolStatus)
+	assert.Contains(t, results[0].Text, `"number":214`)
+	assert.Equal(t, "Read", results[1].ToolName) // content is an image block
+	assert.Equal(t, "[image]", results[1].Text)
+	assert.Equal(t, "WebFetch", results[2].ToolName) // toolUseResult is a string
+	assert.Equal(t, agentevent.ToolError, results[2].ToolStatus)
+	assert.Equal(t, ErrToolError, results[2].ErrorType)
+	assert.Nil(t, results[2].ToolExitCode)
+}
+
+func TestCaseInterrupt(t *testing.T) {
+	events := parseCase(t, "interrupt")
+	interrupts := filter(events, func(ev agentevent.Event) bool { return ev.Status == "interrupted" })
+	require.Len(t, interrupts, 2)
+	for _, ev := range interrupts {
+		assert.Equal(t, agentevent.TypeLog, ev.Type)
+	}
+	prompts := ofType(events, agentevent.TypeUserMessage)
+	require.Len(t, prompts, 3, "interrupt notices are not prompts")
+	first := byTool(events, agentevent.TypeToolResult, "Bash")[0]
+	assert.Equal(t, ErrInterrupted, first.ErrorType)
+	assert.Nil(t, first.ToolExitCode)
+}
+
+func TestCaseSyntheticAPIError(t *testing.T) {
+	events := parseCase(t, "synthetic_api_error")
+	retries := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == ErrAPIRetry })
+	require.Len(t, retries, 2)
+	failures := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == ErrAPIError })
+	require.Len(t, failures, 1)
+	assert.Equal(t, "error", failures[0].Status)
+	assert.Empty(t, failures[0].Model)
+	assert.Nil(t, failures[0].TokensInput)
+	for _, ev := range events {
+		assert.NotEqual(t, syntheticModel, ev.Model)
+	}
+}
+
+func TestCaseThinking(t *testing.T) {
+	events := parseCase(t, "thinking")
+	reasoning := ofType(events, agentevent.TypeReasoning)
+	require.Len(t, reasoning, 2) // thinking and redacted_thinking
+	// 2.1.111 repeats the final usage on every row: counted once.
+	assert.Equal(t, tokenTotals{Input: 10, Output: 356, CacheRead: 15210, CacheCreation: 1304}, sumTokens(events))
+}
+
+func TestCaseCompaction(t *testing.T) {
+	events := parseCase(t, "compaction")
+	boundary := filter(events, func(ev agentevent.Event) bool { return ev.Attributes[attrMetaKind] == "compact_boundary" })
+	require.Len(t, boundary, 1)
+	assert.Equal(t, "manual", boundary[0].Attributes[attrCompactionTrigger])
+	assert.Equal(t, int64(22874), boundary[0].Attributes[attrCompactionPreTokens])
+	assert.Equal(t, int64(3120), boundary[0].Attributes[attrCompactionPostTokens])
+	summaries := ofType(events, agentevent.TypeSessionSummary)
+	require.Len(t, summaries, 1)
+	assert.Greater(t, summaries[0].Sequence, boundary[0].Sequence)
+	prompts := ofType(events, agentevent.TypeUserMessage)
+	require.Len(t, prompts, 3)
+	assert.Equal(t, "/compact keep the TODO list", prompts[1].Text)
+}
+
+func TestCaseNestedSubagent(t *testing.T) {
+	events := parseCase(t, "nested_subagent")
+	const agent = "a4f19c27b80e3d615"
+	spawn := byTool(events, agentevent.TypeToolResult, "Agent")
+	require.Len(t, spawn, 1)
+	assert.Equal(t, agent, spawn[0].SpawnedAgentID)
+	assert.Empty(t, spawn[0].AgentID)
+	call := byTool(events, agentevent.TypeToolCall, "Agent")
+	require.Len(t, call, 1)
+	assert.Equal(t, "general-purpose", call[0].SubagentType)
+
+	sub := filter(events, func(ev agentevent.Event) bool { return ev.AgentID == agent })
+	require.NotEmpty(t, sub)
+	assert.Equal(t, agentevent.TypeUserMessage, sub[0].Type, "the subagent's prompt opens its own thread")
+	assert.Empty(t, sub[0].ParentEventID)
+	for _, ev := range sub {
+		assert.True(t, ev.IsSidechain)
+		assert.Equal(t, "2c7d9e1f-3a5b-4c8d-9e0f-6a1b2c3d4e5f", ev.SessionID)
+	}
+	failed := byTool(sub, agentevent.TypeToolResult, "Bash")
+	require.Len(t, failed, 1)
+	assert.Equal(t, agentevent.Int(1), failed[0].ToolExitCode)
+	assert.Equal(t, ErrExitCode, failed[0].ErrorType)
+	// The subagent's usage is counted in its own file only (the Agent
+	// result's toolUseResult.usage repeats it and is not added).
+	assert.Equal(t, tokenTotals{Input: 13, Output: 379, CacheRead: 5210 + 5850, CacheCreation: 5210 + 640 + 410}, sumTokens(sub))
+}
+
+func TestCaseInlineSidechain(t *testing.T) {
+	events := parseCase(t, "inline_sidechain")
+	task := byTool(events, agentevent.TypeToolCall, "Task")
+	require.Len(t, task, 1)
+	agent := sidechainPrefix + task[0].ToolCallID
+	side := filter(events, func(ev agentevent.Event) bool { return ev.IsSidechain })
+	require.Len(t, side, 4)
+	for _, ev := range side {
+		assert.Equal(t, agent, ev.AgentID)
+		assert.Equal(t, task[0].ToolCallID, ev.ParentToolCallID)
+	}
+	assert.Equal(t, agentevent.TypeUserMessage, side[0].Type)
+	result := byTool(events, agentevent.TypeToolResult, "Task")
+	require.Len(t, result, 1)
+	assert.Equal(t, agent, result[0].SpawnedAgentID)
+	assert.Empty(t, result[0].AgentID)
+	assert.Equal(t, task[0].ParentEventID, result[0].ParentEventID, "the sidechain's prompt does not start a main-thread turn")
+}
+
+func TestCaseFlatWarmupAgents(t *testing.T) {
+	events := parseCase(t, "v2.0.28_agtrace_with_agent_files")
+	for _, id := range []string{"0c4c3cf8", "90fa40b6"} {
+		agent := filter(events, func(ev agentevent.Event) bool { return ev.AgentID == id })
+		require.Len(t, agent, 2)
+		assert.Equal(t, "Warmup", agent[0].Text)
+		for _, ev := range agent {
+			assert.True(t, ev.IsSidechain)
+			assert.Empty(t, ev.ParentToolCallID, "warmup agents are spawned by no tool call")
+		}
+	}
+	assert.Empty(t, filter(events, func(ev agentevent.Event) bool { return ev.SpawnedAgentID != "" }))
+}
+
+func TestCaseSlashCommand(t *testing.T) {
+	events := parseCase(t, "v1.0.98_viewer_basic")
+	require.Equal(t, agentevent.TypeUserMessage, events[0].Type)
+	assert.Equal(t, "/init", events[0].Text)
+	assert.Equal(t, agentevent.TypeMeta, events[1].Type, "the expanded /init prompt is injected (isMeta)")
+	for _, ev := range events[1:] {
+		assert.Equal(t, events[0].EventID, ev.ParentEventID, "the command's work belongs to its turn")
+	}
+}
+
+func TestCaseNoConversation(t *testing.T) {
+	for name, typ := range map[string]agentevent.EventType{
+		"summary_only":  agentevent.TypeSessionSummary,
+		"snapshot_only": agentevent.TypeFileSnapshot,
+	} {
+		t.Run(name, func(t *testing.T) {
+			events := parseCase(t, name)
+			for _, ev := range events {
+				assert.Equal(t, typ, ev.Type)
+				assert.Empty(t, ev.Unparsed)
+				assert.Empty(t, ev.ParentEventID)
+			}
+		})
+	}
+	snapshots := parseCase(t, "snapshot_only")
+	require.Len(t, snapshots, 3)
+	assert.Equal(t, "snapshot of 2 files", snapshots[1].Text)
+}
+
+func TestCaseMalformed(t *testing.T) {
+	events := parseCase(t, "malformed")
+	var reasons []string
+	for _, ev := range events {
+		if ev.Unparsed != "" {
+			reasons = append(reasons, ev.Unparsed)
+		}
+	}
+	assert.Equal(t, []string{ReasonMalformedJSON, ReasonUnknownType, ReasonUnexpectedShape, ReasonUnexpectedShape}, reasons)
+	prompts := ofType(events, agentevent.TypeUserMessage)
+	require.Len(t, prompts, 2, "the records after the bad ones are mapped")
+	last := events[len(events)-1]
+	assert.Equal(t, agentevent.TypeAssistantMessage, last.Type)
+	assert.Equal(t, prompts[1].EventID, last.ParentEventID)
+	assert.Equal(t, int64(len(events)), last.Sequence)
+}
