@@ -7,11 +7,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -45,6 +47,7 @@ func TestGoldenEvents(t *testing.T) {
 				events[i].Raw = nil
 			}
 			actual := agentevent.EncodeLogs(events, "")
+			sortAttributes(actual)
 			path := filepath.Join(dir, "events.yaml")
 			if *update {
 				require.NoError(t, golden.WriteLogsToFile(path, actual))
@@ -61,5 +64,30 @@ func TestGoldenEvents(t *testing.T) {
 			require.Len(t, decoded, len(events))
 			require.Empty(t, agentevent.Validate(decoded).Violations)
 		})
+	}
+}
+
+// sortAttributes puts every record's attributes in key order. Comparison
+// ignores attribute order; sorting keeps a regenerated golden file free of
+// churn (Event.Attributes is a map).
+func sortAttributes(logs plog.Logs) {
+	for _, rl := range logs.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				attrs := lr.Attributes()
+				raw := attrs.AsRaw()
+				keys := make([]string, 0, len(raw))
+				for k := range raw {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				attrs.Clear()
+				for _, k := range keys {
+					if err := attrs.PutEmpty(k).FromRaw(raw[k]); err != nil {
+						panic(err)
+					}
+				}
+			}
+		}
 	}
 }
