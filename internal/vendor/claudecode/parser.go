@@ -158,12 +158,13 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	default:
 		reason = ReasonUnknownType
 	}
-	if reason != "" {
-		detail := ""
-		if reason == ReasonUnknownType {
-			detail = "record type " + r.Type
-		}
-		return p.unparsed(c, reason, detail)
+	switch {
+	case reason == ReasonUnknownType:
+		return p.unparsed(c, reason, "record type "+r.Type)
+	case reason != "" && r.Type == "":
+		return p.unparsed(c, reason, "record has no type")
+	case reason != "":
+		return p.unparsed(c, reason, r.Type+" record of an unexpected shape")
 	}
 	return p.finish(c, out)
 }
@@ -191,8 +192,8 @@ func (p *Parser) envelope(r *record, c *rowCtx) {
 	if r.Entrypoint != nil {
 		s.Entrypoint = *r.Entrypoint
 	}
-	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
-		s.Timestamp = t.UTC()
+	if r.Timestamp.Set {
+		s.Timestamp = r.Timestamp.T
 	}
 	c.ts = s.Timestamp
 	c.uuid = r.UUID

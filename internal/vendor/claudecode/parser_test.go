@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -496,6 +497,36 @@ func FuzzParse(f *testing.F) {
 			require.NotEmpty(t, ev.EventID)
 			require.Equal(t, line, ev.Raw)
 			require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
+		}
+	})
+}
+
+func TestTimestamps(t *testing.T) {
+	tests := []struct {
+		name, ts string
+		want     time.Time
+	}{
+		{"RFC 3339", `"2026-01-01T10:00:00.123Z"`, time.Date(2026, 1, 1, 10, 0, 0, 123e6, time.UTC)},
+		{"offset", `"2026-01-01T11:00:00+01:00"`, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)},
+		{"epoch milliseconds", `1767261600123`, time.Date(2026, 1, 1, 10, 0, 0, 123e6, time.UTC)},
+		{"epoch seconds", `1767261600`, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := `{"type":"user","uuid":"u1","sessionId":"` + testSession + `","timestamp":` + tt.ts + `,"message":{"role":"user","content":"hi"}}`
+			evs := newFeeder(testSession + ".jsonl").feed(row)
+			require.Len(t, evs, 1)
+			assert.Equal(t, tt.want, evs[0].Timestamp)
+		})
+	}
+	t.Run("missing or unreadable: the last time seen", func(t *testing.T) {
+		f := newFeeder(testSession + ".jsonl")
+		f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"hi"`))
+		evs := f.feed(`{"type":"summary","summary":"s","leafUuid":"u1"}`,
+			`{"type":"user","uuid":"u2","sessionId":"`+testSession+`","timestamp":"yesterday","message":{"role":"user","content":"again"}}`)
+		require.Len(t, evs, 2)
+		for _, ev := range evs {
+			assert.Equal(t, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), ev.Timestamp)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-json"
 )
@@ -22,17 +23,17 @@ type record struct {
 
 	// Envelope. Pointers tell "absent" (carry the last value seen in the
 	// file) from an explicit value.
-	UUID        string  `json:"uuid"`
-	ParentUUID  *string `json:"parentUuid"`
-	Timestamp   string  `json:"timestamp"`
-	SessionID   string  `json:"sessionId"`
-	Version     *string `json:"version"`
-	Cwd         *string `json:"cwd"`
-	GitBranch   *string `json:"gitBranch"`
-	Entrypoint  *string `json:"entrypoint"`
-	IsSidechain bool    `json:"isSidechain"`
-	AgentID     string  `json:"agentId"`
-	IsMeta      bool    `json:"isMeta"`
+	UUID        string    `json:"uuid"`
+	ParentUUID  *string   `json:"parentUuid"`
+	Timestamp   timestamp `json:"timestamp"`
+	SessionID   string    `json:"sessionId"`
+	Version     *string   `json:"version"`
+	Cwd         *string   `json:"cwd"`
+	GitBranch   *string   `json:"gitBranch"`
+	Entrypoint  *string   `json:"entrypoint"`
+	IsSidechain bool      `json:"isSidechain"`
+	AgentID     string    `json:"agentId"`
+	IsMeta      bool      `json:"isMeta"`
 
 	// user / assistant
 	Message           json.RawMessage `json:"message"`
@@ -150,6 +151,41 @@ type attachment struct {
 	ExitCode  num             `json:"exitCode"`
 	Duration  num             `json:"durationMs"`
 	Content   json.RawMessage `json:"content"`
+}
+
+// timestamp is a record time: an RFC 3339 string as Claude Code writes it;
+// epoch seconds or milliseconds are accepted too. Anything else is absent.
+type timestamp struct {
+	T   time.Time
+	Set bool
+}
+
+func (t *timestamp) UnmarshalJSON(b []byte) error {
+	*t = timestamp{}
+	s := string(bytes.TrimSpace(b))
+	if s == "" || s == "null" {
+		return nil
+	}
+	if s[0] == '"' {
+		u, err := strconv.Unquote(s)
+		if err != nil {
+			return nil
+		}
+		if v, err := time.Parse(time.RFC3339Nano, u); err == nil {
+			*t = timestamp{T: v.UTC(), Set: true}
+		}
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return nil
+	}
+	if f >= 1e12 { // milliseconds
+		*t = timestamp{T: time.UnixMilli(int64(f)).UTC(), Set: true}
+	} else {
+		*t = timestamp{T: time.Unix(int64(f), 0).UTC(), Set: true}
+	}
+	return nil
 }
 
 // num is a lenient integer: a JSON number (fractions truncated), a numeric

@@ -103,10 +103,7 @@ func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 		}
 	}
 	ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
-	ev.Text = fmt.Sprintf("snapshot of %d files", n)
-	if n == 1 {
-		ev.Text = "snapshot of 1 file"
-	}
+	ev.Text = fmt.Sprintf("snapshot of %d files", n) // the spec's wording, also for 1
 	ev.Attributes = map[string]any{
 		attrSnapshotUpdate: r.IsSnapshotUpdate,
 		attrSnapshotFiles:  int64(n),
