@@ -102,15 +102,15 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 		ev.FileLanguage = fileLanguage(ev.FilePath)
 	}
 	call := &openCall{
-		ID:        b.ID,
-		Name:      b.Name,
+		ID:        strings.Clone(b.ID), // the state must not pin the record's buffer
+		Name:      strings.Clone(b.Name),
 		Timestamp: c.ts,
-		FilePath:  ev.FilePath,
+		FilePath:  strings.Clone(ev.FilePath),
 		Seq:       p.st.nextCallSeq(),
 	}
 	if isSubagentTool(b.Name) {
 		ev.SubagentType = in.SubagentType
-		call.Prompt = strings.TrimSpace(in.Prompt)
+		call.Prompt = strings.Clone(strings.TrimSpace(in.Prompt))
 	}
 	if b.ID != "" {
 		p.st.addCall(call)

@@ -78,7 +78,8 @@ func NewParser(path string) *Parser {
 // rowCtx is what a record shares with every event it yields.
 type rowCtx struct {
 	lineNo, offset   int64
-	raw              []byte
+	line             []byte // the caller's buffer, valid during Parse only
+	raw              []byte // a copy of line, made once the line yields events
 	uuid             string
 	ts               time.Time
 	sessionID        string
@@ -109,7 +110,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	if len(trimmed) == 0 {
 		return nil
 	}
-	c := &rowCtx{lineNo: lineNo, offset: offset, raw: bytes.Clone(line)}
+	c := &rowCtx{lineNo: lineNo, offset: offset, line: line}
 	defer func() {
 		if r := recover(); r != nil {
 			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
@@ -122,9 +123,9 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
 	}
 	var r record
-	if err := json.Unmarshal(c.raw, &r); err != nil {
+	if err := json.Unmarshal(line, &r); err != nil {
 		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(c.raw) {
+		if errors.As(err, &syntax) || !json.Valid(line) {
 			return p.unparsed(c, ReasonMalformedJSON, err.Error())
 		}
 		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
@@ -173,24 +174,31 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 // thread, timestamp, and the per-row context fields carried forward.
 func (p *Parser) envelope(r *record, c *rowCtx) {
 	s := &p.st
+	// The decoder's strings point into the record's buffer: what the state
+	// keeps is copied (own), or one kept string would pin a multi-MB line.
+	own := func(dst *string, v string) {
+		if *dst != v {
+			*dst = strings.Clone(v)
+		}
+	}
 	if r.SessionID != "" {
-		s.SessionID = r.SessionID
+		own(&s.SessionID, r.SessionID)
 	}
 	if s.SessionID == "" {
 		s.SessionID = p.fileSessionID
 	}
 	c.sessionID = s.SessionID
 	if r.Cwd != nil {
-		s.Cwd = *r.Cwd
+		own(&s.Cwd, *r.Cwd)
 	}
 	if r.Version != nil {
-		s.AgentVer = *r.Version
+		own(&s.AgentVer, *r.Version)
 	}
 	if r.GitBranch != nil {
-		s.GitBranch = *r.GitBranch
+		own(&s.GitBranch, *r.GitBranch)
 	}
 	if r.Entrypoint != nil {
-		s.Entrypoint = *r.Entrypoint
+		own(&s.Entrypoint, *r.Entrypoint)
 	}
 	if r.Timestamp.Set {
 		s.Timestamp = r.Timestamp.T
@@ -304,6 +312,9 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
+	if c.raw == nil {
+		c.raw = bytes.Clone(c.line)
+	}
 	events := make([]agentevent.Event, 0, len(out))
 	for _, pe := range out {
 		ev := pe.ev
@@ -318,7 +329,7 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		k := threadKey(ev.SessionID, ev.AgentID)
 		if ev.Type == agentevent.TypeUserMessage {
 			ev.ParentEventID = ""
-			p.st.Prompts[k] = ev.EventID
+			p.st.Prompts[k] = strings.Clone(ev.EventID)
 		} else {
 			ev.ParentEventID = p.st.Prompts[k]
 		}

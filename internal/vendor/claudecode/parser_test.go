@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -529,4 +530,28 @@ func TestTimestamps(t *testing.T) {
 			assert.Equal(t, time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC), ev.Timestamp)
 		}
 	})
+}
+
+// TestStateDoesNotPinRecords parses large records whose tool calls stay
+// open: the state keeps a few short strings of each, and must not keep the
+// records' buffers alive through them.
+func TestStateDoesNotPinRecords(t *testing.T) {
+	const rows, size = 20, 2 << 20
+	big := strings.Repeat("x", size)
+	p := NewParser(testSession + ".jsonl")
+	var offset int64
+	for i := range rows {
+		line := assistantRow(fmt.Sprintf("a%d", i), "2026-01-01T10:00:01.000Z", fmt.Sprintf("msg_%d", i),
+			toolUse(fmt.Sprintf("t%d", i), "Write", `{"file_path":"/w/big.txt","content":"`+big+`"}`), 10, "tool_use")
+		evs := p.Parse([]byte(line), int64(i+1), offset)
+		require.Len(t, evs, 1)
+		offset += int64(len(line)) + 1
+	}
+	require.Len(t, p.st.Calls, rows)
+	big = ""
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	assert.Less(t, m.HeapInuse, uint64(rows*size/2), "the parser state keeps record buffers alive")
+	runtime.KeepAlive(p)
 }

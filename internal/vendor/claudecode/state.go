@@ -5,6 +5,7 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendor/cla
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-json"
@@ -158,7 +159,7 @@ func (s *state) countUsage(id string, in, cacheRead, cacheCreate, out int64) (dI
 		}
 		return 0, 0, 0, dOut, false
 	}
-	s.Usage = append(s.Usage, countedUsage{ID: id, Output: out})
+	s.Usage = append(s.Usage, countedUsage{ID: strings.Clone(id), Output: out})
 	if len(s.Usage) > maxUsageIDs {
 		s.Usage = append(s.Usage[:0], s.Usage[len(s.Usage)-maxUsageIDs:]...)
 	}
@@ -172,7 +173,7 @@ func (s *state) addSidechainRow(uuid, agentID string) {
 		// sidechain seen last.
 		clear(s.Sidechains)
 	}
-	s.Sidechains[uuid] = agentID
+	s.Sidechains[strings.Clone(uuid)] = strings.Clone(agentID)
 }
 
 // endSidechain forgets a finished inline sidechain.
