@@ -1,0 +1,47 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkParse parses every golden case file (throughput in bytes of JSONL).
+func BenchmarkParse(b *testing.B) {
+	root := filepath.Join(repoRoot(b), "testdata", "claude_code")
+	type file struct {
+		rel   string
+		lines []line
+	}
+	var files []file
+	var size int64
+	entries, err := os.ReadDir(root)
+	require.NoError(b, err)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		for _, rel := range sessionFiles(b, dir) {
+			data, err := os.ReadFile(filepath.Join(dir, rel))
+			require.NoError(b, err)
+			files = append(files, file{rel: rel, lines: splitLines(data)})
+			size += int64(len(data))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			p := NewParser(f.rel)
+			for _, l := range f.lines {
+				p.Parse(l.data, l.lineNo, l.offset)
+			}
+		}
+	}
+}
