@@ -130,6 +130,9 @@ func TestCorpus(t *testing.T) {
 // same oracle: streamed rows, inline sidechains and nested subagents count
 // what ccusage counts.
 func TestTestdataTokensMatchCcusage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not running ccusage over testdata")
+	}
 	dir := filepath.Join(repoRoot(t), "testdata", "claude_code")
 	var groups []sessionGroup
 	entries, err := os.ReadDir(dir)
