@@ -53,6 +53,8 @@ type Parser struct {
 	// <session>/subagents/agent-<id>.jsonl. "" for a flat agent file.
 	fileSessionID string
 	st            state
+	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
+	hashedRoot, rootHash string
 }
 
 // NewParser returns the parser for one Claude Code session file (main
@@ -292,7 +294,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 		Source:           agentevent.SourceClaudeCode,
 		SessionID:        c.sessionID,
 		ProjectRoot:      s.Cwd,
-		ProjectHash:      agentevent.ProjectHash(s.Cwd),
+		ProjectHash:      p.projectHash(),
 		Timestamp:        c.ts,
 		Type:             typ,
 		Role:             role,
@@ -304,6 +306,13 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 		GitBranch:        s.GitBranch,
 		Entrypoint:       s.Entrypoint,
 	}
+}
+
+func (p *Parser) projectHash() string {
+	if p.st.Cwd != p.hashedRoot || (p.rootHash == "" && p.st.Cwd != "") {
+		p.hashedRoot, p.rootHash = p.st.Cwd, agentevent.ProjectHash(p.st.Cwd)
+	}
+	return p.rootHash
 }
 
 // finish gives the events of one row their ids, turn parents, sequence and
