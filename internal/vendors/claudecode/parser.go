@@ -6,7 +6,7 @@
 // agentevent events. It is pure: it never reads a file, it is handed one line
 // at a time and keeps, per file, only the state the mapping needs (see
 // MarshalState). README.md holds the mapping table.
-package claudecode // import "github.com/agentotel/agentotel/internal/vendor/claudecode"
+package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
 
 import (
 	"bytes"

@@ -54,7 +54,7 @@ func TestGoldenEvents(t *testing.T) {
 				t.Logf("wrote %s", path)
 			}
 			expected, err := golden.ReadLogs(path)
-			require.NoError(t, err, "run `go test ./internal/vendor/claudecode -run TestGoldenEvents -update` to create it")
+			require.NoError(t, err, "run `go test ./internal/vendors/claudecode -run TestGoldenEvents -update` to create it")
 			require.NoError(t, plogtest.CompareLogs(expected, actual))
 
 			// The golden files are what the connector's tests start from:
