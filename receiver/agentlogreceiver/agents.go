@@ -11,10 +11,11 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 )
 
 // parser maps the records of one session file to events. It is what every
-// internal/vendor package provides, one instance per file path.
+// internal/vendors package provides, one instance per file path.
 type parser interface {
 	// Parse maps one line (without its "\n"); lineNo is 1-based, offset is
 	// the byte offset of the line's start. Records at or before the last
@@ -46,7 +47,7 @@ var agents = []agent{
 		source:         agentevent.SourceClaudeCode,
 		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
 		defaultInclude: claudeCodeInclude,
-		newParser:      newClaudeCodeParser,
+		newParser:      func(path string) parser { return claudecode.NewParser(path) },
 	},
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -59,7 +58,7 @@ func newHarness(t *testing.T, cfg *Config, host component.Host) *harness {
 	set := metadatatest.NewSettings(tel)
 	set.Logger = zap.New(core)
 	sink := new(consumertest.LogsSink)
-	rcv, err := newReceiver(set, cfg, sink, testTable())
+	rcv, err := newReceiver(set, cfg, sink, agents)
 	require.NoError(t, err)
 	return &harness{t: t, cfg: cfg, sink: sink, tel: tel, logs: logs, rcv: rcv, host: host}
 }
@@ -102,13 +101,6 @@ func (h *harness) waitEvents(path string, n int) []agentevent.Event {
 	require.Eventually(h.t, func() bool { return len(h.eventsOf(path)) >= n }, 20*time.Second, 5*time.Millisecond,
 		"waiting for %d events from %s", n, path)
 	return h.eventsOf(path)
-}
-
-// testTable is the agent table under test.
-func testTable() []agent {
-	table := slices.Clone(agents)
-	table[0].newParser = newFakeParser
-	return table
 }
 
 var barrierSeq atomic.Int64

@@ -98,26 +98,7 @@ func (r *logsReceiver) startTailer(ctx context.Context, host component.Host, a a
 		return nil, fmt.Errorf("`%s.include`: %w; set the patterns explicitly", a.key, err)
 	}
 	t := newTailer(r, host, a, hostname)
-	fc := fileconsumer.NewConfig()
-	fc.Include = include
-	fc.Exclude = exclude
-	fc.ExcludeOlderThan = ac.ExcludeOlderThan
-	fc.StartAt = string(r.cfg.StartAt)
-	fc.PollInterval = r.cfg.PollInterval
-	fc.MaxConcurrentFiles = r.cfg.MaxConcurrentFiles
-	fc.FingerprintSize = r.cfg.FingerprintSize
-	fc.MaxLogSize = r.cfg.MaxLogSize
-	// A line of max_log_size or more is cut to one token and the rest of it
-	// skipped, so line numbers stay right; tailer.emit reports the token.
-	fc.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
-	// Bytes as written: no decoding, no whitespace trimming (nop encoding),
-	// lines split on "\n" only by splitLines.
-	fc.Encoding = "nop"
-	// Never emit a partial last line: the agents terminate every record with
-	// "\n", so an unterminated line is still being written.
-	fc.FlushPeriod = 0
-	fc.IncludeFileName = false
-	fc.IncludeFilePath = true
+	fc := tailConfig(r.cfg, ac, include, exclude)
 	m, err := fc.Build(r.set.TelemetrySettings, t.emit, fileconsumer.WithSplitFunc(splitLines))
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", a.key, err)
@@ -129,6 +110,36 @@ func (r *logsReceiver) startTailer(ctx context.Context, host component.Host, a a
 	r.set.Logger.Info("Reading agent session files",
 		zap.String("agent", a.key), zap.Strings("include", include), zap.Strings("exclude", exclude))
 	return t, nil
+}
+
+// tailConfig is the fileconsumer configuration of one agent: its files, the
+// receiver's tailing settings, and what the parsers rely on, fixed.
+func tailConfig(cfg *Config, ac *AgentConfig, include, exclude []string) fileconsumer.Config {
+	fc := fileconsumer.NewConfig()
+	fc.Include = include
+	fc.Exclude = exclude
+	fc.ExcludeOlderThan = ac.ExcludeOlderThan
+	fc.StartAt = string(cfg.StartAt)
+	fc.PollInterval = cfg.PollInterval
+	fc.MaxConcurrentFiles = cfg.MaxConcurrentFiles
+	fc.FingerprintSize = cfg.FingerprintSize
+	fc.MaxLogSize = cfg.MaxLogSize
+	// A line of max_log_size or more is cut to one token and the rest of it
+	// skipped, so line numbers stay right; tailer.emit reports the token.
+	fc.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
+	// The read buffer must not start larger than max_log_size: truncation
+	// only happens when the buffer has grown to exactly max_log_size, and a
+	// bigger buffer would wedge the file on "log entry too large".
+	fc.InitialBufferSize = min(fc.InitialBufferSize, cfg.MaxLogSize)
+	// Bytes as written: no decoding, no whitespace trimming (nop encoding),
+	// lines split on "\n" only by splitLines.
+	fc.Encoding = "nop"
+	// Never emit a partial last line: the agents terminate every record with
+	// "\n", so an unterminated line is still being written.
+	fc.FlushPeriod = 0
+	fc.IncludeFileName = false
+	fc.IncludeFilePath = true
+	return *fc
 }
 
 // Shutdown stops tailing (read positions are saved) and closes the storage

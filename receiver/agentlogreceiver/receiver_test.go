@@ -5,9 +5,11 @@ package agentlogreceiver
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -383,4 +386,41 @@ func TestReplacedFileIsReadAgain(t *testing.T) {
 	evs := h.waitEvents(path, 3)
 	assert.Equal(t, []string{"u1", "a1", "v1"}, eventIDs(evs))
 	assert.Equal(t, 1, h.logs.FilterMessageSnippet("replaced").Len())
+}
+
+// failOnce refuses its first batch, then passes everything to the sink.
+type failOnce struct {
+	*consumertest.LogsSink
+	failed atomic.Bool
+}
+
+func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if f.failed.CompareAndSwap(false, true) {
+		return errors.New("downstream unavailable")
+	}
+	return f.LogsSink.ConsumeLogs(ctx, ld)
+}
+
+func TestRefusedBatchIsLoggedAndReadingGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"))
+	h := newHarness(t, testConfig(dir), nil)
+	next := &failOnce{LogsSink: h.sink}
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	require.NoError(t, err)
+	h.rcv = rcv
+	h.start()
+	require.Eventually(t, func() bool { return next.failed.Load() }, 10*time.Second, 5*time.Millisecond)
+
+	appendFile(t, path, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
+	evs := h.waitEvents(path, 1)
+	assert.Equal(t, []string{"a1"}, eventIDs(evs), "the refused batch is dropped, the next one arrives")
+	assert.Equal(t, "u1", evs[0].ParentEventID)
+	refused := h.logs.FilterMessageSnippet("refused").All()
+	require.Len(t, refused, 1)
+	assert.Equal(t, path, refused[0].ContextMap()["path"])
+	metadatatest.AssertEqualAgentLogEventsEmitted(t, h.tel, []metricdata.DataPoint[int64]{
+		{Attributes: agentSet(""), Value: 1},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }

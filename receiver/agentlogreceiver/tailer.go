@@ -117,9 +117,7 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 			t.bad(ctx, path, lineNo, reasonLineTooLong)
 			continue
 		}
-		// The line and its "\n" end at offsets[i+1]. (offsets[i] would be
-		// off after an over-long line, whose skipped tail it does not count.)
-		offset := offsets[i+1] - int64(len(line)) - 1
+		offset := lineOffset(offsets, i, len(line))
 		if offset == 0 {
 			t.checkIdentity(f, line)
 		}
@@ -130,6 +128,9 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 			if ev.Unparsed != "" {
 				t.bad(ctx, path, lineNo, ev.Unparsed)
 				continue
+			}
+			if ev.Source == "" {
+				ev.Source = t.agent.source // service.name comes from it
 			}
 			if !t.r.cfg.IncludeContent {
 				ev.Text = ""
@@ -146,6 +147,16 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 	}
 	t.save(ctx, f)
 	return nil
+}
+
+// lineOffset is the byte offset where line i of a batch starts. The line and
+// its "\n" end at offsets[i+1]; offsets[i], the end of the previous token,
+// would be off after an over-long line, whose skipped tail it does not count.
+func lineOffset(offsets []int64, i, length int) int64 {
+	if i+1 < len(offsets) {
+		return offsets[i+1] - int64(length) - 1
+	}
+	return offsets[i]
 }
 
 // file returns the state of a path, creating it on first sight.
