@@ -295,4 +295,3 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		}
 	}
 }
-
