@@ -485,18 +485,7 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		break
 	}
 
-	sp := m.spans.AppendEmpty()
-	sp.SetTraceID(m.traceID)
-	sp.SetSpanID(chatSpanID(t.key.Thread, g.key))
-	sp.SetParentSpanID(parent)
-	name := opChat
-	if model != "" {
-		name += " " + model
-	}
-	sp.SetName(name)
-	sp.SetKind(ptrace.SpanKindClient)
-	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, end)))
+	sp := m.newSpan(chatSpanID(t.key.Thread, g.key), parent, opChat, model, ptrace.SpanKindClient, start, end)
 	a := sp.Attributes()
 	a.PutStr(attrOperationName, opChat)
 	putStr(a, agentevent.AttrProvider, provider)
@@ -641,18 +630,7 @@ func (m *mapper) tool(t *tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 		}
 	}
 
-	sp := m.spans.AppendEmpty()
-	sp.SetTraceID(m.traceID)
-	sp.SetSpanID(toolSpanID(t.key.Thread, p.key))
-	sp.SetParentSpanID(parent)
-	spanName := opExecuteTool
-	if name != "" {
-		spanName += " " + name
-	}
-	sp.SetName(spanName)
-	sp.SetKind(ptrace.SpanKindInternal)
-	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, end)))
+	sp := m.newSpan(toolSpanID(t.key.Thread, p.key), parent, opExecuteTool, name, ptrace.SpanKindInternal, start, end)
 	a := sp.Attributes()
 	putAttrs(a, attrs)
 	a.PutStr(attrOperationName, opExecuteTool)
@@ -812,21 +790,25 @@ func putStr(a pcommon.Map, k, v string) {
 // putAttrs copies vendor facts (agent.* keys) onto a span or span event.
 func putAttrs(a pcommon.Map, attrs map[string]any) {
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		switch v := attrs[k].(type) {
-		case string:
-			a.PutStr(k, v)
-		case bool:
-			a.PutBool(k, v)
-		case int64:
-			a.PutInt(k, v)
-		case int:
-			a.PutInt(k, int64(v))
-		case float64:
-			a.PutDouble(k, v)
-		default:
-			_ = a.PutEmpty(k).FromRaw(v)
-		}
+		agentevent.PutValue(a, k, attrs[k])
 	}
+}
+
+// newSpan appends a span "<op> <name>" (just "<op>" without a name) of the
+// mapped trace, ending no earlier than it starts.
+func (m *mapper) newSpan(id, parent pcommon.SpanID, op, name string, kind ptrace.SpanKind, start, end time.Time) ptrace.Span {
+	sp := m.spans.AppendEmpty()
+	sp.SetTraceID(m.traceID)
+	sp.SetSpanID(id)
+	sp.SetParentSpanID(parent)
+	if name != "" {
+		op += " " + name
+	}
+	sp.SetName(op)
+	sp.SetKind(kind)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, end)))
+	return sp
 }
 
 func firstNonEmpty(a, b string) string {

@@ -187,22 +187,29 @@ func Encode(ev Event, lr plog.LogRecord) {
 	}
 	str(AttrUnparsed, ev.Unparsed)
 	for k, v := range ev.Attributes {
-		if knownAttrs[k] {
-			continue // a named field owns this key
+		if !knownAttrs[k] { // a named field owns a known key
+			PutValue(a, k, v)
 		}
-		switch v := v.(type) {
-		case string:
-			a.PutStr(k, v)
-		case bool:
-			a.PutBool(k, v)
-		case int64:
-			a.PutInt(k, v)
-		case int:
-			a.PutInt(k, int64(v))
-		case float64:
-			a.PutDouble(k, v)
-		default:
-			a.PutStr(k, fmt.Sprint(v))
+	}
+}
+
+// PutValue sets k to v, for the value types Event.Attributes holds (string,
+// bool, int64, int, float64); anything else is stored as its raw form.
+func PutValue(m pcommon.Map, k string, v any) {
+	switch v := v.(type) {
+	case string:
+		m.PutStr(k, v)
+	case bool:
+		m.PutBool(k, v)
+	case int64:
+		m.PutInt(k, v)
+	case int:
+		m.PutInt(k, int64(v))
+	case float64:
+		m.PutDouble(k, v)
+	default:
+		if err := m.PutEmpty(k).FromRaw(v); err != nil {
+			m.PutStr(k, fmt.Sprint(v))
 		}
 	}
 }
