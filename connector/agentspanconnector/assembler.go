@@ -41,6 +41,7 @@ type unit struct {
 	prevPrompt  string              // the thread's previous prompt, for the span link
 	host        string
 	lastArrival time.Time // wall clock
+	lastEvent   time.Time // latest event timestamp, kept as events arrive
 }
 
 // thread is what the connector remembers of a conversation thread.
@@ -205,6 +206,9 @@ func (u *unit) addEvent(ev agentevent.Event) {
 		u.seen[ev.EventID] = struct{}{}
 	}
 	u.events = append(u.events, ev)
+	if ev.Timestamp.After(u.lastEvent) {
+		u.lastEvent = ev.Timestamp
+	}
 }
 
 func appendUnique(evs []agentevent.Event, ev agentevent.Event) []agentevent.Event {
@@ -237,7 +241,8 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 	// Open subagent runs whose spawning unit is still open close with it.
 	children := map[unitKey][]unitKey{}
 	hasOpenParent := map[unitKey]bool{}
-	for _, k := range a.sortedUnits() {
+	sorted := a.sortedUnits() // once per pass: this runs after every batch
+	for _, k := range sorted {
 		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.subagent() {
 			if _, open := a.units[l.Parent]; open && l.Parent != k {
 				children[l.Parent] = append(children[l.Parent], k)
@@ -259,13 +264,13 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 			mark(c)
 		}
 	}
-	for _, k := range a.sortedUnits() {
+	for _, k := range sorted {
 		if !hasOpenParent[k] {
 			tops = append(tops, k)
 			mark(k)
 		}
 	}
-	for _, k := range a.sortedUnits() {
+	for _, k := range sorted {
 		if !reached[k] {
 			tops = append(tops, k)
 			mark(k)
@@ -335,12 +340,7 @@ func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visi
 	}
 	visited[k] = true
 	u := a.units[k]
-	for i := range u.events {
-		if ts := u.events[i].Timestamp; ts.After(last) {
-			last = ts
-		}
-	}
-	arrived = u.lastArrival
+	last, arrived = u.lastEvent, u.lastArrival
 	for _, c := range children[k] {
 		l, ar := a.lastActivity(c, children, visited)
 		if l.After(last) {
