@@ -7,7 +7,8 @@ cache="${AGENTOTEL_CACHE:-$HOME/.cache/agentotel}"
 bin="$cache/jaeger-$version/jaeger"
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 mkdir -p "$cache"
-dir=$(GOFLAGS=-mod=mod go mod download -json "github.com/jaegertracing/jaeger@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+# Download outside any module, so this checkout's go.mod/go.sum are never touched.
+dir=$(cd "$(mktemp -d)" && go mod download -json "github.com/jaegertracing/jaeger@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -n "$dir" ] || { echo "ensure-jaeger: could not download jaeger $version" >&2; exit 1; }
 src="$cache/jaeger-src-$version"
 rm -rf "$src"; cp -r "$dir" "$src"; chmod -R u+w "$src"
