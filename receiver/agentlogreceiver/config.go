@@ -70,6 +70,11 @@ type Config struct {
 	IncludeContent bool `mapstructure:"include_content"`
 	// IncludeRaw keeps the vendor record (Event.Raw, attribute agent.raw).
 	IncludeRaw bool `mapstructure:"include_raw"`
+	// EmitUnparsed also emits the records that could not be mapped, as
+	// events of type log with agent.unparsed.reason (they are always counted
+	// and logged). Formats such as the universal schema's agent.unparsed
+	// want them; everything else ignores them.
+	EmitUnparsed bool `mapstructure:"emit_unparsed"`
 
 	// ClaudeCode configures Claude Code's session transcripts.
 	ClaudeCode AgentConfig `mapstructure:"claude_code"`

@@ -46,6 +46,7 @@ func TestLoadConfig(t *testing.T) {
 		FingerprintSize:    helper.ByteSize(2000),
 		IncludeContent:     true,
 		IncludeRaw:         true,
+		EmitUnparsed:       true,
 		ClaudeCode: AgentConfig{
 			Enabled:          true,
 			Include:          []string{"~/archive/claude/projects/**/*.jsonl", "/var/lib/claude/projects/**/*.jsonl"},

@@ -209,6 +209,46 @@ func TestLineLongerThanMaxLogSize(t *testing.T) {
 	assertBadRecordLogged(t, h, path, 2, reasonLineTooLong)
 }
 
+func TestEmitUnparsed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path,
+		userLine("u1", "s1", "first"),
+		`{"type":"user","uuid":"u-broken","message":{"content":"cut`,
+		unknownLine("x1", "s1"),
+		assistantLine("a1", "u1", "s1", "msg_1", strings.Repeat("y", 300*1024)),
+		assistantLine("a2", "u1", "s1", "msg_2", "answer"),
+	)
+	cfg := testConfig(dir)
+	cfg.EmitUnparsed, cfg.IncludeRaw = true, true
+	cfg.MaxLogSize = 64 * 1024
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.waitEvents(path, 5)
+	h.barrier(dir)
+	evs := h.eventsOf(path)
+	require.Len(t, evs, 5, "the good records and one event per bad record")
+	want := map[int64]string{2: "malformed_json", 3: "unknown_type", 4: reasonLineTooLong}
+	for _, ev := range evs {
+		reason, bad := want[ev.LogLine]
+		if !bad {
+			assert.Empty(t, ev.Unparsed, "line %d", ev.LogLine)
+			continue
+		}
+		assert.Equal(t, reason, ev.Unparsed, "line %d", ev.LogLine)
+		assert.Equal(t, agentevent.TypeLog, ev.Type)
+		assert.Equal(t, agentevent.RoleSystem, ev.Role)
+		assert.Equal(t, path, ev.LogFile)
+		assert.NotEmpty(t, ev.EventID)
+		if reason != reasonLineTooLong {
+			assert.NotEmpty(t, ev.Raw, "include_raw keeps the bad record")
+		}
+	}
+	// Still counted and logged, as without emit_unparsed.
+	assertUnparsed(t, h, map[string]int64{"malformed_json": 1, "unknown_type": 1, reasonLineTooLong: 1})
+	assertBadRecordLogged(t, h, path, 2, "malformed_json")
+}
+
 func TestLiveAppend(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")

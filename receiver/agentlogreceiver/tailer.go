@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
 	fcattrs "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
@@ -112,12 +113,15 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 	events := make([]agentevent.Event, 0, len(lines))
 	for i, line := range lines {
 		lineNo := firstLineNo + int64(i)
+		offset := lineOffset(offsets, i, len(line))
 		if len(line) >= maxLen {
 			// fileconsumer cut the line at max_log_size and skips the rest.
 			t.bad(ctx, path, lineNo, reasonLineTooLong)
+			if t.r.cfg.EmitUnparsed {
+				events = append(events, t.unparsedEvent(path, lineNo, offset, reasonLineTooLong))
+			}
 			continue
 		}
-		offset := lineOffset(offsets, i, len(line))
 		if offset == 0 {
 			t.checkIdentity(f, line)
 		}
@@ -127,7 +131,9 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 		for _, ev := range f.parser.Parse(line, lineNo, offset) {
 			if ev.Unparsed != "" {
 				t.bad(ctx, path, lineNo, ev.Unparsed)
-				continue
+				if !t.r.cfg.EmitUnparsed {
+					continue
+				}
 			}
 			if ev.Source == "" {
 				ev.Source = t.agent.source // service.name comes from it
@@ -147,6 +153,24 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 	}
 	t.save(ctx, f)
 	return nil
+}
+
+// unparsedEvent stands for a line the parser never saw (cut at
+// max_log_size), for emit_unparsed. Its time is when it was read.
+func (t *tailer) unparsedEvent(path string, lineNo, offset int64, reason string) agentevent.Event {
+	ev := agentevent.Event{
+		Source:    t.agent.source,
+		EventID:   agentevent.StableID(path, offset, 0),
+		Timestamp: time.Now(),
+		Type:      agentevent.TypeLog,
+		Role:      agentevent.RoleSystem,
+		Channel:   agentevent.ChannelSystem,
+		LogFile:   path,
+		LogLine:   lineNo,
+		Unparsed:  reason,
+	}
+	agentevent.Normalize(&ev)
+	return ev
 }
 
 // lineOffset is the byte offset where line i of a batch starts. The line and
