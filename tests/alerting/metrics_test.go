@@ -1,0 +1,298 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package alerting
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+const (
+	callsMetric = "traces_span_metrics_calls_total"
+	statusError = "STATUS_CODE_ERROR"
+)
+
+// toolCount is the number of execute_tool spans of one tool, and how many of them failed.
+type toolCount struct{ Calls, Errors int }
+
+// expectation is what the golden events of the Claude testdata make of span counters, derived
+// from the events alone with the rules the agent_span README documents: one execute_tool span per
+// tool call id (a call and its result), failed when the result's tool_status is error (or, with
+// no status, when it has an error type or an exit code other than 0); one turn root per prompt
+// of a session's main thread, failed when one of its events recorded status error or an API
+// error (an error type outside tool events) came after its last assistant answer.
+type expectation struct {
+	service     string
+	tools       map[string]toolCount
+	turns       int
+	failedTurns int
+}
+
+func expectedFromGoldens(t *testing.T, root string) expectation {
+	t.Helper()
+	exp := expectation{service: "claude-code", tools: map[string]toolCount{}}
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "claude_code", "*", "events.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no golden events under testdata/claude_code")
+	for _, f := range files {
+		logs, err := golden.ReadLogs(f)
+		require.NoError(t, err)
+		evs, _ := agentevent.DecodeLogs(logs)
+
+		type pair struct{ call, result *agentevent.Event }
+		pairs := map[string]*pair{}
+		var order []string
+		for i := range evs {
+			ev := &evs[i]
+			if ev.Type != agentevent.TypeToolCall && ev.Type != agentevent.TypeToolResult {
+				continue
+			}
+			id := ev.ToolCallID
+			if id == "" {
+				id = "event:" + ev.EventID
+			}
+			key := ev.SessionID + "\x00" + ev.AgentID + "\x00" + id
+			p := pairs[key]
+			if p == nil {
+				p = &pair{}
+				pairs[key] = p
+				order = append(order, key)
+			}
+			if ev.Type == agentevent.TypeToolCall {
+				p.call = ev
+			} else {
+				p.result = ev
+			}
+		}
+		for _, key := range order {
+			p := pairs[key]
+			name := ""
+			for _, ev := range []*agentevent.Event{p.call, p.result} {
+				if ev != nil && name == "" {
+					name = ev.ToolName
+				}
+			}
+			require.NotEmpty(t, name, "%s: tool call %q without a tool name", f, key)
+			c := exp.tools[name]
+			c.Calls++
+			if failed(p.call, p.result) {
+				c.Errors++
+			}
+			exp.tools[name] = c
+		}
+
+		// Turns: main-thread prompts, and the events that belong to each.
+		turnOf := map[string][]*agentevent.Event{}
+		var prompts []string
+		for i := range evs {
+			ev := &evs[i]
+			if ev.AgentID != "" {
+				continue
+			}
+			if ev.Type == agentevent.TypeUserMessage {
+				prompts = append(prompts, ev.EventID)
+				turnOf[ev.EventID] = append(turnOf[ev.EventID], ev)
+			} else if ev.ParentEventID != "" {
+				turnOf[ev.ParentEventID] = append(turnOf[ev.ParentEventID], ev)
+			}
+		}
+		exp.turns += len(prompts)
+		for _, id := range prompts {
+			if turnFailed(turnOf[id]) {
+				exp.failedTurns++
+			}
+		}
+	}
+	return exp
+}
+
+// failed says whether a tool call ended in error.
+func failed(call, result *agentevent.Event) bool {
+	if result == nil {
+		return false // still running when the turn closed: in_progress, not an error
+	}
+	switch result.ToolStatus {
+	case agentevent.ToolError:
+		return true
+	case agentevent.ToolSuccess, agentevent.ToolInProgress:
+		return false
+	}
+	for _, ev := range []*agentevent.Event{call, result} {
+		if ev != nil && (ev.ErrorType != "" || (ev.ToolExitCode != nil && *ev.ToolExitCode != 0)) {
+			return true
+		}
+	}
+	return false
+}
+
+// turnFailed says whether a turn's events (in log order) make it end in error.
+func turnFailed(evs []*agentevent.Event) bool {
+	lastAPIError, lastAnswer := -1, -1
+	for i, ev := range evs {
+		if ev.Status == "error" {
+			return true
+		}
+		switch {
+		case ev.Type == agentevent.TypeToolCall || ev.Type == agentevent.TypeToolResult:
+		case ev.ErrorType != "":
+			lastAPIError = i
+		case ev.Type == agentevent.TypeAssistantMessage:
+			lastAnswer = i
+		}
+	}
+	return lastAPIError >= 0 && lastAnswer < lastAPIError
+}
+
+// observed is what one scrape of the prometheus exporter says.
+type observed struct {
+	tools       map[string]toolCount // execute_tool series, summed over other labels
+	turns       int                  // invoke_agent <service> series
+	failedTurns int                  // … with status_code ERROR
+	errorTurns  int                  // … with agent_turn_status error
+	services    map[string]bool
+}
+
+func observe(samples []sample, service string) observed {
+	o := observed{tools: map[string]toolCount{}, services: map[string]bool{}}
+	for _, s := range samples {
+		if s.name != callsMetric {
+			continue
+		}
+		o.services[s.labels["service_name"]] = true
+		n := int(s.value)
+		switch span := s.labels["span_name"]; {
+		case strings.HasPrefix(span, "execute_tool "):
+			c := o.tools[s.labels["gen_ai_tool_name"]]
+			c.Calls += n
+			if s.labels["status_code"] == statusError {
+				c.Errors += n
+			}
+			o.tools[s.labels["gen_ai_tool_name"]] = c
+		case span == "invoke_agent "+service:
+			o.turns += n
+			if s.labels["status_code"] == statusError {
+				o.failedTurns += n
+			}
+			if s.labels["agent_turn_status"] == "error" {
+				o.errorTurns += n
+			}
+		}
+	}
+	return o
+}
+
+// TestToolErrorSeries runs the ocb-built collector with config/alerting.yaml exactly as a user
+// would (only its environment variables set: HOME pointing at a folder laid out like
+// ~/.claude/projects with the Claude testdata, the state folder, the exporter's port and a 1s
+// flush), scrapes its prometheus exporter and checks the counters alerts.yaml reads: per tool,
+// the calls and the failed calls (status_code STATUS_CODE_ERROR) the golden events predict; the
+// turn roots and the failed ones; the label names the rules use.
+func TestToolErrorSeries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the collector (skipped with -short)")
+	}
+	root := repoRoot(t)
+	exp := expectedFromGoldens(t, root)
+	var failing []string
+	for name, c := range exp.tools {
+		if c.Errors > 0 {
+			failing = append(failing, name)
+		}
+	}
+	require.NotEmpty(t, failing, "the testdata must hold failed tool calls")
+	require.Positive(t, exp.failedTurns, "the testdata must hold a failed turn")
+	t.Logf("expected from the golden events: tools (calls, errors) %+v; %d turns, %d failed", exp.tools, exp.turns, exp.failedTurns)
+
+	bin := collectorBinary(t)
+	home := t.TempDir()
+	projects := filepath.Join(home, ".claude", "projects")
+	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-alerting-"+c.Name()),
+			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	}
+	port := freePort(t)
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
+		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
+	}
+	col := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+
+	want := observed{tools: exp.tools, turns: exp.turns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
+		services: map[string]bool{exp.service: true}}
+	var got observed
+	var samples []sample
+	waitFor(t, 90*time.Second, "the span counters the golden events predict", func() (bool, string) {
+		if col.exited() {
+			t.Fatalf("collector exited: %s", col.logText())
+		}
+		var err error
+		samples, err = scrape(url)
+		if err != nil {
+			return false, err.Error()
+		}
+		got = observe(samples, exp.service)
+		if assert.ObjectsAreEqual(want, got) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("want %+v, got %+v", want, got)
+	})
+
+	// The exact series the rules select, for the tools that failed.
+	sort.Strings(failing)
+	for _, name := range failing {
+		var errSeries []sample
+		for _, s := range samples {
+			if s.name == callsMetric && s.labels["gen_ai_tool_name"] == name && s.labels["status_code"] == statusError {
+				errSeries = append(errSeries, s)
+			}
+		}
+		require.Len(t, errSeries, 1, "one error series for %s", name)
+		s := errSeries[0]
+		assert.Equal(t, exp.service, s.labels["service_name"])
+		assert.Equal(t, "execute_tool "+name, s.labels["span_name"])
+		assert.Equal(t, "SPAN_KIND_INTERNAL", s.labels["span_kind"])
+		assert.NotContains(t, s.labels, "collector_instance_id", "excluded so that a restart is a counter reset")
+		assert.Equal(t, float64(exp.tools[name].Errors), s.value, "%s errors", name)
+		t.Logf("%s%s = %v (of %d calls)", callsMetric, labelString(s.labels), s.value, exp.tools[name].Calls)
+	}
+	for _, s := range samples {
+		if s.name == callsMetric && s.labels["span_name"] == "invoke_agent "+exp.service && s.labels["status_code"] == statusError {
+			assert.Equal(t, "error", s.labels["agent_turn_status"])
+			t.Logf("%s%s = %v", callsMetric, labelString(s.labels), s.value)
+		}
+	}
+}
+
+func labelString(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
