@@ -194,11 +194,10 @@ func observe(samples []sample, service string) observed {
 }
 
 // TestToolErrorSeries runs the ocb-built collector with config/alerting.yaml exactly as a user
-// would (only its environment variables set: HOME pointing at a folder laid out like
-// ~/.claude/projects with the Claude testdata, the state folder, the exporter's port and a 1s
-// flush), scrapes its prometheus exporter and checks the counters alerts.yaml reads: per tool,
-// the calls and the failed calls (status_code STATUS_CODE_ERROR) the golden events predict; the
-// turn roots and the failed ones; the label names the rules use.
+// would (see startCollector) over the Claude testdata, scrapes its prometheus exporter and checks
+// the counters alerts.yaml reads: per tool, the calls and the failed calls (status_code
+// STATUS_CODE_ERROR) the golden events predict; the turn roots and the failed ones; the label
+// names the rules use.
 func TestToolErrorSeries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the collector (skipped with -short)")
@@ -215,48 +214,7 @@ func TestToolErrorSeries(t *testing.T) {
 	require.Positive(t, exp.failedTurns, "the testdata must hold a failed turn")
 	t.Logf("expected from the golden events: tools (calls, errors) %+v; %d turns, %d failed", exp.tools, exp.turns, exp.failedTurns)
 
-	bin := collectorBinary(t)
-	home := t.TempDir()
-	projects := filepath.Join(home, ".claude", "projects")
-	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
-	require.NoError(t, err)
-	for _, c := range cases {
-		if !c.IsDir() {
-			continue
-		}
-		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-alerting-"+c.Name()),
-			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
-	}
-	port := freePort(t)
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
-		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
-	}
-	col := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-
-	want := observed{tools: exp.tools, turns: exp.turns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
-		services: map[string]bool{exp.service: true}}
-	var got observed
-	var samples []sample
-	waitFor(t, 90*time.Second, "the span counters the golden events predict", func() (bool, string) {
-		if col.exited() {
-			t.Fatalf("collector exited: %s", col.logText())
-		}
-		var err error
-		samples, err = scrape(url)
-		if err != nil {
-			return false, err.Error()
-		}
-		got = observe(samples, exp.service)
-		if assert.ObjectsAreEqual(want, got) {
-			return true, ""
-		}
-		return false, fmt.Sprintf("want %+v, got %+v", want, got)
-	})
+	samples := startCollector(t, nil).waitForCounters(t, exp)
 
 	// The exact series the rules select, for the tools that failed.
 	sort.Strings(failing)
@@ -295,4 +253,74 @@ func labelString(labels map[string]string) string {
 		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// collector is the ocb-built collector running config/alerting.yaml.
+type collector struct {
+	proc *process
+	port int // of its prometheus exporter
+}
+
+// startCollector runs the collector with config/alerting.yaml as written, only its environment
+// variables set: HOME pointing at a folder laid out like ~/.claude/projects with the Claude
+// testdata (and the extra session files, name → content), its own state folder, the exporter's
+// port and a 1s flush.
+func startCollector(t *testing.T, extra map[string][]byte) *collector {
+	t.Helper()
+	root := repoRoot(t)
+	bin := collectorBinary(t)
+	home := t.TempDir()
+	projects := filepath.Join(home, ".claude", "projects")
+	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		// Only the cases with golden events: the expectation is computed from them.
+		if !c.IsDir() || !fileExists(filepath.Join(root, "testdata", "claude_code", c.Name(), "events.yaml")) {
+			continue
+		}
+		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-alerting-"+c.Name()),
+			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	}
+	for name, content := range extra {
+		path := filepath.Join(projects, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, content, 0o644))
+	}
+	port := freePort(t)
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
+		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
+	}
+	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
+	return &collector{proc: proc, port: port}
+}
+
+func (c *collector) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.port) }
+
+// waitForCounters scrapes the exporter until its counters are the expected ones, and returns
+// that scrape.
+func (c *collector) waitForCounters(t *testing.T, exp expectation) []sample {
+	t.Helper()
+	want := observed{tools: exp.tools, turns: exp.turns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
+		services: map[string]bool{exp.service: true}}
+	var samples []sample
+	waitFor(t, 90*time.Second, "the span counters the events predict", func() (bool, string) {
+		if c.proc.exited() {
+			t.Fatalf("collector exited: %s", c.proc.logText())
+		}
+		var err error
+		samples, err = scrape(c.metricsURL())
+		if err != nil {
+			return false, err.Error()
+		}
+		got := observe(samples, exp.service)
+		if assert.ObjectsAreEqual(want, got) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("want %+v, got %+v", want, got)
+	})
+	return samples
 }
