@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testrun"
 )
 
 // mapAssistant maps an assistant row: one event per content block, the
@@ -111,6 +112,12 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	if isSubagentTool(b.Name) {
 		ev.SubagentType = in.SubagentType
 		call.Prompt = strings.Clone(strings.TrimSpace(in.Prompt))
+	}
+	if b.Name == toolBash {
+		if cmd := rawString(in.Command); strings.TrimSpace(cmd) != "" {
+			setAttr(&ev, attrToolCommand, commandLine(cmd))
+			call.TestRunner, _ = testrun.Detect(cmd)
+		}
 	}
 	if b.ID != "" {
 		p.st.addCall(call)

@@ -73,6 +73,47 @@ func TestCaseBashFailure(t *testing.T) {
 	assert.Equal(t, "go", edit[0].FileLanguage)
 }
 
+func TestCaseTurnRollup(t *testing.T) {
+	events := parseCase(t, "turn_rollup")
+	require.Len(t, ofType(events, agentevent.TypeUserMessage), 3)
+
+	type change struct {
+		path, change   string
+		added, removed int64
+	}
+	var changes []change
+	for _, ev := range ofType(events, agentevent.TypeToolResult) {
+		if c, ok := ev.Attributes[attrFileChangeType].(string); ok {
+			changes = append(changes, change{filepath.Base(ev.FilePath), c, ev.Attributes[attrFileLinesAdded].(int64), ev.Attributes[attrFileLinesRemoved].(int64)})
+		}
+	}
+	assert.Equal(t, []change{
+		{"UserValidator.ts", "modified", 3, 1},      // Edit, one hunk
+		{"UserValidator.test.ts", "modified", 5, 1}, // MultiEdit, two hunks
+		{"nullable.ts", "created", 8, 0},            // Write create: the content's lines
+		{"UserValidator.ts", "modified", 3, 1},      // Edit, two hunks
+		{"handler.go", "modified", 3, 0},            // Write update: its patch
+	}, changes)
+
+	var commands []string
+	for _, ev := range byTool(events, agentevent.TypeToolCall, "Bash") {
+		commands = append(commands, ev.Attributes[attrToolCommand].(string))
+	}
+	assert.Equal(t, []string{"npx jest src/validators", "npx jest src/validators", "git status --short", "cd api && go test -v ./...", "go test ./..."}, commands)
+
+	var tests []testFact
+	for _, ev := range byTool(events, agentevent.TypeToolResult, "Bash") {
+		tests = append(tests, testOf(ev))
+	}
+	assert.Equal(t, []testFact{
+		{"jest", 5, 4, 1},  // failing run, "Exit code 1" first
+		{"jest", 5, 5, 0},  // jest writes to stderr: the content has it
+		{"", -1, -1, -1},   // git status is no test
+		{"go", 5, 5, 0},    // go test -v: 2 tests, 3 subtests; a skip is not run
+		{"go", -1, -1, -1}, // go test without -v prints packages only
+	}, tests)
+}
+
 func TestCaseToolResultShapes(t *testing.T) {
 	events := parseCase(t, "tool_result_shapes")
 	results := ofType(events, agentevent.TypeToolResult)

@@ -131,6 +131,9 @@ type toolInput struct {
 	Path         string `json:"path"`
 	SubagentType string `json:"subagent_type"`
 	Prompt       string `json:"prompt"`
+	// Command is Bash's command line; raw, so that another tool's
+	// non-string "command" cannot fail the decoding of the fields above.
+	Command json.RawMessage `json:"command"`
 }
 
 // toolUseResultObject holds the toolUseResult fields the mapping reads when

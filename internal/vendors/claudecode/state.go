@@ -73,6 +73,9 @@ type openCall struct {
 	Sidechain string `json:"sidechain,omitempty"`
 	// Seq orders calls (the sequence of the tool_call event).
 	Seq int64 `json:"seq"`
+	// TestRunner is the test runner a Bash call's command runs
+	// (testrun.Detect), so that its result can be read for test counts.
+	TestRunner string `json:"test_runner,omitempty"`
 }
 
 // countedUsage is the usage of one model response counted so far.

@@ -211,6 +211,15 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content json.RawMessage, i
 			ev.ToolExitCode = agentevent.Int(0)
 		}
 	}
+	if ev.ToolStatus == agentevent.ToolSuccess && changesFile(name) {
+		fileFacts(&ev, name, tur)
+	}
+	if call != nil && call.TestRunner != "" && obj.BackgroundTaskID == "" &&
+		ev.ErrorType != ErrRejected && ev.ErrorType != ErrPermissionDenied {
+		// A test command that ran (a declined one did not; a background
+		// one has no output yet).
+		testFacts(&ev, call.TestRunner, tur)
+	}
 	if call != nil && !call.Timestamp.IsZero() && !c.ts.IsZero() {
 		if ms := c.ts.Sub(call.Timestamp).Milliseconds(); ms >= 0 {
 			ev.ToolLatencyMs = agentevent.Int(ms)

@@ -1,0 +1,203 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testrun"
+)
+
+// Structured facts about what a tool did, in Event.Attributes. They are not
+// content (no prompt or output text) and are always emitted: the connector's
+// turn rollup is built from them.
+const (
+	// attrToolCommand is the command line of a Bash call (on the tool_call).
+	attrToolCommand = "agent.tool.command"
+	// attrFileChangeType / attrFileLinesAdded / attrFileLinesRemoved describe
+	// the change a successful file tool made (on the tool_result).
+	attrFileChangeType   = "agent.file.change_type"
+	attrFileLinesAdded   = "agent.file.lines_added"
+	attrFileLinesRemoved = "agent.file.lines_removed"
+	// attrTestRunner / attrTestRun / attrTestPassed / attrTestFailed mark the
+	// result of a command that ran tests (on the tool_result); the counts
+	// only when its output says so.
+	attrTestRunner = "agent.test.runner"
+	attrTestRun    = "agent.test.run"
+	attrTestPassed = "agent.test.passed"
+	attrTestFailed = "agent.test.failed"
+)
+
+// Values of agent.file.change_type.
+const (
+	changeCreated  = "created"
+	changeModified = "modified"
+)
+
+// maxCommandLength bounds agent.tool.command: a command may carry a whole
+// file in a here-document, and the attribute goes on every span and event
+// that carries the call.
+const maxCommandLength = 4096
+
+// setAttr adds one attribute to an event, creating the map on first use.
+func setAttr(ev *agentevent.Event, k string, v any) {
+	if ev.Attributes == nil {
+		ev.Attributes = map[string]any{}
+	}
+	ev.Attributes[k] = v
+}
+
+// commandLine cuts a command to maxCommandLength bytes at a character
+// boundary, marking the cut with "…".
+func commandLine(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if len(cmd) <= maxCommandLength {
+		return cmd
+	}
+	cut := maxCommandLength
+	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+		cut--
+	}
+	return cmd[:cut] + "…"
+}
+
+// fileEditResult holds the toolUseResult fields of Write, Edit and MultiEdit
+// results. Content and StructuredPatch stay raw: they are decoded only when
+// present, and a shape we do not expect costs the line counts, not the
+// event.
+type fileEditResult struct {
+	// Type is "create" or "update" on Write results.
+	Type string `json:"type"`
+	// Content is the text a Write put in the file.
+	Content json.RawMessage `json:"content"`
+	// StructuredPatch is the diff the tool applied, as hunks of lines
+	// prefixed with " ", "-" or "+".
+	StructuredPatch json.RawMessage `json:"structuredPatch"`
+}
+
+type patchHunk struct {
+	Lines []string `json:"lines"`
+}
+
+// fileFacts adds the change a successful file tool made to its result:
+// change type from the tool (Write's create/update), lines added and removed
+// from the patch Claude Code recorded (for a created file: the lines of its
+// content). Lines are left out when the record does not tell them (several
+// results in one row, an older or unexpected toolUseResult).
+func fileFacts(ev *agentevent.Event, tool string, tur json.RawMessage) {
+	var r fileEditResult
+	readable := len(tur) > 0 && tur[0] == '{' && json.Unmarshal(tur, &r) == nil
+	change := changeModified
+	if tool == toolWrite && r.Type == "create" {
+		change = changeCreated
+	}
+	setAttr(ev, attrFileChangeType, change)
+	if !readable || tool == toolNotebookEdit {
+		return
+	}
+	added, removed, ok := patchLines(r.StructuredPatch)
+	if change == changeCreated && added == 0 && removed == 0 {
+		// A created file's patch is empty: its lines are all added.
+		if content, isString := jsonString(r.Content); isString {
+			added, removed, ok = countLines(content), 0, true
+		}
+	}
+	if !ok {
+		return
+	}
+	setAttr(ev, attrFileLinesAdded, int64(added))
+	setAttr(ev, attrFileLinesRemoved, int64(removed))
+}
+
+// patchLines counts the added and removed lines of a structuredPatch. ok is
+// false when there is none, or it is not a list of hunks.
+func patchLines(raw json.RawMessage) (added, removed int, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return 0, 0, false
+	}
+	var hunks []patchHunk
+	if json.Unmarshal(raw, &hunks) != nil {
+		return 0, 0, false
+	}
+	for _, h := range hunks {
+		for _, l := range h.Lines {
+			switch {
+			case strings.HasPrefix(l, "+"):
+				added++
+			case strings.HasPrefix(l, "-"):
+				removed++
+			}
+		}
+	}
+	return added, removed, true
+}
+
+// countLines is the number of lines of a text: a last line without a
+// newline counts, an empty text has none.
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+func jsonString(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// bashOutput holds the output fields of a Bash toolUseResult.
+type bashOutput struct {
+	Stdout json.RawMessage `json:"stdout"`
+	Stderr json.RawMessage `json:"stderr"`
+}
+
+// testFacts marks the result of a command that ran tests: the runner, and
+// the counts its output shows. The output is the result content (what the
+// model saw), else the toolUseResult's stdout and stderr.
+func testFacts(ev *agentevent.Event, runner string, tur json.RawMessage) {
+	setAttr(ev, attrTestRunner, runner)
+	output := ev.Text
+	if strings.TrimSpace(output) == "" && len(tur) > 0 && tur[0] == '{' {
+		var b bashOutput
+		if json.Unmarshal(tur, &b) == nil {
+			stdout, _ := jsonString(b.Stdout)
+			stderr, _ := jsonString(b.Stderr)
+			output = stdout + "\n" + stderr
+		}
+	}
+	run, passed, failed, ok := testrun.Counts(runner, output)
+	if !ok {
+		return
+	}
+	setAttr(ev, attrTestRun, int64(run))
+	setAttr(ev, attrTestPassed, int64(passed))
+	setAttr(ev, attrTestFailed, int64(failed))
+}
+
+// changesFile tells whether a tool writes the file it names.
+func changesFile(tool string) bool {
+	switch fileOp(tool) {
+	case agentevent.FileWrite, agentevent.FileModify:
+		return true
+	}
+	return false
+}
