@@ -1,0 +1,108 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agenteventexporter
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		id           component.ID
+		want         *Config
+		wantErr      []string
+		unmarshalErr string
+	}{
+		{
+			id:   component.NewID(metadata.Type),
+			want: &Config{Format: FormatAgtraceV1, Directory: "./_out/agtrace", MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute},
+		},
+		{
+			id:   component.NewIDWithName(metadata.Type, "stdout"),
+			want: &Config{Format: FormatUniversal, Stdout: true, MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "full"),
+			want: &Config{
+				Format: FormatUniversal, Directory: "/var/lib/agentotel/universal", MaxOpenFiles: 16,
+				IncludeContent: true, IncludeRaw: true, SessionIdleTimeout: time.Hour,
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "invalid"),
+			wantErr: []string{
+				"`format` must be set", "`directory` and `stdout` cannot both be set",
+				"`max_open_files` must be at least 1", "`session_idle_timeout` must be positive",
+			},
+		},
+		{
+			id:      component.NewIDWithName(metadata.Type, "no_output"),
+			wantErr: []string{"one of `directory` and `stdout` must be set"},
+		},
+		{
+			id:           component.NewIDWithName(metadata.Type, "unknown_format"),
+			unmarshalErr: `unknown format "otlp"`,
+		},
+	} {
+		t.Run(tc.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tc.id.String())
+			require.NoError(t, err)
+			if tc.unmarshalErr != "" {
+				assert.ErrorContains(t, sub.Unmarshal(cfg), tc.unmarshalErr)
+				return
+			}
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = confmap.Validate(cfg)
+			if len(tc.wantErr) > 0 {
+				require.Error(t, err)
+				for _, w := range tc.wantErr {
+					assert.ErrorContains(t, err, w)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg)
+		})
+	}
+}
+
+func TestUnknownSettingIsRejected(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig()
+	conf := confmap.NewFromStringMap(map[string]any{"format": "universal", "stdout": true, "include_contnet": true})
+	assert.ErrorContains(t, conf.Unmarshal(cfg), "include_contnet")
+}
+
+// TestDirectoryInsideAgentFolder: the exporter never writes into the
+// agents' own folders (the receiver would read our files as transcripts).
+func TestDirectoryInsideAgentFolder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, "claude-config"))
+	for _, dir := range []string{
+		filepath.Join(home, ".claude"),
+		filepath.Join(home, ".claude", "projects", "export"),
+		"~/.codex/out",
+		filepath.Join(home, "claude-config", "x"),
+	} {
+		cfg := &Config{Format: FormatUniversal, Directory: dir, MaxOpenFiles: 1, SessionIdleTimeout: time.Minute}
+		assert.ErrorContains(t, cfg.Validate(), "an agent's own folder", dir)
+	}
+	for _, dir := range []string{filepath.Join(home, ".claude-export"), filepath.Join(home, "out"), "~/agentotel"} {
+		cfg := &Config{Format: FormatUniversal, Directory: dir, MaxOpenFiles: 1, SessionIdleTimeout: time.Minute}
+		assert.NoError(t, cfg.Validate(), dir)
+	}
+}

@@ -1,0 +1,400 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// idleCheckInterval is how often sessions are checked against
+// session_idle_timeout.
+const idleCheckInterval = 10 * time.Second
+
+// Reasons for agent_event_input_errors.
+const (
+	reasonNotAgentEvent   = "not_agent_event"
+	reasonMalformedRollup = "malformed_rollup"
+)
+
+type agentEventExporter struct {
+	cfg       *Config
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	// now is the wall clock; tests replace it.
+	now func() time.Time
+	// stdout is where stdout: true writes; tests replace it.
+	stdout io.Writer
+
+	// logs is the format of a logs exporter (nil for canonical_task).
+	logs logsFormat
+	// canonical maps turn roots for canonical_task (nil for the others).
+	canonical *canonicalFormat
+
+	mu       sync.Mutex
+	out      sink
+	sessions map[sessionKey]*session
+	warned   map[string]bool // warnings already logged, by kind
+	buf      lineBuffer
+
+	formatAttr   metric.MeasurementOption
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	shutdownOnce sync.Once
+}
+
+func newExporter(set exporter.Settings, cfg *Config) (*agentEventExporter, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	e := &agentEventExporter{
+		cfg:        cfg,
+		logger:     set.Logger,
+		telemetry:  tb,
+		now:        time.Now,
+		stdout:     os.Stdout,
+		sessions:   map[sessionKey]*session{},
+		warned:     map[string]bool{},
+		formatAttr: metric.WithAttributeSet(attribute.NewSet(attribute.String("format", string(cfg.Format)))),
+	}
+	switch cfg.Format {
+	case FormatAgtraceV1:
+		e.logs = &agtraceFormat{includeContent: cfg.IncludeContent, includeRaw: cfg.IncludeRaw, report: e.violation}
+	case FormatUniversal:
+		e.logs = &universalFormat{includeContent: cfg.IncludeContent, includeRaw: cfg.IncludeRaw, idleTimeout: cfg.SessionIdleTimeout}
+	case FormatAgentManager:
+		e.logs = &agentManagerFormat{includeContent: cfg.IncludeContent, idleTimeout: cfg.SessionIdleTimeout, warn: e.validationWarning}
+	case FormatCanonicalTask:
+		e.canonical = &canonicalFormat{includeContent: cfg.IncludeContent, malformed: e.malformedRollup}
+	default:
+		tb.Shutdown()
+		return nil, fmt.Errorf("unknown format %q", cfg.Format)
+	}
+	err = tb.RegisterAgentEventOpenFilesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.out != nil {
+			o.Observe(int64(e.out.openFiles()))
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Shutdown()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *agentEventExporter) start(_ context.Context, host component.Host) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cfg.Stdout {
+		e.out = newStreamSink(e.stdout)
+	} else {
+		dir, err := expandHome(e.cfg.Directory)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("`directory`: %w", err)
+		}
+		out, err := newDirSink(dir, e.cfg.MaxOpenFiles, e.logger)
+		if err != nil {
+			return err
+		}
+		e.out = out
+	}
+	if e.logs == nil {
+		return nil // canonical_task keeps no sessions
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		ticker := time.NewTicker(idleCheckInterval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				if err := e.endIdleSessions(false); err != nil {
+					e.logger.Error("Writing the end of idle sessions failed", zap.Error(err))
+					componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// shutdown ends the sessions that are idle by their own timestamps (reading
+// history, that is all of them), then flushes and closes every file. It is
+// safe before start and idempotent.
+func (e *agentEventExporter) shutdown(context.Context) error {
+	var err error
+	e.shutdownOnce.Do(func() {
+		if e.cancel != nil {
+			e.cancel()
+		}
+		e.wg.Wait()
+		if e.logs != nil {
+			err = e.endIdleSessions(true)
+		}
+		e.mu.Lock()
+		if e.out != nil {
+			err = errors.Join(err, e.out.close())
+			e.out = nil
+		}
+		e.mu.Unlock()
+		e.telemetry.Shutdown()
+	})
+	return err
+}
+
+// consumeLogs writes the events of a batch, each session's to its file, in
+// the order they came.
+func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.out == nil {
+		return errors.New("agent_event exporter is not started")
+	}
+	events, observed := e.decode(ctx, ld)
+	fillTimestamps(events, observed, e.sessions, e.now)
+	now := e.now()
+	var errs []error
+	for i := range events {
+		ev := &events[i]
+		s := e.session(keyOf(ev))
+		if ev.Timestamp.After(s.newest) {
+			s.newest = ev.Timestamp
+		}
+		s.last = ev.Timestamp
+		s.arrived = now
+		e.buf.reset()
+		e.logs.event(s, ev, &e.buf)
+		s.ended = false
+		errs = append(errs, e.write(ctx, s.key, &e.buf))
+	}
+	errs = append(errs, e.out.flush())
+	if err := errors.Join(errs...); err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	return nil
+}
+
+// decode reads the agent events of a batch, with each record's observed
+// time (a fallback for events without a timestamp). Records that are not
+// agent events are counted and skipped.
+func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) (events []agentevent.Event, observed []time.Time) {
+	skipped := 0
+	for i := 0; i < ld.ResourceLogs().Len(); i++ {
+		rl := ld.ResourceLogs().At(i)
+		service, _ := rl.Resource().Attributes().Get(agentevent.ResourceServiceName)
+		for j := 0; j < rl.ScopeLogs().Len(); j++ {
+			lrs := rl.ScopeLogs().At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				lr := lrs.At(k)
+				ev, err := agentevent.Decode(lr)
+				if err != nil {
+					skipped++
+					continue
+				}
+				if ev.Source == "" && service.Str() != "" {
+					ev.Source = agentevent.SourceFromServiceName(service.Str())
+				}
+				events = append(events, ev)
+				var t time.Time
+				if lr.ObservedTimestamp() != 0 {
+					t = lr.ObservedTimestamp().AsTime().UTC()
+				}
+				observed = append(observed, t)
+			}
+		}
+	}
+	if skipped > 0 {
+		e.telemetry.AgentEventInputErrors.Add(ctx, int64(skipped), metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reasonNotAgentEvent))))
+		e.warnOnce(reasonNotAgentEvent, "Log records that are not agent events (no agent.event.type) are skipped; only the agent_log receiver's records can be written",
+			zap.Int("records", skipped))
+	}
+	return events, observed
+}
+
+// keyOf is the session an event belongs to; the agent is named by its
+// service.name (claude-code), as everywhere in agentotel.
+func keyOf(ev *agentevent.Event) sessionKey {
+	return sessionKey{agent: ev.Source.ServiceName(), session: ev.SessionID}
+}
+
+// fillTimestamps gives events without a timestamp (Claude Code's leading
+// summary rows have none) the time of the latest event of their session,
+// else of the next one in the batch, else the time the receiver read them,
+// else now: every format requires a time.
+func fillTimestamps(events []agentevent.Event, observed []time.Time, sessions map[sessionKey]*session, now func() time.Time) {
+	last := map[sessionKey]time.Time{}
+	for i := range events {
+		key := keyOf(&events[i])
+		if !events[i].Timestamp.IsZero() {
+			last[key] = events[i].Timestamp
+			continue
+		}
+		t := last[key]
+		if t.IsZero() {
+			if s := sessions[key]; s != nil {
+				t = s.last
+			}
+		}
+		for j := i + 1; t.IsZero() && j < len(events); j++ {
+			if keyOf(&events[j]) == key {
+				t = events[j].Timestamp
+			}
+		}
+		if t.IsZero() {
+			t = observed[i]
+		}
+		if t.IsZero() {
+			t = now().UTC()
+		}
+		events[i].Timestamp = t
+	}
+}
+
+// session returns the state of a session, reading back its file the first
+// time this process sees it.
+func (e *agentEventExporter) session(key sessionKey) *session {
+	if s, ok := e.sessions[key]; ok {
+		return s
+	}
+	s := &session{key: key}
+	last := e.out.lastLine(key)
+	s.resumed = last != nil
+	e.logs.begin(s, last)
+	e.sessions[key] = s
+	return s
+}
+
+func (e *agentEventExporter) write(ctx context.Context, key sessionKey, buf *lineBuffer) error {
+	if len(buf.lines) == 0 {
+		return buf.err
+	}
+	if err := e.out.write(key, buf.lines); err != nil {
+		return fmt.Errorf("session %s of %s: %w", key.session, key.agent, err)
+	}
+	e.telemetry.AgentEventLinesWritten.Add(ctx, int64(len(buf.lines)), e.formatAttr)
+	return buf.err
+}
+
+// endIdleSessions writes the closing lines of every session whose newest
+// event is older than session_idle_timeout and to which nothing arrived for
+// as long (at shutdown, the first condition is enough: history is done).
+func (e *agentEventExporter) endIdleSessions(shutdown bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.out == nil {
+		return nil
+	}
+	now := e.now()
+	timeout := e.cfg.SessionIdleTimeout
+	var errs []error
+	for _, s := range e.sessions {
+		if s.ended || now.Sub(s.newest) < timeout || (!shutdown && now.Sub(s.arrived) < timeout) {
+			continue
+		}
+		e.buf.reset()
+		e.logs.end(s, &e.buf)
+		s.ended = true
+		errs = append(errs, e.write(context.Background(), s.key, &e.buf))
+	}
+	errs = append(errs, e.out.flush())
+	return errors.Join(errs...)
+}
+
+// consumeTraces writes one canonical task event per turn root span.
+func (e *agentEventExporter) consumeTraces(ctx context.Context, td ptrace.Traces) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.out == nil {
+		return errors.New("agent_event exporter is not started")
+	}
+	var errs []error
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			spans := rs.ScopeSpans().At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				if !isTurnRoot(sp) {
+					continue
+				}
+				e.buf.reset()
+				key := e.canonical.turn(rs.Resource(), sp, &e.buf)
+				errs = append(errs, e.write(ctx, key, &e.buf))
+			}
+		}
+	}
+	errs = append(errs, e.out.flush())
+	if err := errors.Join(errs...); err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	return nil
+}
+
+// violation counts an agtrace invariant an event broke, logging the first
+// of each rule.
+func (e *agentEventExporter) violation(v agentevent.Violation, ev *agentevent.Event) {
+	e.telemetry.AgentEventInvariantViolations.Add(context.Background(), 1,
+		metric.WithAttributeSet(attribute.NewSet(attribute.String("rule", v.Rule))))
+	e.warnOnce("rule:"+v.Rule, "An event breaks an agtrace invariant; it is written as it is (further ones are only counted)",
+		zap.String("rule", v.Rule), zap.String("detail", v.Detail), zap.String("event_id", v.EventID),
+		zap.String("session", ev.SessionID), zap.String("file", ev.LogFile), zap.Int64("line", ev.LogLine))
+}
+
+// validationWarning counts an agent-manager validation warning, logging the
+// first of each kind.
+func (e *agentEventExporter) validationWarning(warning string, ev *agentevent.Event) {
+	e.telemetry.AgentEventValidationWarnings.Add(context.Background(), 1,
+		metric.WithAttributeSet(attribute.NewSet(attribute.String("warning", warning))))
+	e.warnOnce("warning:"+warning, "An agent_manager line raises a validation warning (further ones are only counted)",
+		zap.String("warning", warning), zap.String("event_id", ev.EventID),
+		zap.String("session", ev.SessionID), zap.String("file", ev.LogFile), zap.Int64("line", ev.LogLine))
+}
+
+// malformedRollup counts a turn rollup attribute that is not the JSON the
+// connector writes.
+func (e *agentEventExporter) malformedRollup(attr string, sp ptrace.Span, err error) {
+	e.telemetry.AgentEventInputErrors.Add(context.Background(), 1,
+		metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reasonMalformedRollup))))
+	e.warnOnce(reasonMalformedRollup, "A turn rollup attribute is not the expected JSON; the line is written without it (further ones are only counted)",
+		zap.String("attribute", attr), zap.String("trace_id", sp.TraceID().String()), zap.Error(err))
+}
+
+func (e *agentEventExporter) warnOnce(kind, msg string, fields ...zap.Field) {
+	if e.warned[kind] {
+		return
+	}
+	e.warned[kind] = true
+	e.logger.Warn(msg, fields...)
+}

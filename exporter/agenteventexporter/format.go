@@ -1,0 +1,176 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// sessionKey names one output file: the agent (its service.name) and the
+// agent's session id.
+type sessionKey struct {
+	agent   string
+	session string
+}
+
+// session is what the exporter remembers of one session between batches.
+type session struct {
+	key sessionKey
+	// next is the sequence number of the next line (formats that number
+	// their lines).
+	next int64
+	// resumed is set when the session's file already held lines when the
+	// session was first seen by this process (a restart, or a session that
+	// went idle and came back).
+	resumed bool
+	// ended is set once the session went idle and its closing lines (if the
+	// format has any) were written. A later event opens it again.
+	ended bool
+	// newest is the newest event timestamp, arrived the wall-clock time the
+	// last event arrived: both decide when the session is idle.
+	newest  time.Time
+	arrived time.Time
+	// last is the timestamp of the session's latest event, for events that
+	// carry none.
+	last time.Time
+	// state is the format's own state of the session.
+	state any
+}
+
+// logsFormat turns the agent events of a session into lines.
+type logsFormat interface {
+	// begin starts the session's state when this process first sees the
+	// session; last is the last line of its file, nil when there is none.
+	begin(s *session, last []byte)
+	// event writes the lines of one event.
+	event(s *session, ev *agentevent.Event, out *lineBuffer)
+	// end writes the lines that close a session that went idle.
+	end(s *session, out *lineBuffer)
+}
+
+// lineBuffer collects the encoded lines of one session.
+type lineBuffer struct {
+	lines [][]byte
+	err   error
+}
+
+func (b *lineBuffer) add(v any) {
+	line, err := json.MarshalNoEscape(v)
+	if err != nil {
+		if b.err == nil {
+			b.err = err
+		}
+		return
+	}
+	b.lines = append(b.lines, line)
+}
+
+func (b *lineBuffer) reset() {
+	b.lines = b.lines[:0]
+	b.err = nil
+}
+
+// timeLayout is RFC 3339 in UTC with milliseconds, as the seeds' examples
+// ("2025-11-26T12:51:28.093Z").
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// hashHex is the hex sha256 of the parts, NUL-separated.
+func hashHex(parts ...string) string {
+	h := sha256.New()
+	for i, p := range parts {
+		if i > 0 {
+			h.Write([]byte{0})
+		}
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// nullable is nil for "", else a pointer to s: the seeds' "string | null".
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// rawJSON is the vendor record as a JSON value: the record itself when it is
+// valid JSON (every agent writes JSON), else the bytes as a JSON string.
+func rawJSON(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if json.Valid(b) {
+		return json.RawMessage(b)
+	}
+	s, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
+	return s
+}
+
+// nullJSON is a JSON null, for fields that must be present.
+var nullJSON = json.RawMessage("null")
+
+// attrString reads a string fact from an event's vendor attributes.
+func attrString(ev *agentevent.Event, key string) string {
+	if v, ok := ev.Attributes[key].(string); ok {
+		return v
+	}
+	return ""
+}
+
+// attrInt reads an integer fact from an event's vendor attributes.
+func attrInt(ev *agentevent.Event, key string) (int64, bool) {
+	switch v := ev.Attributes[key].(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case float64:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// Facts the parsers put in Event.Attributes (the issue 5 contract). They are
+// not content: they are written whether or not content is included.
+const (
+	attrToolCommand     = "agent.tool.command"
+	attrFileChangeType  = "agent.file.change_type"
+	attrFileLinesAdded  = "agent.file.lines_added"
+	attrFileLinesRemove = "agent.file.lines_removed"
+	attrTestRunner      = "agent.test.runner"
+	attrTestRun         = "agent.test.run"
+	attrTestPassed      = "agent.test.passed"
+	attrTestFailed      = "agent.test.failed"
+	attrUnparsedDetail  = "agent.unparsed.detail"
+	attrMetaKind        = "agent.meta.kind"
+	attrSummaryKind     = "agent.summary.kind"
+	// attrFileDiff is a unified diff of a file tool's change. It is content
+	// (it holds the file's lines), so it is only written with include_content.
+	attrFileDiff = "agent.file.diff"
+)
+
+// Error classes (error.type) that mean the user or a policy refused a tool call.
+var permissionDenials = map[string]bool{"rejected": true, "permission_denied": true}
+
+// isMessageType reports whether an event is conversation (a prompt, an
+// answer, a system message).
+func isMessageType(t agentevent.EventType) bool {
+	return t == agentevent.TypeUserMessage || t == agentevent.TypeAssistantMessage || t == agentevent.TypeSystemMessage
+}
+
+// isErrorEvent reports whether an event reports a failure of the agent
+// itself (an API error, a retried call, a failing hook) rather than of a tool.
+func isErrorEvent(ev *agentevent.Event) bool {
+	return ev.ErrorType != "" && ev.Type != agentevent.TypeToolCall && ev.Type != agentevent.TypeToolResult
+}
