@@ -277,11 +277,12 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		}
 	}
 
+	awaiting := a.awaitingSubagents()
 	for _, k := range tops {
 		if _, open := a.units[k]; !open {
 			continue
 		}
-		reason, done := a.closeReason(k, children, now, shutdown)
+		reason, done := a.closeReason(k, children, awaiting, now, shutdown)
 		if !done {
 			continue
 		}
@@ -308,10 +309,54 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 	return out
 }
 
+// awaitingSubagents marks the open units with a tool call that spawned a
+// subagent none of whose events has arrived yet (its file not read yet).
+func (a *assembler) awaitingSubagents() map[unitKey]bool {
+	out := map[unitKey]bool{}
+	for child, l := range a.links {
+		if !l.Resolved || out[l.Parent] {
+			continue
+		}
+		if _, open := a.units[l.Parent]; !open {
+			continue
+		}
+		if _, seen := a.threads[child]; !seen {
+			out[l.Parent] = true
+		}
+	}
+	return out
+}
+
+// groupAwaits tells whether a unit of the group topped by k awaits a subagent.
+func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, visited map[unitKey]bool) bool {
+	if visited[k] {
+		return false
+	}
+	visited[k] = true
+	if awaiting[k] {
+		return true
+	}
+	for _, c := range children[k] {
+		if groupAwaits(c, children, awaiting, visited) {
+			return true
+		}
+	}
+	return false
+}
+
 // closeReason decides whether the group topped by k is complete.
-func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, now time.Time, shutdown bool) (closeReason, bool) {
+func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (closeReason, bool) {
 	if shutdown {
 		return closedByShutdown, true
+	}
+	if groupAwaits(k, children, awaiting, map[unitKey]bool{}) {
+		// A subagent this turn spawned has not been read yet (its own file):
+		// its work belongs in the turn's rollup, so the turn waits for it —
+		// at most turn_idle_timeout of wall-clock time since the group's
+		// last event arrived, then it goes out without it.
+		if _, arrived := a.lastActivity(k, children, map[unitKey]bool{}); now.Sub(arrived) < a.idleTimeout {
+			return closedByIdle, false
+		}
 	}
 	if !k.Thread.subagent() {
 		if t := a.threads[k.Thread]; t != nil && t.lastPrompt != "" && t.lastPrompt != k.Prompt {

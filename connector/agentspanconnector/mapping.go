@@ -4,10 +4,8 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -141,37 +139,6 @@ type mapper struct {
 	reason  closeReason
 }
 
-// rollup sums what a run and its subagents did, for the invoke_agent span.
-type rollup struct {
-	end          time.Time
-	modelCalls   int64
-	toolCalls    int64
-	toolErrors   int64
-	subagents    int64
-	files        map[string]struct{}
-	usage        usage
-	costUSD      float64
-	hasCost      bool
-	firstModel   string
-	firstProvide string
-}
-
-func (r *rollup) add(o rollup) {
-	if o.end.After(r.end) {
-		r.end = o.end
-	}
-	r.modelCalls += o.modelCalls
-	r.toolCalls += o.toolCalls
-	r.toolErrors += o.toolErrors
-	r.subagents += o.subagents
-	for f := range o.files {
-		r.files[f] = struct{}{}
-	}
-	r.usage.add(o.usage)
-	r.costUSD += o.costUSD
-	r.hasCost = r.hasCost || o.hasCost
-}
-
 // usage is a token sum; has records which fields any event reported.
 type usage struct {
 	input, output, cacheRead, cacheCreation, reasoning int64
@@ -264,7 +231,7 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 	if hasSpan {
 		span = m.spans.AppendEmpty() // first, so a run's own span precedes its children
 	}
-	r := rollup{files: map[string]struct{}{}}
+	var r rollup
 	var start time.Time
 	if prompt >= 0 {
 		start = evs[prompt].Timestamp
@@ -348,6 +315,11 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 		// An error notice that is not a model call (no usage): an event.
 		others = append(others, g.members...)
 	}
+	for _, i := range others {
+		if evs[i].ErrorType != "" {
+			r.apiErrors++ // an error notice: API failure, retried call, hook error
+		}
+	}
 	for _, p := range tools {
 		m.tool(t, p, self, &r)
 	}
@@ -408,18 +380,13 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 		span.Status().SetCode(ptrace.StatusCodeError)
 		span.Status().SetMessage(errType)
 	}
-	a.PutInt(attrTurnModelCalls, r.modelCalls)
-	a.PutInt(attrTurnToolCalls, r.toolCalls)
-	a.PutInt(attrTurnToolErrors, r.toolErrors)
-	a.PutInt(attrTurnFilesChanged, int64(len(r.files)))
-	a.PutInt(attrTurnSubagents, r.subagents)
-	r.usage.put(a, attrTurnUsagePrefix)
-	if r.hasCost {
-		a.PutDouble(attrTurnUsagePrefix+"cost_usd", r.costUSD)
+	prevPrompt := ""
+	if !th.subagent() {
+		prevPrompt = t.prevPrompt
 	}
-	a.PutStr(attrTurnSummary, summary(r))
+	putRollup(a, &r, start, r.end, prevPrompt)
 
-	if !th.subagent() && t.prevPrompt != "" {
+	if prevPrompt != "" {
 		l := span.Links().AppendEmpty()
 		prev := unitKey{Thread: th, Prompt: t.prevPrompt}
 		l.SetTraceID(turnTraceID(th, t.prevPrompt))
@@ -520,6 +487,9 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 
 	r.modelCalls++
+	if errType != "" {
+		r.apiErrors++
+	}
 	r.usage.add(u)
 	r.costUSD += cost
 	r.hasCost = r.hasCost || hasCost
@@ -671,12 +641,7 @@ func (m *mapper) tool(t *tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 		}
 	}
 	r.toolCalls++
-	switch agentevent.FileOp(fileOp) {
-	case agentevent.FileWrite, agentevent.FileModify, agentevent.FileCreate, agentevent.FileDelete, agentevent.FileMove:
-		if filePath != "" && status != agentevent.ToolError {
-			r.files[filePath] = struct{}{}
-		}
-	}
+	r.addTool(call, res, attrs, filePath, agentevent.FileOp(fileOp), exit, errType, status == agentevent.ToolError)
 }
 
 // runStatus is agent.turn.status of a run, and error.type when it failed.
@@ -754,31 +719,6 @@ func spanEventName(ev *agentevent.Event) string {
 		}
 	}
 	return agentevent.EventNamePrefix + string(ev.Type)
-}
-
-// summary is the one-line description of a run on its invoke_agent span.
-func summary(r rollup) string {
-	parts := []string{plural(r.modelCalls, "model call")}
-	tools := plural(r.toolCalls, "tool call")
-	if r.toolErrors > 0 {
-		tools += fmt.Sprintf(" (%d failed)", r.toolErrors)
-	}
-	parts = append(parts, tools)
-	if n := len(r.files); n > 0 {
-		parts = append(parts, "modified "+plural(int64(n), "file"))
-	}
-	if r.subagents > 0 {
-		parts = append(parts, plural(r.subagents, "subagent"))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func plural(n int64, what string) string {
-	s := strconv.FormatInt(n, 10) + " " + what
-	if n != 1 {
-		s += "s"
-	}
-	return s
 }
 
 func putStr(a pcommon.Map, k, v string) {
