@@ -262,15 +262,45 @@ type collector struct {
 }
 
 // startCollector runs the collector with config/alerting.yaml as written, only its environment
-// variables set: HOME pointing at a folder laid out like ~/.claude/projects with the Claude
-// testdata (and the extra session files, name → content), its own state folder, the exporter's
-// port and a 1s flush.
+// variables set: HOME pointing at a folder laid out like ~/.claude/projects, its own state
+// folder, the exporter's port and a 1s flush. The config reads only what is written after its
+// first look at the files (start_at: end), so the Claude testdata (the cases with golden events)
+// and the extra session files (path under projects → content) are copied in as new session
+// files once that look happened — as an agent would write them.
 func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	t.Helper()
 	root := repoRoot(t)
 	bin := collectorBinary(t)
 	home := t.TempDir()
 	projects := filepath.Join(home, ".claude", "projects")
+	// A session file present at start, with 3 failed tool calls: history, which start_at: end
+	// leaves unread (the expected counts leave it out). The collector logs when it found the
+	// file, which tells that its first look is over.
+	sentinel := filepath.Join(projects, "-alerting-history", "0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(sentinel), 0o755))
+	require.NoError(t, os.WriteFile(sentinel, outageSession("0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b", 3), 0o644))
+
+	port := freePort(t)
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
+		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
+	}
+	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
+	waitFor(t, 60*time.Second, "the collector to find the session file present at start", func() (bool, string) {
+		if proc.exited() {
+			t.Fatalf("collector exited: %s", proc.logText())
+		}
+		for _, line := range strings.Split(proc.logText(), "\n") {
+			if strings.Contains(line, "Started watching file") && strings.Contains(line, sentinel) {
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+
 	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
 	require.NoError(t, err)
 	for _, c := range cases {
@@ -286,15 +316,6 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, content, 0o644))
 	}
-	port := freePort(t)
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
-		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
-	}
-	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
 	return &collector{proc: proc, port: port}
 }
 
