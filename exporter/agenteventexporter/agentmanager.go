@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
+	"encoding/json"
 	"github.com/google/uuid"
 
 	"github.com/agentotel/agentotel/internal/agentevent"

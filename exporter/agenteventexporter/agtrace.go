@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )

@@ -4,7 +4,7 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
-	"github.com/goccy/go-json"
+	"encoding/json"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 

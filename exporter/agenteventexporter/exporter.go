@@ -181,22 +181,20 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 	if e.out == nil {
 		return errors.New("agent_event exporter is not started")
 	}
-	events, observed := e.decode(ctx, ld)
-	fillTimestamps(events, observed, e.sessions, e.now)
 	now := e.now()
 	var errs []error
-	for i := range events {
-		ev := &events[i]
-		s := e.session(keyOf(ev))
-		if ev.Timestamp.After(s.newest) {
-			s.newest = ev.Timestamp
-		}
-		s.last = ev.Timestamp
+	for _, d := range e.decode(ctx, ld) {
+		s := e.session(keyOf(&d.ev))
 		s.arrived = now
-		e.buf.reset()
-		e.logs.event(s, ev, &e.buf)
-		s.ended = false
-		errs = append(errs, e.write(ctx, s.key, &e.buf))
+		if d.ev.Timestamp.IsZero() {
+			if s.last.IsZero() && len(s.pending) < maxPending {
+				s.pending = append(s.pending, d)
+				continue
+			}
+			d.ev.Timestamp = s.last
+		}
+		errs = append(errs, e.writePending(ctx, s, d.ev.Timestamp))
+		errs = append(errs, e.writeEvent(ctx, s, &d.ev))
 	}
 	errs = append(errs, e.out.flush())
 	if err := errors.Join(errs...); err != nil {
@@ -205,10 +203,20 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 	return nil
 }
 
-// decode reads the agent events of a batch, with each record's observed
-// time (a fallback for events without a timestamp). Records that are not
-// agent events are counted and skipped.
-func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) (events []agentevent.Event, observed []time.Time) {
+// maxPending bounds the events a session holds while it waits for its
+// first timestamp.
+const maxPending = 1024
+
+// decoded is an event with the time the receiver read its record.
+type decoded struct {
+	ev       agentevent.Event
+	observed time.Time
+}
+
+// decode reads the agent events of a batch. Records that are not agent
+// events are counted and skipped.
+func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) []decoded {
+	var out []decoded
 	skipped := 0
 	for i := 0; i < ld.ResourceLogs().Len(); i++ {
 		rl := ld.ResourceLogs().At(i)
@@ -225,12 +233,11 @@ func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) (events [
 				if ev.Source == "" && service.Str() != "" {
 					ev.Source = agentevent.SourceFromServiceName(service.Str())
 				}
-				events = append(events, ev)
-				var t time.Time
+				d := decoded{ev: ev}
 				if lr.ObservedTimestamp() != 0 {
-					t = lr.ObservedTimestamp().AsTime().UTC()
+					d.observed = lr.ObservedTimestamp().AsTime().UTC()
 				}
-				observed = append(observed, t)
+				out = append(out, d)
 			}
 		}
 	}
@@ -239,7 +246,7 @@ func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) (events [
 		e.warnOnce(reasonNotAgentEvent, "Log records that are not agent events (no agent.event.type) are skipped; only the agent_log receiver's records can be written",
 			zap.Int("records", skipped))
 	}
-	return events, observed
+	return out
 }
 
 // keyOf is the session an event belongs to; the agent is named by its
@@ -248,37 +255,37 @@ func keyOf(ev *agentevent.Event) sessionKey {
 	return sessionKey{agent: ev.Source.ServiceName(), session: ev.SessionID}
 }
 
-// fillTimestamps gives events without a timestamp (Claude Code's leading
-// summary rows have none) the time of the latest event of their session,
-// else of the next one in the batch, else the time the receiver read them,
-// else now: every format requires a time.
-func fillTimestamps(events []agentevent.Event, observed []time.Time, sessions map[sessionKey]*session, now func() time.Time) {
-	last := map[sessionKey]time.Time{}
-	for i := range events {
-		key := keyOf(&events[i])
-		if !events[i].Timestamp.IsZero() {
-			last[key] = events[i].Timestamp
-			continue
-		}
-		t := last[key]
-		if t.IsZero() {
-			if s := sessions[key]; s != nil {
-				t = s.last
+// writePending writes the events a session held because they came before
+// any event of it with a timestamp (Claude Code's leading summary rows have
+// none): they get t, the time of the session's first event. Every format
+// requires a time; taking it from the next event rather than from when the
+// batch arrived keeps the output the same however the input is batched.
+func (e *agentEventExporter) writePending(ctx context.Context, s *session, t time.Time) error {
+	var errs []error
+	for i := range s.pending {
+		ev := &s.pending[i].ev
+		ev.Timestamp = t
+		if t.IsZero() { // the session ended before any event had a time
+			ev.Timestamp = s.pending[i].observed
+			if ev.Timestamp.IsZero() {
+				ev.Timestamp = e.now().UTC()
 			}
 		}
-		for j := i + 1; t.IsZero() && j < len(events); j++ {
-			if keyOf(&events[j]) == key {
-				t = events[j].Timestamp
-			}
-		}
-		if t.IsZero() {
-			t = observed[i]
-		}
-		if t.IsZero() {
-			t = now().UTC()
-		}
-		events[i].Timestamp = t
+		errs = append(errs, e.writeEvent(ctx, s, ev))
 	}
+	s.pending = nil
+	return errors.Join(errs...)
+}
+
+func (e *agentEventExporter) writeEvent(ctx context.Context, s *session, ev *agentevent.Event) error {
+	if ev.Timestamp.After(s.newest) {
+		s.newest = ev.Timestamp
+	}
+	s.last = ev.Timestamp
+	e.buf.reset()
+	e.logs.event(s, ev, &e.buf)
+	s.ended = false
+	return e.write(ctx, s.key, &e.buf)
 }
 
 // session returns the state of a session, reading back its file the first
@@ -322,6 +329,7 @@ func (e *agentEventExporter) endIdleSessions(shutdown bool) error {
 		if s.ended || now.Sub(s.newest) < timeout || (!shutdown && now.Sub(s.arrived) < timeout) {
 			continue
 		}
+		errs = append(errs, e.writePending(context.Background(), s, time.Time{}))
 		e.buf.reset()
 		e.logs.end(s, &e.buf)
 		s.ended = true

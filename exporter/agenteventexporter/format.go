@@ -4,12 +4,13 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -41,6 +42,9 @@ type session struct {
 	// last is the timestamp of the session's latest event, for events that
 	// carry none.
 	last time.Time
+	// pending holds the events that came before any event of the session
+	// with a timestamp.
+	pending []decoded
 	// state is the format's own state of the session.
 	state any
 }
@@ -63,7 +67,7 @@ type lineBuffer struct {
 }
 
 func (b *lineBuffer) add(v any) {
-	line, err := json.MarshalNoEscape(v)
+	line, err := marshal(v)
 	if err != nil {
 		if b.err == nil {
 			b.err = err
@@ -76,6 +80,20 @@ func (b *lineBuffer) add(v any) {
 func (b *lineBuffer) reset() {
 	b.lines = b.lines[:0]
 	b.err = nil
+}
+
+// marshal encodes v as one line of JSON, without escaping <, > and & (text
+// from agent logs is full of them). It is encoding/json rather than the
+// goccy/go-json the house prefers: goccy's encoder corrupted the heap under
+// Go 1.26 in this package's tests ("found bad pointer in Go heap").
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // timeLayout is RFC 3339 in UTC with milliseconds, as the seeds' examples

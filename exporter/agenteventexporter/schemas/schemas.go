@@ -1,0 +1,91 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package schemas holds the JSON Schema of each agent_event exporter format,
+// written from its seed document, and validates lines against them. The
+// exporter's tests and the end-to-end tests check every line they see; the
+// collector itself does not import this package.
+package schemas // import "github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+//go:embed *.schema.json
+var files embed.FS
+
+// Formats are the formats a schema exists for.
+var Formats = []string{"agtrace_v1", "universal", "agent_manager", "canonical_task"}
+
+var (
+	once     sync.Once
+	compiled map[string]*jsonschema.Schema
+	loadErr  error
+)
+
+func load() {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	compiled = map[string]*jsonschema.Schema{}
+	for _, f := range Formats {
+		name := f + ".schema.json"
+		b, err := files.ReadFile(name)
+		if err != nil {
+			loadErr = err
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			loadErr = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+		if err := c.AddResource(name, doc); err != nil {
+			loadErr = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+		s, err := c.Compile(name)
+		if err != nil {
+			loadErr = fmt.Errorf("%s: %w", name, err)
+			return
+		}
+		compiled[f] = s
+	}
+}
+
+// Validate checks one line (one JSON value) of a format against its schema.
+func Validate(format string, line []byte) error {
+	once.Do(load)
+	if loadErr != nil {
+		return loadErr
+	}
+	s := compiled[format]
+	if s == nil {
+		return fmt.Errorf("no schema for format %q", format)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	return s.Validate(v)
+}
+
+// ValidateLines checks every line of a JSON Lines document; it reports the
+// first failing line (1-based) and how many lines it checked.
+func ValidateLines(format string, doc []byte) (int, error) {
+	if len(doc) == 0 {
+		return 0, nil
+	}
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n")) {
+		n++
+		if err := Validate(format, line); err != nil {
+			return n, fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	return n, nil
+}
