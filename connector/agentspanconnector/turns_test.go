@@ -131,6 +131,21 @@ func TestTurnStatus(t *testing.T) {
 	}
 }
 
+func TestUnansweredTurnEndedByTheNextPromptIsCompleted(t *testing.T) {
+	// The next prompt finalizes a turn (seed 003); abandoned is for a turn
+	// that went idle unanswered.
+	h := newHarness(t)
+	h.history()
+	s := newSession("s1")
+	h.feed(s.prompt("p1", 0), s.call("c", "m1", "t1", "Bash", 1), s.result("r", "t1", "Bash", 2),
+		s.prompt("p2", 3), s.call("c2", "m2", "t2", "Bash", 4), s.result("r2", "t2", "Bash", 5))
+	status := map[any]any{}
+	for _, r := range roots(h.spans()) {
+		status[attr(r, agentevent.AttrEventID)] = attr(r, attrTurnStatus)
+	}
+	assert.Equal(t, map[any]any{"p1": statusCompleted, "p2": statusAbandoned}, status)
+}
+
 func TestLinkToPreviousTurn(t *testing.T) {
 	h := newHarness(t)
 	h.history()
