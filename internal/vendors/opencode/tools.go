@@ -1,0 +1,255 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package opencode // import "github.com/agentotel/agentotel/internal/vendors/opencode"
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testrun"
+)
+
+// Tool part states.
+const (
+	statusPending   = "pending"
+	statusRunning   = "running"
+	statusCompleted = "completed"
+	statusError     = "error"
+)
+
+// Structured facts on tool events, the same keys the other agents' parsers
+// use (the connector's turn rollup reads them).
+const (
+	attrToolCommand      = "agent.tool.command"
+	attrFileChangeType   = "agent.file.change_type"
+	attrFileLinesAdded   = "agent.file.lines_added"
+	attrFileLinesRemoved = "agent.file.lines_removed"
+	attrTestRunner       = "agent.test.runner"
+	attrTestRun          = "agent.test.run"
+	attrTestPassed       = "agent.test.passed"
+	attrTestFailed       = "agent.test.failed"
+	maxCommandLength     = 4096
+)
+
+// toolInput holds the input fields the mapping reads. OpenCode's tools take
+// camelCase arguments (filePath); snake_case is accepted too (MCP tools).
+type toolInput struct {
+	FilePath     string `json:"filePath"`
+	FilePathAlt  string `json:"file_path"`
+	Path         string `json:"path"`
+	Command      string `json:"command"`
+	SubagentType string `json:"subagent_type"`
+}
+
+// toolMetadata holds the state.metadata fields the mapping reads.
+type toolMetadata struct {
+	Exit      *int64 `json:"exit"`
+	SessionID string `json:"sessionId"`
+	Exists    *bool  `json:"exists"`
+	FileDiff  *struct {
+		Additions *int64 `json:"additions"`
+		Deletions *int64 `json:"deletions"`
+	} `json:"filediff"`
+}
+
+// fileOps are the file operations of OpenCode's built-in file tools.
+var fileOps = map[string]agentevent.FileOp{
+	"read":        agentevent.FileRead,
+	"write":       agentevent.FileWrite,
+	"edit":        agentevent.FileModify,
+	"multiedit":   agentevent.FileModify,
+	"patch":       agentevent.FileModify,
+	"apply_patch": agentevent.FileModify,
+}
+
+func channel(tool string) agentevent.Channel {
+	if tool == "bash" {
+		return agentevent.ChannelTerminal
+	}
+	if _, ok := fileOps[tool]; ok {
+		return agentevent.ChannelEditor
+	}
+	return agentevent.ChannelChat
+}
+
+// tool maps a tool part: a tool_call as soon as the part exists, and a
+// tool_result once it has completed or failed.
+func (b *builder) tool(p Part) {
+	st := p.State
+	if st == nil {
+		st = &ToolState{Status: statusPending}
+	}
+	var in toolInput
+	if len(st.Input) > 0 {
+		_ = json.Unmarshal(st.Input, &in) // a non-object input has no fields to read
+	}
+	var md toolMetadata
+	if len(st.Metadata) > 0 {
+		_ = json.Unmarshal(st.Metadata, &md)
+	}
+	callID := p.CallID
+	if callID == "" {
+		callID = p.ID
+	}
+	path := firstNonEmpty(in.FilePath, in.FilePathAlt, in.Path)
+	start, end := msp(st.Time.Start), msp(st.Time.End)
+
+	call := b.modelEvent(p.ID, agentevent.TypeToolCall, start, p.Raw)
+	call.ToolName = p.Tool
+	call.ToolCallID = callID
+	call.Channel = channel(p.Tool)
+	call.FilePath = path
+	call.FileOp = fileOps[p.Tool]
+	call.FileLanguage = fileLanguage(path)
+	if len(st.Input) > 0 && string(st.Input) != "{}" {
+		call.Text = string(st.Input)
+	}
+	runner := ""
+	if p.Tool == "bash" && strings.TrimSpace(in.Command) != "" {
+		setAttr(call, attrToolCommand, commandLine(in.Command))
+		runner, _ = testrun.Detect(in.Command)
+	}
+	if p.Tool == "task" {
+		call.SubagentType = in.SubagentType
+	}
+	if st.Status != statusCompleted && st.Status != statusError {
+		return // still pending or running: the call stays open
+	}
+
+	at := end
+	if at == 0 {
+		at = start
+	}
+	res := b.event(p.ID+":result", agentevent.TypeToolResult, at, p.Raw)
+	res.ToolName = p.Tool
+	res.ToolCallID = callID
+	res.Channel = call.Channel
+	res.FilePath = call.FilePath
+	res.FileOp = call.FileOp
+	res.FileLanguage = call.FileLanguage
+	if start > 0 && end >= start {
+		res.ToolLatencyMs = agentevent.Int(end - start)
+	}
+	if p.Tool == "task" && md.SessionID != "" {
+		res.SpawnedAgentID = md.SessionID
+	}
+	if st.Time.Compacted != nil {
+		// OpenCode pruned the output from the model's context.
+		setAttr(res, "agent.tool.output_compacted", true)
+	}
+	if st.Status == statusError {
+		res.ToolStatus = agentevent.ToolError
+		res.Text = st.Error
+		res.ErrorType = classifyError(st.Error)
+		return
+	}
+	res.ToolStatus = agentevent.ToolSuccess
+	res.Text = st.Output
+	if md.Exit != nil {
+		res.ToolExitCode = agentevent.Int(*md.Exit)
+		if *md.Exit != 0 {
+			res.ToolStatus = agentevent.ToolError
+			res.ErrorType = "exit_code"
+		}
+	}
+	if res.ToolStatus == agentevent.ToolSuccess {
+		fileFacts(res, p.Tool, md)
+	}
+	if runner != "" {
+		setAttr(res, attrTestRunner, runner)
+		if run, passed, failed, ok := testrun.Counts(runner, st.Output); ok {
+			setAttr(res, attrTestRun, int64(run))
+			setAttr(res, attrTestPassed, int64(passed))
+			setAttr(res, attrTestFailed, int64(failed))
+		}
+	}
+}
+
+// fileFacts describes the change a successful write or edit made: write's
+// metadata says whether the file existed, edit's filediff counts lines.
+func fileFacts(ev *agentevent.Event, tool string, md toolMetadata) {
+	switch tool {
+	case "write":
+		if md.Exists != nil && !*md.Exists {
+			setAttr(ev, attrFileChangeType, "created")
+		} else {
+			setAttr(ev, attrFileChangeType, "modified")
+		}
+	case "edit", "multiedit", "patch", "apply_patch":
+		setAttr(ev, attrFileChangeType, "modified")
+	default:
+		return
+	}
+	if d := md.FileDiff; d != nil && d.Additions != nil && d.Deletions != nil {
+		setAttr(ev, attrFileLinesAdded, *d.Additions)
+		setAttr(ev, attrFileLinesRemoved, *d.Deletions)
+	}
+}
+
+// classifyError maps the error text of a failed tool part to a low
+// cardinality error.type (the classes the other agents' parsers use).
+func classifyError(msg string) string {
+	switch {
+	case strings.Contains(msg, "aborted"):
+		return "interrupted"
+	case strings.Contains(msg, "user rejected permission"), strings.Contains(msg, "user dismissed"):
+		return "rejected"
+	case strings.Contains(msg, "specified a rule which prevents you"):
+		return "permission_denied"
+	}
+	return "tool_error"
+}
+
+// commandLine cuts a command to maxCommandLength bytes at a character
+// boundary, marking the cut with "…".
+func commandLine(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if len(cmd) <= maxCommandLength {
+		return cmd
+	}
+	cut := maxCommandLength
+	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+		cut--
+	}
+	return cmd[:cut] + "…"
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".rs": "rust", ".java": "java",
+	".kt": "kotlin", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
+	".rb": "ruby", ".php": "php", ".swift": "swift", ".scala": "scala", ".lua": "lua", ".dart": "dart",
+	".ex": "elixir", ".exs": "elixir", ".sh": "shell", ".bash": "shell", ".zsh": "shell",
+	".sql": "sql", ".html": "html", ".css": "css", ".scss": "scss", ".vue": "vue", ".svelte": "svelte",
+	".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
+	".md": "markdown", ".mdx": "markdown", ".txt": "text", ".proto": "protobuf", ".tf": "terraform",
+}
+
+// fileLanguage guesses a file's language from its extension.
+func fileLanguage(path string) string {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	switch strings.ToLower(base) {
+	case "dockerfile":
+		return "dockerfile"
+	case "makefile":
+		return "makefile"
+	}
+	dot := strings.LastIndexByte(base, '.')
+	if dot <= 0 {
+		return ""
+	}
+	return languages[strings.ToLower(base[dot:])]
+}
