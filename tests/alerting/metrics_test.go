@@ -24,13 +24,41 @@ const (
 	statusError = "STATUS_CODE_ERROR"
 )
 
-// toolCount is the number of execute_tool spans of one tool, and how many of them failed.
-type toolCount struct{ Calls, Errors int }
+// toolCount is the number of execute_tool spans of one tool, how many of them failed, and the
+// failures per error.type.
+type toolCount struct {
+	Calls, Errors int
+	ErrorTypes    map[string]int
+}
+
+func (c *toolCount) addErrors(errType string, n int) {
+	c.Errors += n
+	if c.ErrorTypes == nil {
+		c.ErrorTypes = map[string]int{}
+	}
+	c.ErrorTypes[errType] += n
+}
+
+// userDecisions are the error classes of calls the user interrupted or declined; the tool alert
+// does not count them as failures.
+var userDecisions = map[string]bool{"interrupted": true, "rejected": true}
+
+// failures is the number of failed calls the tool alert counts.
+func (c toolCount) failures() int {
+	n := c.Errors
+	for typ, k := range c.ErrorTypes {
+		if userDecisions[typ] {
+			n -= k
+		}
+	}
+	return n
+}
 
 // expectation is what the golden events of the Claude testdata make of span counters, derived
 // from the events alone with the rules the agent_span README documents: one execute_tool span per
 // tool call id (a call and its result), failed when the result's tool_status is error (or, with
-// no status, when it has an error type or an exit code other than 0); one turn root per prompt
+// no status, when it has an error type or an exit code other than 0), its error.type the call's
+// or the result's, else tool_error; one turn root per prompt
 // of a session's main thread, failed when one of its events recorded status error or an API
 // error (an error type outside tool events) came after its last assistant answer.
 type expectation struct {
@@ -88,7 +116,13 @@ func expectedFromGoldens(t *testing.T, root string) expectation {
 			c := exp.tools[name]
 			c.Calls++
 			if failed(p.call, p.result) {
-				c.Errors++
+				errType := "tool_error"
+				for _, ev := range []*agentevent.Event{p.result, p.call} {
+					if ev != nil && ev.ErrorType != "" {
+						errType = ev.ErrorType
+					}
+				}
+				c.addErrors(errType, 1)
 			}
 			exp.tools[name] = c
 		}
@@ -177,7 +211,7 @@ func observe(samples []sample, service string) observed {
 			c := o.tools[s.labels["gen_ai_tool_name"]]
 			c.Calls += n
 			if s.labels["status_code"] == statusError {
-				c.Errors += n
+				c.addErrors(s.labels["error_type"], n)
 			}
 			o.tools[s.labels["gen_ai_tool_name"]] = c
 		case span == "invoke_agent "+service:
@@ -216,27 +250,31 @@ func TestToolErrorSeries(t *testing.T) {
 
 	samples := startCollector(t, nil).waitForCounters(t, exp)
 
-	// The exact series the rules select, for the tools that failed.
+	// The exact series the rules select, for the tools that failed: one per error class.
 	sort.Strings(failing)
 	for _, name := range failing {
-		var errSeries []sample
-		for _, s := range samples {
-			if s.name == callsMetric && s.labels["gen_ai_tool_name"] == name && s.labels["status_code"] == statusError {
-				errSeries = append(errSeries, s)
+		for errType, n := range exp.tools[name].ErrorTypes {
+			var series []sample
+			for _, s := range samples {
+				if s.name == callsMetric && s.labels["gen_ai_tool_name"] == name && s.labels["status_code"] == statusError &&
+					s.labels["error_type"] == errType {
+					series = append(series, s)
+				}
 			}
+			require.Len(t, series, 1, "one series for %s errors of class %s", name, errType)
+			s := series[0]
+			assert.Equal(t, exp.service, s.labels["service_name"])
+			assert.Equal(t, "execute_tool "+name, s.labels["span_name"])
+			assert.Equal(t, "SPAN_KIND_INTERNAL", s.labels["span_kind"])
+			assert.NotContains(t, s.labels, "collector_instance_id", "excluded so that a restart is a counter reset")
+			assert.Equal(t, float64(n), s.value, "%s errors of class %s", name, errType)
+			t.Logf("%s%s = %v (of %d %s calls)", callsMetric, labelString(s.labels), s.value, exp.tools[name].Calls, name)
 		}
-		require.Len(t, errSeries, 1, "one error series for %s", name)
-		s := errSeries[0]
-		assert.Equal(t, exp.service, s.labels["service_name"])
-		assert.Equal(t, "execute_tool "+name, s.labels["span_name"])
-		assert.Equal(t, "SPAN_KIND_INTERNAL", s.labels["span_kind"])
-		assert.NotContains(t, s.labels, "collector_instance_id", "excluded so that a restart is a counter reset")
-		assert.Equal(t, float64(exp.tools[name].Errors), s.value, "%s errors", name)
-		t.Logf("%s%s = %v (of %d calls)", callsMetric, labelString(s.labels), s.value, exp.tools[name].Calls)
 	}
 	for _, s := range samples {
 		if s.name == callsMetric && s.labels["span_name"] == "invoke_agent "+exp.service && s.labels["status_code"] == statusError {
 			assert.Equal(t, "error", s.labels["agent_turn_status"])
+			assert.NotEmpty(t, s.labels["error_type"])
 			t.Logf("%s%s = %v", callsMetric, labelString(s.labels), s.value)
 		}
 	}

@@ -123,7 +123,7 @@ func TestAlertsFireInPrometheus(t *testing.T) {
 	exp := expectedFromGoldens(t, root)
 	c := exp.tools[tool]
 	c.Calls += outageCalls
-	c.Errors += outageCalls
+	c.addErrors("tool_error", outageCalls)
 	exp.tools[tool] = c
 	exp.turns++
 	col := startCollector(t, map[string][]byte{
@@ -133,11 +133,11 @@ func TestAlertsFireInPrometheus(t *testing.T) {
 	// all (a half-read history could show a passing error ratio).
 	col.waitForCounters(t, exp)
 
-	// The alerts the expectation implies: a tool above 50% errors over at least 5 calls, and a
-	// failed turn.
+	// The alerts the expectation implies: a tool above 50% failures (user decisions aside) over
+	// at least 5 calls, and a failed turn.
 	want := []string{fmt.Sprintf("AgentTurnFailed{service_name=%q}", exp.service)}
 	for name, c := range exp.tools {
-		if c.Calls >= 5 && 2*c.Errors > c.Calls {
+		if c.Calls >= 5 && 2*c.failures() > c.Calls {
 			want = append(want, fmt.Sprintf("AgentToolErrorRateHigh{service_name=%q,gen_ai_tool_name=%q}", exp.service, name))
 		}
 	}
@@ -196,7 +196,7 @@ scrape_configs:
 		}
 		if a.Labels["gen_ai_tool_name"] == tool {
 			c := exp.tools[tool]
-			assert.Equal(t, fmt.Sprintf("%s: %.4g%% of %s calls failed in the last 5m", exp.service, 100*float64(c.Errors)/float64(c.Calls), tool),
+			assert.Equal(t, fmt.Sprintf("%s: %.4g%% of %s calls failed in the last 5m", exp.service, 100*float64(c.failures())/float64(c.Calls), tool),
 				a.Annotations["summary"])
 		}
 	}
