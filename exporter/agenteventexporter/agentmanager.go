@@ -4,12 +4,12 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"encoding/json"
 	"github.com/google/uuid"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -103,11 +103,20 @@ type managerState struct {
 }
 
 type managerTail struct {
-	Sequence  int64  `json:"sequence"`
-	EventType string `json:"eventType"`
+	Sequence  int64     `json:"sequence"`
+	EventType string    `json:"eventType"`
+	Timestamp time.Time `json:"timestamp"`
 	Data      struct {
 		NewStatus string `json:"newStatus"`
 	} `json:"data"`
+}
+
+func (*agentManagerFormat) closes() bool { return true }
+
+func (*agentManagerFormat) lineTime(line []byte) time.Time {
+	var tail managerTail
+	_ = json.Unmarshal(line, &tail)
+	return tail.Timestamp
 }
 
 func (f *agentManagerFormat) begin(s *session, last []byte) {

@@ -4,10 +4,10 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
-
-	"encoding/json"
+	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -84,6 +84,10 @@ func (*agtraceFormat) begin(s *session, _ []byte) {
 }
 
 func (*agtraceFormat) end(*session, *lineBuffer) {}
+
+func (*agtraceFormat) closes() bool { return false }
+
+func (*agtraceFormat) lineTime([]byte) time.Time { return time.Time{} }
 
 func (f *agtraceFormat) event(s *session, ev *agentevent.Event, out *lineBuffer) {
 	for _, v := range s.state.(*invariantChecker).check(ev) {

@@ -5,6 +5,7 @@ package agenteventexporter // import "github.com/agentotel/agentotel/exporter/ag
 
 import (
 	"encoding/json"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,6 +125,9 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 			return err
 		}
 		e.out = out
+		if e.logs != nil && e.logs.closes() {
+			e.recoverSessions(dir)
+		}
 	}
 	if e.logs == nil {
 		return nil // canonical_task keeps no sessions
@@ -294,12 +299,45 @@ func (e *agentEventExporter) session(key sessionKey) *session {
 	if s, ok := e.sessions[key]; ok {
 		return s
 	}
-	s := &session{key: key}
+	s := &session{key: key, arrived: e.now()}
 	last := e.out.lastLine(key)
-	s.resumed = last != nil
+	if last != nil {
+		s.resumed = true
+		s.newest = e.logs.lineTime(last)
+		s.last = s.newest
+	}
 	e.logs.begin(s, last)
 	e.sessions[key] = s
 	return s
+}
+
+// recoverSessions picks up the sessions a previous run left open (their
+// file does not end with the format's closing lines), so that they are
+// closed once idle even if the agent never writes to them again. Only files
+// named by the session id itself are recognized (ids that needed escaping
+// to be a file name, which no agent uses, are not).
+func (e *agentEventExporter) recoverSessions(dir string) {
+	agents, err := os.ReadDir(dir)
+	if err != nil {
+		e.logger.Warn("Cannot list the output directory; sessions left open by a previous run stay open", zap.String("directory", dir), zap.Error(err))
+		return
+	}
+	for _, a := range agents {
+		if !a.IsDir() || fileName(a.Name(), unknownAgent) != a.Name() || a.Name() == unknownAgent {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(dir, a.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			id, ok := strings.CutSuffix(f.Name(), ".jsonl")
+			if f.IsDir() || !ok || fileName(id, noSession) != id || id == noSession {
+				continue
+			}
+			e.session(sessionKey{agent: a.Name(), session: id})
+		}
+	}
 }
 
 func (e *agentEventExporter) write(ctx context.Context, key sessionKey, buf *lineBuffer) error {

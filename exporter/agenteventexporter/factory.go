@@ -39,12 +39,12 @@ func checkSignal(set exporter.Settings, cfg *Config, signal pipeline.Signal) err
 	if cfg.Format.signal() == signal {
 		return nil
 	}
-	hint := "use agtrace_v1, universal or agent_manager in a logs pipeline"
-	if signal == pipeline.SignalTraces {
-		hint = "use canonical_task in a traces pipeline (after the agent_span connector)"
+	what, other := "agent events", "canonical_task"
+	if cfg.Format.signal() == pipeline.SignalTraces {
+		what, other = "turns from the agent_span connector", "agtrace_v1, universal or agent_manager"
 	}
-	return fmt.Errorf("%s: `format` %s reads %s, so it cannot be in a %s pipeline; %s",
-		set.ID, cfg.Format, cfg.Format.signal(), signal, hint)
+	return fmt.Errorf("%s: `format` %s reads %s (%s), so it cannot be in a %s pipeline: put %s in a %s pipeline, or use %s here",
+		set.ID, cfg.Format, cfg.Format.signal(), what, signal, set.ID, cfg.Format.signal(), other)
 }
 
 func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {

@@ -7,10 +7,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
-
-	"encoding/json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -58,6 +57,11 @@ type logsFormat interface {
 	event(s *session, ev *agentevent.Event, out *lineBuffer)
 	// end writes the lines that close a session that went idle.
 	end(s *session, out *lineBuffer)
+	// closes reports whether the format writes closing lines; only then are
+	// the sessions a previous run left open picked up at start.
+	closes() bool
+	// lineTime is the time of a line the format wrote (zero if unknown).
+	lineTime(line []byte) time.Time
 }
 
 // lineBuffer collects the encoded lines of one session.

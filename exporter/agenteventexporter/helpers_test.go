@@ -6,13 +6,13 @@ package agenteventexporter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"encoding/json"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter"
@@ -167,6 +167,10 @@ func (s *testSession) result(id string, call agentevent.Event, output string, mi
 	ev.ToolName, ev.ToolCallID, ev.ToolStatus = call.ToolName, call.ToolCallID, agentevent.ToolSuccess
 	ev.FilePath, ev.FileOp = call.FilePath, call.FileOp
 	return ev
+}
+
+func writeFile(path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o644)
 }
 
 func logsOf(events ...agentevent.Event) plog.Logs {

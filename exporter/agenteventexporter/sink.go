@@ -106,8 +106,14 @@ func (sf *sessionFile) close() error {
 	return errors.Join(sf.w.Flush(), sf.f.Close())
 }
 
+// File names for an empty agent or session id.
+const (
+	unknownAgent = "unknown-agent"
+	noSession    = "no-session"
+)
+
 func (s *dirSink) path(key sessionKey) string {
-	return filepath.Join(s.dir, fileName(key.agent, "unknown-agent"), fileName(key.session, "no-session")+".jsonl")
+	return filepath.Join(s.dir, fileName(key.agent, unknownAgent), fileName(key.session, noSession)+".jsonl")
 }
 
 func (s *dirSink) takeEvictErr() error {

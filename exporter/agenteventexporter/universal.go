@@ -4,13 +4,12 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strconv"
 	"strings"
 	"time"
-
-	"encoding/json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -178,8 +177,17 @@ type openCall struct {
 }
 
 type universalTail struct {
-	Sequence int64  `json:"sequence"`
-	Type     string `json:"type"`
+	Sequence int64     `json:"sequence"`
+	Type     string    `json:"type"`
+	Time     time.Time `json:"time"`
+}
+
+func (*universalFormat) closes() bool { return true }
+
+func (*universalFormat) lineTime(line []byte) time.Time {
+	var tail universalTail
+	_ = json.Unmarshal(line, &tail)
+	return tail.Time
 }
 
 func (f *universalFormat) begin(s *session, last []byte) {

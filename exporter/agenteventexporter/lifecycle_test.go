@@ -1,0 +1,93 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agenteventexporter
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
+)
+
+// TestLifecycle creates each format for its signal through the factory,
+// starts it, hands it data, and shuts it down (twice: shutdown is idempotent).
+func TestLifecycle(t *testing.T) {
+	s := newTestSession("3f1c2b7a-0000-4000-8000-000000000001")
+	logs := logsOf(s.userPrompt("p1", "hello", 0), s.answer("a1", "r1", "hi", 1))
+	for _, format := range []Format{FormatAgtraceV1, FormatUniversal, FormatAgentManager, FormatCanonicalTask} {
+		t.Run(string(format), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(format, dir)
+			set := exportertest.NewNopSettings(metadata.Type)
+			f := NewFactory()
+			var c component.Component
+			var err error
+			if format == FormatCanonicalTask {
+				exp, cerr := f.CreateTraces(context.Background(), set, cfg)
+				require.NoError(t, cerr)
+				require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+				err = exp.ConsumeTraces(context.Background(), ptrace.NewTraces())
+				c = exp
+			} else {
+				exp, cerr := f.CreateLogs(context.Background(), set, cfg)
+				require.NoError(t, cerr)
+				require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+				err = exp.ConsumeLogs(context.Background(), logs)
+				c = exp
+			}
+			require.NoError(t, err)
+			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.Shutdown(context.Background()))
+			if format != FormatCanonicalTask {
+				assert.FileExists(t, filepath.Join(dir, "claude-code", s.id+".jsonl"))
+			}
+		})
+	}
+}
+
+func TestShutdownBeforeStart(t *testing.T) {
+	for _, format := range []Format{FormatUniversal, FormatCanonicalTask} {
+		e, err := newExporter(exportertest.NewNopSettings(metadata.Type), testConfig(format, t.TempDir()))
+		require.NoError(t, err)
+		require.NoError(t, e.shutdown(context.Background()))
+	}
+}
+
+// TestFormatInTheWrongPipeline: a format meant for the other signal fails
+// when the collector creates the exporter, naming the exporter and the fix.
+func TestFormatInTheWrongPipeline(t *testing.T) {
+	f := NewFactory()
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = component.NewIDWithName(metadata.Type, "canonical")
+	_, err := f.CreateLogs(context.Background(), set, testConfig(FormatCanonicalTask, t.TempDir()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent_event/canonical: `format` canonical_task reads traces (turns from the agent_span connector), so it cannot be in a logs pipeline")
+	assert.Contains(t, err.Error(), "put agent_event/canonical in a traces pipeline, or use agtrace_v1, universal or agent_manager here")
+
+	set.ID = component.NewIDWithName(metadata.Type, "universal")
+	_, err = f.CreateTraces(context.Background(), set, testConfig(FormatUniversal, t.TempDir()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent_event/universal: `format` universal reads logs (agent events), so it cannot be in a traces pipeline")
+	assert.Contains(t, err.Error(), "put agent_event/universal in a logs pipeline, or use canonical_task here")
+}
+
+// TestStartFailsOnAnUnusableDirectory: a directory that cannot be created
+// fails Start, naming the setting.
+func TestStartFailsOnAnUnusableDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, writeFile(file, "x"))
+	e, err := newExporter(exportertest.NewNopSettings(metadata.Type), testConfig(FormatAgtraceV1, filepath.Join(file, "out")))
+	require.NoError(t, err)
+	err = e.start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, "`directory`")
+	require.NoError(t, e.shutdown(context.Background()))
+}

@@ -1,0 +1,222 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// exportDirs are the folders config/export.yaml writes, by format.
+var exportDirs = map[string]string{
+	"agtrace_v1":     "agtrace",
+	"universal":      "universal",
+	"agent_manager":  "agent_manager",
+	"canonical_task": "canonical",
+}
+
+// eventsPerSession counts the golden events of every Claude testdata case by session: with
+// emit_unparsed on, the receiver emits exactly these (unparsed records included).
+func eventsPerSession(t *testing.T, root string) (events, unparsed map[string]int) {
+	t.Helper()
+	events, unparsed = map[string]int{}, map[string]int{}
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "claude_code", "*", "events.yaml"))
+	require.NoError(t, err)
+	for _, f := range files {
+		logs, err := golden.ReadLogs(f)
+		require.NoError(t, err)
+		evs, _ := agentevent.DecodeLogs(logs)
+		for _, ev := range evs {
+			events[ev.SessionID]++
+			if ev.Unparsed != "" {
+				unparsed[ev.SessionID]++
+			}
+		}
+	}
+	return events, unparsed
+}
+
+// exportedFiles reads <dir>/<agent>/<session>.jsonl into lines, keyed by session id.
+func exportedFiles(t *testing.T, dir string) map[string][][]byte {
+	t.Helper()
+	files := map[string][][]byte{}
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return files
+	}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		require.Equal(t, "claude-code", filepath.Base(filepath.Dir(path)), "files are grouped by agent: %s", path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var lines [][]byte
+		for _, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+			if len(l) > 0 {
+				lines = append(lines, l)
+			}
+		}
+		files[strings.TrimSuffix(filepath.Base(path), ".jsonl")] = lines
+		return nil
+	}))
+	return files
+}
+
+func lineCounts(files map[string][][]byte) map[string]int {
+	n := map[string]int{}
+	for k, v := range files {
+		n[k] = len(v)
+	}
+	return n
+}
+
+// TestExportSeedFormats runs the collector with config/export.yaml exactly as a user would (HOME
+// pointing at a folder laid out like ~/.claude/projects with the Claude testdata, the output under
+// AGENTOTEL_EXPORT_DIR), stops it, and checks the four formats: one file per session, every line
+// valid against its format's JSON Schema, one agtrace line per event, one canonical task event per
+// turn, universal and agent-manager streams numbered without gaps, each universal session opened
+// and closed, the unparsed records and the refused tool calls where the testdata has them.
+func TestExportSeedFormats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds the collector (skipped with -short)")
+	}
+	root := repoRoot(t)
+	exp := expectedFromGoldens(t, root)
+	events, unparsed := eventsPerSession(t, root)
+	require.NotEmpty(t, unparsed, "the testdata must hold unparsed records")
+
+	bin := collectorBinary(t)
+	home := t.TempDir()
+	projects := filepath.Join(home, ".claude", "projects")
+	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-e2e-"+c.Name()),
+			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR=" + out,
+	}
+	p := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "export.yaml"))
+
+	wantTurns := 0
+	for _, n := range exp.turns {
+		wantTurns += n
+	}
+	waitFor(t, 90*time.Second, "every event in agtrace_v1 and every turn in canonical_task", func() (bool, string) {
+		agtrace := lineCounts(exportedFiles(t, filepath.Join(out, exportDirs["agtrace_v1"])))
+		turns := 0
+		for _, n := range lineCounts(exportedFiles(t, filepath.Join(out, exportDirs["canonical_task"]))) {
+			turns += n
+		}
+		done := 0
+		for s, n := range events {
+			if agtrace[s] == n {
+				done++
+			}
+		}
+		return done == len(events) && turns == wantTurns,
+			fmt.Sprintf("%d of %d sessions complete in agtrace_v1, %d of %d turns in canonical_task", done, len(events), turns, wantTurns)
+	})
+	p.stop(t) // a graceful shutdown: idle sessions get their closing lines, files are flushed
+	select {
+	case <-p.done:
+	default:
+		t.Fatal("collector still running after stop")
+	}
+
+	all := map[string]map[string][][]byte{}
+	for format, dir := range exportDirs {
+		files := exportedFiles(t, filepath.Join(out, dir))
+		all[format] = files
+		checked := 0
+		for session, lines := range files {
+			for i, line := range lines {
+				require.NoError(t, schemas.Validate(format, line), "%s %s line %d: %s", format, session, i+1, line)
+				checked++
+			}
+		}
+		assert.Positive(t, checked, "%s: no lines", format)
+	}
+
+	// agtrace_v1: one line per event, per session.
+	assert.Equal(t, events, lineCounts(all["agtrace_v1"]))
+
+	// canonical_task: one line per turn, per session.
+	assert.Equal(t, exp.turns, lineCounts(all["canonical_task"]))
+
+	// universal: every session opened and closed, sequence 1..n, the unparsed records.
+	for session, lines := range all["universal"] {
+		var first, last struct{ Type string }
+		require.NoError(t, json.Unmarshal(lines[0], &first))
+		require.NoError(t, json.Unmarshal(lines[len(lines)-1], &last))
+		assert.Equal(t, "session.started", first.Type, session)
+		assert.Equal(t, "session.ended", last.Type, session)
+		assertSequence(t, lines, 1, session)
+		assert.Equal(t, unparsed[session], countType(t, lines, "type", "agent.unparsed"), "agent.unparsed in %s", session)
+	}
+	assert.Len(t, all["universal"], len(events), "one universal file per session")
+
+	// agent_manager: sequence 0..n-1, one run per file.
+	for session, lines := range all["agent_manager"] {
+		assertSequence(t, lines, 0, session)
+		runs := map[string]bool{}
+		for _, l := range lines {
+			var e struct{ RunID string }
+			require.NoError(t, json.Unmarshal(l, &e))
+			runs[e.RunID] = true
+		}
+		assert.Len(t, runs, 1, session)
+	}
+	assert.Len(t, all["agent_manager"], len(events), "one agent_manager file per session")
+
+	// The refused git commit and push of the 1.0.17 fixture are permission denials.
+	denied := 0
+	for _, lines := range all["universal"] {
+		denied += countType(t, lines, "type", "permission.resolved")
+	}
+	assert.Positive(t, denied, "permission.resolved for the refused tool calls")
+}
+
+func assertSequence(t *testing.T, lines [][]byte, from int64, session string) {
+	t.Helper()
+	for i, l := range lines {
+		var e struct{ Sequence int64 }
+		require.NoError(t, json.Unmarshal(l, &e))
+		require.Equal(t, from+int64(i), e.Sequence, "%s line %d", session, i+1)
+	}
+}
+
+func countType(t *testing.T, lines [][]byte, key, value string) int {
+	t.Helper()
+	n := 0
+	for _, l := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(l, &m))
+		if m[key] == value {
+			n++
+		}
+	}
+	return n
+}
