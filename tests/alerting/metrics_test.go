@@ -303,8 +303,8 @@ type collector struct {
 // variables set: HOME pointing at a folder laid out like ~/.claude/projects, its own state
 // folder, the exporter's port and a 1s flush. The config reads only what is written after its
 // first look at the files (start_at: end), so the Claude testdata (the cases with golden events)
-// and the extra session files (path under projects → content) are copied in as new session
-// files once that look happened — as an agent would write them.
+// and the extra session files (path under projects, in a folder of its own → content) appear as
+// new session files once that look happened — as an agent would write them.
 func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	t.Helper()
 	root := repoRoot(t)
@@ -339,20 +339,29 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 		return false, "not yet"
 	})
 
+	// Each session folder is written outside the watched tree and renamed into it, so the
+	// collector never sees a half-written file.
+	staging := filepath.Join(home, "staging")
 	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
 	require.NoError(t, err)
+	var dirs []string
 	for _, c := range cases {
 		// Only the cases with golden events: the expectation is computed from them.
 		if !c.IsDir() || !fileExists(filepath.Join(root, "testdata", "claude_code", c.Name(), "events.yaml")) {
 			continue
 		}
-		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-alerting-"+c.Name()),
+		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(staging, "-alerting-"+c.Name()),
 			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+		dirs = append(dirs, "-alerting-"+c.Name())
 	}
 	for name, content := range extra {
-		path := filepath.Join(projects, name)
+		path := filepath.Join(staging, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, content, 0o644))
+		dirs = append(dirs, strings.SplitN(filepath.ToSlash(name), "/", 2)[0])
+	}
+	for _, d := range dirs {
+		require.NoError(t, os.Rename(filepath.Join(staging, d), filepath.Join(projects, d)))
 	}
 	return &collector{proc: proc, port: port}
 }
