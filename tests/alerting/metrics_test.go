@@ -58,9 +58,9 @@ func (c toolCount) failures() int {
 // from the events alone with the rules the agent_span README documents: one execute_tool span per
 // tool call id (a call and its result), failed when the result's tool_status is error (or, with
 // no status, when it has an error type or an exit code other than 0), its error.type the call's
-// or the result's, else tool_error; one turn root per prompt
-// of a session's main thread, failed when one of its events recorded status error or an API
-// error (an error type outside tool events) came after its last assistant answer.
+// or the result's, else tool_error; one turn root per prompt of a session's main thread, failed
+// when one of its events recorded status error or an API error (an error type outside tool
+// events) came after its last assistant answer.
 type expectation struct {
 	service     string
 	tools       map[string]toolCount

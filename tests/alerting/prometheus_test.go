@@ -21,7 +21,7 @@ import (
 )
 
 // outageSession is a Claude Code session, written here, in which every call to the GitHub MCP
-// server fails: calls prompts, each answered by a tool call whose result is an error.
+// server fails: one prompt, then `calls` tool calls each with an error result, then an answer.
 func outageSession(sessionID string, calls int) []byte {
 	var b bytes.Buffer
 	ts := time.Date(2025, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -110,8 +110,8 @@ func alerts(url string) ([]promAlert, error) {
 // fail; a real Prometheus (the one Debian's package ships with promtool) scrapes it every second
 // and evaluates config/alerts.yaml as written. Exactly two alerts fire: AgentToolErrorRateHigh for
 // claude-code's mcp__github__get_issue (6 of its 7 calls failed), and AgentTurnFailed for
-// claude-code (the testdata's failed turn). Bash (6 of 19 failed), WebFetch (1 of 1) and Write
-// (1 of 2) stay quiet: below the threshold or under the 5-call guard.
+// claude-code (the testdata's failed turn). The testdata's other failing tools (Bash, WebFetch,
+// Write) stay quiet: below the threshold or under the 5-call guard.
 func TestAlertsFireInPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the collector and Prometheus (skipped with -short)")
