@@ -89,8 +89,11 @@ type compactMetadata struct {
 }
 
 type snapshot struct {
-	TrackedFileBackups map[string]json.RawMessage `json:"trackedFileBackups"`
-	Timestamp          string                     `json:"timestamp"`
+	// TrackedFileBackups is an object keyed by file path; kept raw and
+	// counted with the standard library (see countKeys), so the fast decoder
+	// never builds a map.
+	TrackedFileBackups json.RawMessage `json:"trackedFileBackups"`
+	Timestamp          string          `json:"timestamp"`
 }
 
 // message is the Anthropic Messages API object of user and assistant rows.

@@ -4,11 +4,10 @@
 package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
 
 import (
+	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps (see exporter/agenteventexporter)
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/goccy/go-json"
 )
 
 // Bounds of the state kept per file. A restart must not lose what an open

@@ -5,6 +5,7 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendors/cl
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -94,7 +95,7 @@ func (p *Parser) mapSummary(r *record, c *rowCtx) []pending {
 func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 	n := 0
 	if r.Snapshot != nil {
-		n = len(r.Snapshot.TrackedFileBackups)
+		n = countKeys(r.Snapshot.TrackedFileBackups)
 		// A new snapshot is taken now; an update repeats the time of the
 		// snapshot it updates, which is not when it was written.
 		if t, err := time.Parse(time.RFC3339Nano, r.Snapshot.Timestamp); err == nil && !r.IsSnapshotUpdate {
@@ -182,4 +183,13 @@ func putNum(attrs map[string]any, key string, n num) {
 	if n.Set {
 		attrs[key] = n.V
 	}
+}
+
+// countKeys is the number of members of a JSON object (0 for anything else).
+func countKeys(raw []byte) int {
+	var m map[string]stdjson.RawMessage
+	if stdjson.Unmarshal(raw, &m) != nil {
+		return 0
+	}
+	return len(m)
 }
