@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 )
@@ -39,6 +41,9 @@ type agent struct {
 	// running collector counts, not that of the factory.
 	defaultInclude func(env environment) ([]string, error)
 	newParser      func(path string) parser
+	// start, when set, reads the agent's data with a reader of its own
+	// instead of tailing files (data rewritten in place: OpenCode).
+	start func(r *logsReceiver, host component.Host, a agent, ac *AgentConfig, env environment, hostname string) (snapshotReader, error)
 }
 
 var agents = []agent{
@@ -48,6 +53,13 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
 		defaultInclude: claudeCodeInclude,
 		newParser:      func(path string) parser { return claudecode.NewParser(path) },
+	},
+	{
+		key:            "opencode",
+		source:         agentevent.SourceOpenCode,
+		config:         func(c *Config) *AgentConfig { return &c.OpenCode },
+		defaultInclude: opencodeInclude,
+		start:          startOpenCode,
 	},
 }
 

@@ -78,6 +78,9 @@ type Config struct {
 
 	// ClaudeCode configures Claude Code's session transcripts.
 	ClaudeCode AgentConfig `mapstructure:"claude_code"`
+	// OpenCode configures OpenCode's data directories (JSON storage tree of
+	// ≤1.1.x). Its include patterns match data directories, not files.
+	OpenCode AgentConfig `mapstructure:"opencode"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

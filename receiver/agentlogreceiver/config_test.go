@@ -53,6 +53,11 @@ func TestLoadConfig(t *testing.T) {
 			Exclude:          []string{"**/agent-acompact-*.jsonl"},
 			ExcludeOlderThan: 720 * time.Hour,
 		},
+		OpenCode: AgentConfig{
+			Enabled: true,
+			Include: []string{"~/.local/share/opencode", "/srv/opencode-data/*"},
+			Exclude: []string{"/srv/opencode-data/scratch"},
+		},
 	}
 	tests := []struct {
 		id   component.ID
@@ -81,6 +86,8 @@ func TestDefaultConfig(t *testing.T) {
 	assert.False(t, cfg.IncludeRaw, "raw records are off by default")
 	assert.True(t, cfg.ClaudeCode.Enabled)
 	assert.Empty(t, cfg.ClaudeCode.Include, "empty include = the standard location, resolved at Start")
+	assert.True(t, cfg.OpenCode.Enabled)
+	assert.Empty(t, cfg.OpenCode.Include)
 	require.NoError(t, confmap.Validate(cfg))
 }
 

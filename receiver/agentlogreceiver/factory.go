@@ -44,6 +44,7 @@ func createDefaultConfig() component.Config {
 		MaxConcurrentFiles: defaultMaxConcurrentFiles,
 		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),
 		ClaudeCode:         AgentConfig{Enabled: true},
+		OpenCode:           AgentConfig{Enabled: true},
 	}
 }
 

@@ -44,6 +44,7 @@ func testConfig(dir string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.ClaudeCode.Include = []string{filepath.Join(dir, "**", "*.jsonl")}
+	cfg.OpenCode.Enabled = false // the OpenCode tests set their own data directory
 	return cfg
 }
 

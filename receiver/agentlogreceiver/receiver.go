@@ -35,6 +35,7 @@ type logsReceiver struct {
 	mu       sync.Mutex // guards the fields below: Start and Shutdown
 	client   storage.Client
 	tailers  []*tailer
+	readers  []snapshotReader
 	shutdown bool
 }
 
@@ -81,6 +82,14 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
+			continue
+		}
+		if a.start != nil {
+			rd, err := a.start(r, host, a, ac, env, hostname)
+			if err != nil {
+				return errors.Join(fmt.Errorf("`%s.include`: %w; set the patterns explicitly", a.key, err), r.stopLocked(ctx))
+			}
+			r.readers = append(r.readers, rd)
 			continue
 		}
 		t, err := r.startTailer(ctx, host, a, ac, env, hostname)
@@ -157,6 +166,10 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 		errs = append(errs, t.manager.Stop())
 	}
 	r.tailers = nil
+	for _, rd := range r.readers {
+		errs = append(errs, rd.stop())
+	}
+	r.readers = nil
 	if r.client != nil {
 		errs = append(errs, r.client.Close(ctx))
 		r.client = nil

@@ -59,7 +59,7 @@ func readJSONFiles(t testing.TB, dir string) (names []string, data [][]byte) {
 
 // mapTree maps a whole storage tree (<dir>/storage) the way the receiver's
 // reader does once every message is final: sessions by creation time,
-// messages and parts by id, one Sequence counter per root session. LogFile
+// messages and parts by id, one Sequence counter per session (a thread). LogFile
 // is the message file's path relative to dir.
 func mapTree(t testing.TB, dir string) []agentevent.Event {
 	storage := filepath.Join(dir, "storage")
@@ -109,9 +109,9 @@ func mapTree(t testing.TB, dir string) []agentevent.Event {
 			require.True(t, Finished(m, parts, i < len(mdata)-1), "message %s is not final", m.ID)
 			mc := c
 			mc.LogFile = filepath.ToSlash(filepath.Join("storage", "message", s.ID, names[i]))
-			mc.Sequence = seq[c.RootSessionID] + 1
+			mc.Sequence = seq[s.ID] + 1
 			evs := MapMessage(mc, m, parts)
-			seq[c.RootSessionID] += int64(len(evs))
+			seq[s.ID] += int64(len(evs))
 			events = append(events, evs...)
 		}
 	}
