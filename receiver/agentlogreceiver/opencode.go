@@ -62,6 +62,7 @@ type opencodeReader struct {
 
 	// Touched by the poll goroutine only.
 	trees    map[string]*treeReader // by storage directory
+	dbs      map[string]*dbReader   // by database path
 	reported map[string]string      // path → signature of the bad object reported
 	noted    map[string]bool        // data directories whose layout was logged
 	polls    int
@@ -87,6 +88,7 @@ func startOpenCode(r *logsReceiver, host component.Host, a agent, ac *AgentConfi
 		excludeOlderThan: ac.ExcludeOlderThan,
 		startAtEnd:       r.cfg.StartAt == StartAtEnd,
 		trees:            map[string]*treeReader{},
+		dbs:              map[string]*dbReader{},
 		reported:         map[string]string{},
 		noted:            map[string]bool{},
 	}
@@ -118,7 +120,12 @@ func (rd *opencodeReader) run(ctx context.Context, interval time.Duration) {
 func (rd *opencodeReader) stop() error {
 	rd.cancel()
 	rd.wg.Wait()
-	return nil
+	var errs []error
+	for _, d := range rd.dbs {
+		errs = append(errs, d.close())
+	}
+	rd.dbs = map[string]*dbReader{}
+	return errors.Join(errs...)
 }
 
 // dataDirs returns the existing directories the include patterns match.
@@ -164,7 +171,19 @@ func (rd *opencodeReader) poll(ctx context.Context) {
 			// From 1.2 on, OpenCode migrates the JSON tree into the database
 			// on its first start and leaves the tree behind: reading both
 			// would count every migrated session twice.
-			rd.note(dir, "OpenCode SQLite database found; it is not read yet by this version of agent_log", zap.String("database", db))
+			d, ok := rd.dbs[db]
+			if !ok {
+				var err error
+				if d, err = newDBReader(rd, db, first && rd.startAtEnd); err != nil {
+					rd.dbError(db, err)
+					continue
+				}
+				rd.dbs[db] = d
+				rd.note(dir, "Reading OpenCode SQLite database", zap.String("database", db))
+			}
+			if err := d.poll(ctx); err != nil && ctx.Err() == nil {
+				rd.dbError(db, err)
+			}
 			continue
 		}
 		if fi, err := os.Stat(filepath.Join(storage, "session")); err != nil || !fi.IsDir() {

@@ -16,6 +16,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -339,12 +340,14 @@ func TestOpenCodeDatabaseDirSkipsTree(t *testing.T) {
 	s := newOCStore(t, migrated)
 	s.session("ses_old00001", 1771000000000)
 	s.user("ses_old00001", "msg_d001", 1771000000000, "old")
-	require.NoError(t, os.WriteFile(filepath.Join(migrated, "opencode.db"), nil, 0o600))
+	o := newOCDB(t, migrated)
 	cfg := ocConfig(migrated)
 	cfg.OpenCode.Include = []string{migrated, other}
 	h := newHarness(t, cfg, nil)
 	h.start()
 	h.ocBarrier(newOCStore(t, other))
+	h.dbBarrier(o)
 	assert.Empty(t, h.eventsOfSession("ses_old00001"))
-	assert.Len(t, h.logs.FilterMessageSnippet("SQLite database found").All(), 1)
+	assert.Len(t, h.logs.FilterMessageSnippet("Reading OpenCode SQLite database").All(), 1)
+	assert.Empty(t, h.logs.FilterMessageSnippet("Reading OpenCode JSON storage").FilterField(zap.String("path", migrated)).All())
 }

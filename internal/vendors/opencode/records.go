@@ -277,3 +277,26 @@ func DecodeAPIMessages(b []byte) ([]MessageWithParts, error) {
 	}
 	return out, nil
 }
+
+// DecodeMessageRow decodes a row of the message table (≥1.2): its `data`
+// column holds the message without id and sessionID, which are columns.
+// Raw keeps data.
+func DecodeMessageRow(id, sessionID string, data []byte) (Message, error) {
+	var m Message
+	if err := decodeObject(data, &m); err != nil {
+		return Message{}, err
+	}
+	m.ID, m.SessionID, m.Raw = id, sessionID, data
+	return m, nil
+}
+
+// DecodePartRow decodes a row of the part table (≥1.2): its `data` column
+// holds the part without id, sessionID and messageID. Raw keeps data.
+func DecodePartRow(id, messageID, sessionID string, data []byte) (Part, error) {
+	var p Part
+	if err := decodeObject(data, &p); err != nil {
+		return Part{}, err
+	}
+	p.ID, p.MessageID, p.SessionID, p.Raw = id, messageID, sessionID, data
+	return p, nil
+}

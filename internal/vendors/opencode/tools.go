@@ -4,6 +4,7 @@
 package opencode // import "github.com/agentotel/agentotel/internal/vendors/opencode"
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -106,7 +107,14 @@ func (b *builder) tool(p Part) {
 	call.FileOp = fileOps[p.Tool]
 	call.FileLanguage = fileLanguage(path)
 	if len(st.Input) > 0 && string(st.Input) != "{}" {
-		call.Text = string(st.Input)
+		// Compact: the storage tree indents its files, the database does
+		// not; the same call reads the same either way.
+		var buf bytes.Buffer
+		if json.Compact(&buf, st.Input) == nil {
+			call.Text = buf.String()
+		} else {
+			call.Text = string(st.Input)
+		}
 	}
 	runner := ""
 	if p.Tool == "bash" && strings.TrimSpace(in.Command) != "" {

@@ -1,0 +1,491 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	// Pure-Go SQLite (the collector is built with CGO disabled).
+	_ "modernc.org/sqlite"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/opencode"
+)
+
+// dbReader reads OpenCode's SQLite database (≥1.2, `opencode.db` in WAL
+// mode). The schema is OpenCode's drizzle schema (see the README): tables
+// project, session, message (id, session_id, time_created, time_updated,
+// data) and part (id, message_id, session_id, time_created, time_updated,
+// data), where data is the same JSON object as in the ≤1.1 storage tree
+// without its id columns.
+//
+// The database is opened read-only (mode=ro, query_only): as a WAL reader it
+// never blocks OpenCode's writes and never checkpoints. Each poll asks for
+// the sessions with a message or part updated at or after the watermark
+// (the largest time_updated seen, kept in the storage extension) and reads
+// those sessions as the tree reader does: messages after the session's own
+// watermark, in id order, each emitted once when final.
+type dbReader struct {
+	rd   *opencodeReader
+	path string
+	db   *sql.DB
+	// skipExisting (start_at: end, first poll, no stored state) starts
+	// every existing session after its last message.
+	skipExisting bool
+
+	loaded bool
+	state  dbState
+	// pending are sessions with a message not final yet: read every poll.
+	pending  map[string]bool
+	sessions map[string]*dbSession
+}
+
+// dbState is the database-wide watermark, kept in the storage.
+type dbState struct {
+	// Since is the time_updated (epoch ms) from which rows are looked at.
+	Since int64 `json:"since_ms"`
+}
+
+type dbSession struct {
+	info opencode.Session
+	mark sessionMark
+	// loaded says mark was read from the storage.
+	loaded bool
+}
+
+// dbLookback is how far behind the newest row the database watermark stays.
+const dbLookback = time.Minute
+
+func openOpenCodeDB(path string) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", Path: path}
+	// mode=ro: never create or write; query_only: refuse writes even if
+	// asked; busy_timeout: wait out OpenCode's WAL recovery, never fail on it.
+	dsn := u.String() + "?mode=ro&_pragma=query_only(1)&_pragma=busy_timeout(2000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func newDBReader(rd *opencodeReader, path string, skipExisting bool) (*dbReader, error) {
+	db, err := openOpenCodeDB(path)
+	if err != nil {
+		return nil, err
+	}
+	return &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
+		pending: map[string]bool{}, sessions: map[string]*dbSession{}}, nil
+}
+
+func (d *dbReader) close() error { return d.db.Close() }
+
+func (d *dbReader) stateKey() string          { return "db." + d.path }
+func (d *dbReader) markKey(ses string) string { return "db." + d.path + "." + ses }
+
+func (d *dbReader) poll(ctx context.Context) error {
+	if !d.loaded {
+		if err := d.loadState(ctx); err != nil {
+			return err
+		}
+	}
+	var maxUpdated int64
+	if err := d.db.QueryRowContext(ctx,
+		`SELECT MAX(t) FROM (SELECT MAX(time_updated) AS t FROM message UNION ALL SELECT MAX(time_updated) FROM part)`,
+	).Scan(nullInt{&maxUpdated}); err != nil {
+		return fmt.Errorf("query %s: %w", d.path, err)
+	}
+	rows, err := d.db.QueryContext(ctx,
+		`SELECT session_id FROM message WHERE time_updated >= ?1
+		 UNION SELECT session_id FROM part WHERE time_updated >= ?1`, d.state.Since)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", d.path, err)
+	}
+	candidates := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		candidates[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for id := range d.pending {
+		candidates[id] = true
+	}
+	order, err := d.loadSessions(ctx, candidates)
+	if err != nil {
+		return err
+	}
+	for _, s := range order {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := d.pollSession(ctx, s); err != nil {
+			return err
+		}
+	}
+	// The watermark trails the newest row by dbLookback: time_updated is
+	// OpenCode's clock when it wrote the row, and a transaction may commit
+	// after rows with later times are visible. Sessions looked at again
+	// cost a query each; their own watermarks drop what was emitted.
+	if since := maxUpdated - dbLookback.Milliseconds(); since > d.state.Since {
+		d.state.Since = since
+		d.saveState(context.WithoutCancel(ctx))
+	}
+	return nil
+}
+
+// nullInt scans a nullable integer (MAX over no rows) as 0.
+type nullInt struct{ v *int64 }
+
+func (n nullInt) Scan(src any) error {
+	var ni sql.NullInt64
+	if err := ni.Scan(src); err != nil {
+		return err
+	}
+	*n.v = ni.Int64
+	return nil
+}
+
+func (d *dbReader) loadState(ctx context.Context) error {
+	d.loaded = true
+	if d.rd.persist {
+		b, err := d.rd.store.Get(ctx, d.stateKey())
+		if err != nil {
+			d.rd.storageError(fmt.Errorf("read watermark of %s: %w", d.path, err))
+		} else if b != nil && json.Unmarshal(b, &d.state) == nil {
+			return nil
+		}
+	}
+	if !d.skipExisting {
+		return nil
+	}
+	// start_at: end: every existing session starts after its last message.
+	rows, err := d.db.QueryContext(ctx, `SELECT session_id, MAX(id) FROM message GROUP BY session_id`)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ses, last string
+		if err := rows.Scan(&ses, &last); err != nil {
+			return err
+		}
+		s := &dbSession{info: opencode.Session{ID: ses}, loaded: true, mark: sessionMark{Last: last}}
+		d.sessions[ses] = s
+		d.saveMark(ctx, s)
+	}
+	return rows.Err()
+}
+
+func (d *dbReader) saveState(ctx context.Context) {
+	if !d.rd.persist {
+		return
+	}
+	b, err := json.Marshal(d.state)
+	if err == nil {
+		err = d.rd.store.Set(ctx, d.stateKey(), b)
+	}
+	if err != nil {
+		d.rd.storageError(fmt.Errorf("save watermark of %s: %w", d.path, err))
+	}
+}
+
+func (d *dbReader) saveMark(ctx context.Context, s *dbSession) {
+	if !d.rd.persist {
+		return
+	}
+	b, err := json.Marshal(s.mark)
+	if err == nil {
+		err = d.rd.store.Set(ctx, d.markKey(s.info.ID), b)
+	}
+	if err != nil {
+		d.rd.storageError(fmt.Errorf("save watermark of OpenCode session %s: %w", s.info.ID, err))
+	}
+}
+
+// loadSessions reads the session rows of the candidates and of their
+// parents (for the root of each child), oldest first.
+func (d *dbReader) loadSessions(ctx context.Context, ids map[string]bool) ([]*dbSession, error) {
+	var order []*dbSession
+	for id := range ids {
+		s, err := d.session(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			continue
+		}
+		for p, depth := s.info.ParentID, 0; p != "" && depth < 16; depth++ {
+			ps, err := d.session(ctx, p)
+			if err != nil || ps == nil {
+				break
+			}
+			p = ps.info.ParentID
+		}
+		order = append(order, s)
+	}
+	sortSessions(order)
+	return order, nil
+}
+
+func sortSessions(s []*dbSession) {
+	// Oldest first, as the tree reader does; ids break ties.
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && (s[j].info.Time.Created < s[j-1].info.Time.Created ||
+			s[j].info.Time.Created == s[j-1].info.Time.Created && s[j].info.ID < s[j-1].info.ID); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// session returns a session row, read once (its mutable columns — title,
+// time_updated — do not matter to the mapping).
+func (d *dbReader) session(ctx context.Context, id string) (*dbSession, error) {
+	if s, ok := d.sessions[id]; ok && s.info.Time.Created != 0 {
+		return s, nil
+	}
+	row, err := queryRow(ctx, d.db, `SELECT * FROM session WHERE id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", d.path, err)
+	}
+	if row == nil {
+		return nil, nil
+	}
+	s := d.sessions[id]
+	if s == nil {
+		s = &dbSession{}
+		d.sessions[id] = s
+	}
+	s.info = opencode.Session{
+		ID: id, ParentID: row.str("parent_id"), ProjectID: row.str("project_id"),
+		Directory: row.str("directory"), Title: row.str("title"), Version: row.str("version"),
+	}
+	s.info.Time.Created = row.int("time_created")
+	s.info.Time.Updated = row.int("time_updated")
+	return s, nil
+}
+
+func (d *dbReader) lookupSession(id string) (opencode.Session, bool) {
+	s, ok := d.sessions[id]
+	if !ok || s.info.Time.Created == 0 {
+		return opencode.Session{}, false
+	}
+	return s.info, true
+}
+
+func (d *dbReader) lookupProject(id string) (opencode.Project, bool) {
+	row, err := queryRow(context.Background(), d.db, `SELECT * FROM project WHERE id = ?`, id)
+	if err != nil || row == nil {
+		return opencode.Project{}, false
+	}
+	return opencode.Project{ID: id, Worktree: row.str("worktree"), VCS: row.str("vcs")}, true
+}
+
+func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
+	if !s.loaded {
+		s.loaded = true
+		if d.rd.persist {
+			b, err := d.rd.store.Get(ctx, d.markKey(s.info.ID))
+			if err != nil {
+				d.rd.storageError(fmt.Errorf("read watermark of OpenCode session %s: %w", s.info.ID, err))
+			} else if b != nil {
+				_ = json.Unmarshal(b, &s.mark) // unreadable: the session is read again
+			}
+		}
+	}
+	type msgRow struct {
+		id   string
+		data []byte
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT id, data FROM message WHERE session_id = ? AND id > ? ORDER BY id`, s.info.ID, s.mark.Last)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", d.path, err)
+	}
+	var msgs []msgRow
+	for rows.Next() {
+		var m msgRow
+		if err := rows.Scan(&m.id, &m.data); err != nil {
+			rows.Close()
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+
+	c := opencode.ResolveContext(s.info, d.lookupSession, d.lookupProject)
+	c.LogFile = d.path
+	before := s.mark
+	var events []agentevent.Event
+	var read int64
+	done := 0
+	for i, mr := range msgs {
+		read++
+		later := i < len(msgs)-1
+		m, err := opencode.DecodeMessageRow(mr.id, s.info.ID, mr.data)
+		if err != nil {
+			// A committed row is whole: it is bad, not being written.
+			events = append(events, d.rd.badObject(ctx, d.path+"#message/"+mr.id, "", unparsedRow(c, mr.id, mr.data, err))...)
+			s.mark.Last = mr.id
+			done++
+			continue
+		}
+		parts, bad, n, err := d.parts(ctx, c, mr.id)
+		if err != nil {
+			return err
+		}
+		read += n
+		if !opencode.Finished(m, parts, later) {
+			break
+		}
+		for _, b := range bad {
+			events = append(events, d.rd.badObject(ctx, b.path, b.sig, b.ev)...)
+		}
+		mc := c
+		mc.Sequence = s.mark.Seq + 1
+		evs := opencode.MapMessage(mc, m, parts)
+		for _, ev := range evs {
+			if ev.Unparsed != "" {
+				d.rd.bad(ctx, d.path, 0, ev.Unparsed)
+			}
+		}
+		s.mark.Seq += int64(len(evs))
+		s.mark.Last = mr.id
+		events = append(events, evs...)
+		done++
+	}
+	if done < len(msgs) {
+		d.pending[s.info.ID] = true
+	} else {
+		delete(d.pending, s.info.ID)
+	}
+	if read > 0 {
+		d.rd.r.telemetry.AgentLogRecordsRead.Add(ctx, read, d.rd.agentAttr)
+	}
+	if s.mark == before {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	if len(events) > 0 {
+		d.rd.send(ctx, d.path, events)
+	}
+	d.saveMark(ctx, s)
+	return nil
+}
+
+func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID string) ([]opencode.Part, []badPart, int64, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT id, data FROM part WHERE message_id = ? ORDER BY id`, messageID)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("query %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var parts []opencode.Part
+	var bad []badPart
+	var read int64
+	for rows.Next() {
+		var id string
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, nil, 0, err
+		}
+		read++
+		p, err := opencode.DecodePartRow(id, messageID, c.Session.ID, data)
+		if err != nil {
+			bad = append(bad, badPart{path: d.path + "#part/" + id, ev: unparsedRow(c, id, data, err)})
+			continue
+		}
+		parts = append(parts, p)
+	}
+	return parts, bad, read, rows.Err()
+}
+
+func unparsedRow(c opencode.Context, id string, raw []byte, err error) agentevent.Event {
+	reason := opencode.ReasonMalformedJSON
+	var de *opencode.DecodeError
+	if errors.As(err, &de) {
+		reason = de.Reason
+	}
+	return opencode.Unparsed(c, id, "", raw, reason, err.Error())
+}
+
+// row is one result row by column name.
+type row map[string]any
+
+func (r row) str(k string) string {
+	switch v := r[k].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+func (r row) int(k string) int64 {
+	switch v := r[k].(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return 0
+}
+
+// queryRow returns the first row of a query by column name (the schema
+// grows columns between OpenCode versions; only the ones read matter), nil
+// when there is none.
+func queryRow(ctx context.Context, db *sql.DB, query string, args ...any) (row, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	r := row{}
+	for i, c := range cols {
+		r[strings.ToLower(c)] = vals[i]
+	}
+	return r, nil
+}
+
+// dbError logs a database that cannot be read, once per distinct error.
+func (rd *opencodeReader) dbError(path string, err error) {
+	msg := err.Error()
+	if rd.reported["db:"+path] == msg {
+		return
+	}
+	rd.reported["db:"+path] = msg
+	rd.r.set.Logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
+		zap.String("agent", rd.agent.key), zap.String("path", path), zap.Error(err))
+}
