@@ -342,7 +342,8 @@ func (b *builder) messageError() {
 	ev.Text = errorMessage(e.Data)
 	setAttr(ev, "agent.api.error", e.Name)
 	if e.Name == "MessageAbortedError" {
-		ev.ErrorType = "interrupted"
+		// The user stopped the turn: not a failure (no error.type), as a
+		// Claude Code "[Request interrupted by user]" notice.
 		ev.Status = "interrupted"
 		return
 	}
