@@ -36,6 +36,7 @@ const (
 	attrTurnUsagePrefix   = "agent.turn.usage."
 	opInvokeAgent         = "invoke_agent"
 	statusAbandoned       = "abandoned"
+	statusCompleted       = "completed"
 	canonicalProviderID   = "agentotel"
 	canonicalEventType    = "AGENT_TASK_COMPLETED"
 	canonicalIDPrefix     = "agent-task-"
@@ -242,6 +243,9 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 	}
 	id, canonicalID := canonicalIDs(agent, key.session, promptID)
 	status := str(attrTurnStatus)
+	if status == "" {
+		status = statusCompleted // the seed's event is a completed task
+	}
 	summary := str(attrTurnSummary)
 
 	ev := &canonicalEvent{
@@ -295,9 +299,7 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 	if d, ok := agentDisplay[agent]; ok {
 		ev.Author.Name, ev.Visualization.Color = d.name, d.color
 	}
-	if status != "" {
-		ev.Visualization.Tags = append(ev.Visualization.Tags, status)
-	}
+	ev.Visualization.Tags = append(ev.Visualization.Tags, status)
 	if b := str(agentevent.AttrGitBranch); b != "" {
 		ev.Branches = append(ev.Branches, b)
 	}
