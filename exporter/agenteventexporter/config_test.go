@@ -4,7 +4,10 @@
 package agenteventexporter
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
 )
@@ -105,4 +109,69 @@ func TestDirectoryInsideAgentFolder(t *testing.T) {
 		cfg := &Config{Format: FormatUniversal, Directory: dir, MaxOpenFiles: 1, SessionIdleTimeout: time.Minute}
 		assert.NoError(t, cfg.Validate(), dir)
 	}
+}
+
+// readmeExporters returns every agent_event exporter block of the README's
+// YAML examples, by name.
+func readmeExporters(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	require.NotEmpty(t, blocks)
+	found := map[string]map[string]any{}
+	for _, blk := range blocks {
+		var raw map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(blk[1]), &raw), blk[1])
+		exporters, _ := raw["exporters"].(map[string]any)
+		for name, v := range exporters {
+			if strings.HasPrefix(name, "agent_event") {
+				section, _ := v.(map[string]any)
+				found[name] = section
+			}
+		}
+	}
+	return found
+}
+
+// TestREADMEExamples loads every agent_event block of the README: each must
+// load and validate, and those also in testdata/config.yaml must equal it.
+func TestREADMEExamples(t *testing.T) {
+	testdata, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	examples := readmeExporters(t)
+	assert.GreaterOrEqual(t, len(examples), 7)
+	for name, section := range examples {
+		cfg := NewFactory().CreateDefaultConfig()
+		require.NoError(t, confmap.NewFromStringMap(section).Unmarshal(cfg), name)
+		require.NoError(t, confmap.Validate(cfg), name)
+		if !testdata.IsSet(name) {
+			continue
+		}
+		want := NewFactory().CreateDefaultConfig()
+		sub, err := testdata.Sub(name)
+		require.NoError(t, err)
+		require.NoError(t, sub.Unmarshal(want))
+		assert.Equal(t, want, cfg, "README's %s differs from testdata/config.yaml", name)
+	}
+}
+
+// TestExportConfig: config/export.yaml's exporters load and validate, and
+// are the ones the README shows.
+func TestExportConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "config", "export.yaml"))
+	require.NoError(t, err)
+	exporters, err := cm.Sub("exporters")
+	require.NoError(t, err)
+	examples := readmeExporters(t)
+	formats := map[Format]bool{}
+	for name, v := range exporters.ToStringMap() {
+		section, _ := v.(map[string]any)
+		cfg := NewFactory().CreateDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(section).Unmarshal(cfg), name)
+		require.NoError(t, confmap.Validate(cfg), name)
+		formats[cfg.Format] = true
+		assert.Equal(t, examples[name], section, "README's %s differs from config/export.yaml", name)
+	}
+	assert.Len(t, formats, 4, "config/export.yaml writes every format")
 }
