@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -149,7 +150,7 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 		LogFile:             ev.LogFile,
 		LogLine:             ev.LogLine,
 		Unparsed:            ev.Unparsed,
-		Attributes:          ev.Attributes,
+		Attributes:          vendorFacts(ev.Attributes),
 	}
 	if f.includeContent {
 		a.Text = nullable(ev.Text)
@@ -158,6 +159,21 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 		a.Raw = rawJSON(ev.Raw)
 	}
 	return a
+}
+
+// vendorFacts keeps the agent.* attributes: the vendor facts the parsers
+// add. Anything a processor may have added on the way is not the event's.
+func vendorFacts(attrs map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range attrs {
+		if strings.HasPrefix(k, "agent.") {
+			if out == nil {
+				out = make(map[string]any, len(attrs))
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // maxTrackedCalls bounds the tool calls remembered per thread for the

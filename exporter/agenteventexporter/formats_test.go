@@ -148,6 +148,20 @@ func TestUniversalMapping(t *testing.T) {
 	assert.Equal(t, "66666666-0000-4000-8000-000000000006", lines[0]["native_session_id"])
 }
 
+// TestUniversalImage: reading an image file gives an image part.
+func TestUniversalImage(t *testing.T) {
+	s := newTestSession("eeeeeeee-0000-4000-8000-00000000000e")
+	call := s.call("c1", "r1", "toolu_1", "Read", `{"file_path":"/tmp/Screen Shot.PNG"}`, 1)
+	call.FilePath, call.FileOp = "/tmp/Screen Shot.PNG", agentevent.FileRead
+	lines := exportEvents(t, testConfig(FormatUniversal, t.TempDir()), s.userPrompt("p1", "look", 0), call, s.result("t1", call, "[image]", 2))
+	item := data(ofType(lines, "type", "item.completed")[2])["item"].(map[string]any)
+	assert.Equal(t, []any{
+		map[string]any{"type": "tool_result", "call_id": "toolu_1", "output": ""},
+		map[string]any{"type": "file_ref", "path": "/tmp/Screen Shot.PNG", "action": "read"},
+		map[string]any{"type": "image", "path": "/tmp/Screen Shot.PNG", "mime": "image/png"},
+	}, item["content"])
+}
+
 // TestUniversalQuestions: Claude Code's AskUserQuestion becomes
 // question.requested / question.resolved; ExitPlanMode asks to approve a
 // plan; a refused question is rejected, not a permission denial.
