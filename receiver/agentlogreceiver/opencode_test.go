@@ -351,3 +351,69 @@ func TestOpenCodeDatabaseDirSkipsTree(t *testing.T) {
 	assert.Len(t, h.logs.FilterMessageSnippet("Reading OpenCode SQLite database").All(), 1)
 	assert.Empty(t, h.logs.FilterMessageSnippet("Reading OpenCode JSON storage").FilterField(zap.String("path", migrated)).All())
 }
+
+// TestReadsOpenCodeFixtureCorpus reads every OpenCode storage tree of the
+// real-world corpus in place (../shared/fixtures/opencode, or
+// $AGENTOTEL_FIXTURES/opencode; the reader never writes there): every
+// message arrives, nothing is unparsed, and the session's tokens are the sum
+// of its assistant messages' tokens (steps not added again).
+func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
+	root := os.Getenv("AGENTOTEL_FIXTURES")
+	if root == "" {
+		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
+	}
+	trees, err := filepath.Glob(filepath.Join(root, "opencode", "*", "storage"))
+	require.NoError(t, err)
+	if len(trees) == 0 {
+		t.Skipf("no OpenCode storage tree under %s (set AGENTOTEL_FIXTURES to the fixtures directory to run this test)", filepath.Join(root, "opencode"))
+	}
+	for _, storage := range trees {
+		data := filepath.Dir(storage)
+		t.Run(filepath.Base(data), func(t *testing.T) {
+			msgs, err := filepath.Glob(filepath.Join(storage, "message", "*", "*.json"))
+			require.NoError(t, err)
+			var wantIn, wantOut int64
+			for _, m := range msgs {
+				b, err := os.ReadFile(m)
+				require.NoError(t, err)
+				var msg struct {
+					Role   string `json:"role"`
+					Tokens struct {
+						Input, Output, Reasoning int64
+						Cache                    struct{ Read, Write int64 }
+					} `json:"tokens"`
+				}
+				require.NoError(t, json.Unmarshal(b, &msg))
+				wantIn += msg.Tokens.Input + msg.Tokens.Cache.Read + msg.Tokens.Cache.Write
+				wantOut += msg.Tokens.Output + msg.Tokens.Reasoning
+			}
+
+			h := newHarness(t, ocConfig(data), nil)
+			h.start()
+			require.Eventually(t, func() bool {
+				seen := map[string]bool{}
+				for _, ev := range h.events() {
+					seen[filepath.Base(ev.LogFile)] = true
+				}
+				for _, m := range msgs {
+					if !seen[filepath.Base(m)] {
+						return false
+					}
+				}
+				return true
+			}, 20*time.Second, 5*time.Millisecond, "every message of the corpus is emitted")
+			var gotIn, gotOut int64
+			for _, ev := range h.events() {
+				assert.Empty(t, ev.Unparsed)
+				gotIn += agentevent.Value(ev.TokensInput)
+				gotOut += agentevent.Value(ev.TokensOutput)
+			}
+			assert.Equal(t, wantIn, gotIn)
+			assert.Equal(t, wantOut, gotOut)
+			assert.Empty(t, h.badRecordLogs())
+			report := agentevent.Validate(h.events())
+			assert.Empty(t, report.Violations)
+			assert.Empty(t, report.OpenToolCalls)
+		})
+	}
+}
