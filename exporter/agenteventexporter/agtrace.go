@@ -84,7 +84,12 @@ func (*agtraceFormat) begin(s *session, _ []byte) {
 	s.state = &invariantChecker{resumed: s.resumed, threads: map[string]*threadCheck{}}
 }
 
-func (*agtraceFormat) end(*session, *lineBuffer) {}
+// end writes nothing (agtrace has no session end) but lets go of what the
+// checks remember: an idle session may never come back. If it does, its
+// earlier calls and prompts are unknown, as after a restart.
+func (*agtraceFormat) end(s *session, _ *lineBuffer) {
+	s.state = &invariantChecker{resumed: true, threads: map[string]*threadCheck{}}
+}
 
 func (*agtraceFormat) closes() bool { return false }
 

@@ -4,12 +4,14 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,12 +193,15 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 	for _, d := range e.decode(ctx, ld) {
 		s := e.session(keyOf(&d.ev))
 		s.arrived = now
-		if d.ev.Timestamp.IsZero() {
-			if s.last.IsZero() && len(s.pending) < maxPending {
-				s.pending = append(s.pending, d)
-				continue
-			}
+		switch {
+		case !d.ev.Timestamp.IsZero():
+		case !s.last.IsZero():
 			d.ev.Timestamp = s.last
+		case len(s.pending) < maxPending:
+			s.pending = append(s.pending, d)
+			continue
+		default:
+			d.ev.Timestamp = e.fallbackTime(d.observed)
 		}
 		errs = append(errs, e.writePending(ctx, s, d.ev.Timestamp))
 		errs = append(errs, e.writeEvent(ctx, s, &d.ev))
@@ -271,15 +276,21 @@ func (e *agentEventExporter) writePending(ctx context.Context, s *session, t tim
 		ev := &s.pending[i].ev
 		ev.Timestamp = t
 		if t.IsZero() { // the session ended before any event had a time
-			ev.Timestamp = s.pending[i].observed
-			if ev.Timestamp.IsZero() {
-				ev.Timestamp = e.now().UTC()
-			}
+			ev.Timestamp = e.fallbackTime(s.pending[i].observed)
 		}
 		errs = append(errs, e.writeEvent(ctx, s, ev))
 	}
 	s.pending = nil
 	return errors.Join(errs...)
+}
+
+// fallbackTime is the time of an event whose session has none at all: when
+// the receiver read it, else now.
+func (e *agentEventExporter) fallbackTime(observed time.Time) time.Time {
+	if !observed.IsZero() {
+		return observed
+	}
+	return e.now().UTC()
 }
 
 func (e *agentEventExporter) writeEvent(ctx context.Context, s *session, ev *agentevent.Event) error {
@@ -362,8 +373,17 @@ func (e *agentEventExporter) endIdleSessions(shutdown bool) error {
 	}
 	now := e.now()
 	timeout := e.cfg.SessionIdleTimeout
+	keys := make([]sessionKey, 0, len(e.sessions))
+	for k := range e.sessions {
+		keys = append(keys, k)
+	}
+	// In key order, so that a stream (stdout) is the same from run to run.
+	slices.SortFunc(keys, func(a, b sessionKey) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.session, b.session))
+	})
 	var errs []error
-	for _, s := range e.sessions {
+	for _, k := range keys {
+		s := e.sessions[k]
 		if s.ended || now.Sub(s.newest) < timeout || (!shutdown && now.Sub(s.arrived) < timeout) {
 			continue
 		}

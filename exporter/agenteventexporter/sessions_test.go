@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
@@ -287,4 +288,48 @@ func TestFileNames(t *testing.T) {
 	for name := range files {
 		assert.True(t, strings.HasPrefix(name, "out/claude-code/"), name)
 	}
+}
+
+// TestEventsWithoutTime: events of a session none of whose events has a
+// time wait for the first that has one, or for the session's end; past
+// maxPending the wait is over and they are all written with the time they
+// were read.
+func TestEventsWithoutTime(t *testing.T) {
+	dir := t.TempDir()
+	now := farFuture
+	e := newTestExporter(t, testConfig(FormatAgtraceV1, dir), &now)
+	s := newTestSession("ffffffff-0000-4000-8000-00000000000f")
+	var events []agentevent.Event
+	for i := range maxPending + 2 {
+		ev := s.event(agentevent.TypeSessionSummary, fmt.Sprintf("sum%d", i), 0)
+		ev.Timestamp = time.Time{}
+		events = append(events, ev)
+	}
+	logs := logsOf(events...)
+	observed := t0.Add(time.Hour)
+	lrs := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i := 0; i < lrs.Len(); i++ {
+		lrs.At(i).SetObservedTimestamp(pcommon.NewTimestampFromTime(observed))
+	}
+	require.NoError(t, e.consumeLogs(context.Background(), logs))
+	path := filepath.Join(dir, "claude-code", s.id+".jsonl")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := decodeLines(t, b)
+	require.Len(t, lines, maxPending+2)
+	for _, l := range lines {
+		assert.Equal(t, formatTime(observed), l["ts"])
+	}
+
+	// Below the bound they wait, and the session's end writes them.
+	one := newTestSession("ffffffff-0000-4000-8000-000000000010")
+	ev := one.event(agentevent.TypeSessionSummary, "only", 0)
+	ev.Timestamp = time.Time{}
+	require.NoError(t, e.consumeLogs(context.Background(), logsOf(ev)))
+	path = filepath.Join(dir, "claude-code", one.id+".jsonl")
+	assert.NoFileExists(t, path)
+	require.NoError(t, e.shutdown(context.Background()))
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, formatTime(farFuture), decodeLines(t, b)[0]["ts"], "no time at all: the exporter's clock")
 }
