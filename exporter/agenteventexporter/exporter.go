@@ -85,7 +85,7 @@ func newExporter(set exporter.Settings, cfg *Config) (*agentEventExporter, error
 	case FormatAgtraceV1:
 		e.logs = &agtraceFormat{includeContent: cfg.IncludeContent, includeRaw: cfg.IncludeRaw, report: e.violation}
 	case FormatUniversal:
-		e.logs = &universalFormat{includeContent: cfg.IncludeContent, includeRaw: cfg.IncludeRaw, idleTimeout: cfg.SessionIdleTimeout}
+		e.logs = &universalFormat{includeContent: cfg.IncludeContent, includeRaw: cfg.IncludeRaw}
 	case FormatAgentManager:
 		e.logs = &agentManagerFormat{includeContent: cfg.IncludeContent, idleTimeout: cfg.SessionIdleTimeout, warn: e.validationWarning}
 	case FormatCanonicalTask:

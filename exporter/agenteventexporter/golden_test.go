@@ -4,8 +4,10 @@
 package agenteventexporter
 
 import (
+	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -129,8 +131,28 @@ func compareGolden(t *testing.T, dir string, got map[string][]byte) {
 	}
 	require.Equal(t, sortedKeys(want), sortedKeys(got), "files written (run go test ./exporter/agenteventexporter/ -run TestGolden -update to regenerate)")
 	for name := range want {
-		assert.Equal(t, string(want[name]), string(got[name]), "%s differs from %s", name, dir)
+		if w, g := want[name], got[name]; !bytes.Equal(w, g) {
+			t.Errorf("%s differs from %s (run with -update to regenerate): %s", name, dir, firstDifference(w, g))
+		}
 	}
+}
+
+// firstDifference names the first line that differs, with both versions.
+func firstDifference(want, got []byte) string {
+	w, g := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl []byte
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if !bytes.Equal(wl, gl) {
+			return fmt.Sprintf("line %d\nwant: %s\n got: %s", i+1, wl, gl)
+		}
+	}
+	return "same lines"
 }
 
 func sortedKeys(m map[string][]byte) []string {

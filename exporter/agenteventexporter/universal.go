@@ -156,7 +156,6 @@ const maxOpenCalls = 1024
 type universalFormat struct {
 	includeContent bool
 	includeRaw     bool
-	idleTimeout    time.Duration
 }
 
 type universalState struct {
@@ -280,7 +279,7 @@ func (f *universalFormat) event(s *session, ev *agentevent.Event, out *lineBuffe
 	switch ev.Type {
 	case agentevent.TypeToolCall:
 		if c := st.calls[ev.ToolCallID]; c != nil && c.question != nil {
-			f.emit(s, out, ev.Timestamp, sourceAgent, "question.requested", c.question, ev.Raw)
+			f.emit(s, out, ev.Timestamp, sourceDaemon, "question.requested", c.question, ev.Raw)
 		}
 	case agentevent.TypeToolResult:
 		f.hitlResolved(s, st, ev, out)
@@ -502,7 +501,9 @@ func (f *universalFormat) toolResult(st *universalState, ev *agentevent.Event, i
 // hitlResolved writes question.resolved for the answer to a question tool,
 // and permission.requested / permission.resolved (denied) for a call the
 // user or a permission rule refused: the logs record a refusal only when
-// its result comes back, so both are written then.
+// its result comes back, so both are written then. Like every HITL event
+// made from Claude Code's tool items (seed 004 lists question.* among the
+// synthetics), they are source daemon; the tool items stay source agent.
 func (f *universalFormat) hitlResolved(s *session, st *universalState, ev *agentevent.Event, out *lineBuffer) {
 	c := st.calls[ev.ToolCallID]
 	if c != nil {
@@ -518,7 +519,7 @@ func (f *universalFormat) hitlResolved(s *session, st *universalState, ev *agent
 			resp := ev.Text
 			q.Response = &resp
 		}
-		f.emit(s, out, ev.Timestamp, sourceAgent, "question.resolved", &q, ev.Raw)
+		f.emit(s, out, ev.Timestamp, sourceDaemon, "question.resolved", &q, ev.Raw)
 		return
 	}
 	if !permissionDenials[ev.ErrorType] {
@@ -533,7 +534,7 @@ func (f *universalFormat) hitlResolved(s *session, st *universalState, ev *agent
 	}
 	f.emit(s, out, ev.Timestamp, sourceDaemon, "permission.requested",
 		permissionData{PermissionID: ev.ToolCallID, Action: ev.ToolName, Status: "requested", Metadata: meta}, ev.Raw)
-	f.emit(s, out, ev.Timestamp, sourceAgent, "permission.resolved",
+	f.emit(s, out, ev.Timestamp, sourceDaemon, "permission.resolved",
 		permissionData{PermissionID: ev.ToolCallID, Action: ev.ToolName, Status: "denied", Metadata: meta}, ev.Raw)
 }
 
