@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 )
 
 // exportDirs are the folders config/export.yaml writes, by format.
@@ -229,4 +230,122 @@ func countType(t *testing.T, lines [][]byte, key, value string) int {
 		}
 	}
 	return n
+}
+
+// fixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or ../shared/fixtures next to
+// the repository root.
+func fixturesDir(root string) string {
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(root), "shared", "fixtures")
+}
+
+// parseAll maps every line of the copied transcripts with the Claude Code parser, as the receiver
+// does (one parser per file, blank lines skipped), and returns the events.
+func parseAll(t *testing.T, projects string) []agentevent.Event {
+	t.Helper()
+	var events []agentevent.Event
+	require.NoError(t, filepath.WalkDir(projects, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		p := claudecode.NewParser(path)
+		var offset, lineNo int64
+		for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+			lineNo++
+			text := bytes.TrimSuffix(line, []byte("\n"))
+			if len(bytes.TrimSpace(text)) > 0 && bytes.HasSuffix(line, []byte("\n")) {
+				events = append(events, p.Parse(text, lineNo, offset)...)
+			}
+			offset += int64(len(line))
+		}
+		return nil
+	}))
+	return events
+}
+
+// TestExportFixtureCorpus runs config/export.yaml over the shared Claude Code fixture corpus (read
+// where it is, copied to a temporary HOME at test time; skipped when absent): every line of every
+// format is valid against its schema, agtrace_v1 has one line per event the parser yields, and
+// the AskUserQuestion calls of the corpus come out as question.requested / question.resolved.
+func TestExportFixtureCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds the collector (skipped with -short)")
+	}
+	root := repoRoot(t)
+	corpus := filepath.Join(fixturesDir(root), "claude_code")
+	if _, err := os.Stat(corpus); err != nil {
+		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES): %v", corpus, err)
+	}
+	home := t.TempDir()
+	projects := filepath.Join(home, ".claude", "projects")
+	entries, err := os.ReadDir(corpus)
+	require.NoError(t, err)
+	for _, en := range entries {
+		dst := filepath.Join(projects, "-corpus-"+strings.TrimSuffix(en.Name(), ".jsonl"))
+		if en.IsDir() {
+			copyTree(t, filepath.Join(corpus, en.Name()), dst, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+			continue
+		}
+		if strings.HasSuffix(en.Name(), ".jsonl") {
+			copyTree(t, corpus, dst, func(p string) bool { return p == filepath.Join(corpus, en.Name()) })
+		}
+	}
+	events := map[string]int{}
+	timed := map[string]bool{}
+	questions := 0
+	for _, ev := range parseAll(t, projects) {
+		events[ev.SessionID]++
+		if !ev.Timestamp.IsZero() {
+			timed[ev.SessionID] = true
+		}
+		if ev.Type == agentevent.TypeToolCall && (ev.ToolName == "AskUserQuestion" || ev.ToolName == "ExitPlanMode") {
+			questions++
+		}
+	}
+	require.Positive(t, questions, "the corpus holds AskUserQuestion calls")
+
+	bin := collectorBinary(t)
+	out := filepath.Join(t.TempDir(), "export")
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR=" + out,
+	}
+	p := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "export.yaml"))
+	waitFor(t, 90*time.Second, "every event of the corpus in agtrace_v1", func() (bool, string) {
+		agtrace := lineCounts(exportedFiles(t, filepath.Join(out, exportDirs["agtrace_v1"])))
+		var missing []string
+		for s, n := range events {
+			if agtrace[s] != n && timed[s] {
+				missing = append(missing, fmt.Sprintf("%s (%d of %d events)", s, agtrace[s], n))
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("incomplete: %v", missing)
+	})
+	p.stop(t)
+
+	all := map[string]map[string][][]byte{}
+	for format, dir := range exportDirs {
+		all[format] = exportedFiles(t, filepath.Join(out, dir))
+		for session, lines := range all[format] {
+			for i, line := range lines {
+				require.NoError(t, schemas.Validate(format, line), "%s %s line %d: %s", format, session, i+1, line)
+			}
+		}
+	}
+	assert.Equal(t, events, lineCounts(all["agtrace_v1"]))
+	requested, resolved := 0, 0
+	for _, lines := range all["universal"] {
+		requested += countType(t, lines, "type", "question.requested")
+		resolved += countType(t, lines, "type", "question.resolved")
+	}
+	assert.Equal(t, questions, requested, "question.requested per question tool call")
+	assert.Equal(t, questions, resolved, "every question of the corpus was answered")
 }
