@@ -56,6 +56,8 @@ type opencodeReader struct {
 	include, exclude []string
 	excludeOlderThan time.Duration
 	startAtEnd       bool
+	// startedAt divides history from new data for start_at: end.
+	startedAt time.Time
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -87,6 +89,7 @@ func startOpenCode(r *logsReceiver, host component.Host, a agent, ac *AgentConfi
 		exclude:          exclude,
 		excludeOlderThan: ac.ExcludeOlderThan,
 		startAtEnd:       r.cfg.StartAt == StartAtEnd,
+		startedAt:        time.Now(),
 		trees:            map[string]*treeReader{},
 		dbs:              map[string]*dbReader{},
 		reported:         map[string]string{},

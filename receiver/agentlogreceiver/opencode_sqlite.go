@@ -39,7 +39,8 @@ type dbReader struct {
 	path string
 	db   *sql.DB
 	// skipExisting (start_at: end, first poll, no stored state) starts
-	// every existing session after its last message.
+	// every existing session after its last message written before the
+	// receiver started.
 	skipExisting bool
 
 	loaded bool
@@ -174,8 +175,10 @@ func (d *dbReader) loadState(ctx context.Context) error {
 	if !d.skipExisting {
 		return nil
 	}
-	// start_at: end: every existing session starts after its last message.
-	rows, err := d.db.QueryContext(ctx, `SELECT session_id, MAX(id) FROM message GROUP BY session_id`)
+	// start_at: end: every existing session starts after the last message
+	// written before the receiver started.
+	rows, err := d.db.QueryContext(ctx, `SELECT session_id, MAX(id) FROM message WHERE time_updated < ? GROUP BY session_id`,
+		d.rd.startedAt.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("query %s: %w", d.path, err)
 	}

@@ -417,3 +417,66 @@ func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenCodeStartAtEnd: with start_at: end, what exists at the first poll
+// is history left alone; what is written afterwards is read, in old
+// sessions and new ones, from the tree and from the database alike.
+func TestOpenCodeStartAtEnd(t *testing.T) {
+	t.Run("tree", func(t *testing.T) {
+		data := t.TempDir()
+		s := newOCStore(t, data)
+		s.session("ses_old00001", 1771000000000)
+		s.user("ses_old00001", "msg_g001", 1771000000000, "old")
+		past := time.Now().Add(-time.Hour)
+		require.NoError(t, os.Chtimes(filepath.Join(s.storage, "message", "ses_old00001", "msg_g001.json"), past, past))
+		cfg := ocConfig(data)
+		cfg.StartAt = StartAtEnd
+		h := newHarness(t, cfg, nil)
+		h.start()
+		h.ocBarrier(s)
+		s.user("ses_old00001", "msg_g002", 1771000001000, "new in an old session")
+		h.ocBarrier(s)
+		assert.Equal(t, []string{"msg_g002"}, eventIDs(h.eventsOfSession("ses_old00001")))
+	})
+	t.Run("database", func(t *testing.T) {
+		data := t.TempDir()
+		o := newOCDB(t, data)
+		o.now = time.Now().UnixMilli() - 10_000 // rows written before the start
+		o.newSession("ses_old00002", 1771000000000)
+		o.user("ses_old00002", "msg_h001", 1771000000000, "old")
+		cfg := ocConfig(data)
+		cfg.StartAt = StartAtEnd
+		h := newHarness(t, cfg, nil)
+		h.start()
+		o.now = time.Now().UnixMilli() + 1000 // rows written after it
+		h.dbBarrier(o)
+		o.user("ses_old00002", "msg_h002", 1771000001000, "new in an old session")
+		h.dbBarrier(o)
+		assert.Equal(t, []string{"msg_h002"}, eventIDs(h.eventsOfSession("ses_old00002")))
+	})
+}
+
+// TestOpenCodeEmitUnparsed: with emit_unparsed, an object that cannot be
+// decoded goes out once as an agent.log event with its reason.
+func TestOpenCodeEmitUnparsed(t *testing.T) {
+	data := t.TempDir()
+	s := newOCStore(t, data)
+	const ses = "ses_unparsed1"
+	s.session(ses, 1771000000000)
+	s.user(ses, "msg_i001", 1771000000000, "one")
+	s.writeRaw(filepath.Join("part", "msg_i001", "prt_zzbroken.json"), `{"id": "prt_zzbroken", "type": `)
+	cfg := ocConfig(data)
+	cfg.EmitUnparsed = true
+	h := newHarness(t, cfg, nil)
+	h.start()
+	evs := h.waitSession(ses, 2)
+	h.ocBarrier(s)
+	h.ocBarrier(s)
+	evs = h.eventsOfSession(ses)
+	require.Len(t, evs, 2)
+	assert.Equal(t, "prt_zzbroken", evs[0].EventID)
+	assert.Equal(t, "malformed_json", evs[0].Unparsed)
+	assert.Equal(t, agentevent.TypeLog, evs[0].Type)
+	assert.Equal(t, "msg_i001", evs[1].EventID)
+	assert.Len(t, h.badRecordLogs(), 1)
+}

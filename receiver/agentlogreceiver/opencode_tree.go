@@ -30,7 +30,8 @@ type treeReader struct {
 	rd      *opencodeReader
 	storage string
 	// skipExisting (start_at: end, first poll) puts the watermark of a
-	// session without one after the messages it already has.
+	// session without one after the messages last written before the
+	// receiver started.
 	skipExisting bool
 
 	projects map[string]*cachedObject[opencode.Project]
@@ -198,7 +199,7 @@ func (t *treeReader) markKey(sessionID string) string {
 	return "tree." + t.storage + "." + sessionID
 }
 
-func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []string) {
+func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os.DirEntry) {
 	if s.loaded {
 		return
 	}
@@ -214,8 +215,20 @@ func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []st
 			s.mark = sessionMark{}
 		}
 	}
-	if t.skipExisting && len(messages) > 0 {
-		s.mark.Last = messages[len(messages)-1]
+	if !t.skipExisting {
+		return
+	}
+	// File times come from the kernel's coarse clock, a tick behind
+	// time.Now: a margin keeps a file written just after the start from
+	// passing for history (a file written in the second before the start
+	// is read: a duplicate risk, never a loss).
+	old := t.rd.startedAt.Add(-time.Second)
+	for _, e := range messages {
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
+			s.mark.Last = max(s.mark.Last, strings.TrimSuffix(e.Name(), ".json"))
+		}
+	}
+	if s.mark.Last != "" {
 		t.saveMark(ctx, s)
 	}
 }
@@ -252,7 +265,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	for _, e := range entries {
 		ids = append(ids, strings.TrimSuffix(e.Name(), ".json"))
 	}
-	t.loadMark(ctx, s, ids)
+	t.loadMark(ctx, s, entries)
 	pending := ids[:0:0]
 	for _, id := range ids {
 		if id > s.mark.Last {

@@ -51,7 +51,7 @@ type Context struct {
 
 // Finished reports whether a message is in its final state and may be
 // mapped once and for all: an assistant message once it has completed or
-// failed, a user message once its parts are written. later says that the
+// failed, a user message once its text part is written. later says that the
 // session already holds a later message, so that OpenCode has moved on
 // (a message left unfinished by a crash is then taken as it is).
 func Finished(m Message, parts []Part, later bool) bool {
@@ -60,7 +60,15 @@ func Finished(m Message, parts []Part, later bool) bool {
 	}
 	switch m.Role {
 	case RoleUser:
-		return len(parts) > 0
+		// The message is written before its parts, the prompt's text part
+		// with attachments around it; one without text (a compaction or
+		// subtask request) is final once its answer exists.
+		for _, p := range parts {
+			if p.Type == "text" {
+				return true
+			}
+		}
+		return false
 	case RoleAssistant:
 		return m.Time.Completed != nil || m.Error != nil
 	}
