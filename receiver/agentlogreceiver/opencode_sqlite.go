@@ -48,6 +48,9 @@ type dbReader struct {
 	// pending are sessions with a message not final yet: read every poll.
 	pending  map[string]bool
 	sessions map[string]*dbSession
+	// spawnedBy maps a child session to the task call that runs it (see
+	// treeReader.spawnedBy).
+	spawnedBy map[string]string
 }
 
 // dbState is the database-wide watermark, kept in the storage.
@@ -85,7 +88,7 @@ func newDBReader(rd *opencodeReader, path string, skipExisting bool) (*dbReader,
 		return nil, err
 	}
 	return &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
-		pending: map[string]bool{}, sessions: map[string]*dbSession{}}, nil
+		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{}}, nil
 }
 
 func (d *dbReader) close() error { return d.db.Close() }
@@ -335,6 +338,9 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 
 	c := opencode.ResolveContext(s.info, d.lookupSession, d.lookupProject)
 	c.LogFile = d.path
+	if s.info.ParentID != "" {
+		c.ParentToolCallID = d.spawnedBy[s.info.ID]
+	}
 	before := s.mark
 	var events []agentevent.Event
 	var read int64
@@ -355,6 +361,9 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 			return err
 		}
 		read += n
+		for child, call := range opencode.SpawnedSessions(parts) {
+			d.spawnedBy[child] = call
+		}
 		if !opencode.Finished(m, parts, later) {
 			break
 		}

@@ -37,6 +37,10 @@ type treeReader struct {
 	projects map[string]*cachedObject[opencode.Project]
 	sessions map[string]*treeSession // by session id
 	byPath   map[string]*treeSession
+	// spawnedBy maps a child session to the task call that runs it, as
+	// seen in its parent's parts (sessions are read oldest first, so the
+	// parent's running task is seen before the child's messages).
+	spawnedBy map[string]string
 }
 
 // fileSig tells whether a file changed since it was decoded.
@@ -80,6 +84,7 @@ func newTreeReader(rd *opencodeReader, storage string, skipExisting bool) *treeR
 		projects:     map[string]*cachedObject[opencode.Project]{},
 		sessions:     map[string]*treeSession{},
 		byPath:       map[string]*treeSession{},
+		spawnedBy:    map[string]string{},
 	}
 }
 
@@ -274,6 +279,9 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 
 	c := opencode.ResolveContext(s.info, t.lookupSession, t.lookupProject)
+	if s.info.ParentID != "" {
+		c.ParentToolCallID = t.spawnedBy[s.info.ID]
+	}
 	before := s.mark
 	var events []agentevent.Event
 	var read int64
@@ -300,6 +308,9 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		}
 		parts, bad, n := t.readParts(c, m.ID)
 		read += n
+		for child, call := range opencode.SpawnedSessions(parts) {
+			t.spawnedBy[child] = call
+		}
 		if !opencode.Finished(m, parts, later) {
 			break
 		}

@@ -92,9 +92,13 @@ func mapTree(t testing.TB, dir string) []agentevent.Event {
 	lookupS := func(id string) (Session, bool) { s, ok := sessions[id]; return s, ok }
 	lookupP := func(id string) (Project, bool) { p, ok := projects[id]; return p, ok }
 	seq := map[string]int64{}
+	spawnedBy := map[string]string{}
 	var events []agentevent.Event
 	for _, s := range order {
 		c := ResolveContext(s, lookupS, lookupP)
+		if s.ParentID != "" {
+			c.ParentToolCallID = spawnedBy[s.ID]
+		}
 		names, mdata := readJSONFiles(t, filepath.Join(storage, "message", s.ID))
 		for i, b := range mdata {
 			m, err := DecodeMessage(b)
@@ -105,6 +109,9 @@ func mapTree(t testing.TB, dir string) []agentevent.Event {
 				p, err := DecodePart(pb)
 				require.NoError(t, err)
 				parts = append(parts, p)
+			}
+			for child, call := range SpawnedSessions(parts) {
+				spawnedBy[child] = call
 			}
 			require.True(t, Finished(m, parts, i < len(mdata)-1), "message %s is not final", m.ID)
 			mc := c

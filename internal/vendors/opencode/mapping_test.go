@@ -229,3 +229,14 @@ func FuzzMapMessage(f *testing.F) {
 		_ = MapMessage(Context{}, m, parts)
 	})
 }
+
+func TestSpawnedSessions(t *testing.T) {
+	parts := []Part{
+		mustPart(t, `{"id":"prt_1","type":"tool","callID":"c1","tool":"task","state":{"status":"running","input":{},"metadata":{"sessionId":"ses_child"}}}`),
+		mustPart(t, `{"id":"prt_2","type":"tool","callID":"c2","tool":"task","state":{"status":"pending","input":{}}}`),
+		mustPart(t, `{"id":"prt_3","type":"tool","callID":"c3","tool":"bash","state":{"status":"completed","metadata":{"sessionId":"x"}}}`),
+		mustPart(t, `{"id":"prt_4","type":"text","text":"t"}`),
+	}
+	assert.Equal(t, map[string]string{"ses_child": "c1"}, SpawnedSessions(parts))
+	assert.Nil(t, SpawnedSessions(nil))
+}

@@ -261,3 +261,26 @@ func fileLanguage(path string) string {
 	}
 	return languages[strings.ToLower(base[dot:])]
 }
+
+// SpawnedSessions returns, for the task tool parts among parts that name
+// the child session they run (state.metadata.sessionId, set as soon as the
+// task starts), child session id → the part's callID. Readers use it to set
+// Context.ParentToolCallID of a child session's events while the task call
+// is still running.
+func SpawnedSessions(parts []Part) map[string]string {
+	var out map[string]string
+	for _, p := range parts {
+		if p.Type != "tool" || p.Tool != "task" || p.State == nil || len(p.State.Metadata) == 0 {
+			continue
+		}
+		var md toolMetadata
+		if json.Unmarshal(p.State.Metadata, &md) != nil || md.SessionID == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[md.SessionID] = firstNonEmpty(p.CallID, p.ID)
+	}
+	return out
+}
