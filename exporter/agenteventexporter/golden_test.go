@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
@@ -218,4 +220,33 @@ func countTurnRoots(td ptrace.Traces) int {
 		}
 	}
 	return n
+}
+
+// TestEveryAgentsTestdata writes the golden events and traces of every
+// agent's testdata (testdata/<agent>/<case>/) in every format — without
+// golden files of their own, so that agents being added do not churn this
+// package — and requires every line to match its schema and the agtrace
+// output to break no invariant.
+func TestEveryAgentsTestdata(t *testing.T) {
+	events, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "events.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	for _, f := range events {
+		name := filepath.Base(filepath.Dir(filepath.Dir(f))) + "/" + filepath.Base(filepath.Dir(f))
+		logs, err := golden.ReadLogs(f)
+		require.NoError(t, err, name)
+		for _, format := range []Format{FormatAgtraceV1, FormatUniversal, FormatAgentManager} {
+			got := exportLogs(t, goldenConfig(format, t.TempDir()), []plog.Logs{logs})
+			assert.NotEmpty(t, got, "%s %s", format, name)
+			requireSchema(t, format, got)
+		}
+		evs, _ := agentevent.DecodeLogs(logs)
+		assert.Empty(t, agentevent.Validate(evs).Violations, name)
+		traces, err := golden.ReadTraces(filepath.Join(filepath.Dir(f), "traces.yaml"))
+		if err != nil {
+			continue // a case without traces
+		}
+		got := exportTraces(t, goldenConfig(FormatCanonicalTask, t.TempDir()), []ptrace.Traces{traces})
+		assert.Equal(t, countTurnRoots(traces), requireSchema(t, FormatCanonicalTask, got), name)
+	}
 }
