@@ -27,9 +27,10 @@ type parser interface {
 	UnmarshalState(b []byte) error
 }
 
-// agent is one supported coding agent. Adding an agent (codex, gemini, pi,
-// opencode) is one AgentConfig field in Config, its default in
-// createDefaultConfig, and one row here.
+// agent is one supported coding agent. Adding an agent (codex, gemini, pi)
+// is one AgentConfig field in Config, its default in createDefaultConfig,
+// and one row here: with newParser for append-only files (tailed by
+// fileconsumer), or with start for data rewritten in place (OpenCode).
 type agent struct {
 	// key is the agent's block in the configuration and the `agent`
 	// attribute of the receiver's own metrics.

@@ -341,3 +341,29 @@ func TestOpenCodeSQLiteRestart(t *testing.T) {
 	h3.dbBarrier(o)
 	assert.Empty(t, h3.eventsOfSession(ses))
 }
+
+// TestOpenCodeSQLiteBadData: a database the reader cannot use (not SQLite,
+// or tables of another shape) is reported once and retried, never fatal; a
+// row whose data is not JSON is counted once and skipped.
+func TestOpenCodeSQLiteBadData(t *testing.T) {
+	broken := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(broken, "opencode.db"), []byte("not a database, just text that is long enough"), 0o600))
+	data := t.TempDir()
+	o := newOCDB(t, data)
+	const ses = "ses_dbbad001"
+	o.newSession(ses, 1771000000000)
+	o.user(ses, "msg_j001", 1771000000000, "one")
+	o.exec(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_j002', ?, 1, ?, '{"role":')`, ses, o.tick())
+	o.user(ses, "msg_j003", 1771000002000, "two")
+
+	cfg := ocConfig(data)
+	cfg.OpenCode.Include = []string{broken, data}
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.waitSession(ses, 2)
+	h.dbBarrier(o)
+	h.dbBarrier(o)
+	assert.Equal(t, []string{"msg_j001", "msg_j003"}, eventIDs(h.eventsOfSession(ses)))
+	assert.Len(t, h.badRecordLogs(), 1, "the bad row is reported once")
+	assert.Len(t, h.logs.FilterMessageSnippet("Cannot read the OpenCode database").All(), 1, "the bad database is reported once")
+}
