@@ -134,7 +134,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 	}
 	ev.Raw = nil // never emitted; don't hold it
 	if !a.opts.includeContent {
-		ev.Text = ""
+		agentevent.StripContent(&ev)
 	}
 	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
 	t := a.threads[th]

@@ -155,7 +155,7 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 		LogFile:             ev.LogFile,
 		LogLine:             ev.LogLine,
 		Unparsed:            ev.Unparsed,
-		Attributes:          vendorFacts(ev.Attributes),
+		Attributes:          vendorFacts(ev.Attributes, f.includeContent),
 	}
 	if f.includeContent {
 		a.Text = nullable(ev.Text)
@@ -168,9 +168,13 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 
 // vendorFacts keeps the agent.* attributes: the vendor facts the parsers
 // add. Anything a processor may have added on the way is not the event's.
-func vendorFacts(attrs map[string]any) map[string]any {
+// Content attributes (agent.content.*) only go out with include_content.
+func vendorFacts(attrs map[string]any, includeContent bool) map[string]any {
 	var out map[string]any
 	for k, v := range attrs {
+		if !includeContent && strings.HasPrefix(k, agentevent.ContentAttrPrefix) {
+			continue
+		}
 		if strings.HasPrefix(k, "agent.") {
 			if out == nil {
 				out = make(map[string]any, len(attrs))

@@ -179,7 +179,7 @@ const (
 	attrSummaryKind     = "agent.summary.kind"
 	// attrFileDiff is a unified diff of a file tool's change. It is content
 	// (it holds the file's lines), so it is only written with include_content.
-	attrFileDiff = "agent.file.diff"
+	attrFileDiff = agentevent.AttrFileDiff
 )
 
 // Error classes (error.type) that mean the user or a policy refused a tool call.

@@ -56,6 +56,8 @@ func TestContentIsOffByDefault(t *testing.T) {
 			for _, b := range files {
 				all.Write(b)
 			}
+			assert.NotContains(t, all.String(), agentevent.ContentAttrPrefix, "%s %s: content attributes written without include_content", format, filepath.Base(dir))
+			assert.NotContains(t, all.String(), `"diff"`, "%s %s: a file diff written without include_content", format, filepath.Base(dir))
 			for _, ev := range events {
 				// Text of some length that is not also an always-on fact
 				// (a file path, a command line).

@@ -124,3 +124,15 @@ func TestServiceNames(t *testing.T) {
 		assert.Equal(t, src, SourceFromServiceName(name))
 	}
 }
+
+func TestStripContent(t *testing.T) {
+	ev := fullEvent()
+	ev.Attributes[AttrFileDiff] = "--- a/x\n+++ b/x\n"
+	ev.Attributes[ContentAttrPrefix+"other"] = "text"
+	StripContent(&ev)
+	assert.Empty(t, ev.Text)
+	assert.NotContains(t, ev.Attributes, AttrFileDiff)
+	assert.NotContains(t, ev.Attributes, ContentAttrPrefix+"other")
+	assert.Equal(t, "auto", ev.Attributes["agent.compaction.trigger"], "facts stay")
+	assert.NotNil(t, ev.Raw, "raw is dropped separately")
+}

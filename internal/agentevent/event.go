@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -216,6 +217,24 @@ type Event struct {
 	// (agent.compaction.trigger, agent.turn.duration_ms, ...). Values are
 	// string, bool, int64 or float64.
 	Attributes map[string]any
+}
+
+// ContentAttrPrefix marks the Attributes that are content (file diffs, …):
+// like Text, they are dropped unless content is asked for (StripContent).
+const ContentAttrPrefix = "agent.content."
+
+// AttrFileDiff is a unified diff of the change a file tool made (content).
+const AttrFileDiff = ContentAttrPrefix + "file_diff"
+
+// StripContent drops the event's content: Text and every attribute under
+// ContentAttrPrefix. Raw (the vendor record) is dropped separately.
+func StripContent(ev *Event) {
+	ev.Text = ""
+	for k := range ev.Attributes {
+		if strings.HasPrefix(k, ContentAttrPrefix) {
+			delete(ev.Attributes, k)
+		}
+	}
 }
 
 // Int returns a pointer to v, for the nullable numeric fields.

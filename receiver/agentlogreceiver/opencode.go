@@ -235,7 +235,7 @@ func (rd *opencodeReader) send(ctx context.Context, path string, events []agente
 			continue
 		}
 		if !rd.r.cfg.IncludeContent {
-			ev.Text = ""
+			agentevent.StripContent(&ev)
 		}
 		if !rd.r.cfg.IncludeRaw {
 			ev.Raw = nil

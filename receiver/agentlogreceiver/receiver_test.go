@@ -464,3 +464,37 @@ func TestRefusedBatchIsLoggedAndReadingGoesOn(t *testing.T) {
 		{Attributes: agentSet(""), Value: 1},
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
+
+// TestContentAttributesOffByDefault: a file tool's diff (agent.content.*) is
+// content and stays out of the records unless include_content is set, while
+// the always-on facts about the change stay in.
+func TestContentAttributesOffByDefault(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude_code", "turn_rollup", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
+	for _, content := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "p", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl")
+		writeFile(t, path, lines...)
+		cfg := testConfig(dir)
+		cfg.IncludeContent = content
+		h := newHarness(t, cfg, nil)
+		h.start()
+		h.barrier(dir)
+		var diffs, facts int
+		for _, ev := range h.eventsOf(path) {
+			if _, ok := ev.Attributes[agentevent.AttrFileDiff]; ok {
+				diffs++
+			}
+			if _, ok := ev.Attributes["agent.file.lines_added"]; ok {
+				facts++
+			}
+		}
+		assert.Positive(t, facts, "include_content=%v: the change facts are always on", content)
+		if content {
+			assert.Positive(t, diffs, "include_content: the diffs are kept")
+		} else {
+			assert.Zero(t, diffs, "the diffs are content")
+		}
+	}
+}

@@ -139,7 +139,7 @@ func (t *tailer) emit(ctx context.Context, lines [][]byte, attrs map[string]any,
 				ev.Source = t.agent.source // service.name comes from it
 			}
 			if !t.r.cfg.IncludeContent {
-				ev.Text = ""
+				agentevent.StripContent(&ev)
 			}
 			if !t.r.cfg.IncludeRaw {
 				ev.Raw = nil

@@ -5,6 +5,7 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendors/cl
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -82,7 +83,11 @@ type fileEditResult struct {
 }
 
 type patchHunk struct {
-	Lines []string `json:"lines"`
+	OldStart int      `json:"oldStart"`
+	OldLines int      `json:"oldLines"`
+	NewStart int      `json:"newStart"`
+	NewLines int      `json:"newLines"`
+	Lines    []string `json:"lines"`
 }
 
 // fileFacts adds the change a successful file tool made to its result:
@@ -102,6 +107,9 @@ func fileFacts(ev *agentevent.Event, tool string, tur json.RawMessage) {
 		return
 	}
 	added, removed, ok := patchLines(r.StructuredPatch)
+	if diff := unifiedDiff(ev.FilePath, r.StructuredPatch); diff != "" {
+		setAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
+	}
 	if change == changeCreated && added == 0 && removed == 0 {
 		// A created file's patch is empty: its lines are all added.
 		if content, isString := jsonString(r.Content); isString {
@@ -137,6 +145,29 @@ func patchLines(raw json.RawMessage) (added, removed int, ok bool) {
 		}
 	}
 	return added, removed, true
+}
+
+// unifiedDiff renders a structuredPatch as a unified diff of path ("" when
+// there is no readable, non-empty patch).
+func unifiedDiff(path string, raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return ""
+	}
+	var hunks []patchHunk
+	if json.Unmarshal(raw, &hunks) != nil || len(hunks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("--- a/" + strings.TrimPrefix(path, "/") + "\n+++ b/" + strings.TrimPrefix(path, "/") + "\n")
+	for _, h := range hunks {
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		for _, l := range h.Lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // countLines is the number of lines of a text: a last line without a
