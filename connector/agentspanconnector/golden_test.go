@@ -20,15 +20,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden traces.yaml files from the current output")
 
-// goldenCases lists the repository's testdata/claude_code/<case> folders that
-// hold golden events (written by the receiver's golden tests).
+// goldenCases lists the repository's testdata/<agent>/<case> folders that
+// hold golden events (written by the parsers' golden tests).
 func goldenCases(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "claude_code", "*", "events.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "events.yaml"))
 	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Skip("no testdata/claude_code/*/events.yaml yet")
-	}
+	require.NotEmpty(t, files, "no testdata/*/*/events.yaml")
 	dirs := make([]string, 0, len(files))
 	for _, f := range files {
 		dirs = append(dirs, filepath.Dir(f))

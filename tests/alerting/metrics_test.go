@@ -322,6 +322,7 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
+		"XDG_DATA_HOME=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
 		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",

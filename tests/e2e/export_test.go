@@ -126,6 +126,7 @@ func TestExportSeedFormats(t *testing.T) {
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
+		"XDG_DATA_HOME=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		"AGENTOTEL_EXPORT_DIR=" + out,
 	}
@@ -315,6 +316,7 @@ func TestExportFixtureCorpus(t *testing.T) {
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
+		"XDG_DATA_HOME=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		"AGENTOTEL_EXPORT_DIR=" + out,
 	}

@@ -84,6 +84,7 @@ func TestClaudeCodeTracesInJaeger(t *testing.T) {
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
+		"XDG_DATA_HOME=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
 	}
