@@ -54,14 +54,61 @@ type thread struct {
 	preamble     []agentevent.Event
 	preambleHost string
 	lastArrival  time.Time
+	// prompts are the main thread's recent prompts in time order, to place
+	// subagents linked to "the turn open when they started".
+	prompts []promptRef
+}
+
+// promptRef is one prompt of a main thread.
+type promptRef struct {
+	At time.Time `json:"at"`
+	ID string    `json:"id"`
+}
+
+// maxPrompts bounds the prompts a thread remembers for turn links.
+const maxPrompts = 512
+
+// notePrompt records a main-thread prompt, keeping the list in time order.
+func (t *thread) notePrompt(id string, at time.Time) {
+	for _, p := range t.prompts {
+		if p.ID == id {
+			return
+		}
+	}
+	i := len(t.prompts)
+	for i > 0 && t.prompts[i-1].At.After(at) {
+		i--
+	}
+	t.prompts = append(t.prompts, promptRef{})
+	copy(t.prompts[i+1:], t.prompts[i:])
+	t.prompts[i] = promptRef{At: at, ID: id}
+	if len(t.prompts) > maxPrompts {
+		t.prompts = t.prompts[len(t.prompts)-maxPrompts:]
+	}
+}
+
+// promptAt is the latest prompt at or before at ("" when none is).
+func (t *thread) promptAt(at time.Time) string {
+	id := ""
+	for _, p := range t.prompts {
+		if p.At.After(at) {
+			break
+		}
+		id = p.ID
+	}
+	return id
 }
 
 // link ties a subagent thread to the tool call that spawned it. Parent is
-// known once the call's unit is (Resolved).
+// known once the call's unit is (Resolved). A turn link (Turn) ties it to
+// the main-thread turn open at At instead: its span's parent is that turn's
+// root.
 type link struct {
-	CallID   string  `json:"call_id"`
-	Parent   unitKey `json:"parent"`
-	Resolved bool    `json:"resolved"`
+	CallID   string    `json:"call_id"`
+	Parent   unitKey   `json:"parent"`
+	Resolved bool      `json:"resolved"`
+	Turn     bool      `json:"turn,omitempty"`
+	At       time.Time `json:"at,omitzero"`
 }
 
 // callRef is where a tool call is, and the subagent type it asked for
@@ -161,9 +208,21 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 		}
 	}
 	if th.subagent() && ev.ParentToolCallID != "" {
-		if l, ok := a.links[th]; !ok || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
+		if l, ok := a.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
 			a.links[th] = link{CallID: ev.ParentToolCallID}
 		}
+	}
+	if th.subagent() && ev.Attributes[agentevent.AttrSubagentLink] == agentevent.SubagentLinkTurn {
+		// Only a fallback: any tool link, known now or later, wins.
+		if l, ok := a.links[th]; !ok {
+			a.links[th] = link{Turn: true, At: ev.Timestamp}
+		} else if l.Turn && !l.Resolved && ev.Timestamp.Before(l.At) {
+			l.At = ev.Timestamp
+			a.links[th] = l
+		}
+	}
+	if !th.subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
+		t.notePrompt(ev.EventID, ev.Timestamp)
 	}
 	if !inTurn {
 		t.preamble = appendUnique(t.preamble, ev)
@@ -431,7 +490,10 @@ func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.T
 	var parent pcommon.SpanID
 	l, linked := a.links[k.Thread]
 	linked = linked && l.Resolved && k.Thread.subagent() && !visiting[l.Parent]
-	if linked {
+	switch {
+	case linked && l.Turn:
+		parent = unitSpanID(l.Parent) // the turn's root
+	case linked:
 		parent = toolSpanID(l.Parent.Thread, l.CallID)
 	}
 	if id, ok := a.emittedUnits[k]; ok {
@@ -485,6 +547,15 @@ func (a *assembler) keepNew(td ptrace.Traces, traceID pcommon.TraceID, now time.
 func (a *assembler) resolveLinks() {
 	for th, l := range a.links {
 		if l.Resolved {
+			continue
+		}
+		if l.Turn {
+			main := threadKey{Source: th.Source, Session: th.Session}
+			if t := a.threads[main]; t != nil && main != th {
+				if id := t.promptAt(l.At); id != "" {
+					a.links[th] = link{Turn: true, At: l.At, Parent: unitKey{Thread: main, Prompt: id}, Resolved: true}
+				}
+			}
 			continue
 		}
 		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {

@@ -97,7 +97,7 @@ type tree struct {
 }
 
 type child struct {
-	callID string
+	callID string // the spawning tool call; "" for a run linked to the turn itself
 	run    *tree
 }
 
@@ -324,7 +324,11 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 		m.tool(t, p, self, &r)
 	}
 	for _, c := range t.children {
-		cr := m.run(c.run, toolSpanID(th, c.callID))
+		under := self // a turn-linked subagent nests under the run's own span
+		if c.callID != "" {
+			under = toolSpanID(th, c.callID)
+		}
+		cr := m.run(c.run, under)
 		r.add(cr)
 		r.subagents++
 	}
@@ -730,6 +734,9 @@ func putStr(a pcommon.Map, k, v string) {
 // putAttrs copies vendor facts (agent.* keys) onto a span or span event.
 func putAttrs(a pcommon.Map, attrs map[string]any) {
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		if k == agentevent.AttrSubagentLink {
+			continue // an instruction to the connector, not a fact
+		}
 		agentevent.PutValue(a, k, attrs[k])
 	}
 }

@@ -46,12 +46,13 @@ type savedUnit struct {
 }
 
 type savedThread struct {
-	Key           threadKey `json:"key"`
-	LastPrompt    string    `json:"last_prompt,omitempty"`
-	LastPromptSeq int64     `json:"last_prompt_seq,omitempty"`
-	Preamble      []byte    `json:"preamble,omitempty"`
-	PreambleHost  string    `json:"preamble_host,omitempty"`
-	LastArrival   int64     `json:"last_arrival"`
+	Key           threadKey   `json:"key"`
+	LastPrompt    string      `json:"last_prompt,omitempty"`
+	LastPromptSeq int64       `json:"last_prompt_seq,omitempty"`
+	Preamble      []byte      `json:"preamble,omitempty"`
+	PreambleHost  string      `json:"preamble_host,omitempty"`
+	LastArrival   int64       `json:"last_arrival"`
+	Prompts       []promptRef `json:"prompts,omitempty"`
 }
 
 type savedLink struct {
@@ -97,6 +98,7 @@ func (a *assembler) marshal() ([]byte, error) {
 		s.Threads = append(s.Threads, savedThread{
 			Key: k, LastPrompt: t.lastPrompt, LastPromptSeq: t.lastPromptSeq,
 			Preamble: pre, PreambleHost: t.preambleHost, LastArrival: t.lastArrival.UnixNano(),
+			Prompts: t.prompts,
 		})
 	}
 	for th, l := range a.links {
@@ -157,6 +159,7 @@ func (a *assembler) restore(b []byte) error {
 		a.threads[st.Key] = &thread{
 			lastPrompt: st.LastPrompt, lastPromptSeq: st.LastPromptSeq,
 			preamble: pre, preambleHost: st.PreambleHost, lastArrival: time.Unix(0, st.LastArrival),
+			prompts: st.Prompts,
 		}
 	}
 	for _, sl := range s.Links {

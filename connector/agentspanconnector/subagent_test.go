@@ -193,3 +193,92 @@ func TestNestedSubagents(t *testing.T) {
 	assert.Equal(t, outer.TraceID(), inner.TraceID())
 	assert.Equal(t, int64(2), attr(roots(spans)[0], attrTurnSubagents))
 }
+
+// turnLinked marks a subagent's events as nested under the turn open when it
+// started (no spawning tool call is known).
+func turnLinked(evs []agentevent.Event) []agentevent.Event {
+	for i := range evs {
+		if evs[i].Attributes == nil {
+			evs[i].Attributes = map[string]any{}
+		}
+		evs[i].Attributes[agentevent.AttrSubagentLink] = agentevent.SubagentLinkTurn
+	}
+	return evs
+}
+
+// twoTurnsAndATurnLinkedSubagent: turns p1 (t=0..10) and p2 (t=20..30); the
+// subagent runs at t=22..25, with no tool call naming it.
+func twoTurnsAndATurnLinkedSubagent() (main, sub []agentevent.Event) {
+	s := newSession("s1")
+	x := s.subagent("rev", "review")
+	main = []agentevent.Event{
+		s.prompt("p1", 0), s.answer("a1", "m1", 10),
+		s.prompt("p2", 20), s.answer("a2", "m2", 30),
+	}
+	sub = turnLinked([]agentevent.Event{x.prompt("xp", 22), x.answer("xa", "xm", 25)})
+	return main, sub
+}
+
+func checkTurnLinked(t *testing.T, spans []ptrace.Span) {
+	t.Helper()
+	sub := one(t, spans, "invoke_agent review")
+	var turn2 ptrace.Span
+	for _, sp := range named(spans, "invoke_agent claude-code") {
+		if attr(sp, "agent.event.id") == "p2" {
+			turn2 = sp
+		}
+	}
+	require.NotEqual(t, ptrace.Span{}, turn2, "turn p2's root")
+	assert.Equal(t, turn2.TraceID(), sub.TraceID(), "the subagent joins the turn open when it started")
+	assert.Equal(t, turn2.SpanID(), sub.ParentSpanID(), "under the turn's root")
+	assert.Len(t, roots(spans), 2, "one root per turn, none for the subagent")
+}
+
+func TestTurnLinkedSubagentMainFirst(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	main, sub := twoTurnsAndATurnLinkedSubagent()
+	h.feed(main...)
+	h.feed(sub...)
+	h.setNow(365*24*time.Hour + time.Hour)
+	h.tick()
+	checkTurnLinked(t, h.spans())
+}
+
+func TestTurnLinkedSubagentFirst(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	main, sub := twoTurnsAndATurnLinkedSubagent()
+	h.feed(sub...)
+	assert.Empty(t, h.spans(), "waits for its session's turns")
+	h.feed(main...)
+	h.setNow(365*24*time.Hour + time.Hour)
+	h.tick()
+	checkTurnLinked(t, h.spans())
+}
+
+func TestTurnLinkedSubagentLiveClosesWithItsTurn(t *testing.T) {
+	h := newHarness(t)
+	main, sub := twoTurnsAndATurnLinkedSubagent()
+	h.setNow(21 * time.Second) // live: turn p2 is open
+	h.feed(main[:3]...)
+	h.setNow(26 * time.Second)
+	h.feed(sub...)
+	for _, sp := range h.spans() {
+		assert.NotEqual(t, "invoke_agent review", sp.Name(), "held while its turn is open")
+	}
+	h.setNow(31 * time.Second)
+	h.feed(main[3])
+	h.setNow(31*time.Second + 5*time.Minute)
+	h.tick()
+	checkTurnLinked(t, h.spans())
+}
+
+func TestToolLinkWinsOverTurnLink(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	parent, sub := spawnTurn()
+	h.feed(turnLinked(sub)...)
+	h.feed(parent...)
+	checkNested(t, h.spans())
+}

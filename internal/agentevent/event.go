@@ -237,6 +237,17 @@ func StripContent(ev *Event) {
 	}
 }
 
+// AttrSubagentLink, set to SubagentLinkTurn on a subagent's events, asks for
+// the subagent to be nested under the turn of its session's main agent that
+// was open when the subagent started, when no tool call is known to have
+// spawned it (a Codex /review rollout, a Gemini subagent chat, an OpenCode
+// child session no task call names). A spawning tool call, when one is
+// known, wins.
+const (
+	AttrSubagentLink = "agent.subagent.link"
+	SubagentLinkTurn = "turn"
+)
+
 // Int returns a pointer to v, for the nullable numeric fields.
 func Int(v int64) *int64 { return &v }
 

@@ -182,6 +182,9 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		ev.IsSidechain = true
 		ev.ParentToolCallID = b.c.ParentToolCallID
 		ev.SubagentType = b.m.Agent
+		// Where no task call names the child session, nest it under the
+		// parent's turn that was open when it started (a task call wins).
+		setAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 	}
 	b.events = append(b.events, ev)
 	return &b.events[len(b.events)-1]
