@@ -9,37 +9,30 @@ package alerting
 
 import (
 	"bufio"
-	"context"
 	"fmt"
-	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// repoRoot is the folder holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "go.mod not found above the test")
-		dir = parent
-	}
-}
+// The shared harness, under the names the tests here use.
+var (
+	repoRoot        = testenv.RepoRoot
+	collectorBinary = testenv.CollectorBinary
+	freePort        = testenv.FreePort
+	start           = testenv.Start
+	copyTree        = testenv.CopyTree
+	waitFor         = testenv.WaitFor
+)
+
+type process = testenv.Process
 
 // promtoolBinary is $AGENTOTEL_PROMTOOL, else what scripts/ensure-promtool.sh prints (it
 // installs Debian's prometheus package when promtool is missing). Failing to get one fails the
@@ -57,139 +50,6 @@ func promtoolBinary(t *testing.T) string {
 	bin := strings.TrimSpace(string(out))
 	require.NotEmpty(t, bin, "scripts/ensure-promtool.sh printed no path")
 	return bin
-}
-
-// collectorBinary is the ocb-built collector: $AGENTOTEL_COLLECTOR (set by `make test`), else
-// built here with `make build`.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("AGENTOTEL_COLLECTOR"); bin != "" {
-		return bin
-	}
-	root := repoRoot(t)
-	cmd := exec.Command("make", "build")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "make build: %s", out)
-	return filepath.Join(root, "_build", "otelcol-agentotel")
-}
-
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// process is a server the test started; it is stopped by PID at cleanup.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-// start runs bin in its own process group with env added to the test's environment; its output
-// goes to a log file that is printed when the test fails.
-func start(t *testing.T, name, bin string, env []string, args ...string) *process {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("--- %s log (tail) ---\n%s", name, b)
-		}
-	})
-	return p
-}
-
-// stop sends SIGTERM to the process (graceful shutdown), then SIGKILL to its group after 20s.
-func (p *process) stop(t *testing.T) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		t.Logf("%s did not stop on SIGTERM; killing", p.name)
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) logText() string {
-	b, _ := os.ReadFile(p.log)
-	return string(b)
-}
-
-// copyTree copies the files under src whose name matches keep into dst, keeping the layout.
-func copyTree(t *testing.T, src, dst string, keep func(path string) bool) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !keep(path) {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	}))
-}
-
-// waitFor polls cond until it returns true or the deadline passes, reporting the last reason.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		last = why
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %s", what, last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }
 
 // sample is one line of the Prometheus text exposition format.

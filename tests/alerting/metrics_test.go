@@ -329,10 +329,10 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	}
 	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
 	waitFor(t, 60*time.Second, "the collector to find the session file present at start", func() (bool, string) {
-		if proc.exited() {
-			t.Fatalf("collector exited: %s", proc.logText())
+		if proc.Exited() {
+			t.Fatalf("collector exited: %s", proc.LogText())
 		}
-		for _, line := range strings.Split(proc.logText(), "\n") {
+		for _, line := range strings.Split(proc.LogText(), "\n") {
 			if strings.Contains(line, "Started watching file") && strings.Contains(line, sentinel) {
 				return true, ""
 			}
@@ -377,8 +377,8 @@ func (c *collector) waitForCounters(t *testing.T, exp expectation) []sample {
 		services: map[string]bool{exp.service: true}}
 	var samples []sample
 	waitFor(t, 90*time.Second, "the span counters the events predict", func() (bool, string) {
-		if c.proc.exited() {
-			t.Fatalf("collector exited: %s", c.proc.logText())
+		if c.proc.Exited() {
+			t.Fatalf("collector exited: %s", c.proc.LogText())
 		}
 		var err error
 		samples, err = scrape(c.metricsURL())

@@ -166,8 +166,8 @@ scrape_configs:
 	var firing []promAlert
 	var got []string
 	waitFor(t, 60*time.Second, "the alerts to fire", func() (bool, string) {
-		if prom.exited() {
-			t.Fatalf("prometheus exited: %s", prom.logText())
+		if prom.Exited() {
+			t.Fatalf("prometheus exited: %s", prom.LogText())
 		}
 		as, err := alerts(fmt.Sprintf("http://127.0.0.1:%d/api/v1/alerts", port))
 		if err != nil {

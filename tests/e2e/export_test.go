@@ -151,12 +151,8 @@ func TestExportSeedFormats(t *testing.T) {
 		return len(missing) == 0 && turns == wantTurns,
 			fmt.Sprintf("agtrace_v1 sessions incomplete: %v; %d of %d turns in canonical_task", missing, turns, wantTurns)
 	})
-	p.stop(t) // a graceful shutdown: idle sessions get their closing lines, held events are written
-	select {
-	case <-p.done:
-	default:
-		t.Fatal("collector still running after stop")
-	}
+	p.Stop(t) // a graceful shutdown: idle sessions get their closing lines, held events are written
+	require.True(t, p.Exited(), "collector still running after stop")
 
 	all := map[string]map[string][][]byte{}
 	for format, dir := range exportDirs {
@@ -331,7 +327,7 @@ func TestExportFixtureCorpus(t *testing.T) {
 		}
 		return len(missing) == 0, fmt.Sprintf("incomplete: %v", missing)
 	})
-	p.stop(t)
+	p.Stop(t)
 
 	all := map[string]map[string][][]byte{}
 	for format, dir := range exportDirs {

@@ -6,53 +6,33 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// repoRoot is the folder holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "go.mod not found above the test")
-		dir = parent
-	}
-}
+// The shared harness, under the names the tests here use.
+var (
+	repoRoot        = testenv.RepoRoot
+	collectorBinary = testenv.CollectorBinary
+	freePort        = testenv.FreePort
+	start           = testenv.Start
+	copyTree        = testenv.CopyTree
+	waitFor         = testenv.WaitFor
+)
 
-// collectorBinary is the ocb-built collector: $AGENTOTEL_COLLECTOR (set by `make test`), else
-// built here with `make build`.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("AGENTOTEL_COLLECTOR"); bin != "" {
-		return bin
-	}
-	root := repoRoot(t)
-	cmd := exec.Command("make", "build")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "make build: %s", out)
-	return filepath.Join(root, "_build", "otelcol-agentotel")
-}
+type process = testenv.Process
 
 // jaegerBinary is Jaeger v1.76.0 built from its module source: $AGENTOTEL_JAEGER (set by
 // `make test`), else built (or taken from the cache) by scripts/ensure-jaeger.sh.
@@ -69,72 +49,6 @@ func jaegerBinary(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// process is a server the test started; it is stopped by PID at cleanup.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-// start runs bin in its own process group with env added to the test's environment; its output
-// goes to a log file that is printed when the test fails.
-func start(t *testing.T, name, bin string, env []string, args ...string) *process {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("--- %s log (tail) ---\n%s", name, b)
-		}
-	})
-	return p
-}
-
-// stop sends SIGTERM (graceful shutdown: the collector saves its state), then SIGKILL after 20s.
-func (p *process) stop(t *testing.T) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		t.Logf("%s did not stop on SIGTERM; killing", p.name)
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-func (p *process) logText() string {
-	b, _ := os.ReadFile(p.log)
-	return string(b)
-}
-
 // jaeger is a running Jaeger with its ports.
 type jaeger struct {
 	otlpGRPC int
@@ -143,28 +57,37 @@ type jaeger struct {
 
 func startJaeger(t *testing.T) *jaeger {
 	t.Helper()
-	j := &jaeger{otlpGRPC: freePort(t), query: freePort(t)}
-	env := []string{
-		fmt.Sprintf("JAEGER_OTLP_GRPC_PORT=%d", j.otlpGRPC),
-		fmt.Sprintf("JAEGER_OTLP_HTTP_PORT=%d", freePort(t)),
-		fmt.Sprintf("JAEGER_QUERY_HTTP_PORT=%d", j.query),
-		fmt.Sprintf("JAEGER_QUERY_GRPC_PORT=%d", freePort(t)),
+	// A port picked free can be taken by another process before Jaeger binds it: try again
+	// with new ports when Jaeger exits at start.
+	for attempt := 1; ; attempt++ {
+		ports := testenv.FreePorts(t, 4)
+		j := &jaeger{otlpGRPC: ports[0], query: ports[1]}
+		env := []string{
+			fmt.Sprintf("JAEGER_OTLP_GRPC_PORT=%d", ports[0]),
+			fmt.Sprintf("JAEGER_QUERY_HTTP_PORT=%d", ports[1]),
+			fmt.Sprintf("JAEGER_OTLP_HTTP_PORT=%d", ports[2]),
+			fmt.Sprintf("JAEGER_QUERY_GRPC_PORT=%d", ports[3]),
+		}
+		p := start(t, fmt.Sprintf("jaeger-%d", attempt), jaegerBinary(t), env, "--config", filepath.Join(repoRoot(t), "config", "jaeger-server.yaml"))
+		up := false
+		waitFor(t, 60*time.Second, "jaeger's query API", func() (bool, string) {
+			if p.Exited() {
+				return true, "exited"
+			}
+			resp, err := http.Get(j.url("/api/services"))
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			up = resp.StatusCode == http.StatusOK
+			return up, resp.Status
+		})
+		if up {
+			return j
+		}
+		require.Less(t, attempt, 3, "jaeger did not start: %s", p.LogText())
+		t.Logf("jaeger exited at start (attempt %d), retrying with other ports: %s", attempt, p.LogText())
 	}
-	p := start(t, "jaeger", jaegerBinary(t), env, "--config", filepath.Join(repoRoot(t), "config", "jaeger-server.yaml"))
-	require.Eventually(t, func() bool {
-		select {
-		case <-p.done:
-			t.Fatalf("jaeger exited: %s", p.logText())
-		default:
-		}
-		resp, err := http.Get(j.url("/api/services"))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 60*time.Second, 200*time.Millisecond, "jaeger query API did not come up")
-	return j
 }
 
 func (j *jaeger) url(path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", j.query, path) }
@@ -251,47 +174,4 @@ func (j *jaeger) traces(t *testing.T, service string) []jTrace {
 	}
 	require.NoError(t, json.Unmarshal(body, &out), "%s", body)
 	return out.Data
-}
-
-// copyTree copies the files under src whose name matches keep into dst, keeping the layout.
-func copyTree(t *testing.T, src, dst string, keep func(path string) bool) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !keep(path) {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	}))
-}
-
-// waitFor polls cond until it returns true or the deadline passes, reporting the last reason.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		last = why
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %s", what, last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }

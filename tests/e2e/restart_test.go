@@ -175,8 +175,8 @@ func TestCollectorRestartMidFileMidTurn(t *testing.T) {
 		n := len(spans(t, out1))
 		return n >= 2, fmt.Sprintf("%d spans", n)
 	})
-	run1.stop(t)
-	require.Contains(t, run1.logText(), "Shutdown complete", "run 1 did not shut down cleanly")
+	run1.Stop(t)
+	require.Contains(t, run1.LogText(), "Shutdown complete", "run 1 did not shut down cleanly")
 
 	// While the collector is down: turn 2 finishes, turn 3 comes and goes.
 	r2 := s.bashResult(c2, "toolu_b2")
@@ -195,7 +195,7 @@ func TestCollectorRestartMidFileMidTurn(t *testing.T) {
 		}
 		return roots >= 3, fmt.Sprintf("%d roots", roots)
 	})
-	run2.stop(t)
+	run2.Stop(t)
 
 	ids := eventIDs(t, out1, out2)
 	seen := map[string]int{}
