@@ -480,17 +480,21 @@ func TestContentAttributesOffByDefault(t *testing.T) {
 		cfg.IncludeContent = content
 		h := newHarness(t, cfg, nil)
 		h.start()
-		h.barrier(dir)
-		var diffs, facts int
-		for _, ev := range h.eventsOf(path) {
-			if _, ok := ev.Attributes[agentevent.AttrFileDiff]; ok {
-				diffs++
+		count := func() (diffs, facts int) {
+			for _, ev := range h.eventsOf(path) {
+				if _, ok := ev.Attributes[agentevent.AttrFileDiff]; ok {
+					diffs++
+				}
+				if _, ok := ev.Attributes["agent.file.lines_added"]; ok {
+					facts++
+				}
 			}
-			if _, ok := ev.Attributes["agent.file.lines_added"]; ok {
-				facts++
-			}
+			return diffs, facts
 		}
-		assert.Positive(t, facts, "include_content=%v: the change facts are always on", content)
+		require.Eventually(t, func() bool { _, facts := count(); return facts == 5 },
+			10*time.Second, 10*time.Millisecond, "include_content=%v: the change facts of all 5 file changes are always on", content)
+		h.barrier(dir)
+		diffs, _ := count()
 		if content {
 			assert.Positive(t, diffs, "include_content: the diffs are kept")
 		} else {
