@@ -1,0 +1,114 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gemini
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// corpusPlacement is where a flat-named corpus fixture lived under
+// ~/.gemini (SOURCES.md): only the nesting of a subagent chat matters.
+var corpusPlacement = map[string]string{
+	"chat_2026-04_subagent_chat.json": "tmp/idaho-vault/chats/b1f31681-4b57-4337-8bc5-ac73580f752a/tl63m8.json",
+}
+
+// TestCorpus maps every Gemini fixture of ../shared/fixtures/gemini (or
+// $AGENTOTEL_FIXTURES/gemini), read in place: every message mapped, zero
+// unparsed, zero Validate violations, every tool call paired, and token
+// sums equal to the messages' own tokens (input incl. cached, output incl.
+// thoughts, total = input + output + thoughts + tool as the CLI records it).
+// logs.json: every entry decodes, and mapped alone (no chat) it validates.
+func TestCorpus(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "gemini")
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		t.Skipf("Gemini fixtures not found at %s (set AGENTOTEL_FIXTURES to the fixtures directory)", dir)
+	}
+	require.NoError(t, err)
+	chats := 0
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		switch {
+		case strings.HasPrefix(name, "chat_") && strings.HasSuffix(name, ".json"):
+			chats++
+			t.Run(name, func(t *testing.T) { corpusChat(t, path, name) })
+		case strings.HasPrefix(name, "logs_") && strings.HasSuffix(name, ".json"):
+			t.Run(name, func(t *testing.T) { corpusLogs(t, path, name) })
+		}
+	}
+	require.NotZero(t, chats, "no Gemini chat fixture in %s", dir)
+}
+
+func corpusChat(t *testing.T, path, name string) {
+	chat := loadChat(t, path)
+	parent, skill := Placement(corpusPlacement[name])
+	if chat.Kind == KindSubagent {
+		require.NotEmpty(t, parent, "subagent fixture %s needs its place in corpusPlacement", name)
+	}
+	r := MapChat(Context{LogFile: name, ParentSessionID: parent, SkillExtraction: skill, Sequence: 1}, chat, nil, true)
+	require.Len(t, r.Emitted, len(chat.Messages))
+	require.NotEmpty(t, r.Events)
+	for _, ev := range r.Events {
+		require.Empty(t, ev.Unparsed, "event %s: %v", ev.EventID, ev.Attributes)
+		require.Equal(t, agentevent.SourceGemini, ev.Source)
+		if parent != "" {
+			require.Equal(t, parent, ev.SessionID)
+			require.Equal(t, chat.SessionID, ev.AgentID)
+			require.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
+		}
+	}
+	report := agentevent.Validate(r.Events)
+	require.Empty(t, report.Violations)
+	require.Empty(t, report.OpenToolCalls)
+
+	var want, got tokenSums
+	calls, results := 0, 0
+	for _, m := range chat.Messages {
+		calls += len(m.ToolCalls)
+		if t := m.Tokens; t != nil {
+			want.input += t.Input
+			want.output += t.Output + t.Thoughts
+			want.cached += t.Cached
+			want.thinking += t.Thoughts
+			want.total += t.Total
+		}
+	}
+	for _, ev := range r.Events {
+		got.input += agentevent.Value(ev.TokensInput)
+		got.output += agentevent.Value(ev.TokensOutput)
+		got.cached += agentevent.Value(ev.TokensCached)
+		got.thinking += agentevent.Value(ev.TokensThinking)
+		got.total += agentevent.Value(ev.TokensTotal)
+		if ev.Type == agentevent.TypeToolResult {
+			results++
+		}
+	}
+	require.Equal(t, want, got)
+	require.Equal(t, calls, results, "every tool call has its result")
+}
+
+func corpusLogs(t *testing.T, path, name string) {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	entries, skipped, err := DecodeLogs(b)
+	require.NoError(t, err)
+	require.Zero(t, skipped)
+	require.NotEmpty(t, entries)
+	r := MapLogs(Context{LogFile: name, Sequence: 1}, entries, nil, nil)
+	require.NotEmpty(t, r.Events)
+	require.Empty(t, agentevent.Validate(r.Events).Violations)
+	// With every session's chat present, logs.json adds nothing.
+	r = MapLogs(Context{LogFile: name}, entries, func(string) bool { return true }, nil)
+	require.Empty(t, r.Events)
+}
+
+type tokenSums struct{ input, output, cached, thinking, total int64 }

@@ -1,0 +1,131 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gemini
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// repoRoot walks up from the package directory to the directory holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		dir = parent
+	}
+}
+
+// fixturesDir is ../shared/fixtures next to the repository, or
+// $AGENTOTEL_FIXTURES.
+func fixturesDir(t testing.TB) string {
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
+}
+
+// loadChat decodes a .json or .jsonl chat file, failing the test on any
+// decode error.
+func loadChat(t testing.TB, path string) Chat {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	if strings.HasSuffix(path, ".jsonl") {
+		c, errs := DecodeChatJSONL(b)
+		require.Empty(t, errs, path)
+		return c
+	}
+	c, err := DecodeChat(b)
+	require.NoError(t, err, path)
+	return c
+}
+
+// mapDir maps a ~/.gemini-like tree the way a reader does once every file
+// is settled: top-level chats first, then nested (subagent and
+// skill-extraction) chats, then logs.json files for the sessions no chat
+// holds. One emitted set per chat session id (so a copy of a chat under
+// another directory adds nothing) and one Sequence counter per thread.
+// LogFile is the path relative to dir.
+func mapDir(t testing.TB, dir string) []agentevent.Event {
+	var top, nested, logs []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Name() == "logs.json":
+			logs = append(logs, rel)
+		case strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, ".jsonl"):
+			if !strings.Contains(rel, "chats/") {
+				return nil
+			}
+			if parent, _ := Placement(rel); parent != "" {
+				nested = append(nested, rel)
+			} else {
+				top = append(top, rel)
+			}
+		}
+		return nil
+	}))
+	slices.Sort(top)
+	slices.Sort(nested)
+	slices.Sort(logs)
+	emitted := map[string]map[string]bool{}
+	seq := map[string]int64{}
+	chats := map[string]bool{}
+	var events []agentevent.Event
+	for _, rel := range append(top, nested...) {
+		chat := loadChat(t, filepath.Join(dir, rel))
+		parent, skill := Placement(rel)
+		c := Context{LogFile: rel, ParentSessionID: parent, SkillExtraction: skill}
+		thread := chat.SessionID
+		if parent != "" {
+			thread = parent + "/" + chat.SessionID
+		} else {
+			chats[chat.SessionID] = true
+		}
+		if emitted[thread] == nil {
+			emitted[thread] = map[string]bool{}
+		}
+		c.Sequence = seq[thread] + 1
+		r := MapChat(c, chat, emitted[thread], true)
+		require.Empty(t, r.Held)
+		for _, id := range r.Emitted {
+			emitted[thread][id] = true
+		}
+		seq[thread] += int64(len(r.Events))
+		events = append(events, r.Events...)
+	}
+	logEmitted := map[string]bool{}
+	for _, rel := range logs {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		require.NoError(t, err)
+		entries, skipped, err := DecodeLogs(b)
+		require.NoError(t, err)
+		require.Zero(t, skipped)
+		r := MapLogs(Context{LogFile: rel, Sequence: 1}, entries, func(id string) bool { return chats[id] }, logEmitted)
+		for _, k := range r.Emitted {
+			logEmitted[k] = true
+		}
+		events = append(events, r.Events...)
+	}
+	return events
+}

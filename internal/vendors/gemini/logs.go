@@ -1,0 +1,100 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gemini
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// LogEntry is one entry of logs.json: a user input, across sessions.
+type LogEntry struct {
+	SessionID string `json:"sessionId"`
+	MessageID int64  `json:"messageId"`
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Timestamp string `json:"timestamp"`
+	Raw       json.RawMessage
+}
+
+// Key is the entry's id in the emitted set: "<sessionId>:log:<messageId>".
+func (e LogEntry) Key() string {
+	return e.SessionID + ":log:" + strconv.FormatInt(e.MessageID, 10)
+}
+
+// DecodeLogs decodes logs.json (a JSON array, rewritten in place). Entries
+// that are not objects with a sessionId are skipped and counted.
+func DecodeLogs(data []byte) (entries []LogEntry, skipped int, err error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, 0, &DecodeError{Reason: ReasonUnexpectedShape, Err: err}
+		}
+		return nil, 0, &DecodeError{Reason: ReasonMalformedJSON, Err: err}
+	}
+	for _, r := range raw {
+		var e LogEntry
+		if json.Unmarshal(r, &e) != nil || e.SessionID == "" {
+			skipped++
+			continue
+		}
+		e.Raw = r
+		entries = append(entries, e)
+	}
+	return entries, skipped, nil
+}
+
+// isSlashCommand reports a CLI command (/auth, /quit, …): the CLI handles it
+// without the model, and the chat does not record it either.
+func isSlashCommand(s string) bool {
+	word, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return len(word) > 1 && word[0] == '/' && !strings.Contains(word[1:], "/")
+}
+
+// MapLogs maps the logs.json entries of sessions no chat file holds.
+// logs.json holds user inputs only, and every one of them that reached the
+// model is also in the session's chat, so an entry is used only when
+// hasChat(sessionId) is false (the chat was deleted, or never written):
+// each such input is a user_message of its own (a turn with nothing
+// else). Entries whose Key is in emitted are skipped; Result.Emitted lists
+// the keys of the entries mapped. Entries of another type than "user" are
+// skipped, and so are slash commands (isSlashCommand).
+func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool, emitted map[string]bool) Result {
+	var r Result
+	seq := c.Sequence
+	for _, e := range entries {
+		if e.Type != "" && e.Type != TypeUser {
+			continue
+		}
+		if emitted[e.Key()] || (hasChat != nil && hasChat(e.SessionID)) || isSlashCommand(e.Message) {
+			continue
+		}
+		ev := agentevent.Event{
+			SchemaVersion: agentevent.SchemaVersion,
+			Source:        agentevent.SourceGemini,
+			ProjectRoot:   c.ProjectRoot,
+			ProjectHash:   agentevent.ProjectHash(c.ProjectRoot),
+			SessionID:     e.SessionID,
+			EventID:       e.Key(),
+			Timestamp:     parseTime(e.Timestamp, ""),
+			Type:          agentevent.TypeUserMessage,
+			Role:          agentevent.RoleUser,
+			Channel:       agentevent.ChannelChat,
+			Text:          e.Message,
+			Raw:           e.Raw,
+			LogFile:       c.LogFile,
+			Sequence:      seq,
+			Attributes:    map[string]any{"agent.gemini.from_logs": true},
+		}
+		seq++
+		r.Events = append(r.Events, ev)
+		r.Emitted = append(r.Emitted, e.Key())
+	}
+	return r
+}

@@ -1,0 +1,308 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gemini
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Provider is gen_ai.provider.name of every Gemini CLI model call. The chat
+// does not say whether the Gemini API or Vertex AI answered; the Gemini API
+// (gcp.gemini) is the CLI's default.
+const Provider = "gcp.gemini"
+
+// Attribute keys of this package.
+const (
+	attrMessageType  = "agent.gemini.message_type"
+	attrChatKind     = "agent.gemini.chat_kind"
+	attrSkillExtract = "agent.gemini.skill_extraction"
+	attrThoughtSubj  = "agent.reasoning.subject"
+	attrUnparsed     = "agent.unparsed.detail"
+)
+
+// Error types.
+const (
+	ErrAPIError = "api_error"
+)
+
+// Context locates a chat: the file it was read from and its place among
+// sessions. Sequence is the first Sequence the events get.
+type Context struct {
+	LogFile string
+	// ParentSessionID is the session a nested chat belongs to (see
+	// Placement); "" for a top-level chat.
+	ParentSessionID string
+	// SkillExtraction marks a chats/skill-extraction-*/ chat.
+	SkillExtraction bool
+	// ProjectRoot, when the reader knows it (the chat records only its hash).
+	ProjectRoot string
+	Sequence    int64
+}
+
+// Result is what MapChat made of a snapshot.
+type Result struct {
+	Events []agentevent.Event
+	// Emitted lists the message ids whose events are in Events: the caller
+	// adds them to its watermark (the emitted set) once the events are sent.
+	Emitted []string
+	// Held is the id of the last message, when it was held back because it
+	// may still change (see MapChat); "" otherwise.
+	Held string
+}
+
+// MapChat maps the messages of a chat snapshot that are not in emitted.
+//
+// The CLI only ever changes its last message (a gemini message gets its
+// tokens and tool calls after its text), so every message followed by
+// another one is final. The last message is final when it is a user, info,
+// error or warning message, or a gemini message whose every tool call has
+// a result; a gemini message without tool calls may still get some, so it is
+// held back (Result.Held) unless settled is true — the caller passes settled
+// once the file has been idle for a while, or on shutdown. A message is
+// mapped whole, once: later rewrites of an emitted message are ignored.
+// A rewind that drops emitted messages does not retract their events.
+func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result {
+	var r Result
+	m := mapper{c: c, chat: chat, seq: c.Sequence}
+	m.sessionID, m.agentID = chat.SessionID, ""
+	if c.ParentSessionID != "" {
+		m.sessionID, m.agentID = c.ParentSessionID, chat.SessionID
+	}
+	// ParentEventID: the latest user message before each message.
+	lastUser := ""
+	for i, msg := range chat.Messages {
+		if msg.Type == TypeUser {
+			lastUser = msg.ID
+		}
+		if emitted[msg.ID] {
+			continue
+		}
+		if i == len(chat.Messages)-1 && !settled && !final(msg) {
+			r.Held = msg.ID
+			break
+		}
+		m.parent = lastUser
+		if msg.Type == TypeUser {
+			m.parent = ""
+		}
+		m.message(msg)
+		r.Emitted = append(r.Emitted, msg.ID)
+	}
+	r.Events = m.events
+	return r
+}
+
+// final reports whether the last message of a chat can no longer change.
+func final(msg Message) bool {
+	if msg.Type != TypeGemini {
+		return true
+	}
+	if len(msg.ToolCalls) == 0 {
+		return false
+	}
+	for _, tc := range msg.ToolCalls {
+		if len(tc.Result) == 0 && !terminalStatus(tc.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+func terminalStatus(s string) bool {
+	return s == "success" || s == "error" || s == "cancelled"
+}
+
+type mapper struct {
+	c         Context
+	chat      Chat
+	sessionID string
+	agentID   string
+	parent    string
+	seq       int64
+	events    []agentevent.Event
+}
+
+func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
+	ev := agentevent.Event{
+		SchemaVersion: agentevent.SchemaVersion,
+		Source:        agentevent.SourceGemini,
+		ProjectHash:   m.chat.ProjectHash,
+		ProjectRoot:   m.c.ProjectRoot,
+		SessionID:     m.sessionID,
+		EventID:       id,
+		ParentEventID: m.parent,
+		Timestamp:     parseTime(msg.Timestamp, m.chat.StartTime),
+		Type:          typ,
+		Role:          role,
+		Channel:       ch,
+		AgentID:       m.agentID,
+		Raw:           msg.Raw,
+		LogFile:       m.c.LogFile,
+	}
+	if ev.ProjectHash == "" && m.c.ProjectRoot != "" {
+		ev.ProjectHash = agentevent.ProjectHash(m.c.ProjectRoot)
+	}
+	if m.agentID != "" {
+		ev.IsSidechain = true
+		setAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
+		setAttr(&ev, attrChatKind, firstNonEmpty(m.chat.Kind, KindSubagent))
+		if m.c.SkillExtraction {
+			setAttr(&ev, attrSkillExtract, true)
+		}
+	}
+	return ev
+}
+
+func (m *mapper) emit(ev agentevent.Event) {
+	ev.Sequence = m.seq
+	m.seq++
+	m.events = append(m.events, ev)
+}
+
+func (m *mapper) message(msg Message) {
+	switch msg.Type {
+	case TypeUser:
+		ev := m.base(msg, msg.ID, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+		text := contentText(msg.DisplayContent)
+		if text == "" {
+			text = contentText(msg.Content)
+		}
+		ev.Text = text
+		m.emit(ev)
+	case TypeGemini:
+		m.gemini(msg)
+	case TypeInfo, TypeWarning:
+		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
+		ev.Text = contentText(msg.Content)
+		setAttr(&ev, attrMessageType, msg.Type)
+		if strings.HasPrefix(strings.TrimSpace(ev.Text), "Request cancelled") {
+			ev.Status = "interrupted"
+		}
+		m.emit(ev)
+	case TypeError:
+		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = contentText(msg.Content)
+		setAttr(&ev, attrMessageType, msg.Type)
+		ev.ErrorType = ErrAPIError
+		ev.Status = "error"
+		m.emit(ev)
+	default:
+		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Unparsed = "unknown_type"
+		setAttr(&ev, attrUnparsed, "message type "+msg.Type)
+		m.emit(ev)
+	}
+}
+
+// gemini maps a model message: its thoughts, its text and its tool calls
+// (each with its result). The usage goes on the first model event.
+func (m *mapper) gemini(msg Message) {
+	start := len(m.events)
+	model := func(ev *agentevent.Event) {
+		ev.Model = msg.Model
+		ev.Provider = Provider
+		ev.ResponseID = msg.ID
+	}
+	for i, th := range msg.Thoughts {
+		ev := m.base(msg, msg.ID+":thought:"+itoa(i), agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
+		if th.Timestamp != "" {
+			ev.Timestamp = parseTime(th.Timestamp, msg.Timestamp)
+		}
+		ev.Text = strings.TrimSpace(th.Subject + "\n" + th.Description)
+		ev.Raw = nil
+		model(&ev)
+		m.emit(ev)
+	}
+	text := contentText(msg.Content)
+	if text != "" || (len(msg.Thoughts) == 0 && len(msg.ToolCalls) == 0) {
+		ev := m.base(msg, msg.ID, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+		ev.Text = text
+		model(&ev)
+		m.emit(ev)
+	}
+	for i, tc := range msg.ToolCalls {
+		call, res := m.tool(msg, i, tc)
+		model(&call)
+		m.emit(call)
+		if res != nil {
+			m.emit(*res)
+		}
+	}
+	if msg.Tokens == nil {
+		return
+	}
+	// The usage carrier: the first model event (never a tool result).
+	for i := start; i < len(m.events); i++ {
+		if m.events[i].Type != agentevent.TypeToolResult {
+			usage(&m.events[i], msg.Tokens)
+			return
+		}
+	}
+}
+
+// usage sets the token fields from a gemini message's tokens: input
+// includes cached, output includes thoughts, total = input + output + tool.
+func usage(ev *agentevent.Event, t *Tokens) {
+	out := t.Output + t.Thoughts
+	ev.TokensInput = agentevent.Int(t.Input)
+	ev.TokensOutput = agentevent.Int(out)
+	ev.TokensCached = agentevent.Int(t.Cached)
+	ev.TokensThinking = agentevent.Int(t.Thoughts)
+	ev.TokensTool = agentevent.Int(t.Tool)
+	ev.TokensTotal = agentevent.Int(t.Input + out + t.Tool)
+}
+
+// contentText is the text of a message's content: a string, or the text of
+// its [{text}] parts joined by newlines (other parts, such as inline data or
+// function calls, add nothing).
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Text == nil {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(*p.Text)
+		}
+		return b.String()
+	}
+	var one struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &one) == nil {
+		return one.Text
+	}
+	return ""
+}
+
+// parseTime parses an RFC 3339 timestamp, falling back to fallback and then
+// to the zero time.
+func parseTime(s, fallback string) time.Time {
+	for _, v := range []string{s, fallback} {
+		if v == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}

@@ -1,0 +1,288 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testrun"
+)
+
+// Tool names of the Gemini CLI's built-in tools.
+const (
+	toolShell         = "run_shell_command"
+	toolReadFile      = "read_file"
+	toolReadManyFiles = "read_many_files"
+	toolWriteFile     = "write_file"
+	toolReplace       = "replace"
+	toolEdit          = "edit"
+)
+
+// Structured facts (as the other agents' parsers emit them).
+const (
+	attrToolCommand      = "agent.tool.command"
+	attrFileChangeType   = "agent.file.change_type"
+	attrFileLinesAdded   = "agent.file.lines_added"
+	attrFileLinesRemoved = "agent.file.lines_removed"
+	attrTestRunner       = "agent.test.runner"
+	attrTestRun          = "agent.test.run"
+	attrTestPassed       = "agent.test.passed"
+	attrTestFailed       = "agent.test.failed"
+	attrToolStatus       = "agent.gemini.tool_status"
+)
+
+// Error types of failed tool results.
+const (
+	ErrExitCode    = "exit_code"
+	ErrToolError   = "tool_error"
+	ErrInterrupted = "interrupted"
+	ErrRejected    = "rejected"
+)
+
+const maxCommandLength = 4096
+
+type toolArgs struct {
+	Command      string `json:"command"`
+	FilePath     string `json:"file_path"`
+	AbsolutePath string `json:"absolute_path"`
+	Path         string `json:"path"`
+}
+
+type resultDisplay struct {
+	FilePath  string `json:"filePath"`
+	FileDiff  string `json:"fileDiff"`
+	IsNewFile *bool  `json:"isNewFile"`
+	DiffStat  *struct {
+		ModelAddedLines   int64 `json:"model_added_lines"`
+		ModelRemovedLines int64 `json:"model_removed_lines"`
+		UserAddedLines    int64 `json:"user_added_lines"`
+		UserRemovedLines  int64 `json:"user_removed_lines"`
+	} `json:"diffStat"`
+}
+
+func fileOp(tool string) agentevent.FileOp {
+	switch tool {
+	case toolReadFile, toolReadManyFiles:
+		return agentevent.FileRead
+	case toolWriteFile:
+		return agentevent.FileWrite
+	case toolReplace, toolEdit:
+		return agentevent.FileModify
+	}
+	return ""
+}
+
+func channel(tool string) agentevent.Channel {
+	switch {
+	case tool == toolShell:
+		return agentevent.ChannelTerminal
+	case fileOp(tool) != "":
+		return agentevent.ChannelEditor
+	}
+	return agentevent.ChannelChat
+}
+
+// tool maps one tool call to its tool_call and, when it has a result or a
+// final status, its tool_result.
+func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agentevent.Event) {
+	id := tc.ID
+	if id == "" {
+		id = msg.ID + ":" + itoa(i)
+	}
+	call := m.base(msg, msg.ID+":tool:"+id, agentevent.TypeToolCall, agentevent.RoleAssistant, channel(tc.Name))
+	call.ToolName = tc.Name
+	call.ToolCallID = id
+	call.Raw = nil
+	if len(tc.Args) > 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, tc.Args) == nil {
+			call.Text = buf.String()
+		}
+	}
+	var args toolArgs
+	_ = json.Unmarshal(tc.Args, &args)
+	call.FileOp = fileOp(tc.Name)
+	if call.FileOp != "" {
+		call.FilePath = firstNonEmpty(args.FilePath, args.AbsolutePath, args.Path)
+	}
+	if tc.Name == toolShell && args.Command != "" {
+		setAttr(&call, attrToolCommand, commandLine(args.Command))
+	}
+	doneAt := parseTime(tc.Timestamp, msg.Timestamp)
+	if doneAt.Before(call.Timestamp) {
+		call.Timestamp = doneAt
+	}
+	if len(tc.Result) == 0 && !terminalStatus(tc.Status) {
+		return call, nil // still running: the call stays open
+	}
+
+	res := m.base(msg, msg.ID+":tool:"+id+":result", agentevent.TypeToolResult, agentevent.RoleTool, call.Channel)
+	res.Raw = nil
+	res.Timestamp = doneAt
+	res.ToolName, res.ToolCallID = tc.Name, id
+	res.FilePath, res.FileOp = call.FilePath, call.FileOp
+	output, errText := resultText(tc.Result)
+	res.Text = firstNonEmpty(errText, output)
+	if tc.Status != "" {
+		setAttr(&res, attrToolStatus, tc.Status)
+	}
+	var exit *int64
+	if code, ok := parseExitCode(output); ok {
+		exit = agentevent.Int(code)
+	} else if tc.Name == toolShell && tc.Status == "success" && errText == "" && strings.HasPrefix(strings.TrimSpace(output), "Command:") {
+		// Newer CLIs leave out "Exit Code: 0".
+		exit = agentevent.Int(0)
+	}
+	res.ToolExitCode = exit
+	switch {
+	case tc.Status == "cancelled":
+		res.ToolStatus = agentevent.ToolError
+		res.ErrorType = ErrInterrupted
+		if strings.Contains(strings.ToLower(errText), "denied") {
+			res.ErrorType = ErrRejected
+		}
+	case tc.Status == "error" || errText != "":
+		res.ToolStatus = agentevent.ToolError
+		res.ErrorType = ErrToolError
+	case exit != nil && *exit != 0:
+		res.ToolStatus = agentevent.ToolError
+		res.ErrorType = ErrExitCode
+	default:
+		res.ToolStatus = agentevent.ToolSuccess
+	}
+	if res.ToolStatus == agentevent.ToolSuccess {
+		switch tc.Name {
+		case toolWriteFile, toolReplace, toolEdit:
+			fileFacts(&res, tc, output)
+		}
+	}
+	if tc.Name == toolShell && args.Command != "" {
+		if runner, ok := testrun.Detect(args.Command); ok {
+			setAttr(&res, attrTestRunner, runner)
+			if run, passed, failed, ok := testrun.Counts(runner, output); ok {
+				setAttr(&res, attrTestRun, int64(run))
+				setAttr(&res, attrTestPassed, int64(passed))
+				setAttr(&res, attrTestFailed, int64(failed))
+			}
+		}
+	}
+	return call, &res
+}
+
+// resultText is the output and the error of a tool result: the
+// functionResponse response's output / error, and text parts (added to the
+// output).
+func resultText(parts []ResultPart) (output, errText string) {
+	var outs, errs []string
+	for _, p := range parts {
+		if p.Text != nil {
+			outs = append(outs, *p.Text)
+		}
+		if p.FunctionResponse == nil || len(p.FunctionResponse.Response) == 0 {
+			continue
+		}
+		var r struct {
+			Output json.RawMessage `json:"output"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(p.FunctionResponse.Response, &r) != nil {
+			continue
+		}
+		if s := rawText(r.Output); s != "" {
+			outs = append(outs, s)
+		}
+		if s := rawText(r.Error); s != "" {
+			errs = append(errs, s)
+		}
+	}
+	return strings.Join(outs, "\n"), strings.Join(errs, "\n")
+}
+
+// rawText is a JSON string's value, or any other JSON value as written.
+func rawText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+var exitCodeRE = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)\s*$`)
+
+// parseExitCode finds the "Exit Code: N" line of a shell tool's output.
+func parseExitCode(output string) (int64, bool) {
+	ms := exitCodeRE.FindAllStringSubmatch(output, -1)
+	if len(ms) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(ms[len(ms)-1][1], 10, 64)
+	return n, err == nil
+}
+
+// fileFacts adds the change a successful file tool made: from the
+// resultDisplay object newer CLIs write (isNewFile, diffStat, fileDiff),
+// else from the result text ("created and wrote to new file").
+func fileFacts(ev *agentevent.Event, tc ToolCall, output string) {
+	var rd resultDisplay
+	isObj := len(tc.ResultDisplay) > 0 && tc.ResultDisplay[0] == '{' && json.Unmarshal(tc.ResultDisplay, &rd) == nil
+	change := "modified"
+	switch {
+	case isObj && rd.IsNewFile != nil:
+		if *rd.IsNewFile {
+			change = "created"
+		}
+	case strings.Contains(output, "created and wrote to new file"):
+		change = "created"
+	}
+	setAttr(ev, attrFileChangeType, change)
+	if !isObj {
+		return
+	}
+	if rd.DiffStat != nil {
+		setAttr(ev, attrFileLinesAdded, rd.DiffStat.ModelAddedLines+rd.DiffStat.UserAddedLines)
+		setAttr(ev, attrFileLinesRemoved, rd.DiffStat.ModelRemovedLines+rd.DiffStat.UserRemovedLines)
+	}
+	if rd.FileDiff != "" {
+		setAttr(ev, agentevent.AttrFileDiff, rd.FileDiff) // content: dropped unless asked for
+	}
+}
+
+func setAttr(ev *agentevent.Event, k string, v any) {
+	if ev.Attributes == nil {
+		ev.Attributes = map[string]any{}
+	}
+	ev.Attributes[k] = v
+}
+
+func commandLine(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if len(cmd) <= maxCommandLength {
+		return cmd
+	}
+	cut := maxCommandLength
+	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+		cut--
+	}
+	return cmd[:cut] + "…"
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
