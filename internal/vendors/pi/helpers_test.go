@@ -1,0 +1,105 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package pi
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// repoRoot walks up from the package directory to the directory holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		dir = parent
+	}
+}
+
+// line is one record of a file as the receiver hands it over.
+type line struct {
+	data   []byte
+	lineNo int64
+	offset int64
+}
+
+// splitLines splits a file on "\n" only, the way the receiver does; a last
+// line without "\n" counts too.
+func splitLines(data []byte) []line {
+	var out []line
+	var offset, n int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		n++
+		out = append(out, line{data: l, lineNo: n, offset: offset})
+		offset += int64(len(l)) + 1
+	}
+	return out
+}
+
+// sessionFiles lists the .jsonl files below dir, sorted, relative to dir.
+func sessionFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files = append(files, rel)
+		return err
+	})
+	require.NoError(t, err)
+	slices.Sort(files)
+	return files
+}
+
+// parseBytes feeds every line of data to a parser made for path.
+func parseBytes(path string, data []byte) []agentevent.Event {
+	p := NewParser(path)
+	var events []agentevent.Event
+	for _, l := range splitLines(data) {
+		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+	}
+	return events
+}
+
+// parseFile feeds every line of dir/rel to a parser made for rel.
+func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	return parseBytes(rel, data)
+}
+
+// parseDir parses the session files of dir in sorted order.
+func parseDir(t testing.TB, dir string) []agentevent.Event {
+	t.Helper()
+	var events []agentevent.Event
+	for _, rel := range sessionFiles(t, dir) {
+		events = append(events, parseFile(t, dir, rel)...)
+	}
+	return events
+}

@@ -1,0 +1,421 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package pi maps the records of Pi coding agent session files
+// (~/.pi/agent/sessions/--<cwd>--/<ISO>_<uuid>.jsonl) to agentevent events.
+// It is pure: it never reads a file, it is handed one line at a time and
+// keeps, per file, only the state the mapping needs (see MarshalState).
+// README.md holds the mapping table.
+package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Unparsed reasons.
+const (
+	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
+	ReasonMalformedJSON = "malformed_json"
+	// ReasonUnknownType: an entry type or message role this parser does not know.
+	ReasonUnknownType = "unknown_type"
+	// ReasonUnexpectedShape: JSON of a known type whose fields do not have
+	// the expected shape.
+	ReasonUnexpectedShape = "unexpected_shape"
+	// ReasonParserError: the mapping failed on an internal error; the record
+	// is kept rather than lost.
+	ReasonParserError = "parser_error"
+)
+
+const attrUnparsedDetail = "agent.unparsed.detail"
+
+// Parser maps the records of one session file. It is not safe for
+// concurrent use; each file gets its own Parser.
+type Parser struct {
+	path string
+	// fileSessionID is the session id the file name carries
+	// (<ISO>_<uuid>.jsonl), used until the header is seen.
+	fileSessionID string
+	st            state
+	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
+	hashedRoot, rootHash string
+}
+
+// NewParser returns the parser for one Pi session file. path is the file's
+// path; it is the file identity for stable ids and goes into Event.LogFile.
+// NewParser does no I/O.
+func NewParser(path string) *Parser {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if i := strings.LastIndexByte(base, '_'); i >= 0 && i+1 < len(base) {
+		base = base[i+1:]
+	}
+	return &Parser{path: path, fileSessionID: base, st: newState()}
+}
+
+// rowCtx is what a record shares with every event it yields.
+type rowCtx struct {
+	lineNo, offset int64
+	line           []byte
+	raw            []byte
+	entryID        string
+	ts             time.Time
+}
+
+// pending is an event under construction and its index among the events of
+// its record.
+type pending struct {
+	ev  agentevent.Event
+	idx int
+}
+
+// Parse maps one record (the line without its trailing "\n"). lineNo is
+// 1-based, offset is the byte offset of the line's start. Returns 0..N fully
+// normalized events. A record at or before the last offset already parsed
+// (after UnmarshalState) yields nothing. Never panics: a malformed line, an
+// unknown entry type or message role yields one event with Unparsed set,
+// Type log, Role system, Raw = line.
+func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
+	if offset <= p.st.LastOffset {
+		return nil
+	}
+	p.st.LastOffset = offset
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil
+	}
+	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
+	defer func() {
+		if r := recover(); r != nil {
+			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
+		}
+	}()
+	if trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
+		}
+		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+	}
+	var e entry
+	if err := json.Unmarshal(trimmed, &e); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || !json.Valid(trimmed) {
+			return p.unparsed(c, ReasonMalformedJSON, err.Error())
+		}
+		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+	}
+	if t, ok := parseTime(e.Timestamp); ok {
+		c.ts = t
+	}
+	if e.Type == "session" {
+		p.header(&e, c)
+		return nil
+	}
+	if p.st.SessionID == "" {
+		p.st.SessionID = p.fileSessionID
+	}
+	c.entryID = strings.Clone(e.ID)
+	if c.ts.IsZero() || c.ts.Before(p.st.Timestamp) && e.Timestamp == "" {
+		c.ts = p.st.Timestamp
+	}
+	if e.Timestamp != "" && !c.ts.IsZero() {
+		p.st.Timestamp = c.ts
+	}
+
+	var out []pending
+	// The tree (v2+): an entry whose parent is not the current leaf starts
+	// a new branch; the entries between the old leaf and the fork point are
+	// abandoned. A meta event says so before the entry's own events.
+	if e.ID != "" {
+		parent := ""
+		if e.ParentID != nil {
+			parent = *e.ParentID
+		}
+		if ev, ok := p.branch(c, parent); ok {
+			out = append(out, pending{ev: ev, idx: -1})
+		}
+		p.st.addEntry(c.entryID, strings.Clone(parent))
+		p.st.Leaf = c.entryID
+	}
+	// A forked session (v2+ header with parentSession) starts with a copy
+	// of the parent's path: entries older than the header are that copy,
+	// already read in the parent's file. They update the state, never
+	// emit (their tokens would be counted twice).
+	replayed := p.st.FormatVersion >= 2 && p.st.ParentSession != "" && !p.st.HeaderTime.IsZero() &&
+		e.Timestamp != "" && c.ts.Before(p.st.HeaderTime)
+
+	reason, detail := "", ""
+	switch e.Type {
+	case "message":
+		var more []pending
+		more, reason, detail = p.mapMessage(&e, c, replayed)
+		out = append(out, more...)
+	case "model_change":
+		out = append(out, p.mapModelChange(&e, c))
+	case "thinking_level_change":
+		ev := p.meta(c, "thinking_level_change")
+		setAttr(&ev, "agent.thinking_level", e.ThinkingLevel)
+		out = append(out, pending{ev: ev})
+	case "compaction":
+		out = append(out, p.mapCompaction(&e, c))
+	case "branch_summary":
+		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = e.Summary
+		setAttr(&ev, attrSummaryKind, "branch")
+		if e.FromID != "" {
+			setAttr(&ev, attrBranchFrom, e.FromID)
+		}
+		if e.FromHook != nil && *e.FromHook {
+			setAttr(&ev, "agent.summary.from_extension", true)
+		}
+		out = append(out, pending{ev: ev})
+	case "session_info":
+		ev := p.meta(c, "session_info")
+		if e.Name != nil {
+			setAttr(&ev, "agent.session.name", *e.Name)
+		}
+		out = append(out, pending{ev: ev})
+	case "label":
+		ev := p.meta(c, "label")
+		setAttr(&ev, "agent.label.target", e.TargetID)
+		if e.Label != nil {
+			setAttr(&ev, "agent.label", *e.Label)
+		}
+		out = append(out, pending{ev: ev})
+	case "custom":
+		// Extension state, not part of the model's context: only its kind.
+		ev := p.meta(c, "custom")
+		setAttr(&ev, "agent.custom.type", e.CustomType)
+		out = append(out, pending{ev: ev})
+	case "custom_message":
+		ev := p.meta(c, "custom_message")
+		setAttr(&ev, "agent.custom.type", e.CustomType)
+		str, blocks, ok := decodeBlocks(e.Content)
+		if !ok {
+			reason, detail = ReasonUnexpectedShape, "custom_message content"
+			break
+		}
+		ev.Text = contentText(str, blocks)
+		out = append(out, pending{ev: ev})
+	case "":
+		reason, detail = ReasonUnexpectedShape, "record has no type"
+	default:
+		reason, detail = ReasonUnknownType, "entry type "+e.Type
+	}
+	if reason != "" {
+		return p.unparsed(c, reason, detail)
+	}
+	if replayed {
+		return nil
+	}
+	return p.finish(c, out)
+}
+
+// header reads the session line: v1 carries the model, v3 only the session.
+func (p *Parser) header(e *entry, c *rowCtx) {
+	s := &p.st
+	if s.HeaderSeen {
+		return // a second header (concatenated files): the first one wins
+	}
+	s.HeaderSeen = true
+	if e.ID != "" {
+		s.SessionID = strings.Clone(e.ID)
+	}
+	s.FormatVersion = 1
+	if e.Version != nil {
+		s.FormatVersion = *e.Version
+	}
+	if e.Cwd != nil {
+		s.Cwd = strings.Clone(*e.Cwd)
+	}
+	s.ParentSession = strings.Clone(firstNonEmpty(e.ParentSession, e.BranchedFrom))
+	s.HeaderTime = c.ts
+	if e.ModelID != "" {
+		s.Model = strings.Clone(e.ModelID)
+	}
+	if e.Provider != "" {
+		s.Provider = strings.Clone(e.Provider)
+	}
+	if s.Timestamp.IsZero() {
+		// v1 headers can be timestamped after the first messages: the time
+		// is only a fallback for records that have none.
+		s.Timestamp = c.ts
+	}
+}
+
+// branch reports a switch of branch: the new entry's parent is not the
+// entry written last.
+func (p *Parser) branch(c *rowCtx, parent string) (agentevent.Event, bool) {
+	s := &p.st
+	if s.Leaf == "" || parent == s.Leaf {
+		return agentevent.Event{}, false
+	}
+	// The ancestors of the fork point, then the old leaf's path up to the
+	// first of them: those entries are abandoned.
+	onPath := map[string]bool{}
+	for id, n := parent, 0; id != "" && n <= maxEntries; n++ {
+		onPath[id] = true
+		next, ok := s.Parents[id]
+		if !ok {
+			break
+		}
+		id = next
+	}
+	abandoned := int64(0)
+	for id, n := s.Leaf, 0; id != "" && !onPath[id] && n <= maxEntries; n++ {
+		abandoned++
+		next, ok := s.Parents[id]
+		if !ok {
+			break
+		}
+		id = next
+	}
+	ev := p.meta(c, "branch")
+	setAttr(&ev, attrBranchFrom, s.Leaf)
+	setAttr(&ev, "agent.branch.to_entry", parent)
+	setAttr(&ev, "agent.branch.abandoned_entries", abandoned)
+	return ev, true
+}
+
+func (p *Parser) mapModelChange(e *entry, c *rowCtx) pending {
+	s := &p.st
+	if e.ModelID != "" {
+		s.Model = strings.Clone(e.ModelID)
+	}
+	if e.Provider != "" {
+		s.Provider = strings.Clone(e.Provider)
+	}
+	ev := p.meta(c, "model_change")
+	setAttr(&ev, "agent.model_change.model", e.ModelID)
+	setAttr(&ev, "agent.model_change.provider", Provider(e.Provider))
+	return pending{ev: ev}
+}
+
+func (p *Parser) mapCompaction(e *entry, c *rowCtx) pending {
+	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Text = e.Summary
+	setAttr(&ev, attrSummaryKind, "compaction")
+	if e.TokensBefore != nil {
+		setAttr(&ev, "agent.compaction.pre_tokens", *e.TokensBefore)
+	}
+	if e.FirstKeptEntryID != "" {
+		setAttr(&ev, "agent.compaction.first_kept_entry", e.FirstKeptEntryID)
+	}
+	if e.FromHook != nil && *e.FromHook {
+		setAttr(&ev, "agent.compaction.trigger", "extension")
+	}
+	return pending{ev: ev}
+}
+
+// base starts an event with the envelope of the record.
+func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
+	return agentevent.Event{
+		Source:      agentevent.SourcePi,
+		SessionID:   p.st.SessionID,
+		ProjectRoot: p.st.Cwd,
+		ProjectHash: p.projectHash(),
+		Timestamp:   c.ts,
+		Type:        typ,
+		Role:        role,
+		Channel:     ch,
+	}
+}
+
+func (p *Parser) meta(c *rowCtx, kind string) agentevent.Event {
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	setAttr(&ev, attrMetaKind, kind)
+	return ev
+}
+
+func (p *Parser) projectHash() string {
+	if p.st.Cwd != p.hashedRoot || (p.rootHash == "" && p.st.Cwd != "") {
+		p.hashedRoot, p.rootHash = p.st.Cwd, agentevent.ProjectHash(p.st.Cwd)
+	}
+	return p.rootHash
+}
+
+// eventID is the id of the idx-th event of a record: <session>:<entry id>
+// for tree entries (v2+), with "#<idx>" when the record yields several (the
+// branch notice is "#branch"); a stable hash of file and offset otherwise.
+func (p *Parser) eventID(c *rowCtx, idx, n int) string {
+	if c.entryID == "" {
+		return agentevent.StableID(p.path, c.offset, idx)
+	}
+	id := p.st.SessionID + ":" + c.entryID
+	switch {
+	case idx < 0:
+		return id + "#branch"
+	case n > 1:
+		return fmt.Sprintf("%s#%d", id, idx)
+	}
+	return id
+}
+
+// finish gives the events of one record their ids, turn parents, sequence
+// and location, and normalizes them.
+func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
+	if len(out) == 0 {
+		return nil
+	}
+	if c.raw == nil {
+		c.raw = bytes.Clone(c.line)
+	}
+	n := 0
+	for _, pe := range out {
+		if pe.idx >= 0 {
+			n++
+		}
+	}
+	events := make([]agentevent.Event, 0, len(out))
+	for _, pe := range out {
+		ev := pe.ev
+		if ev.EventID == "" {
+			ev.EventID = p.eventID(c, pe.idx, n)
+		}
+		if ev.Type == agentevent.TypeUserMessage {
+			ev.ParentEventID = ""
+			p.st.Prompt = ev.EventID
+		} else {
+			ev.ParentEventID = p.st.Prompt
+		}
+		p.st.Sequence++
+		ev.Sequence = p.st.Sequence
+		ev.LogFile = p.path
+		ev.LogLine = c.lineNo
+		ev.Raw = c.raw
+		agentevent.Normalize(&ev)
+		events = append(events, ev)
+	}
+	return events
+}
+
+// unparsed reports a record that could not be mapped: one log event that
+// carries the line.
+func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
+	if p.st.SessionID == "" {
+		p.st.SessionID = p.fileSessionID
+	}
+	c.entryID = ""
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Unparsed = reason
+	if detail != "" {
+		setAttr(&ev, attrUnparsedDetail, detail)
+	}
+	return p.finish(c, []pending{{ev: ev}})
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

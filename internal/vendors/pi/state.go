@@ -1,0 +1,133 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+
+import (
+	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps
+	"fmt"
+	"time"
+)
+
+// Bounds of the state kept per file.
+const (
+	// maxOpenCalls bounds the tool calls waiting for a result; beyond it the
+	// oldest is forgotten (its result then carries no name or latency).
+	maxOpenCalls = 1024
+	// maxEntries bounds the id → parentId map of the entry tree. Beyond it
+	// the oldest entries are forgotten: a branch back to one of them is
+	// still reported, its abandoned-entry count is then a lower bound.
+	maxEntries = 20000
+)
+
+// stateVersion is bumped when the persisted layout changes incompatibly.
+const stateVersion = 1
+
+// state is everything Parse needs to continue mid-file. It is persisted as
+// JSON by MarshalState.
+type state struct {
+	Version    int   `json:"v"`
+	LastOffset int64 `json:"last_offset"`
+	Sequence   int64 `json:"sequence"`
+
+	// Header values.
+	SessionID     string    `json:"session_id,omitempty"`
+	FormatVersion int       `json:"format_version,omitempty"`
+	Cwd           string    `json:"cwd,omitempty"`
+	ParentSession string    `json:"parent_session,omitempty"`
+	HeaderTime    time.Time `json:"header_time"`
+	HeaderSeen    bool      `json:"header_seen,omitempty"`
+
+	// Provider and Model are the current model (v1 header, model_change).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Timestamp is the last record time seen.
+	Timestamp time.Time `json:"timestamp"`
+
+	// Prompt is the event id of the latest user_message: the parent of every
+	// other event.
+	Prompt string `json:"prompt,omitempty"`
+	// Calls are the tool calls still waiting for their result, by id.
+	Calls map[string]*openCall `json:"calls,omitempty"`
+	// CallSeq numbers tool calls in the order they were opened.
+	CallSeq int64 `json:"call_seq"`
+
+	// Leaf is the id of the last tree entry (v2+): the current branch ends there.
+	Leaf string `json:"leaf,omitempty"`
+	// Parents maps entry id → parent id ("" for a root), for the entries
+	// seen; EntryOrder is the ids in arrival order (for the bound).
+	Parents    map[string]string `json:"parents,omitempty"`
+	EntryOrder []string          `json:"entry_order,omitempty"`
+}
+
+// openCall is a tool call waiting for its result.
+type openCall struct {
+	Seq      int64     `json:"seq"`
+	Name     string    `json:"name"`
+	Time     time.Time `json:"time"`
+	FilePath string    `json:"file_path,omitempty"`
+	FileOp   string    `json:"file_op,omitempty"`
+	Language string    `json:"language,omitempty"`
+	Channel  string    `json:"channel,omitempty"`
+	Command  string    `json:"command,omitempty"`
+	Runner   string    `json:"runner,omitempty"`
+	// WriteLines is the line count of a write call's content (-1: unknown).
+	WriteLines int64 `json:"write_lines"`
+}
+
+func newState() state {
+	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}, Parents: map[string]string{}}
+}
+
+func (s *state) addCall(id string, c *openCall) {
+	s.CallSeq++
+	c.Seq = s.CallSeq
+	s.Calls[id] = c
+	if len(s.Calls) <= maxOpenCalls {
+		return
+	}
+	oldest, seq := "", int64(-1)
+	for k, v := range s.Calls {
+		if seq < 0 || v.Seq < seq {
+			oldest, seq = k, v.Seq
+		}
+	}
+	delete(s.Calls, oldest)
+}
+
+func (s *state) addEntry(id, parent string) {
+	if _, seen := s.Parents[id]; !seen {
+		s.EntryOrder = append(s.EntryOrder, id)
+	}
+	s.Parents[id] = parent
+	for len(s.EntryOrder) > maxEntries {
+		delete(s.Parents, s.EntryOrder[0])
+		s.EntryOrder = s.EntryOrder[1:]
+	}
+}
+
+// MarshalState returns everything Parse needs to continue after the last
+// record it was given, as JSON.
+func (p *Parser) MarshalState() ([]byte, error) {
+	return json.Marshal(&p.st)
+}
+
+// UnmarshalState restores a state MarshalState returned. Records at or
+// before the saved offset are then dropped by Parse.
+func (p *Parser) UnmarshalState(b []byte) error {
+	st := newState()
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("pi parser state: %w", err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("pi parser state: version %d, want %d", st.Version, stateVersion)
+	}
+	if st.Calls == nil {
+		st.Calls = map[string]*openCall{}
+	}
+	if st.Parents == nil {
+		st.Parents = map[string]string{}
+	}
+	p.st = st
+	return nil
+}

@@ -1,0 +1,281 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testrun"
+)
+
+// Structured facts about what a tool did, the keys every parser uses (the
+// connector's turn rollup reads them). Not content: always emitted.
+const (
+	attrToolCommand      = "agent.tool.command"
+	attrFileChangeType   = "agent.file.change_type"
+	attrFileLinesAdded   = "agent.file.lines_added"
+	attrFileLinesRemoved = "agent.file.lines_removed"
+	attrTestRunner       = "agent.test.runner"
+	attrTestRun          = "agent.test.run"
+	attrTestPassed       = "agent.test.passed"
+	attrTestFailed       = "agent.test.failed"
+	maxCommandLength     = 4096
+	changeModified       = "modified"
+)
+
+// Pi's built-in tools.
+const (
+	toolBash  = "bash"
+	toolRead  = "read"
+	toolWrite = "write"
+	toolEdit  = "edit"
+)
+
+var fileOps = map[string]agentevent.FileOp{
+	toolRead:  agentevent.FileRead,
+	toolWrite: agentevent.FileWrite,
+	toolEdit:  agentevent.FileModify,
+	"ls":      agentevent.FileRead,
+	"grep":    "",
+	"find":    "",
+}
+
+func channel(tool string) agentevent.Channel {
+	if tool == toolBash {
+		return agentevent.ChannelTerminal
+	}
+	if op := fileOps[tool]; op != "" {
+		return agentevent.ChannelEditor
+	}
+	return agentevent.ChannelChat
+}
+
+// toolCall fills a tool_call event from a toolCall block and opens the call.
+func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bool) {
+	ev.ToolName = b.Name
+	ev.ToolCallID = b.ID
+	ev.Text = string(b.Arguments)
+	ev.Channel = channel(b.Name)
+	oc := &openCall{Name: strings.Clone(b.Name), Time: c.ts, WriteLines: -1, Channel: string(ev.Channel)}
+	var args toolArgs
+	if len(b.Arguments) > 0 && b.Arguments[0] == '{' && json.Unmarshal(b.Arguments, &args) == nil {
+		if op := fileOps[b.Name]; op != "" {
+			path := firstNonEmpty(args.Path, args.FilePath)
+			ev.FilePath = path
+			ev.FileOp = op
+			ev.FileLanguage = language(path)
+			oc.FilePath, oc.FileOp, oc.Language = strings.Clone(path), string(op), ev.FileLanguage
+		}
+		if b.Name == toolBash && args.Command != "" {
+			cmd := commandLine(args.Command)
+			setAttr(ev, attrToolCommand, cmd)
+			oc.Command = strings.Clone(cmd)
+			if runner, ok := testrun.Detect(args.Command); ok {
+				oc.Runner = runner
+			}
+		}
+		if b.Name == toolWrite && args.Content != nil {
+			oc.WriteLines = int64(countLines(*args.Content))
+		}
+	}
+	if !replayed && b.ID != "" {
+		p.st.addCall(strings.Clone(b.ID), oc)
+	}
+}
+
+// toolResultFromCall copies what the open call knows to its result and
+// closes the call.
+func (p *Parser) toolResultFromCall(ev *agentevent.Event, id string, c *rowCtx) *openCall {
+	ev.ToolCallID = id
+	oc := p.st.Calls[id]
+	if oc == nil {
+		return nil
+	}
+	delete(p.st.Calls, id)
+	ev.ToolName = oc.Name
+	ev.FilePath = oc.FilePath
+	ev.FileOp = agentevent.FileOp(oc.FileOp)
+	ev.FileLanguage = oc.Language
+	ev.Channel = agentevent.Channel(oc.Channel)
+	if !oc.Time.IsZero() && !c.ts.IsZero() {
+		if d := c.ts.Sub(oc.Time).Milliseconds(); d >= 0 {
+			ev.ToolLatencyMs = agentevent.Int(d)
+		}
+	}
+	return oc
+}
+
+// exitCodeRE finds the exit code Pi's bash tool appends to a failed
+// command's output ("Command exited with code N").
+var exitCodeRE = regexp.MustCompile(`(?m)Command exited with code (-?\d+)\s*$`)
+
+// mapToolResult maps a toolResult message: the result of the open call of
+// the same id.
+func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending, string, string) {
+	str, blocks, ok := decodeBlocks(m.Content)
+	if !ok {
+		return nil, ReasonUnexpectedShape, "toolResult content"
+	}
+	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, channel(m.ToolName))
+	ev.Text = contentText(str, blocks)
+	var oc *openCall
+	if !replayed {
+		oc = p.toolResultFromCall(&ev, m.ToolCallID, c)
+	}
+	if m.ToolName != "" {
+		ev.ToolName = m.ToolName
+	}
+	ev.ToolStatus = agentevent.ToolSuccess
+	if m.IsError {
+		ev.ToolStatus = agentevent.ToolError
+		ev.ErrorType = errToolError
+	}
+	if ev.ToolName == toolBash {
+		bashFacts(&ev, m.IsError)
+		if oc != nil && oc.Runner != "" {
+			setAttr(&ev, attrTestRunner, oc.Runner)
+			if run, passed, failed, ok := testrun.Counts(oc.Runner, ev.Text); ok {
+				setAttr(&ev, attrTestRun, int64(run))
+				setAttr(&ev, attrTestPassed, int64(passed))
+				setAttr(&ev, attrTestFailed, int64(failed))
+			}
+		}
+	}
+	if !m.IsError && (ev.ToolName == toolWrite || ev.ToolName == toolEdit) {
+		fileFacts(&ev, m, oc)
+	}
+	return []pending{{ev: ev}}, "", ""
+}
+
+// bashFacts reads the exit code of a bash result: N from "Command exited
+// with code N" on a failure, 0 on a success. Aborts and timeouts are
+// classified apart.
+func bashFacts(ev *agentevent.Event, isError bool) {
+	if !isError {
+		ev.ToolExitCode = agentevent.Int(0)
+		return
+	}
+	if m := exitCodeRE.FindStringSubmatch(ev.Text); m != nil {
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			ev.ToolExitCode = agentevent.Int(n)
+			ev.ErrorType = errExitCode
+			return
+		}
+	}
+	lower := strings.ToLower(ev.Text)
+	switch {
+	case strings.Contains(lower, "command aborted") || strings.Contains(lower, "operation aborted"):
+		ev.ErrorType = errInterrupted
+	case strings.Contains(lower, "timed out"):
+		ev.ErrorType = errTimeout
+	}
+}
+
+// fileFacts adds the change a successful write or edit made: edit lines
+// from Pi's rendered diff (details.diff), write lines from the content the
+// call wrote. Pi does not record whether a write created the file.
+func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
+	setAttr(ev, attrFileChangeType, changeModified)
+	if ev.ToolName == toolWrite {
+		if oc != nil && oc.WriteLines >= 0 {
+			setAttr(ev, attrFileLinesAdded, oc.WriteLines)
+		}
+		return
+	}
+	var d editDetails
+	if len(m.Details) == 0 || m.Details[0] != '{' || json.Unmarshal(m.Details, &d) != nil || d.Diff == "" {
+		return
+	}
+	added, removed := 0, 0
+	for _, l := range strings.Split(d.Diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			removed++
+		}
+	}
+	setAttr(ev, attrFileLinesAdded, int64(added))
+	setAttr(ev, attrFileLinesRemoved, int64(removed))
+	setAttr(ev, agentevent.AttrFileDiff, d.Diff) // content: dropped unless asked for
+}
+
+// setAttr adds one attribute to an event, creating the map on first use.
+func setAttr(ev *agentevent.Event, k string, v any) {
+	if ev.Attributes == nil {
+		ev.Attributes = map[string]any{}
+	}
+	ev.Attributes[k] = v
+}
+
+// commandLine cuts a command to maxCommandLength bytes at a character
+// boundary, marking the cut with "…".
+func commandLine(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if len(cmd) <= maxCommandLength {
+		return cmd
+	}
+	cut := maxCommandLength
+	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+		cut--
+	}
+	return cmd[:cut] + "…"
+}
+
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// language names a file's language from its extension ("" when unknown).
+func language(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".go":
+		return "go"
+	case ".ts", ".tsx", ".mts", ".cts":
+		return "typescript"
+	case ".js", ".jsx", ".mjs", ".cjs":
+		return "javascript"
+	case ".py":
+		return "python"
+	case ".rs":
+		return "rust"
+	case ".java":
+		return "java"
+	case ".md":
+		return "markdown"
+	case ".json":
+		return "json"
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".sh":
+		return "shell"
+	case ".html":
+		return "html"
+	case ".css":
+		return "css"
+	case ".c", ".h":
+		return "c"
+	case ".cpp", ".cc", ".hpp":
+		return "cpp"
+	case ".rb":
+		return "ruby"
+	case ".toml":
+		return "toml"
+	}
+	return ""
+}
