@@ -23,6 +23,7 @@ const (
 	attrSkillExtract = "agent.gemini.skill_extraction"
 	attrThoughtSubj  = "agent.reasoning.subject"
 	attrUnparsed     = "agent.unparsed.detail"
+	attrAnswerTool   = "agent.gemini.answer_tool"
 )
 
 // Error types.
@@ -231,6 +232,17 @@ func (m *mapper) gemini(msg Message) {
 		m.emit(call)
 		if res != nil {
 			m.emit(*res)
+			if ans, ok := subagentAnswer(tc); ok && res.ToolStatus == agentevent.ToolSuccess {
+				// A subagent ends by calling complete_task: its argument is
+				// the subagent's answer, the last model output of its turn.
+				ev := m.base(msg, msg.ID+":tool:"+res.ToolCallID+":answer", agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+				ev.Timestamp = res.Timestamp
+				ev.Text = ans
+				ev.Raw = nil
+				setAttr(&ev, attrAnswerTool, tc.Name)
+				model(&ev)
+				m.emit(ev)
+			}
 		}
 	}
 	if msg.Tokens == nil {

@@ -23,6 +23,7 @@ const (
 	toolWriteFile     = "write_file"
 	toolReplace       = "replace"
 	toolEdit          = "edit"
+	toolCompleteTask  = "complete_task"
 )
 
 // Structured facts (as the other agents' parsers emit them).
@@ -286,3 +287,25 @@ func firstNonEmpty(v ...string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// subagentAnswer is the answer a subagent returns with its complete_task
+// call: args.result as a string, its "response" field, or else the result
+// as JSON.
+func subagentAnswer(tc ToolCall) (string, bool) {
+	if tc.Name != toolCompleteTask {
+		return "", false
+	}
+	var a struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(tc.Args, &a) != nil || len(a.Result) == 0 {
+		return "", true
+	}
+	var r struct {
+		Response *string `json:"response"`
+	}
+	if a.Result[0] == '{' && json.Unmarshal(a.Result, &r) == nil && r.Response != nil {
+		return *r.Response, true
+	}
+	return rawText(a.Result), true
+}
