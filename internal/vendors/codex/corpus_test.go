@@ -1,0 +1,176 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// expectedOpenCalls lists every tool call of the corpus that no output
+// answers, keyed "<file>/<call id>", with the reason. The test fails on any
+// open call not listed, and on a listed call that is not open.
+var expectedOpenCalls = map[string]string{}
+
+func fixturesDir(t *testing.T) string {
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
+}
+
+func corpusFiles(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+			files = append(files, e.Name())
+		}
+	}
+	slices.Sort(files)
+	return files
+}
+
+// TestCorpus parses every Codex rollout of the shared fixture corpus:
+// nothing unparsed, no invariant broken, every open tool call explained,
+// per-session token totals equal to ccusage's.
+func TestCorpus(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "codex")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
+	}
+	files := corpusFiles(t, dir)
+	require.NotEmpty(t, files)
+	totals := map[string]tokenTotals{}
+	open := map[string]bool{}
+	for _, f := range files {
+		events := parseFile(t, dir, f)
+		require.NotEmptyf(t, events, "%s yields no event", f)
+		for _, ev := range events {
+			assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", f, ev.LogLine, ev.Unparsed, ev.Attributes)
+		}
+		report := agentevent.Validate(events)
+		assert.Emptyf(t, report.Violations, "%s", f)
+		for _, c := range report.OpenToolCalls {
+			k := f + "/" + c.ToolCallID
+			open[k] = true
+			_, listed := expectedOpenCalls[k]
+			assert.Truef(t, listed, "open tool call %s (%s, line %d) is not listed in expectedOpenCalls", k, c.ToolName, c.LogLine)
+		}
+		totals[strings.TrimSuffix(f, ".jsonl")] = sumTokens(events)
+	}
+	for k := range expectedOpenCalls {
+		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
+	}
+	assertCcusageTotals(t, dir, files, totals)
+}
+
+// TestTestdataTokensMatchCcusage holds the hand-written golden cases to the
+// same oracle.
+func TestTestdataTokensMatchCcusage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not running ccusage over testdata")
+	}
+	root := filepath.Join(repoRoot(t), "testdata", "codex")
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	totals := map[string]tokenTotals{}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		for _, f := range caseFiles(t, filepath.Join(root, e.Name())) {
+			rel := filepath.Join(e.Name(), f)
+			if strings.Contains(e.Name(), "fork") {
+				continue // ccusage counts a forked child's replayed totals again (README.md)
+			}
+			files = append(files, rel)
+			totals[strings.TrimSuffix(filepath.Base(rel), ".jsonl")] = sumTokens(parseFile(t, root, rel))
+		}
+	}
+	assertCcusageTotals(t, root, files, totals)
+}
+
+// assertCcusageTotals compares per-file totals (ccusage codex reports one
+// session per rollout file, named by the file) with ccusage's.
+func assertCcusageTotals(t *testing.T, dir string, files []string, totals map[string]tokenTotals) {
+	oracle := ccusageSessions(t, dir, files)
+	require.NotEmpty(t, oracle, "ccusage reported no session at all")
+	compared := 0
+	for k, got := range totals {
+		want, ok := oracle[k]
+		if !ok {
+			assert.Equalf(t, tokenTotals{}, got, "session %s: ccusage reports no usage", k)
+			continue
+		}
+		compared++
+		assert.Equalf(t, want, got, "session %s: token totals differ from ccusage", k)
+	}
+	for k := range oracle {
+		assert.Containsf(t, totals, k, "ccusage reports session %s that the test does not know", k)
+	}
+	t.Logf("%d sessions compared with ccusage", compared)
+}
+
+// ccusageSessions runs `ccusage codex session --json --offline` with
+// CODEX_HOME at a scratch copy laid out as sessions/YYYY/MM/DD/<file>.
+func ccusageSessions(t *testing.T, dir string, files []string) map[string]tokenTotals {
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "ensure-ccusage.sh")).Output()
+	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
+	bin := strings.TrimSpace(string(out))
+
+	home := t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	day := filepath.Join(codexHome, "sessions", "2025", "01", "01")
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	for _, rel := range files {
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(day, filepath.Base(rel)), data, 0o600))
+	}
+	cmd := exec.CommandContext(ctx, bin, "codex", "session", "--json", "--offline")
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+codexHome)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
+	var report struct {
+		Sessions []struct {
+			SessionFile           string `json:"sessionFile"`
+			InputTokens           int64  `json:"inputTokens"`
+			CacheReadTokens       int64  `json:"cacheReadTokens"`
+			OutputTokens          int64  `json:"outputTokens"`
+			ReasoningOutputTokens int64  `json:"reasoningOutputTokens"`
+		} `json:"sessions"`
+	}
+	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
+	sessions := map[string]tokenTotals{}
+	for _, s := range report.Sessions {
+		sessions[s.SessionFile] = tokenTotals{
+			Input:     s.InputTokens,
+			CacheRead: s.CacheReadTokens,
+			Output:    s.OutputTokens,
+			Reasoning: s.ReasoningOutputTokens,
+		}
+	}
+	return sessions
+}

@@ -1,0 +1,92 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// repoRoot walks up from the package directory to the directory holding go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		dir = parent
+	}
+}
+
+type line struct {
+	data   []byte
+	lineNo int64
+	offset int64
+}
+
+// splitLines splits on "\n" only, as the receiver does.
+func splitLines(data []byte) []line {
+	var out []line
+	var offset, n int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		n++
+		out = append(out, line{data: l, lineNo: n, offset: offset})
+		offset += int64(len(l)) + 1
+	}
+	return out
+}
+
+// parseBytes feeds every line of data to a parser made for name.
+func parseBytes(name string, data []byte) []agentevent.Event {
+	p := NewParser(name)
+	var events []agentevent.Event
+	for _, l := range splitLines(data) {
+		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+	}
+	return events
+}
+
+func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	return parseBytes(rel, data)
+}
+
+// tokenTotals are per-session totals the way ccusage codex reports them:
+// input net of cached.
+type tokenTotals struct {
+	Input     int64
+	CacheRead int64
+	Output    int64
+	Reasoning int64
+}
+
+func sumTokens(events []agentevent.Event) tokenTotals {
+	var s tokenTotals
+	for _, ev := range events {
+		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached)
+		s.CacheRead += agentevent.Value(ev.TokensCached)
+		s.Output += agentevent.Value(ev.TokensOutput)
+		s.Reasoning += agentevent.Value(ev.TokensThinking)
+	}
+	return s
+}

@@ -1,0 +1,216 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+
+import (
+	"encoding/json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// responseItem maps a response_item record.
+func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
+	var it item
+	if json.Unmarshal(raw, &it) != nil {
+		return nil, ReasonUnexpectedShape, ""
+	}
+	if p.st.Replaying {
+		return nil, "", ""
+	}
+	switch it.Type {
+	case "message":
+		text := partsText(it.Content)
+		switch it.Role {
+		case "user":
+			if isInjected(text) || text == "" {
+				return nil, "", "" // context Codex injected, not a prompt
+			}
+			return p.prompt(c, text, "item"), "", ""
+		case "assistant":
+			p.assistantItem()
+			ev := p.base(c, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+			p.model(&ev)
+			ev.Text = text
+			if it.Phase != "" {
+				setAttr(&ev, "agent.message.phase", it.Phase)
+			}
+			return []agentevent.Event{ev}, "", ""
+		case "developer", "system":
+			return nil, "", "" // instructions Codex injected
+		}
+		return nil, ReasonUnexpectedShape, "message with role " + it.Role
+	case "reasoning":
+		p.assistantItem()
+		ev := p.base(c, agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
+		p.model(&ev)
+		ev.Text = partsText(it.Summary)
+		if t := partsText(it.Content); t != "" {
+			if ev.Text != "" {
+				ev.Text += "\n"
+			}
+			ev.Text += t
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "function_call", "custom_tool_call", "local_shell_call":
+		p.assistantItem()
+		return []agentevent.Event{p.toolCall(&it, c)}, "", ""
+	case "function_call_output", "custom_tool_call_output":
+		p.closeResponse()
+		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
+	case "web_search_call":
+		p.assistantItem()
+		return p.webSearch(&it, c), "", ""
+	case "ghost_snapshot":
+		ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
+		if it.GhostCommit != nil {
+			ev.Text = "ghost commit " + it.GhostCommit.ID
+			setAttr(&ev, "agent.snapshot.commit", it.GhostCommit.ID)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "":
+		return nil, ReasonUnexpectedShape, "response_item without a type"
+	}
+	return nil, ReasonUnknownType, "response_item type " + it.Type
+}
+
+// eventMsg maps an event_msg record.
+func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
+	var m eventMsg
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, ReasonUnexpectedShape, ""
+	}
+	s := &p.st
+	if m.Type == "task_started" {
+		s.TasksStarted++
+		if m.TurnID != "" {
+			s.TurnID = m.TurnID
+		}
+		if s.Replaying && s.TasksStarted >= 2 {
+			s.Replaying = false
+		}
+		return nil, "", ""
+	}
+	if s.Replaying {
+		if m.Type == "token_count" && m.Info != nil && m.Info.Total != nil {
+			// The parent's cumulative totals: inherited, never counted.
+			s.Total = *m.Info.Total
+		}
+		return nil, "", ""
+	}
+	switch m.Type {
+	case "user_message":
+		if m.Message == "" || isInjected(m.Message) {
+			return nil, "", ""
+		}
+		return p.prompt(c, m.Message, "event"), "", ""
+	case "token_count":
+		return p.tokenCount(&m, c), "", ""
+	case "task_complete":
+		p.closeResponse()
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Status = "completed"
+		p.turnAttrs(&ev, &m)
+		return []agentevent.Event{ev}, "", ""
+	case "turn_aborted":
+		p.closeResponse()
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Status = "interrupted"
+		ev.ErrorType = "interrupted"
+		if m.Reason != "" {
+			setAttr(&ev, "agent.turn.abort_reason", m.Reason)
+		}
+		p.turnAttrs(&ev, &m)
+		return []agentevent.Event{ev}, "", ""
+	case "error", "stream_error":
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = m.Message
+		if m.Type == "error" {
+			ev.Status = "error"
+			ev.ErrorType = "api_error"
+		} else {
+			ev.ErrorType = "stream_error" // retried by Codex: the turn goes on
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "context_compacted", "entered_review_mode", "exited_review_mode":
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		setAttr(&ev, "agent.codex.event", m.Type)
+		return []agentevent.Event{ev}, "", ""
+	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
+		p.toolEnd(&m)
+		return nil, "", ""
+	case "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "agent_reasoning_section_break",
+		"exec_command_begin", "exec_command_output_delta", "terminal_interaction", "patch_apply_begin",
+		"mcp_tool_call_begin", "web_search_begin", "web_search_end", "item_completed", "item_started",
+		"plan_update", "turn_diff", "view_image_tool_call", "background_event", "session_configured",
+		"shutdown_complete", "get_history_entry_response", "mcp_list_tools_response",
+		"list_custom_prompts_response", "undo_started", "undo_completed", "turn_context",
+		"collab_agent_spawn_begin", "collab_agent_spawn_end", "collab_agent_interaction_begin",
+		"collab_agent_interaction_end", "collab_waiting_begin", "collab_waiting_end",
+		"thread_name_updated", "deprecation_notice", "warning", "raw_response_item", "rate_limits":
+		// Deliberately skipped: duplicates of response items (agent_message,
+		// agent_reasoning), streaming deltas, begin halves of the *_end
+		// events, and UI bookkeeping (README.md).
+		return nil, "", ""
+	case "":
+		return nil, ReasonUnexpectedShape, "event_msg without a type"
+	}
+	return nil, ReasonUnknownType, "event_msg type " + m.Type
+}
+
+func (p *Parser) turnAttrs(ev *agentevent.Event, m *eventMsg) {
+	if m.TurnID != "" {
+		setAttr(ev, "agent.turn.id", m.TurnID)
+	}
+	if m.DurationMs != nil {
+		setAttr(ev, "agent.turn.duration_ms", *m.DurationMs)
+	}
+	if m.TimeToFirstTokenMs != nil {
+		setAttr(ev, "agent.turn.time_to_first_token_ms", *m.TimeToFirstTokenMs)
+	}
+}
+
+// tokenCount attributes usage to the model response it belongs to, only
+// when the cumulative total advances: the increment over the total already
+// attributed. An unchanged re-emission, or info null, yields nothing.
+func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
+	s := &p.st
+	if m.Info == nil {
+		return nil
+	}
+	var inc usage
+	switch {
+	case m.Info.Total != nil:
+		inc = m.Info.Total.sub(s.Total)
+		if inc.negative() {
+			// The total went back (a reset): count the last request.
+			if m.Info.Last == nil {
+				s.Total = *m.Info.Total
+				return nil
+			}
+			inc = *m.Info.Last
+		}
+		s.Total = *m.Info.Total
+	case m.Info.Last != nil:
+		inc = *m.Info.Last
+	}
+	if inc.zero() {
+		return nil
+	}
+	if !s.RespOpen || s.RespHasUsage {
+		s.RespN++
+		s.RespOpen = true
+	}
+	s.RespHasUsage = true
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	p.model(&ev)
+	ev.TokensInput = agentevent.Int(inc.Input)
+	ev.TokensCached = agentevent.Int(inc.Cached)
+	ev.TokensOutput = agentevent.Int(inc.Output)
+	ev.TokensThinking = agentevent.Int(inc.Reasoning)
+	ev.TokensTotal = agentevent.Int(inc.Input + inc.Output)
+	if m.Info.ModelContextWindow != nil {
+		setAttr(&ev, "agent.model.context_window", *m.Info.ModelContextWindow)
+	}
+	return []agentevent.Event{ev}
+}

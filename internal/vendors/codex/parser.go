@@ -1,0 +1,372 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package codex maps the records of Codex CLI rollout files
+// (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl and
+// ~/.codex/archived_sessions/*.jsonl) to agentevent events. It is pure: it
+// is handed one line at a time and keeps only the state the mapping needs
+// (MarshalState). README.md holds the mapping table.
+package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Unparsed reasons.
+const (
+	ReasonMalformedJSON   = "malformed_json"
+	ReasonUnknownType     = "unknown_type"
+	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonParserError     = "parser_error"
+)
+
+const attrUnparsedDetail = "agent.unparsed.detail"
+
+// Parser maps the records of one rollout file. Not safe for concurrent use.
+type Parser struct {
+	path   string
+	fileID string // the session id the file name carries
+	st     state
+}
+
+var fileIDRe = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+
+// NewParser returns the parser for one rollout file. path is the file
+// identity for stable ids and goes into Event.LogFile. No I/O.
+func NewParser(path string) *Parser {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	id := base
+	if m := fileIDRe.FindString(base); m != "" {
+		id = m
+	}
+	return &Parser{path: path, fileID: id, st: newState()}
+}
+
+// rowCtx is what one record shares with the events it yields.
+type rowCtx struct {
+	lineNo, offset int64
+	line           []byte
+	ts             time.Time
+}
+
+// Parse maps one record (the line without its trailing "\n"). lineNo is
+// 1-based, offset is the byte offset of the line's start. A record at or
+// before the last offset already parsed yields nothing. Never panics: a
+// malformed line or an unknown record type yields one Unparsed event.
+func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
+	if offset <= p.st.LastOffset {
+		return nil
+	}
+	p.st.LastOffset = offset
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
+	defer func() {
+		if r := recover(); r != nil {
+			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
+		}
+	}()
+	var r record
+	if err := json.Unmarshal(line, &r); err != nil {
+		if json.Valid(line) {
+			return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+		}
+		return p.unparsed(c, ReasonMalformedJSON, err.Error())
+	}
+	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
+		p.st.Timestamp = t
+		c.ts = t
+	}
+	if len(r.Payload) == 0 || r.Payload[0] != '{' {
+		if r.Type == "" {
+			return p.unparsed(c, ReasonUnexpectedShape, "record has no type")
+		}
+		return p.unparsed(c, ReasonUnexpectedShape, r.Type+" record without an object payload")
+	}
+	var out []agentevent.Event
+	var reason, detail string
+	switch r.Type {
+	case "session_meta":
+		out, reason = p.sessionMeta(r.Payload, c)
+	case "turn_context":
+		reason = p.turnContext(r.Payload)
+	case "response_item":
+		out, reason, detail = p.responseItem(r.Payload, c)
+	case "event_msg":
+		out, reason, detail = p.eventMsg(r.Payload, c)
+	case "compacted":
+		out, reason = p.compacted(r.Payload, c)
+	case "":
+		reason, detail = ReasonUnexpectedShape, "record has no type"
+	default:
+		reason, detail = ReasonUnknownType, "record type "+r.Type
+	}
+	if reason != "" {
+		if detail == "" {
+			detail = r.Type + " record of an unexpected shape"
+		}
+		return p.unparsed(c, reason, detail)
+	}
+	return p.finish(c, out)
+}
+
+// base starts an event with the session envelope.
+func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
+	s := &p.st
+	ev := agentevent.Event{
+		Source:       agentevent.SourceCodex,
+		SessionID:    s.SessionID,
+		ProjectRoot:  s.Cwd,
+		ProjectHash:  agentevent.ProjectHash(s.Cwd),
+		Timestamp:    c.ts,
+		Type:         typ,
+		Role:         role,
+		Channel:      ch,
+		AgentID:      s.AgentID,
+		IsSidechain:  s.AgentID != "",
+		SubagentType: s.SubagentType,
+		AgentVersion: s.AgentVer,
+		GitBranch:    s.GitBranch,
+		Entrypoint:   s.Originator,
+	}
+	if ev.SessionID == "" {
+		ev.SessionID = p.fileID
+	}
+	if s.TurnLink {
+		ev.Attributes = map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkTurn}
+	}
+	return ev
+}
+
+// model sets the model call fields (model, provider, response id).
+func (p *Parser) model(ev *agentevent.Event) {
+	ev.Model = p.st.Model
+	ev.Provider = p.st.Provider
+	ev.ResponseID = p.responseID()
+}
+
+func (p *Parser) responseID() string {
+	id := p.st.OwnID
+	if id == "" {
+		id = p.fileID
+	}
+	return fmt.Sprintf("%s#%d", id, p.st.RespN)
+}
+
+// assistantItem opens a model response when none is open.
+func (p *Parser) assistantItem() {
+	s := &p.st
+	if !s.RespOpen {
+		s.RespN++
+		s.RespOpen, s.RespHasUsage = true, false
+	}
+}
+
+// closeResponse ends the open model response (a tool output or a prompt
+// follows it).
+func (p *Parser) closeResponse() { p.st.RespOpen = false }
+
+func setAttr(ev *agentevent.Event, k string, v any) {
+	if ev.Attributes == nil {
+		ev.Attributes = map[string]any{}
+	}
+	ev.Attributes[k] = v
+}
+
+// finish gives events their ids, turn parent, sequence and location.
+func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
+	if len(out) == 0 {
+		return nil
+	}
+	raw := bytes.Clone(c.line)
+	for i := range out {
+		ev := &out[i]
+		ev.EventID = agentevent.StableID(p.path, c.offset, i)
+		if ev.Type == agentevent.TypeUserMessage {
+			ev.ParentEventID = ""
+			p.st.Prompt = ev.EventID
+		} else {
+			ev.ParentEventID = p.st.Prompt
+		}
+		p.st.Sequence++
+		ev.Sequence = p.st.Sequence
+		ev.LogFile = p.path
+		ev.LogLine = c.lineNo
+		ev.Raw = raw
+		agentevent.Normalize(ev)
+	}
+	return out
+}
+
+func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Unparsed = reason
+	if detail != "" {
+		setAttr(&ev, attrUnparsedDetail, detail)
+	}
+	return p.finish(c, []agentevent.Event{ev})
+}
+
+// providerName maps Codex's model_provider to gen_ai.provider.name.
+func providerName(p string) string {
+	switch lp := strings.ToLower(p); {
+	case lp == "" || lp == "openai":
+		// 0.34 records no provider: OpenAI is Codex's default.
+		return "openai"
+	case strings.HasPrefix(lp, "ollama"):
+		return "ollama"
+	case strings.Contains(lp, "azure"):
+		return "azure.ai.openai"
+	case lp == "lmstudio":
+		return "lmstudio"
+	default:
+		return lp
+	}
+}
+
+func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+	var m sessionMeta
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, ReasonUnexpectedShape
+	}
+	s := &p.st
+	s.MetaSeen++
+	if s.MetaSeen > 1 {
+		// A forked child repeats its parent's session_meta after its own:
+		// the replayed history that follows is skipped (state.Replaying).
+		return nil, ""
+	}
+	s.OwnID = m.ID
+	s.SessionID = m.ID
+	s.Cwd = m.Cwd
+	s.AgentVer = m.CLIVersion
+	s.Originator = m.Originator
+	s.Provider = providerName(m.ModelProvider)
+	if m.Git != nil {
+		s.GitBranch, s.GitCommit = m.Git.Branch, m.Git.CommitHash
+	}
+	source := ""
+	var src subagentSource
+	if len(m.Source) > 0 && m.Source[0] == '{' && json.Unmarshal(m.Source, &src) == nil && len(src.Subagent) > 0 {
+		if kind, ok := jsonString(src.Subagent); ok {
+			// {"subagent":"review"} and the like: no parent id is recorded.
+			source = "subagent:" + kind
+			s.SubagentType = kind
+		} else {
+			var ts threadSpawn
+			if json.Unmarshal(src.Subagent, &ts) == nil && ts.ThreadSpawn != nil {
+				source = "subagent:thread_spawn"
+				s.SubagentType = firstNonEmpty(ts.ThreadSpawn.AgentRole, m.AgentRole, "thread_spawn")
+				if ts.ThreadSpawn.ParentThreadID != "" {
+					s.SessionID = ts.ThreadSpawn.ParentThreadID
+					s.AgentID = m.ID
+					s.TurnLink = true
+				}
+				s.Replaying = true
+			}
+		}
+	} else if str, ok := jsonString(m.Source); ok {
+		source = str
+	}
+	if s.AgentID == "" && m.ForkedFromID != "" && s.SubagentType != "" {
+		s.SessionID, s.AgentID, s.TurnLink = m.ForkedFromID, m.ID, true
+	}
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	setAttr(&ev, "agent.session.start", true)
+	if source != "" {
+		setAttr(&ev, "agent.codex.source", source)
+	}
+	if s.GitCommit != "" {
+		setAttr(&ev, "agent.git.commit", s.GitCommit)
+	}
+	if m.ModelProvider != "" {
+		setAttr(&ev, "agent.codex.model_provider", m.ModelProvider)
+	}
+	return []agentevent.Event{ev}, ""
+}
+
+func (p *Parser) turnContext(raw json.RawMessage) string {
+	var tc turnContext
+	if json.Unmarshal(raw, &tc) != nil {
+		return ReasonUnexpectedShape
+	}
+	if tc.Model != "" {
+		p.st.Model = tc.Model
+	}
+	if tc.Cwd != "" {
+		p.st.Cwd = tc.Cwd
+	}
+	if tc.TurnID != "" {
+		p.st.TurnID = tc.TurnID
+	}
+	return ""
+}
+
+func (p *Parser) compacted(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+	if p.st.Replaying {
+		return nil, ""
+	}
+	var m struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, ReasonUnexpectedShape
+	}
+	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Text = m.Message
+	setAttr(&ev, "agent.compaction.trigger", "compacted")
+	return []agentevent.Event{ev}, ""
+}
+
+// injectedPrefixes start the user/developer messages Codex writes itself
+// (context, instructions, notices): never prompts.
+var injectedPrefixes = []string{
+	"<environment_context>", "<user_instructions>", "<permissions instructions>",
+	"<collaboration_mode>", "<turn_aborted>", "<developer_instructions>",
+	"# AGENTS.md instructions", "<INSTRUCTIONS>", "<user_shell_command>",
+	"<personality_spec>", "<skill>", "<subagent_notification>",
+}
+
+func isInjected(text string) bool {
+	t := strings.TrimSpace(text)
+	for _, pre := range injectedPrefixes {
+		if strings.HasPrefix(t, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// prompt emits a user_message unless it is the other copy of the prompt
+// just emitted (response_item message and event_msg user_message carry the
+// same prompt, in either order).
+func (p *Parser) prompt(c *rowCtx, text, from string) []agentevent.Event {
+	s := &p.st
+	if s.PromptFrom != "" && s.PromptFrom != from && !s.PromptMatched && s.PromptText == text {
+		s.PromptMatched = true
+		return nil
+	}
+	s.PromptText, s.PromptFrom, s.PromptMatched = text, from, false
+	p.closeResponse()
+	ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+	ev.Text = text
+	return []agentevent.Event{ev}
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

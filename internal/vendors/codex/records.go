@@ -1,0 +1,174 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// record is the envelope of every rollout line: {timestamp, type, payload}.
+type record struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// sessionMeta is the payload of a session_meta record.
+type sessionMeta struct {
+	ID            string          `json:"id"`
+	Cwd           string          `json:"cwd"`
+	Originator    string          `json:"originator"`
+	CLIVersion    string          `json:"cli_version"`
+	Source        json.RawMessage `json:"source"`
+	ModelProvider string          `json:"model_provider"`
+	ForkedFromID  string          `json:"forked_from_id"`
+	AgentNickname string          `json:"agent_nickname"`
+	AgentRole     string          `json:"agent_role"`
+	Git           *struct {
+		CommitHash string `json:"commit_hash"`
+		Branch     string `json:"branch"`
+	} `json:"git"`
+}
+
+// subagentSource is the object form of session_meta.source:
+// {"subagent":"review"} or {"subagent":{"thread_spawn":{...}}}.
+type subagentSource struct {
+	Subagent json.RawMessage `json:"subagent"`
+}
+
+type threadSpawn struct {
+	ThreadSpawn *struct {
+		ParentThreadID string `json:"parent_thread_id"`
+		Depth          int64  `json:"depth"`
+		AgentNickname  string `json:"agent_nickname"`
+		AgentRole      string `json:"agent_role"`
+	} `json:"thread_spawn"`
+}
+
+// turnContext is the payload of a turn_context record.
+type turnContext struct {
+	Cwd    string `json:"cwd"`
+	Model  string `json:"model"`
+	Effort string `json:"effort"`
+	TurnID string `json:"turn_id"`
+}
+
+// item is the payload of a response_item record (all item types share it).
+type item struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Summary   json.RawMessage `json:"summary"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	CallID    string          `json:"call_id"`
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	Output    json.RawMessage `json:"output"`
+	Phase     string          `json:"phase"`
+	Action    json.RawMessage `json:"action"`
+	// GhostCommit is the undo snapshot of a ghost_snapshot item.
+	GhostCommit *struct {
+		ID string `json:"id"`
+	} `json:"ghost_commit"`
+}
+
+// contentPart is one element of a message's content or a reasoning's
+// summary/content.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// eventMsg is the payload of an event_msg record (all types share it).
+type eventMsg struct {
+	Type               string          `json:"type"`
+	Message            string          `json:"message"`
+	Info               *tokenInfo      `json:"info"`
+	TurnID             string          `json:"turn_id"`
+	Reason             string          `json:"reason"`
+	DurationMs         *int64          `json:"duration_ms"`
+	TimeToFirstTokenMs *int64          `json:"time_to_first_token_ms"`
+	CallID             string          `json:"call_id"`
+	ExitCode           *int64          `json:"exit_code"`
+	Duration           json.RawMessage `json:"duration"`
+	Success            *bool           `json:"success"`
+	Result             json.RawMessage `json:"result"`
+	Status             string          `json:"status"`
+	Invocation         *struct {
+		Server string `json:"server"`
+		Tool   string `json:"tool"`
+	} `json:"invocation"`
+}
+
+type tokenInfo struct {
+	Total              *usage `json:"total_token_usage"`
+	Last               *usage `json:"last_token_usage"`
+	ModelContextWindow *int64 `json:"model_context_window"`
+}
+
+// usage is one token_count usage block. cached ⊆ input, reasoning ⊆ output.
+type usage struct {
+	Input     int64 `json:"input_tokens"`
+	Cached    int64 `json:"cached_input_tokens"`
+	Output    int64 `json:"output_tokens"`
+	Reasoning int64 `json:"reasoning_output_tokens"`
+	Total     int64 `json:"total_tokens"`
+}
+
+func (u usage) sub(o usage) usage {
+	return usage{u.Input - o.Input, u.Cached - o.Cached, u.Output - o.Output, u.Reasoning - o.Reasoning, u.Total - o.Total}
+}
+
+func (u usage) zero() bool { return u == usage{} }
+
+func (u usage) negative() bool {
+	return u.Input < 0 || u.Cached < 0 || u.Output < 0 || u.Reasoning < 0
+}
+
+// duration is the {secs, nanos} of the *_end events.
+type duration struct {
+	Secs  int64 `json:"secs"`
+	Nanos int64 `json:"nanos"`
+}
+
+func (d duration) millis() int64 { return d.Secs*1000 + d.Nanos/1_000_000 }
+
+// partsText joins the text of content parts (input_text, output_text,
+// summary_text, reasoning_text; any part with a text).
+func partsText(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '[' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	var parts []contentPart
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// jsonString decodes raw as a JSON string; ok is false for any other value.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

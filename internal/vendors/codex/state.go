@@ -1,0 +1,125 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+
+import (
+	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps
+	"fmt"
+	"time"
+)
+
+// maxOpenCalls bounds the tool calls waiting for a result; beyond it the
+// oldest is forgotten (its result then carries no name or latency).
+const maxOpenCalls = 1024
+
+const stateVersion = 1
+
+// state is everything Parse needs to continue mid-file (MarshalState).
+type state struct {
+	Version    int   `json:"v"`
+	LastOffset int64 `json:"last_offset"`
+	Sequence   int64 `json:"sequence"`
+
+	// Session envelope, from session_meta and turn_context.
+	MetaSeen     int       `json:"meta_seen,omitempty"`
+	SessionID    string    `json:"session_id,omitempty"`
+	OwnID        string    `json:"own_id,omitempty"`
+	AgentID      string    `json:"agent_id,omitempty"`
+	SubagentType string    `json:"subagent_type,omitempty"`
+	TurnLink     bool      `json:"turn_link,omitempty"`
+	Cwd          string    `json:"cwd,omitempty"`
+	AgentVer     string    `json:"version,omitempty"`
+	GitBranch    string    `json:"git_branch,omitempty"`
+	GitCommit    string    `json:"git_commit,omitempty"`
+	Originator   string    `json:"originator,omitempty"`
+	Provider     string    `json:"provider,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	TurnID       string    `json:"turn_id,omitempty"`
+	Timestamp    time.Time `json:"timestamp"`
+
+	// Fork replay of a thread_spawn child: records are skipped until the
+	// child's own task_started (the second one in the file).
+	Replaying    bool `json:"replaying,omitempty"`
+	TasksStarted int  `json:"tasks_started,omitempty"`
+
+	// Prompt is the event id of the latest user_message (turn parent).
+	Prompt string `json:"prompt,omitempty"`
+	// PromptText/PromptFrom/PromptMatched dedupe the two copies of a prompt
+	// (response_item message and event_msg user_message).
+	PromptText    string `json:"prompt_text,omitempty"`
+	PromptFrom    string `json:"prompt_from,omitempty"`
+	PromptMatched bool   `json:"prompt_matched,omitempty"`
+
+	// Usage: the cumulative total already attributed.
+	Total usage `json:"total"`
+	// Model request grouping (synthetic response ids).
+	RespN        int64 `json:"resp_n"`
+	RespOpen     bool  `json:"resp_open,omitempty"`
+	RespHasUsage bool  `json:"resp_has_usage,omitempty"`
+
+	Calls   map[string]*openCall `json:"calls,omitempty"`
+	CallSeq int64                `json:"call_seq"`
+}
+
+// openCall is a tool call waiting for its result, with what the structured
+// *_end events told about it.
+type openCall struct {
+	Name       string    `json:"name"`
+	Timestamp  time.Time `json:"ts"`
+	Seq        int64     `json:"seq"`
+	FilePath   string    `json:"file,omitempty"`
+	Command    string    `json:"cmd,omitempty"`
+	TestRunner string    `json:"test_runner,omitempty"`
+	// Patch facts of an apply_patch call.
+	ChangeType string `json:"change,omitempty"`
+	Added      int64  `json:"added,omitempty"`
+	Removed    int64  `json:"removed,omitempty"`
+	// From exec_command_end / patch_apply_end / mcp_tool_call_end.
+	EndSeen    bool   `json:"end,omitempty"`
+	ExitCode   *int64 `json:"exit,omitempty"`
+	DurationMs *int64 `json:"dur,omitempty"`
+	Failed     bool   `json:"failed,omitempty"`
+}
+
+func newState() state {
+	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}}
+}
+
+func (s *state) addCall(id string, c *openCall) {
+	s.CallSeq++
+	c.Seq = s.CallSeq
+	s.Calls[id] = c
+	if len(s.Calls) <= maxOpenCalls {
+		return
+	}
+	oldest, seq := "", int64(-1)
+	for k, v := range s.Calls {
+		if seq < 0 || v.Seq < seq {
+			oldest, seq = k, v.Seq
+		}
+	}
+	delete(s.Calls, oldest)
+}
+
+// MarshalState returns everything Parse needs to continue mid-file.
+func (p *Parser) MarshalState() ([]byte, error) {
+	return json.Marshal(&p.st)
+}
+
+// UnmarshalState restores what MarshalState returned. Records at or before
+// the restored offset are then dropped by Parse.
+func (p *Parser) UnmarshalState(b []byte) error {
+	st := newState()
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("codex parser state: %w", err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("codex parser state: version %d, want %d", st.Version, stateVersion)
+	}
+	if st.Calls == nil {
+		st.Calls = map[string]*openCall{}
+	}
+	p.st = st
+	return nil
+}
