@@ -1,0 +1,185 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+const meta = `{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w","cli_version":"0.98.0","source":"cli","model_provider":"openai"}}`
+
+func tc(in, cached, out, reasoning int) string {
+	u := `{"input_tokens":` + itoa(in) + `,"cached_input_tokens":` + itoa(cached) + `,"output_tokens":` + itoa(out) + `,"reasoning_output_tokens":` + itoa(reasoning) + `,"total_tokens":0}`
+	return `{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":` + u + `,"last_token_usage":` + u + `}}}`
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func lines(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
+
+// Trap 2: token_count re-emitted unchanged and info null count nothing;
+// increments of the cumulative total sum to the final total.
+func TestTokenCountIncrements(t *testing.T) {
+	data := lines(meta,
+		`{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","info":null}}`,
+		tc(100, 40, 10, 5), tc(100, 40, 10, 5), tc(250, 140, 30, 5), tc(250, 140, 30, 5))
+	events := parseBytes("r.jsonl", data)
+	var usageEvents int
+	for _, ev := range events {
+		if ev.TokensInput != nil {
+			usageEvents++
+		}
+	}
+	assert.Equal(t, 2, usageEvents)
+	assert.Equal(t, tokenTotals{Input: 110, CacheRead: 140, Output: 30, Reasoning: 5}, sumTokens(events))
+}
+
+// Trap 3: a forked child skips the replayed parent history and never
+// counts the inherited totals.
+func TestForkSkipsReplay(t *testing.T) {
+	data := lines(
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"child","source":{"subagent":{"thread_spawn":{"parent_thread_id":"parent","depth":1,"agent_role":"worker"}}}}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"parent","source":"cli"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt"}]}}`,
+		tc(1000, 500, 50, 0),
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"child prompt"}]}}`,
+		tc(1300, 700, 70, 0))
+	events := parseBytes("c.jsonl", data)
+	var prompts []string
+	for _, ev := range events {
+		assert.Equal(t, "parent", ev.SessionID)
+		assert.Equal(t, "child", ev.AgentID)
+		assert.Equal(t, "worker", ev.SubagentType)
+		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
+		if ev.Type == agentevent.TypeUserMessage {
+			prompts = append(prompts, ev.Text)
+		}
+	}
+	assert.Equal(t, []string{"child prompt"}, prompts)
+	assert.Equal(t, tokenTotals{Input: 100, CacheRead: 200, Output: 20}, sumTokens(events))
+}
+
+// The prompt is in both a response_item message and an event_msg
+// user_message: one user_message; injected context is no prompt.
+func TestPromptOnce(t *testing.T) {
+	data := lines(meta,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x</environment_context>"}]}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`)
+	var n int
+	for _, ev := range parseBytes("r.jsonl", data) {
+		if ev.Type == agentevent.TypeUserMessage {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n, "each copy pair is one prompt; the same text sent twice is two prompts")
+}
+
+// Trap 5: exit codes and durations in the three dialects; *_end wins.
+func TestExitCodeDialects(t *testing.T) {
+	call := func(id string) string {
+		return `{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"ls\"}","call_id":"` + id + `"}}`
+	}
+	out := func(id, output string) string {
+		return `{"timestamp":"2026-01-01T00:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"` + id + `","output":` + output + `}}`
+	}
+	data := lines(meta,
+		call("a"), out("a", `"Exit code: 2\nWall time: 1.5 seconds\nOutput:\n"`),
+		call("b"), out("b", `"{\"output\":\"x\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.25}}"`),
+		call("c"), out("c", `"Chunk ID: 1\nWall time: 0.0500 seconds\nProcess exited with code 7\nOutput:\n"`),
+		call("d"),
+		`{"timestamp":"2026-01-01T00:00:02Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"d","exit_code":3,"duration":{"secs":4,"nanos":500000000},"status":"failed"}}`,
+		out("d", `"Exit code: 0\nWall time: 9 seconds\n"`),
+		call("e"), out("e", `"plain output"`))
+	results := map[string]agentevent.Event{}
+	for _, ev := range parseBytes("r.jsonl", data) {
+		if ev.Type == agentevent.TypeToolResult {
+			results[ev.ToolCallID] = ev
+		}
+	}
+	for id, want := range map[string][2]int64{"a": {2, 1500}, "b": {0, 250}, "c": {7, 50}, "d": {3, 4500}} {
+		assert.Equal(t, want[0], *results[id].ToolExitCode, id)
+		assert.Equal(t, want[1], *results[id].ToolLatencyMs, id)
+	}
+	assert.Equal(t, agentevent.ToolError, results["a"].ToolStatus)
+	assert.Equal(t, "exit_code", results["a"].ErrorType)
+	assert.Equal(t, agentevent.ToolSuccess, results["b"].ToolStatus)
+	assert.Nil(t, results["e"].ToolExitCode)
+	assert.Equal(t, int64(2000), *results["e"].ToolLatencyMs, "no duration recorded: time since the call")
+}
+
+// Restart: state round-trip mid-file gives the events of an uninterrupted
+// parse, and records at or before the saved offset are dropped.
+func TestStateRoundTrip(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "testdata", "codex", "exec_events_failure")
+	files := caseFilesOf(t, dir)
+	data, err := os.ReadFile(filepath.Join(dir, files[0]))
+	require.NoError(t, err)
+	ls := splitLines(data)
+	want := parseBytes(files[0], data)
+	for cut := 1; cut < len(ls); cut += 5 {
+		p := NewParser(files[0])
+		var got []agentevent.Event
+		for _, l := range ls[:cut] {
+			got = append(got, p.Parse(l.data, l.lineNo, l.offset)...)
+		}
+		st, err := p.MarshalState()
+		require.NoError(t, err)
+		q := NewParser(files[0])
+		require.NoError(t, q.UnmarshalState(st))
+		for _, l := range ls { // the receiver replays from the start: dropped up to cut
+			got = append(got, q.Parse(l.data, l.lineNo, l.offset)...)
+		}
+		require.Equal(t, len(want), len(got), "cut at line %d", cut)
+		for i := range want {
+			assert.Equal(t, want[i].EventID, got[i].EventID)
+			assert.Equal(t, want[i].ParentEventID, got[i].ParentEventID)
+			assert.Equal(t, want[i].TokensInput, got[i].TokensInput)
+			assert.Equal(t, want[i].ToolExitCode, got[i].ToolExitCode)
+			assert.Equal(t, want[i].ResponseID, got[i].ResponseID)
+		}
+	}
+}
+
+func caseFilesOf(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Bad input never panics: malformed JSON and unknown types are Unparsed.
+func TestBadInput(t *testing.T) {
+	for in, reason := range map[string]string{
+		`{"type":"session_meta","payload":`: ReasonMalformedJSON,
+		`[1,2]`:                             ReasonUnexpectedShape,
+		`{"timestamp":"x","type":"nope","payload":{}}`:                ReasonUnknownType,
+		`{"type":"event_msg","payload":{"type":"brand_new_event"}}`:   ReasonUnknownType,
+		`{"type":"response_item","payload":{"type":"new_item_kind"}}`: ReasonUnknownType,
+		`{"type":"event_msg","payload":"str"}`:                        ReasonUnexpectedShape,
+	} {
+		evs := NewParser("r.jsonl").Parse([]byte(in), 1, 0)
+		require.Len(t, evs, 1, in)
+		assert.Equal(t, reason, evs[0].Unparsed, in)
+		assert.Empty(t, agentevent.Validate(evs).Violations)
+	}
+}
