@@ -10,6 +10,8 @@ package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -280,6 +282,7 @@ func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event
 	if s.AgentID == "" && m.ForkedFromID != "" && s.SubagentType != "" {
 		s.SessionID, s.AgentID, s.TurnLink = m.ForkedFromID, m.ID, true
 	}
+	p.applyParentHint()
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	setAttr(&ev, "agent.session.start", true)
 	if source != "" {
@@ -351,11 +354,13 @@ func isInjected(text string) bool {
 // same prompt, in either order).
 func (p *Parser) prompt(c *rowCtx, text, from string) []agentevent.Event {
 	s := &p.st
-	if s.PromptFrom != "" && s.PromptFrom != from && !s.PromptMatched && s.PromptText == text {
+	sum := sha256.Sum256([]byte(text))
+	hash := hex.EncodeToString(sum[:])
+	if s.PromptFrom != "" && s.PromptFrom != from && !s.PromptMatched && s.PromptText == hash {
 		s.PromptMatched = true
 		return nil
 	}
-	s.PromptText, s.PromptFrom, s.PromptMatched = text, from, false
+	s.PromptText, s.PromptFrom, s.PromptMatched = hash, from, false
 	p.closeResponse()
 	ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
 	ev.Text = text
@@ -369,4 +374,25 @@ func firstNonEmpty(v ...string) string {
 		}
 	}
 	return ""
+}
+
+// SetParentSession names the parent session of a subagent rollout that
+// records none: a /review rollout (source {"subagent":"review"}) carries no
+// parent thread id, so only a caller that sees the other rollouts can tell
+// (e.g. the parent's entered_review_mode at the child's start, same cwd).
+// The rollout's events then get SessionID = parentID, AgentID = the
+// rollout's own id and agent.subagent.link "turn". It applies to the events
+// parsed after the call; it is ignored for a rollout that is no subagent or
+// already names its parent. The hint is kept in the state.
+func (p *Parser) SetParentSession(parentID string) {
+	p.st.ParentHint = parentID
+	p.applyParentHint()
+}
+
+func (p *Parser) applyParentHint() {
+	s := &p.st
+	if s.ParentHint == "" || s.MetaSeen == 0 || s.AgentID != "" || s.SubagentType == "" || s.ParentHint == s.OwnID {
+		return
+	}
+	s.SessionID, s.AgentID, s.TurnLink = s.ParentHint, s.OwnID, true
 }

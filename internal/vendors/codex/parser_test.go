@@ -183,3 +183,30 @@ func TestBadInput(t *testing.T) {
 		assert.Empty(t, agentevent.Validate(evs).Violations)
 	}
 }
+
+// A /review rollout names no parent: its own session unless the caller
+// names the parent, then a turn-linked subagent of it.
+func TestReviewRollout(t *testing.T) {
+	data := lines(
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"rev","source":{"subagent":"review"},"model_provider":"openai"}}`,
+		`{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Review the changes."}]}}`)
+	for _, ev := range parseBytes("r.jsonl", data) {
+		assert.Equal(t, "rev", ev.SessionID)
+		assert.Empty(t, ev.AgentID)
+		assert.Equal(t, "review", ev.SubagentType)
+	}
+	p := NewParser("r.jsonl")
+	p.SetParentSession("parent")
+	var events []agentevent.Event
+	for _, l := range splitLines(data) {
+		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+	}
+	require.Len(t, events, 2)
+	for _, ev := range events {
+		assert.Equal(t, "parent", ev.SessionID)
+		assert.Equal(t, "rev", ev.AgentID)
+		assert.True(t, ev.IsSidechain)
+		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
+	}
+	assert.Empty(t, agentevent.Validate(events).Violations)
+}

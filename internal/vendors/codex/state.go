@@ -37,6 +37,9 @@ type state struct {
 	Model        string    `json:"model,omitempty"`
 	TurnID       string    `json:"turn_id,omitempty"`
 	Timestamp    time.Time `json:"timestamp"`
+	// ParentHint is the parent session a caller named (SetParentSession) for
+	// a subagent rollout that records none (/review).
+	ParentHint string `json:"parent_hint,omitempty"`
 
 	// Fork replay of a thread_spawn child: records are skipped until the
 	// child's own task_started (the second one in the file).
@@ -47,7 +50,7 @@ type state struct {
 	Prompt string `json:"prompt,omitempty"`
 	// PromptText/PromptFrom/PromptMatched dedupe the two copies of a prompt
 	// (response_item message and event_msg user_message).
-	PromptText    string `json:"prompt_text,omitempty"`
+	PromptText    string `json:"prompt_hash,omitempty"` // sha256 hex of the text
 	PromptFrom    string `json:"prompt_from,omitempty"`
 	PromptMatched bool   `json:"prompt_matched,omitempty"`
 
