@@ -214,7 +214,9 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 }
 
 // mapBashExecution maps a command the user ran himself (`!cmd`): a log
-// event of the terminal with the command's exit code.
+// event of the terminal with the command's exit code and tool status. It
+// carries no ErrorType: the command is not the agent's, and its failure
+// must not mark the agent's turn as failed.
 func (p *Parser) mapBashExecution(m *message, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelTerminal)
 	ev.ToolName = "bash"
@@ -229,14 +231,13 @@ func (p *Parser) mapBashExecution(m *message, c *rowCtx) agentevent.Event {
 	switch {
 	case m.Cancelled:
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = errInterrupted
+		setAttr(&ev, "agent.tool.cancelled", true)
 	case m.ExitCode != nil:
 		code := int64(*m.ExitCode)
 		ev.ToolExitCode = agentevent.Int(code)
 		ev.ToolStatus = agentevent.ToolSuccess
 		if code != 0 {
 			ev.ToolStatus = agentevent.ToolError
-			ev.ErrorType = errExitCode
 		}
 	default:
 		ev.ToolStatus = agentevent.ToolUnknown
