@@ -115,8 +115,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 	case "turn_aborted":
 		p.closeResponse()
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-		ev.Status = "interrupted"
-		ev.ErrorType = "interrupted"
+		ev.Status = "interrupted" // not an error notice: no ErrorType
 		if m.Reason != "" {
 			setAttr(&ev, "agent.turn.abort_reason", m.Reason)
 		}
