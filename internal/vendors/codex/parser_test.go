@@ -210,3 +210,67 @@ func TestReviewRollout(t *testing.T) {
 	}
 	assert.Empty(t, agentevent.Validate(events).Violations)
 }
+
+// apply_patch facts, MCP and web search outcomes, compaction.
+func TestToolsAndCompaction(t *testing.T) {
+	data := lines(meta,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}}`,
+		`{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"p1","name":"apply_patch","input":"*** Begin Patch\n*** Add File: a/new.py\n+x = 1\n+y = 2\n*** Delete File: a/old.py\n*** End Patch"}}`,
+		`{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"p1","output":"{\"output\":\"Success.\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"}}`,
+		`{"timestamp":"2026-01-01T00:00:03Z","type":"response_item","payload":{"type":"function_call","name":"docs__search","arguments":"{\"q\":\"x\"}","call_id":"m1"}}`,
+		`{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"mcp_tool_call_end","call_id":"m1","invocation":{"server":"docs","tool":"search"},"duration":{"secs":0,"nanos":250000000},"result":{"Err":"server gone"}}}`,
+		`{"timestamp":"2026-01-01T00:00:05Z","type":"response_item","payload":{"type":"function_call_output","call_id":"m1","output":"server gone"}}`,
+		`{"timestamp":"2026-01-01T00:00:06Z","type":"response_item","payload":{"type":"web_search_call","id":"ws1","status":"completed","action":{"type":"search","query":"otel"}}}`,
+		`{"timestamp":"2026-01-01T00:00:07Z","type":"compacted","payload":{"message":"summary of the work so far","replacement_history":[]}}`,
+		`{"timestamp":"2026-01-01T00:00:07Z","type":"event_msg","payload":{"type":"context_compacted"}}`)
+	events := parseBytes("r.jsonl", data)
+	require.Empty(t, agentevent.Validate(events).Violations)
+	byCall := map[string][]agentevent.Event{}
+	var summary, compactedMeta int
+	for _, ev := range events {
+		require.Empty(t, ev.Unparsed)
+		if ev.ToolCallID != "" {
+			byCall[ev.ToolCallID] = append(byCall[ev.ToolCallID], ev)
+		}
+		if ev.Type == agentevent.TypeSessionSummary {
+			summary++
+			assert.Equal(t, "summary of the work so far", ev.Text)
+		}
+		if ev.Attributes["agent.codex.event"] == "context_compacted" {
+			compactedMeta++
+		}
+	}
+	assert.Equal(t, 1, summary)
+	assert.Equal(t, 1, compactedMeta)
+
+	patch := byCall["p1"]
+	require.Len(t, patch, 2)
+	assert.Equal(t, "a/new.py", patch[0].FilePath)
+	assert.Equal(t, agentevent.FileCreate, patch[0].FileOp)
+	assert.Equal(t, "python", patch[0].FileLanguage)
+	assert.Equal(t, agentevent.ChannelEditor, patch[0].Channel)
+	assert.Equal(t, "created", patch[1].Attributes[attrFileChangeType])
+	assert.Equal(t, int64(2), patch[1].Attributes[attrFileLinesAdded])
+	assert.Equal(t, int64(0), patch[1].Attributes[attrFileLinesRemoved])
+	assert.Equal(t, int64(0), *patch[1].ToolExitCode)
+
+	mcp := byCall["m1"]
+	require.Len(t, mcp, 2)
+	assert.Equal(t, agentevent.ToolError, mcp[1].ToolStatus)
+	assert.Equal(t, errToolError, mcp[1].ErrorType)
+	assert.Equal(t, int64(250), *mcp[1].ToolLatencyMs)
+	assert.Nil(t, mcp[1].ToolExitCode)
+
+	ws := byCall["ws1"]
+	require.Len(t, ws, 2)
+	assert.Equal(t, agentevent.TypeToolCall, ws[0].Type)
+	assert.Equal(t, "web_search", ws[1].ToolName)
+	assert.Equal(t, agentevent.ToolSuccess, ws[1].ToolStatus)
+}
+
+// The provider follows model_provider: a local model is not openai.
+func TestProvider(t *testing.T) {
+	for in, want := range map[string]string{"": "openai", "openai": "openai", "ollama-launch": "ollama", "azure": "azure.ai.openai", "openrouter": "openrouter"} {
+		assert.Equal(t, want, providerName(in), in)
+	}
+}
