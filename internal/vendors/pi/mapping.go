@@ -193,6 +193,9 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev.ErrorType = errInterrupted
 		ev.ToolLatencyMs = agentevent.Int(0)
 		setAttr(&ev, attrNotExecuted, true)
+		if !replayed {
+			p.st.addNotRun(id)
+		}
 		out = append(out, pending{ev: ev, idx: next})
 		next++
 	}
@@ -204,7 +207,6 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	} else {
 		ev.Status = statusError
 		ev.ErrorType = errAPI
-		ev.Model = ""
 		if m.ErrorMessage != "" {
 			setAttr(&ev, attrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
 		}

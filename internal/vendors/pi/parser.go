@@ -122,9 +122,6 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		p.st.SessionID = p.fileSessionID
 	}
 	c.entryID = strings.Clone(e.ID)
-	if c.ts.IsZero() || c.ts.Before(p.st.Timestamp) && e.Timestamp == "" {
-		c.ts = p.st.Timestamp
-	}
 	if e.Timestamp != "" && !c.ts.IsZero() {
 		p.st.Timestamp = c.ts
 	}

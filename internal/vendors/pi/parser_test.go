@@ -165,6 +165,18 @@ func TestFailedResponseClosesItsToolCalls(t *testing.T) {
 			assert.Equal(t, tc.status, last.Status)
 			assert.Equal(t, tc.errType, last.ErrorType)
 			assert.Equal(t, "boom", last.Text)
+
+			// Should a result for such a call come after all, it does not
+			// answer the call a second time.
+			late := parseLines(headerV3,
+				`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"go"}}`,
+				`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"edit","arguments":{"path":"a.go"}}],"stopReason":"`+tc.stop+`"}}`,
+				`{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-06-26T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"edit","content":"done","isError":false}}`)
+			assert.Empty(t, agentevent.Validate(late).Violations)
+			lr := late[len(late)-1]
+			assert.Equal(t, agentevent.TypeToolResult, lr.Type)
+			assert.Empty(t, lr.ToolCallID)
+			assert.Equal(t, "c1", lr.Attributes["agent.tool.late_call_id"])
 		})
 	}
 }

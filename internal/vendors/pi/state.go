@@ -6,6 +6,8 @@ package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
 import (
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -49,6 +51,9 @@ type state struct {
 	Prompt string `json:"prompt,omitempty"`
 	// Calls are the tool calls still waiting for their result, by id.
 	Calls map[string]*openCall `json:"calls,omitempty"`
+	// NotRun are the ids of the last tool calls closed as never run (their
+	// response failed): a result for one of them is not a second result.
+	NotRun []string `json:"not_run,omitempty"`
 	// CallSeq numbers tool calls in the order they were opened.
 	CallSeq int64 `json:"call_seq"`
 
@@ -93,6 +98,20 @@ func (s *state) addCall(id string, c *openCall) {
 		}
 	}
 	delete(s.Calls, oldest)
+}
+
+// maxNotRun bounds state.NotRun.
+const maxNotRun = 64
+
+func (s *state) addNotRun(id string) {
+	s.NotRun = append(s.NotRun, strings.Clone(id))
+	if len(s.NotRun) > maxNotRun {
+		s.NotRun = s.NotRun[len(s.NotRun)-maxNotRun:]
+	}
+}
+
+func (s *state) notRun(id string) bool {
+	return id != "" && slices.Contains(s.NotRun, id)
 }
 
 func (s *state) addEntry(id, parent string) {

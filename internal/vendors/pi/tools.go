@@ -127,7 +127,14 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, channel(m.ToolName))
 	ev.Text = contentText(str, blocks)
 	var oc *openCall
-	if !replayed {
+	switch {
+	case replayed:
+	case p.st.Calls[m.ToolCallID] == nil && p.st.notRun(m.ToolCallID):
+		// The call was closed as never run when its response failed; a
+		// result for it after all must not answer it twice: it is kept
+		// as a result whose call is not identified.
+		setAttr(&ev, "agent.tool.late_call_id", m.ToolCallID)
+	default:
 		oc = p.toolResultFromCall(&ev, m.ToolCallID, c)
 	}
 	if m.ToolName != "" {
