@@ -48,28 +48,37 @@ type Context struct {
 // Result is what MapChat made of a snapshot.
 type Result struct {
 	Events []agentevent.Event
-	// Emitted lists the message ids whose events are in Events: the caller
-	// adds them to its watermark (the emitted set) once the events are sent.
+	// Emitted lists the keys of what is in Events (message ids, and the
+	// event ids of tool calls and results, see MapChat): the caller adds
+	// them to its watermark (the emitted set) once the events are sent.
 	Emitted []string
-	// Held is the id of the last message, when it was held back because it
+	// Held is the id of the last message when it was held back because it
 	// may still change (see MapChat); "" otherwise.
 	Held string
 }
 
-// MapChat maps the messages of a chat snapshot that are not in emitted.
+// MapChat maps what of a chat snapshot is not in emitted, the caller's
+// watermark: the keys of what earlier calls emitted (Result.Emitted).
 //
-// The CLI only ever changes its last message (a gemini message gets its
-// tokens and tool calls after its text), so every message followed by
-// another one is final. The last message is final when it is a user, info,
-// error or warning message, or a gemini message whose every tool call has
-// a result; a gemini message without tool calls may still get some, so it is
-// held back (Result.Held) unless settled is true — the caller passes settled
-// once the file has been idle for a while, or on shutdown. A message is
-// mapped whole, once: later rewrites of an emitted message are ignored.
-// A rewind that drops emitted messages does not retract their events.
+// The CLI only ever changes its last message: a gemini message is written
+// with its text, then gets its tokens, and gets its tool calls (each with
+// its result) as they finish — the calls of later model steps too, when
+// those steps write no text or thoughts. So every message followed by
+// another one is final, and so is a last user, info, error or warning
+// message; a last gemini message is held back (Result.Held) until another
+// message follows it or the caller passes settled — once the file has been
+// idle for a while, or on shutdown.
+//
+// The keys are the message id for a message's own events (its thoughts,
+// text and usage), and, for a gemini message's tool calls, the tool_call's
+// and the tool_result's event ids: a call emitted before its result (a
+// settled file with a call still running) gets its result later, and a call
+// added to an emitted message is emitted then. Nothing is emitted twice;
+// later rewrites of emitted parts (the CLI can mask old tool outputs) are
+// ignored, and a rewind does not retract events already sent.
 func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result {
 	var r Result
-	m := mapper{c: c, chat: chat, seq: c.Sequence}
+	m := mapper{c: c, chat: chat, seq: c.Sequence, emitted: emitted}
 	m.sessionID, m.agentID = chat.SessionID, ""
 	if c.ParentSessionID != "" {
 		m.sessionID, m.agentID = c.ParentSessionID, chat.SessionID
@@ -80,10 +89,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 		if msg.Type == TypeUser {
 			lastUser = msg.ID
 		}
-		if emitted[msg.ID] {
-			continue
-		}
-		if i == len(chat.Messages)-1 && !settled && !final(msg) {
+		if i == len(chat.Messages)-1 && !settled && msg.Type == TypeGemini {
 			r.Held = msg.ID
 			break
 		}
@@ -91,27 +97,17 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 		if msg.Type == TypeUser {
 			m.parent = ""
 		}
-		m.message(msg)
-		r.Emitted = append(r.Emitted, msg.ID)
-	}
-	r.Events = m.events
-	return r
-}
-
-// final reports whether the last message of a chat can no longer change.
-func final(msg Message) bool {
-	if msg.Type != TypeGemini {
-		return true
-	}
-	if len(msg.ToolCalls) == 0 {
-		return false
-	}
-	for _, tc := range msg.ToolCalls {
-		if len(tc.Result) == 0 && !terminalStatus(tc.Status) {
-			return false
+		if msg.Type == TypeGemini {
+			m.gemini(msg)
+			continue
+		}
+		if !m.emitted[msg.ID] {
+			m.message(msg)
+			m.keys = append(m.keys, msg.ID)
 		}
 	}
-	return true
+	r.Events, r.Emitted = m.events, m.keys
+	return r
 }
 
 func terminalStatus(s string) bool {
@@ -126,6 +122,8 @@ type mapper struct {
 	parent    string
 	seq       int64
 	events    []agentevent.Event
+	emitted   map[string]bool
+	keys      []string // emitted by this call
 }
 
 func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
@@ -200,52 +198,62 @@ func (m *mapper) message(msg Message) {
 	}
 }
 
-// gemini maps a model message: its thoughts, its text and its tool calls
-// (each with its result). The usage goes on the first model event.
+// gemini maps what is new of a model message: its own events (thoughts,
+// text) once, and each tool call and each result once. The usage goes on
+// the first model event emitted with the message's own events.
 func (m *mapper) gemini(msg Message) {
 	start := len(m.events)
+	body := !m.emitted[msg.ID]
 	model := func(ev *agentevent.Event) {
 		ev.Model = msg.Model
 		ev.Provider = Provider
 		ev.ResponseID = msg.ID
 	}
-	for i, th := range msg.Thoughts {
-		ev := m.base(msg, msg.ID+":thought:"+itoa(i), agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
-		if th.Timestamp != "" {
-			ev.Timestamp = parseTime(th.Timestamp, msg.Timestamp)
+	if body {
+		m.keys = append(m.keys, msg.ID)
+		for i, th := range msg.Thoughts {
+			ev := m.base(msg, msg.ID+":thought:"+itoa(i), agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
+			if th.Timestamp != "" {
+				ev.Timestamp = parseTime(th.Timestamp, msg.Timestamp)
+			}
+			ev.Text = strings.TrimSpace(th.Subject + "\n" + th.Description)
+			ev.Raw = nil
+			model(&ev)
+			m.emit(ev)
 		}
-		ev.Text = strings.TrimSpace(th.Subject + "\n" + th.Description)
-		ev.Raw = nil
-		model(&ev)
-		m.emit(ev)
-	}
-	text := contentText(msg.Content)
-	if text != "" || (len(msg.Thoughts) == 0 && len(msg.ToolCalls) == 0) {
-		ev := m.base(msg, msg.ID, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
-		ev.Text = text
-		model(&ev)
-		m.emit(ev)
+		text := contentText(msg.Content)
+		if text != "" || (len(msg.Thoughts) == 0 && len(msg.ToolCalls) == 0) {
+			ev := m.base(msg, msg.ID, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+			ev.Text = text
+			model(&ev)
+			m.emit(ev)
+		}
 	}
 	for i, tc := range msg.ToolCalls {
 		call, res := m.tool(msg, i, tc)
-		model(&call)
-		m.emit(call)
-		if res != nil {
-			m.emit(*res)
-			if ans, ok := subagentAnswer(tc); ok && res.ToolStatus == agentevent.ToolSuccess {
-				// A subagent ends by calling complete_task: its argument is
-				// the subagent's answer, the last model output of its turn.
-				ev := m.base(msg, msg.ID+":tool:"+res.ToolCallID+":answer", agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
-				ev.Timestamp = res.Timestamp
-				ev.Text = ans
-				ev.Raw = nil
-				setAttr(&ev, attrAnswerTool, tc.Name)
-				model(&ev)
-				m.emit(ev)
-			}
+		if !m.emitted[call.EventID] {
+			model(&call)
+			m.emit(call)
+			m.keys = append(m.keys, call.EventID)
+		}
+		if res == nil || m.emitted[res.EventID] {
+			continue
+		}
+		m.emit(*res)
+		m.keys = append(m.keys, res.EventID)
+		if ans, ok := subagentAnswer(tc); ok && res.ToolStatus == agentevent.ToolSuccess {
+			// A subagent ends by calling complete_task: its argument is
+			// the subagent's answer, the last model output of its turn.
+			ev := m.base(msg, call.EventID+":answer", agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+			ev.Timestamp = res.Timestamp
+			ev.Text = ans
+			ev.Raw = nil
+			setAttr(&ev, attrAnswerTool, tc.Name)
+			model(&ev)
+			m.emit(ev)
 		}
 	}
-	if msg.Tokens == nil {
+	if !body || msg.Tokens == nil {
 		return
 	}
 	// The usage carrier: the first model event (never a tool result).

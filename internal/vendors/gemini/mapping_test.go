@@ -61,7 +61,11 @@ func TestMapChatIncremental(t *testing.T) {
 	apply(r)
 
 	r = MapChat(c, chatJSON(t, mUser, mAnswer, mUser2, mToolMsg), emitted, false)
-	assert.Equal(t, []string{"g2:tool:c1", "g2:tool:c1:result"}, ids(r.Events), "tool calls with results are final")
+	assert.Empty(t, r.Events, "a last gemini message waits, even with its tool calls done")
+	assert.Equal(t, "g2", r.Held)
+	r = MapChat(c, chatJSON(t, mUser, mAnswer, mUser2, mToolMsg), emitted, true)
+	assert.Equal(t, []string{"g2:tool:c1", "g2:tool:c1:result"}, ids(r.Events))
+	assert.Equal(t, []string{"g2", "g2:tool:c1", "g2:tool:c1:result"}, r.Emitted)
 	apply(r)
 
 	// Restart: the same snapshot with the stored watermark adds nothing.
@@ -72,6 +76,37 @@ func TestMapChatIncremental(t *testing.T) {
 	r = MapChat(c, chatJSON(t, mUser, mAnswer), map[string]bool{"u1": true}, true)
 	assert.Equal(t, []string{"g1"}, ids(r.Events))
 	assert.Equal(t, "u1", r.Events[0].ParentEventID)
+}
+
+// A settled file can show a call still running, or a message that later
+// gets more tool calls (a model step with no text or thoughts adds its calls
+// to the last gemini message): each call and each result is emitted once.
+func TestMapChatToolCallsGrow(t *testing.T) {
+	call := func(id, status, result string) string {
+		res := ""
+		if result != "" {
+			res = `,"result":[{"functionResponse":{"id":"` + id + `","name":"read_file","response":{"output":"` + result + `"}}}]`
+		}
+		return `{"id":"` + id + `","name":"read_file","args":{"absolute_path":"/a"},"status":"` + status + `","timestamp":"2026-01-01T00:00:09Z"` + res + `}`
+	}
+	msg := func(calls ...string) string {
+		return `{"id":"g1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"","model":"m","tokens":{"input":10,"output":1,"cached":0,"thoughts":0,"tool":0,"total":11},"toolCalls":[` + strings.Join(calls, ",") + `]}`
+	}
+	emitted := map[string]bool{}
+	step := func(m string) []string {
+		r := MapChat(Context{}, chatJSON(t, mUser, m), emitted, true)
+		for _, id := range r.Emitted {
+			emitted[id] = true
+		}
+		return ids(r.Events)
+	}
+	got := step(msg(call("c1", "executing", "")))
+	assert.Equal(t, []string{"u1", "g1:tool:c1"}, got)
+	got = step(msg(call("c1", "success", "x")))
+	assert.Equal(t, []string{"g1:tool:c1:result"}, got)
+	got = step(msg(call("c1", "success", "x"), call("c2", "success", "y")))
+	assert.Equal(t, []string{"g1:tool:c2", "g1:tool:c2:result"}, got)
+	assert.Empty(t, step(msg(call("c1", "success", "x"), call("c2", "success", "y"))))
 }
 
 // Trap 8: the same session copied under a hash dir and a named dir is one
@@ -165,7 +200,7 @@ func TestToolResults(t *testing.T) {
 	assert.Equal(t, "/a.go", r.Events[1].FilePath)
 	assert.Equal(t, agentevent.FileRead, r.Events[1].FileOp)
 	assert.Len(t, agentevent.Validate(r.Events).OpenToolCalls, 1)
-	// …and such a last message is held back until settled.
+	// …and a last gemini message is held back until settled.
 	assert.Equal(t, "g1", MapChat(Context{}, chatJSON(t, mUser, running), nil, false).Held)
 }
 
