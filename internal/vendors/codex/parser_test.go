@@ -122,35 +122,40 @@ func TestExitCodeDialects(t *testing.T) {
 	assert.Equal(t, int64(2000), *results["e"].ToolLatencyMs, "no duration recorded: time since the call")
 }
 
-// Restart: state round-trip mid-file gives the events of an uninterrupted
-// parse, and records at or before the saved offset are dropped.
+// Restart: a state round-trip after any line gives the events of an
+// uninterrupted parse (every golden case), and records at or before the
+// saved offset are dropped.
 func TestStateRoundTrip(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "testdata", "codex", "exec_events_failure")
-	files := caseFilesOf(t, dir)
-	data, err := os.ReadFile(filepath.Join(dir, files[0]))
+	root := filepath.Join(repoRoot(t), "testdata", "codex")
+	cases, err := os.ReadDir(root)
 	require.NoError(t, err)
-	ls := splitLines(data)
-	want := parseBytes(files[0], data)
-	for cut := 1; cut < len(ls); cut += 5 {
-		p := NewParser(files[0])
-		var got []agentevent.Event
-		for _, l := range ls[:cut] {
-			got = append(got, p.Parse(l.data, l.lineNo, l.offset)...)
-		}
-		st, err := p.MarshalState()
-		require.NoError(t, err)
-		q := NewParser(files[0])
-		require.NoError(t, q.UnmarshalState(st))
-		for _, l := range ls { // the receiver replays from the start: dropped up to cut
-			got = append(got, q.Parse(l.data, l.lineNo, l.offset)...)
-		}
-		require.Equal(t, len(want), len(got), "cut at line %d", cut)
-		for i := range want {
-			assert.Equal(t, want[i].EventID, got[i].EventID)
-			assert.Equal(t, want[i].ParentEventID, got[i].ParentEventID)
-			assert.Equal(t, want[i].TokensInput, got[i].TokensInput)
-			assert.Equal(t, want[i].ToolExitCode, got[i].ToolExitCode)
-			assert.Equal(t, want[i].ResponseID, got[i].ResponseID)
+	for _, c := range cases {
+		dir := filepath.Join(root, c.Name())
+		for _, f := range caseFilesOf(t, dir) {
+			data, err := os.ReadFile(filepath.Join(dir, f))
+			require.NoError(t, err)
+			ls := splitLines(data)
+			want := parseBytes(f, data)
+			for cut := 1; cut < len(ls); cut++ {
+				p := NewParser(f)
+				var got []agentevent.Event
+				for _, l := range ls[:cut] {
+					got = append(got, p.Parse(l.data, l.lineNo, l.offset)...)
+				}
+				st, err := p.MarshalState()
+				require.NoError(t, err)
+				q := NewParser(f)
+				require.NoError(t, q.UnmarshalState(st))
+				for _, l := range ls { // replayed from the start: dropped up to cut
+					got = append(got, q.Parse(l.data, l.lineNo, l.offset)...)
+				}
+				require.Equal(t, len(want), len(got), "%s cut at line %d", f, cut)
+				for i := range want {
+					w, g := want[i], got[i]
+					w.Raw, g.Raw = nil, nil
+					require.Equal(t, w, g, "%s cut at line %d, event %d", f, cut, i)
+				}
+			}
 		}
 	}
 }
