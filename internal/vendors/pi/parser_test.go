@@ -45,6 +45,7 @@ func TestBashExitCodes(t *testing.T) {
 		{"success", "ok", false, agentevent.Int(0), "", agentevent.ToolSuccess},
 		{"exit code", "boom\\n\\nCommand exited with code 2", true, agentevent.Int(2), "exit_code", agentevent.ToolError},
 		{"v1 exit code alone", "Command exited with code 1", true, agentevent.Int(1), "exit_code", agentevent.ToolError},
+		{"last code wins, note after it", "sub: Command exited with code 9\\n\\nCommand exited with code 1\\n\\n[Output truncated]", true, agentevent.Int(1), "exit_code", agentevent.ToolError},
 		{"aborted", "partial output\\n\\nCommand aborted", true, nil, "interrupted", agentevent.ToolError},
 		{"timeout", "Command timed out after 30 seconds", true, nil, "timeout", agentevent.ToolError},
 		{"other error", "spawn /bin/sh ENOENT", true, nil, "tool_error", agentevent.ToolError},

@@ -115,7 +115,7 @@ func (p *Parser) toolResultFromCall(ev *agentevent.Event, id string, c *rowCtx) 
 
 // exitCodeRE finds the exit code Pi's bash tool appends to a failed
 // command's output ("Command exited with code N").
-var exitCodeRE = regexp.MustCompile(`(?m)Command exited with code (-?\d+)\s*$`)
+var exitCodeRE = regexp.MustCompile(`Command exited with code (-?\d+)`)
 
 // mapToolResult maps a toolResult message: the result of the open call of
 // the same id.
@@ -170,7 +170,9 @@ func bashFacts(ev *agentevent.Event, isError bool) {
 		ev.ToolExitCode = agentevent.Int(0)
 		return
 	}
-	if m := exitCodeRE.FindStringSubmatch(ev.Text); m != nil {
+	// The last match: the command's own output may hold the phrase too.
+	if all := exitCodeRE.FindAllStringSubmatch(ev.Text, -1); len(all) > 0 {
+		m := all[len(all)-1]
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			ev.ToolExitCode = agentevent.Int(n)
 			ev.ErrorType = errExitCode
