@@ -16,6 +16,7 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 		return nil, ReasonUnexpectedShape, ""
 	}
 	if p.st.Replaying {
+		p.st.ReplayItems = true
 		return nil, "", ""
 	}
 	switch it.Type {
@@ -82,20 +83,26 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 	}
 	s := &p.st
 	if m.Type == "task_started" {
-		s.TasksStarted++
 		if m.TurnID != "" {
 			s.TurnID = m.TurnID
 		}
-		if s.Replaying && s.TasksStarted >= 2 {
-			s.Replaying = false
+		if s.Replaying && !p.replayEnds() {
+			s.ReplayTurns++
+			s.ReplayTurnOpen = true
 		}
 		return nil, "", ""
 	}
 	if s.Replaying {
-		if m.Type == "token_count" && m.Info != nil && m.Info.Total != nil {
-			// The parent's cumulative totals: inherited, never counted.
-			s.Total = *m.Info.Total
+		switch m.Type {
+		case "token_count":
+			if m.Info != nil && m.Info.Total != nil {
+				// The parent's cumulative totals: inherited, never counted.
+				s.Total = *m.Info.Total
+			}
+		case "task_complete", "turn_aborted":
+			s.ReplayTurnOpen = false
 		}
+		s.ReplayItems = true
 		return nil, "", ""
 	}
 	switch m.Type {
@@ -212,4 +219,19 @@ func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
 		setAttr(&ev, "agent.model.context_window", *m.Info.ModelContextWindow)
 	}
 	return []agentevent.Event{ev}
+}
+
+// replayEnds tells, at a task_started of a forked child still replaying
+// its parent's history, whether this is the child's own turn (and ends the
+// replay). The replay holds the parent's turns up to the spawning one, which
+// is still open at the fork instant: the task_started that comes while a
+// replayed turn is open is the child's. A replay without any task_started
+// (only items) ends at the first one.
+func (p *Parser) replayEnds() bool {
+	s := &p.st
+	if s.ReplayTurnOpen || (s.ReplayTurns == 0 && s.ReplayItems) {
+		s.Replaying = false
+		return true
+	}
+	return false
 }

@@ -279,3 +279,39 @@ func TestProvider(t *testing.T) {
 		assert.Equal(t, want, providerName(in), in)
 	}
 }
+
+// A fork of a parent with several turns: the replay holds completed parent
+// turns and the open spawning turn; the child's turn starts while that one
+// is open. A replay with no task events ends at the first task_started.
+func TestForkReplayBoundaries(t *testing.T) {
+	head := []string{
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"child","source":{"subagent":{"thread_spawn":{"parent_thread_id":"parent","depth":1}}}}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"parent","source":"cli"}}`,
+	}
+	prompt := func(s string) string {
+		return `{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"` + s + `"}]}}`
+	}
+	started := `{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_started"}}`
+	complete := `{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_complete"}}`
+	for name, tt := range map[string][]string{
+		"several parent turns": append(append([]string{}, head...),
+			started, prompt("p1"), tc(100, 0, 10, 0), complete,
+			started, prompt("p2"), tc(300, 0, 30, 0),
+			started, prompt("child"), tc(350, 0, 40, 0)),
+		"no task events in the replay": append(append([]string{}, head...),
+			prompt("p1"), tc(300, 0, 30, 0),
+			started, prompt("child"), tc(350, 0, 40, 0)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var prompts []string
+			events := parseBytes("c.jsonl", lines(tt...))
+			for _, ev := range events {
+				if ev.Type == agentevent.TypeUserMessage {
+					prompts = append(prompts, ev.Text)
+				}
+			}
+			assert.Equal(t, []string{"child"}, prompts)
+			assert.Equal(t, tokenTotals{Input: 50, Output: 10}, sumTokens(events))
+		})
+	}
+}

@@ -42,9 +42,15 @@ type state struct {
 	ParentHint string `json:"parent_hint,omitempty"`
 
 	// Fork replay of a thread_spawn child: records are skipped until the
-	// child's own task_started (the second one in the file).
-	Replaying    bool `json:"replaying,omitempty"`
-	TasksStarted int  `json:"tasks_started,omitempty"`
+	// child's own task_started (see Parser.replayEnds).
+	Replaying bool `json:"replaying,omitempty"`
+	// ReplayTurnOpen: a replayed turn started and did not end (the
+	// parent's spawning turn is still open at the fork instant).
+	ReplayTurnOpen bool `json:"replay_turn_open,omitempty"`
+	// ReplayTurns counts the task_started of the replay; ReplayItems tells
+	// whether any other replayed record came.
+	ReplayTurns int  `json:"replay_turns,omitempty"`
+	ReplayItems bool `json:"replay_items,omitempty"`
 
 	// Prompt is the event id of the latest user_message (turn parent).
 	Prompt string `json:"prompt,omitempty"`
