@@ -10,11 +10,12 @@ package gemini // import "github.com/agentotel/agentotel/internal/vendors/gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/goccy/go-json"
 )
 
 // Message types of a chat.
@@ -124,6 +125,16 @@ const (
 	ReasonUnexpectedShape = "unexpected_shape"
 )
 
+// decodeReason tells why data did not decode: it is not JSON at all
+// (malformed_json: a file caught mid-rewrite, a line cut mid-write), or JSON
+// of another shape (unexpected_shape).
+func decodeReason(data []byte) string {
+	if json.Valid(data) {
+		return ReasonUnexpectedShape
+	}
+	return ReasonMalformedJSON
+}
+
 // DecodeChat decodes a whole .json chat snapshot. A file cut mid-write (the
 // CLI rewrites it in place) is a malformed_json DecodeError: the reader
 // keeps its watermark and tries again on the next change.
@@ -133,11 +144,7 @@ func DecodeChat(data []byte) (Chat, error) {
 		Messages []json.RawMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return Chat{}, &DecodeError{Reason: ReasonUnexpectedShape, Err: err}
-		}
-		return Chat{}, &DecodeError{Reason: ReasonMalformedJSON, Err: err}
+		return Chat{}, &DecodeError{Reason: decodeReason(data), Err: err}
 	}
 	if raw.SessionID == "" {
 		return Chat{}, &DecodeError{Reason: ReasonUnexpectedShape, Err: errors.New("no sessionId")}
@@ -204,12 +211,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			Session  *string         `json:"sessionId"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil {
-			reason := ReasonMalformedJSON
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				reason = ReasonUnexpectedShape
-			}
-			errs = append(errs, &DecodeError{Reason: reason, Line: lineNo, Err: err})
+			errs = append(errs, &DecodeError{Reason: decodeReason(line), Line: lineNo, Err: err})
 			continue
 		}
 		switch {

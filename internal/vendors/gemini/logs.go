@@ -4,10 +4,10 @@
 package gemini
 
 import (
-	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -32,11 +32,7 @@ func (e LogEntry) Key() string {
 func DecodeLogs(data []byte) (entries []LogEntry, skipped int, err error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, 0, &DecodeError{Reason: ReasonUnexpectedShape, Err: err}
-		}
-		return nil, 0, &DecodeError{Reason: ReasonMalformedJSON, Err: err}
+		return nil, 0, &DecodeError{Reason: decodeReason(data), Err: err}
 	}
 	for _, r := range raw {
 		var e LogEntry

@@ -4,9 +4,10 @@
 package gemini
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )

@@ -5,11 +5,12 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/testrun"
