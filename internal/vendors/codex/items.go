@@ -4,7 +4,7 @@
 package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
-	"encoding/json"
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )

@@ -12,12 +12,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )

@@ -4,8 +4,9 @@
 package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/goccy/go-json"
 )
 
 // record is the envelope of every rollout line: {timestamp, type, payload}.

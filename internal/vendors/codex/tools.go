@@ -4,13 +4,14 @@
 package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
-	"encoding/json"
 	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/goccy/go-json"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/testrun"

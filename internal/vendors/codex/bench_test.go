@@ -1,0 +1,52 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkParse parses every golden case file (throughput in bytes of JSONL).
+func BenchmarkParse(b *testing.B) {
+	root := filepath.Join(repoRoot(b), "testdata", "codex")
+	type file struct {
+		rel   string
+		lines []line
+	}
+	var files []file
+	var size int64
+	entries, err := os.ReadDir(root)
+	require.NoError(b, err)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		sub, err := os.ReadDir(dir)
+		require.NoError(b, err)
+		for _, f := range sub {
+			if filepath.Ext(f.Name()) != ".jsonl" {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, f.Name()))
+			require.NoError(b, err)
+			files = append(files, file{rel: f.Name(), lines: splitLines(data)})
+			size += int64(len(data))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			p := NewParser(f.rel)
+			for _, l := range f.lines {
+				p.Parse(l.data, l.lineNo, l.offset)
+			}
+		}
+	}
+}
