@@ -88,7 +88,7 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 	slices.Sort(top)
 	slices.Sort(nested)
 	slices.Sort(logs)
-	emitted := map[string]map[string]bool{}
+	emitted := map[string]Watermark{}
 	seq := map[string]int64{}
 	chats := map[string]bool{}
 	var events []agentevent.Event
@@ -96,25 +96,21 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 		chat := loadChat(t, filepath.Join(dir, rel))
 		parent, skill := Placement(rel)
 		c := Context{LogFile: rel, ParentSessionID: parent, SkillExtraction: skill}
-		thread := chat.SessionID
-		if parent != "" {
-			thread = parent + "/" + chat.SessionID
-		} else {
+		thread := ThreadKey(c, chat)
+		if parent == "" {
 			chats[chat.SessionID] = true
 		}
 		if emitted[thread] == nil {
-			emitted[thread] = map[string]bool{}
+			emitted[thread] = Watermark{}
 		}
 		c.Sequence = seq[thread] + 1
 		r := MapChat(c, chat, emitted[thread], true)
 		require.Empty(t, r.Held)
-		for _, id := range r.Emitted {
-			emitted[thread][id] = true
-		}
+		emitted[thread].Add(r.Emitted)
 		seq[thread] += int64(len(r.Events))
 		events = append(events, r.Events...)
 	}
-	logEmitted := map[string]bool{}
+	logEmitted := Watermark{}
 	for _, rel := range logs {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		require.NoError(t, err)
@@ -122,9 +118,7 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 		require.NoError(t, err)
 		require.Zero(t, skipped)
 		r := MapLogs(Context{LogFile: rel, Sequence: 1}, entries, func(id string) bool { return chats[id] }, logEmitted)
-		for _, k := range r.Emitted {
-			logEmitted[k] = true
-		}
+		logEmitted.Add(r.Emitted)
 		events = append(events, r.Events...)
 	}
 	return events

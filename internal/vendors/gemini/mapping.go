@@ -107,9 +107,27 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			m.keys = append(m.keys, msg.ID)
 		}
 	}
+	if r.Held == "" && chat.Summary != "" && !m.emitted[summaryKey] {
+		// The CLI writes a one-line summary of the session into the chat's
+		// metadata, possibly long after its last message (lastUpdated
+		// moves then): it is dated at the last message, so that it does not
+		// stretch the last turn.
+		at := chat.LastUpdated
+		if n := len(chat.Messages); n > 0 && chat.Messages[n-1].Timestamp != "" {
+			at = chat.Messages[n-1].Timestamp
+		}
+		ev := m.base(Message{Timestamp: at}, chat.SessionID+":summary", agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.ParentEventID = lastUser
+		ev.Text = chat.Summary
+		m.emit(ev)
+		m.keys = append(m.keys, summaryKey)
+	}
 	r.Events, r.Emitted = m.events, m.keys
 	return r
 }
+
+// summaryKey is the watermark key of the chat's summary.
+const summaryKey = "$summary"
 
 func terminalStatus(s string) bool {
 	return s == "success" || s == "error" || s == "cancelled"

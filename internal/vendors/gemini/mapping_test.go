@@ -392,3 +392,42 @@ func FuzzDecodeAndMap(f *testing.F) {
 		}
 	})
 }
+
+func TestWatermarkState(t *testing.T) {
+	w := Watermark{}
+	w.Add([]string{"b", "a", "g1:tool:c1"})
+	b, err := w.MarshalState()
+	require.NoError(t, err)
+	assert.JSONEq(t, `["a","b","g1:tool:c1"]`, string(b))
+	got, err := UnmarshalState(b)
+	require.NoError(t, err)
+	assert.Equal(t, w, got)
+	got, err = UnmarshalState(nil)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = UnmarshalState([]byte(`{`))
+	require.Error(t, err)
+
+	assert.Equal(t, "s1", ThreadKey(Context{}, Chat{SessionID: "s1"}))
+	assert.Equal(t, "p/s1", ThreadKey(Context{ParentSessionID: "p"}, Chat{SessionID: "s1"}))
+}
+
+func TestSummary(t *testing.T) {
+	chat := chatJSON(t, mUser, mAnswer)
+	chat.Summary = "Say hello."
+	chat.LastUpdated = "2026-01-01T00:09:00Z"
+	r := MapChat(Context{}, chat, nil, false)
+	assert.Equal(t, []string{"u1"}, ids(r.Events), "no summary while a message is held")
+	w := Watermark{}
+	w.Add(r.Emitted)
+	r = MapChat(Context{}, chat, w, true)
+	require.Equal(t, []string{"g1", "s1:summary"}, ids(r.Events))
+	sum := r.Events[1]
+	assert.Equal(t, agentevent.TypeSessionSummary, sum.Type)
+	assert.Equal(t, "u1", sum.ParentEventID)
+	assert.Equal(t, "Say hello.", sum.Text)
+	assert.Equal(t, r.Events[0].Timestamp, sum.Timestamp, "dated at the last message, not lastUpdated")
+	w.Add(r.Emitted)
+	assert.Empty(t, MapChat(Context{}, chat, w, true).Events)
+	assert.Empty(t, agentevent.Validate(MapChat(Context{}, chat, nil, true).Events).Violations)
+}
