@@ -160,7 +160,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-func caseFilesOf(t *testing.T, dir string) []string {
+func caseFilesOf(t testing.TB, dir string) []string {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var out []string
