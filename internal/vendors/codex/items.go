@@ -59,9 +59,23 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 	case "function_call_output", "custom_tool_call_output":
 		p.closeResponse()
 		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
-	case "web_search_call":
+	case "web_search_call", "image_generation_call":
 		p.assistantItem()
 		return p.webSearch(&it, c), "", ""
+	case "tool_search_call":
+		p.assistantItem()
+		it.Name = firstNonEmpty(it.Name, "tool_search")
+		return []agentevent.Event{p.toolCall(&it, c)}, "", ""
+	case "tool_search_output":
+		p.closeResponse()
+		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
+	case "compaction", "context_compaction":
+		// Remote compaction: the summary is encrypted.
+		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+		setAttr(&ev, "agent.compaction.trigger", it.Type)
+		return []agentevent.Event{ev}, "", ""
+	case "additional_tools", "compaction_trigger", "other":
+		return nil, "", "" // request bookkeeping, no conversation content
 	case "ghost_snapshot":
 		ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
 		if it.GhostCommit != nil {
@@ -138,7 +152,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 			ev.ErrorType = "stream_error" // retried by Codex: the turn goes on
 		}
 		return []agentevent.Event{ev}, "", ""
-	case "context_compacted", "entered_review_mode", "exited_review_mode":
+	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		setAttr(&ev, "agent.codex.event", m.Type)
 		return []agentevent.Event{ev}, "", ""
@@ -153,7 +167,10 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 		"list_custom_prompts_response", "undo_started", "undo_completed", "turn_context",
 		"collab_agent_spawn_begin", "collab_agent_spawn_end", "collab_agent_interaction_begin",
 		"collab_agent_interaction_end", "collab_waiting_begin", "collab_waiting_end",
-		"thread_name_updated", "deprecation_notice", "warning", "raw_response_item", "rate_limits":
+		"thread_name_updated", "deprecation_notice", "warning", "raw_response_item", "rate_limits",
+		"thread_goal_updated", "thread_settings_applied", "sub_agent_activity", "image_generation_end",
+		"realtime_conversation_closed", "exec_approval_request", "apply_patch_approval_request",
+		"request_user_input", "elicitation_request", "mcp_startup_update", "mcp_startup_complete":
 		// Deliberately skipped: duplicates of response items (agent_message,
 		// agent_reasoning), streaming deltas, begin halves of the *_end
 		// events, and UI bookkeeping (README.md).

@@ -361,8 +361,8 @@ func (p *Parser) toolEnd(m *eventMsg) {
 	}
 }
 
-// webSearch maps a web_search_call: the call and its (already known)
-// outcome at once.
+// webSearch maps a web_search_call or image_generation_call: the call and
+// its (already known) outcome at once.
 func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
 	id := firstNonEmpty(it.ID, it.CallID)
 	if id == "" {
@@ -370,14 +370,18 @@ func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
 	}
 	call := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, agentevent.ChannelChat)
 	p.model(&call)
-	call.ToolName, call.ToolCallID, call.Text = "web_search", id, string(it.Action)
+	name := "web_search"
+	if it.Type == "image_generation_call" {
+		name = "image_generation"
+	}
+	call.ToolName, call.ToolCallID, call.Text = name, id, string(it.Action)
 	res := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
-	res.ToolName, res.ToolCallID = "web_search", id
+	res.ToolName, res.ToolCallID = name, id
 	res.ToolStatus = agentevent.ToolSuccess
 	switch it.Status {
 	case "failed":
 		res.ToolStatus, res.ErrorType = agentevent.ToolError, errToolError
-	case "in_progress", "searching":
+	case "in_progress", "searching", "generating":
 		return []agentevent.Event{call}
 	}
 	return []agentevent.Event{call, res}
