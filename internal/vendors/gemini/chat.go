@@ -10,6 +10,8 @@ package gemini // import "github.com/agentotel/agentotel/internal/vendors/gemini
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -59,6 +61,9 @@ type Message struct {
 	ToolCalls      []ToolCall      `json:"toolCalls"`
 	// Raw is the message as written (kept for Event.Raw).
 	Raw json.RawMessage `json:"-"`
+	// Bad is why the message could not be decoded whole (a field of an
+	// unexpected shape); MapChat makes an unparsed event of it.
+	Bad error `json:"-"`
 }
 
 // Thought is one entry of a gemini message's thoughts[].
@@ -86,11 +91,46 @@ type ToolCall struct {
 	ID            string          `json:"id"`
 	Name          string          `json:"name"`
 	Args          json.RawMessage `json:"args"`
-	Result        []ResultPart    `json:"result"`
+	Result        ResultParts     `json:"result"`
 	Status        string          `json:"status"`
 	Timestamp     string          `json:"timestamp"`
 	DisplayName   string          `json:"displayName"`
 	ResultDisplay json.RawMessage `json:"resultDisplay"`
+}
+
+// ResultParts is a tool call's result: a list of parts as the CLI writes
+// it; a single part or a bare string (not seen, but cheap to accept) are
+// read as a list of one.
+type ResultParts []ResultPart
+
+// UnmarshalJSON accepts a list of parts, one part, a string or null.
+func (r *ResultParts) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		*r = nil
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*r = ResultParts{{Text: &s}}
+		return nil
+	case b[0] == '{':
+		var p ResultPart
+		if err := json.Unmarshal(b, &p); err != nil {
+			return err
+		}
+		*r = ResultParts{p}
+		return nil
+	}
+	var parts []ResultPart
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	*r = parts
+	return nil
 }
 
 // ResultPart is one part of a tool call's result: a functionResponse or text.
@@ -151,26 +191,46 @@ func DecodeChat(data []byte) (Chat, error) {
 	}
 	c := raw.Chat
 	c.Messages = nil
-	for i, m := range raw.Messages {
-		msg, err := decodeMessage(m)
-		if err != nil {
-			return Chat{}, &DecodeError{Reason: ReasonUnexpectedShape, Err: fmt.Errorf("message %d: %w", i, err)}
-		}
-		c.Messages = append(c.Messages, msg)
+	for _, m := range raw.Messages {
+		c.Messages = append(c.Messages, decodeMessage(m))
 	}
 	return c, nil
 }
 
-func decodeMessage(b json.RawMessage) (Message, error) {
+// decodeMessage decodes one message. One that does not decode whole is kept
+// with what can be read of it (id, time, type) and Bad set, so that one odd
+// field costs that message, not the chat; one without an id gets an id
+// hashed from its bytes.
+func decodeMessage(b json.RawMessage) Message {
 	var m Message
-	if err := json.Unmarshal(b, &m); err != nil {
-		return Message{}, err
+	err := json.Unmarshal(b, &m)
+	if err != nil {
+		var head struct {
+			ID        json.RawMessage `json:"id"`
+			Timestamp json.RawMessage `json:"timestamp"`
+			Type      json.RawMessage `json:"type"`
+		}
+		_ = json.Unmarshal(b, &head)
+		m = Message{ID: rawString(head.ID), Timestamp: rawString(head.Timestamp), Type: rawString(head.Type), Bad: err}
 	}
 	if m.ID == "" {
-		return Message{}, errors.New("message without id")
+		sum := sha256.Sum256(b)
+		m.ID = "message-" + hex.EncodeToString(sum[:8])
+		if m.Bad == nil {
+			m.Bad = errors.New("message without id")
+		}
 	}
 	m.Raw = b
-	return m, nil
+	return m
+}
+
+// rawString is the value of a JSON string, "" for anything else.
+func rawString(b json.RawMessage) string {
+	var s string
+	if len(b) == 0 || b[0] != '"' || json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // DecodeChatJSONL replays a .jsonl chat log (Gemini CLI v0.39+, written by
@@ -231,11 +291,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			}
 			order = order[:idx]
 		case probe.ID != nil:
-			m, err := decodeMessage(append(json.RawMessage(nil), line...))
-			if err != nil {
-				errs = append(errs, &DecodeError{Reason: ReasonUnexpectedShape, Line: lineNo, Err: err})
-				continue
-			}
+			m := decodeMessage(append(json.RawMessage(nil), line...))
 			if _, seen := byID[m.ID]; !seen {
 				order = append(order, m.ID)
 			}
@@ -253,11 +309,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			if set.Messages != nil {
 				order, byID = nil, map[string]Message{}
 				for _, mb := range set.Messages {
-					m, err := decodeMessage(mb)
-					if err != nil {
-						errs = append(errs, &DecodeError{Reason: ReasonUnexpectedShape, Line: lineNo, Err: err})
-						continue
-					}
+					m := decodeMessage(mb)
 					if _, seen := byID[m.ID]; !seen {
 						order = append(order, m.ID)
 					}

@@ -87,7 +87,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 	// ParentEventID: the latest user message before each message.
 	lastUser := ""
 	for i, msg := range chat.Messages {
-		if msg.Type == TypeUser {
+		if msg.Type == TypeUser && msg.Bad == nil {
 			lastUser = msg.ID
 		}
 		if i == len(chat.Messages)-1 && !settled && msg.Type == TypeGemini {
@@ -95,8 +95,18 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			break
 		}
 		m.parent = lastUser
-		if msg.Type == TypeUser {
+		if msg.Type == TypeUser && msg.Bad == nil {
 			m.parent = ""
+		}
+		if msg.Bad != nil {
+			if !m.emitted[msg.ID] {
+				ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+				ev.Unparsed = ReasonUnexpectedShape
+				setAttr(&ev, attrUnparsed, msg.Bad.Error())
+				m.emit(ev)
+				m.keys = append(m.keys, msg.ID)
+			}
+			continue
 		}
 		if msg.Type == TypeGemini {
 			m.gemini(msg)

@@ -276,8 +276,40 @@ func TestDecodeChatErrors(t *testing.T) {
 	_, err = DecodeChat([]byte(`{"messages":[]}`))
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, ReasonUnexpectedShape, de.Reason)
-	_, err = DecodeChat([]byte(`{"sessionId":"s","messages":[{"type":"user"}]}`))
-	require.ErrorAs(t, err, &de)
+
+	// One odd message costs that message, not the chat: it becomes an
+	// unparsed event (never a prompt), keyed by its id or a hash of it.
+	c, err := DecodeChat([]byte(`{"sessionId":"s","messages":[` + mUser + `,{"type":"user"},{"id":"g9","type":"gemini","tokens":"lots"},` + mAnswer + `]}`))
+	require.NoError(t, err)
+	require.Len(t, c.Messages, 4)
+	r := MapChat(Context{}, c, nil, true)
+	require.Len(t, r.Events, 4)
+	assert.Equal(t, ReasonUnexpectedShape, r.Events[1].Unparsed)
+	assert.True(t, strings.HasPrefix(r.Events[1].EventID, "message-"))
+	assert.Equal(t, "u1", r.Events[1].ParentEventID)
+	assert.Equal(t, "g9", r.Events[2].EventID)
+	assert.Equal(t, ReasonUnexpectedShape, r.Events[2].Unparsed)
+	assert.Equal(t, "u1", r.Events[3].ParentEventID)
+	assert.Empty(t, agentevent.Validate(r.Events).Violations)
+	again := MapChat(Context{}, c, nil, true)
+	assert.Equal(t, ids(r.Events), ids(again.Events), "stable ids")
+}
+
+func TestResultShapes(t *testing.T) {
+	for name, result := range map[string]string{
+		"list":   `[{"functionResponse":{"id":"c1","name":"x","response":{"output":"out"}}}]`,
+		"object": `{"functionResponse":{"id":"c1","name":"x","response":{"output":"out"}}}`,
+		"string": `"out"`,
+		"text":   `[{"text":"out"}]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := `{"id":"g1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"","model":"m","toolCalls":[{"id":"c1","name":"x","args":{},"result":` + result + `,"status":"success"}]}`
+			r := MapChat(Context{}, chatJSON(t, mUser, msg), nil, true)
+			require.Len(t, r.Events, 3)
+			assert.Empty(t, r.Events[2].Unparsed)
+			assert.Equal(t, "out", r.Events[2].Text)
+		})
+	}
 }
 
 // The JSONL chat log (CLI v0.39+), from the CLI's source: last record of an
