@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -111,11 +112,11 @@ func corpusLogs(t *testing.T, path, name string) {
 	require.NoError(t, err)
 	require.Zero(t, skipped)
 	require.NotEmpty(t, entries)
-	r := MapLogs(Context{LogFile: name, Sequence: 1}, entries, nil, nil)
+	r := MapLogs(Context{LogFile: name, Sequence: 1}, entries, nil, nil, time.Time{})
 	require.NotEmpty(t, r.Events)
 	require.Empty(t, agentevent.Validate(r.Events).Violations)
 	// With every session's chat present, logs.json adds nothing.
-	r = MapLogs(Context{LogFile: name}, entries, func(string) bool { return true }, nil)
+	r = MapLogs(Context{LogFile: name}, entries, func(string) bool { return true }, nil, time.Time{})
 	require.Empty(t, r.Events)
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -117,7 +118,7 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 		entries, skipped, err := DecodeLogs(b)
 		require.NoError(t, err)
 		require.Zero(t, skipped)
-		r := MapLogs(Context{LogFile: rel, Sequence: 1}, entries, func(id string) bool { return chats[id] }, logEmitted)
+		r := MapLogs(Context{LogFile: rel, Sequence: 1}, entries, func(id string) bool { return chats[id] }, logEmitted, time.Time{})
 		logEmitted.Add(r.Emitted)
 		events = append(events, r.Events...)
 	}

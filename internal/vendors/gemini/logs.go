@@ -6,6 +6,7 @@ package gemini
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-json"
 
@@ -61,7 +62,13 @@ func isSlashCommand(s string) bool {
 // else). Entries whose Key is in emitted are skipped; Result.Emitted lists
 // the keys of the entries mapped. Entries of another type than "user" are
 // skipped, and so are slash commands (isSlashCommand).
-func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool, emitted map[string]bool) Result {
+//
+// The CLI writes logs.json as the user submits, before or while the chat
+// is written: entries at or after before (the reader passes now minus a
+// grace period, a minute or so) are left for a later call, so that a live
+// session's prompt is not taken from logs.json before its chat exists. A
+// zero before takes every entry.
+func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool, emitted map[string]bool, before time.Time) Result {
 	var r Result
 	seq := c.Sequence
 	for _, e := range entries {
@@ -71,6 +78,10 @@ func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool,
 		if emitted[e.Key()] || (hasChat != nil && hasChat(e.SessionID)) || isSlashCommand(e.Message) {
 			continue
 		}
+		at := parseTime(e.Timestamp, "")
+		if !before.IsZero() && !at.Before(before) {
+			continue
+		}
 		ev := agentevent.Event{
 			SchemaVersion: agentevent.SchemaVersion,
 			Source:        agentevent.SourceGemini,
@@ -78,7 +89,7 @@ func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool,
 			ProjectHash:   agentevent.ProjectHash(c.ProjectRoot),
 			SessionID:     e.SessionID,
 			EventID:       e.Key(),
-			Timestamp:     parseTime(e.Timestamp, ""),
+			Timestamp:     at,
 			Type:          agentevent.TypeUserMessage,
 			Role:          agentevent.RoleUser,
 			Channel:       agentevent.ChannelChat,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -376,11 +377,16 @@ func TestLogs(t *testing.T) {
 	assert.Equal(t, 2, skipped)
 	require.Len(t, entries, 4)
 	emitted := map[string]bool{"a:log:0": true}
-	r := MapLogs(Context{LogFile: "logs.json", Sequence: 5}, entries, func(id string) bool { return id == "b" }, emitted)
+	r := MapLogs(Context{LogFile: "logs.json", Sequence: 5}, entries, func(id string) bool { return id == "b" }, emitted, time.Time{})
 	assert.Equal(t, []string{"a:log:2"}, ids(r.Events))
 	assert.Equal(t, []string{"a:log:2"}, r.Emitted)
 	assert.Equal(t, int64(5), r.Events[0].Sequence)
 	assert.Equal(t, agentevent.TypeUserMessage, r.Events[0].Type)
+
+	// Entries inside the grace window wait for a later call.
+	cut := time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC)
+	r = MapLogs(Context{}, entries, nil, nil, cut)
+	assert.Equal(t, []string{"a:log:0"}, ids(r.Events), "a:log:2 is at the cut, b:log:0 after it")
 
 	_, _, err = DecodeLogs([]byte(`[{"sessionId":"a"`))
 	var de *DecodeError
@@ -420,7 +426,7 @@ func FuzzDecodeAndMap(f *testing.F) {
 		c, _ := DecodeChatJSONL(b)
 		MapChat(Context{ParentSessionID: "p"}, c, nil, false)
 		if entries, _, err := DecodeLogs(b); err == nil {
-			MapLogs(Context{}, entries, nil, nil)
+			MapLogs(Context{}, entries, nil, nil, time.Time{})
 		}
 	})
 }
