@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
+	"github.com/agentotel/agentotel/internal/vendors/pi"
 )
 
 // parser maps the records of one session file to events. It is what every
@@ -42,6 +43,10 @@ type agent struct {
 	// running collector counts, not that of the factory.
 	defaultInclude func(env environment) ([]string, error)
 	newParser      func(path string) parser
+	// optional agents are skipped, with a warning, when their default
+	// location cannot be known (no home directory): being on by default, they
+	// must not stop the others from being read.
+	optional bool
 	// start, when set, reads the agent's data with a reader of its own
 	// instead of tailing files (data rewritten in place: OpenCode).
 	start func(r *logsReceiver, host component.Host, a agent, ac *AgentConfig, env environment, hostname string) (snapshotReader, error)
@@ -61,6 +66,14 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.OpenCode },
 		defaultInclude: opencodeInclude,
 		start:          startOpenCode,
+	},
+	{
+		key:            "pi",
+		source:         agentevent.SourcePi,
+		config:         func(c *Config) *AgentConfig { return &c.Pi },
+		defaultInclude: piInclude,
+		newParser:      func(path string) parser { return pi.NewParser(path) },
+		optional:       true,
 	},
 }
 
@@ -102,6 +115,21 @@ func claudeCodeInclude(env environment) ([]string, error) {
 		}
 	}
 	return include, nil
+}
+
+// piInclude: Pi writes ~/.pi/agent/sessions/--<cwd>--/<ISO>_<id>.jsonl, or
+// the same under $PI_CODING_AGENT_DIR when that is set.
+func piInclude(env environment) ([]string, error) {
+	dir := ""
+	switch d := env.getenv("PI_CODING_AGENT_DIR"); {
+	case d != "":
+		dir = expandHome(d, env.home)
+	case env.home != "":
+		dir = filepath.Join(env.home, ".pi", "agent")
+	default:
+		return nil, errNoHome
+	}
+	return []string{filepath.Join(filepath.Clean(dir), "sessions", "**", "*.jsonl")}, nil
 }
 
 // expandHome replaces a leading "~" (alone or followed by a separator) with

@@ -81,6 +81,8 @@ type Config struct {
 	// OpenCode configures OpenCode's data directories (JSON storage tree of
 	// ≤1.1.x). Its include patterns match data directories, not files.
 	OpenCode AgentConfig `mapstructure:"opencode"`
+	// Pi configures the Pi coding agent's session files.
+	Pi AgentConfig `mapstructure:"pi"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

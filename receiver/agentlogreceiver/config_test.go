@@ -58,6 +58,11 @@ func TestLoadConfig(t *testing.T) {
 			Include: []string{"~/.local/share/opencode", "/srv/opencode-data/*"},
 			Exclude: []string{"/srv/opencode-data/scratch"},
 		},
+		Pi: AgentConfig{
+			Enabled:          true,
+			Include:          []string{"~/.pi/agent/sessions/**/*.jsonl"},
+			ExcludeOlderThan: 720 * time.Hour,
+		},
 	}
 	tests := []struct {
 		id   component.ID

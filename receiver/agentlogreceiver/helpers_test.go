@@ -45,6 +45,7 @@ func testConfig(dir string) *Config {
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.ClaudeCode.Include = []string{filepath.Join(dir, "**", "*.jsonl")}
 	cfg.OpenCode.Enabled = false // the OpenCode tests set their own data directory
+	cfg.Pi.Enabled = false       // the Pi tests set their own files
 	return cfg
 }
 

@@ -93,6 +93,11 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 			continue
 		}
 		t, err := r.startTailer(ctx, host, a, ac, env, hostname)
+		if a.optional && errors.Is(err, errNoHome) && len(ac.Include) == 0 {
+			r.set.Logger.Warn("The agent's default location is unknown ($HOME is not set); set its `include` to read it",
+				zap.String("agent", a.key))
+			continue
+		}
 		if err != nil {
 			return errors.Join(err, r.stopLocked(ctx))
 		}
