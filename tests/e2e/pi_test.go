@@ -1,0 +1,111 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// TestPiTracesInJaeger: the collector, with config/jaeger.yaml as written, reads the Pi testdata at
+// Pi's default location (~/.pi/agent/sessions) and Jaeger shows service pi with one trace per
+// turn (the golden events say how many per session) and the failed bash call as an Error span
+// with its exit code.
+func TestPiTracesInJaeger(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds the collector and Jaeger (skipped with -short)")
+	}
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "pi", "*", "events.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	turns := map[string]int{}
+	var failed []agentevent.Event
+	for _, f := range files {
+		logs, err := golden.ReadLogs(f)
+		require.NoError(t, err)
+		evs, _ := agentevent.DecodeLogs(logs)
+		for _, ev := range evs {
+			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
+				turns[ev.SessionID]++
+			}
+			if ev.Type == agentevent.TypeToolResult && ev.ToolStatus == agentevent.ToolError && ev.ToolExitCode != nil && *ev.ToolExitCode != 0 {
+				failed = append(failed, ev)
+			}
+		}
+	}
+	require.NotEmpty(t, failed, "the Pi testdata holds a failed command")
+	want := 0
+	for _, n := range turns {
+		want += n
+	}
+
+	bin := collectorBinary(t)
+	j := startJaeger(t)
+	home := t.TempDir()
+	sessions := filepath.Join(home, ".pi", "agent", "sessions")
+	cases, err := filepath.Glob(filepath.Join(root, "testdata", "pi", "*"))
+	require.NoError(t, err)
+	for i, c := range cases {
+		// Cases reuse session directory names; keep each case in its own.
+		copyTree(t, c, filepath.Join(sessions, fmt.Sprintf("case%02d", i)), func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	}
+	env := []string{
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=",
+		"XDG_DATA_HOME=",
+		"PI_CODING_AGENT_DIR=",
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
+	}
+	start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "jaeger.yaml"))
+
+	var traces []jTrace
+	waitFor(t, 90*time.Second, fmt.Sprintf("%d pi turns in Jaeger", want), func() (bool, string) {
+		traces = j.traces(t, "pi")
+		roots := 0
+		for _, tr := range traces {
+			for _, sp := range tr.Spans {
+				if sp.parent() == "" && sp.OperationName == "invoke_agent pi" {
+					roots++
+				}
+			}
+		}
+		return roots >= want, fmt.Sprintf("%d traces, %d roots", len(traces), roots)
+	})
+
+	got := map[string]int{}
+	calls := map[string]jSpan{}
+	for _, tr := range traces {
+		var roots []jSpan
+		for _, sp := range tr.Spans {
+			if sp.parent() == "" {
+				roots = append(roots, sp)
+			}
+			if strings.HasPrefix(sp.OperationName, "execute_tool ") {
+				calls[sp.tagString("gen_ai.tool.call.id")] = sp
+			}
+		}
+		require.Len(t, roots, 1, "trace %s has one root", tr.TraceID)
+		assert.Equal(t, "pi", tr.Processes[roots[0].ProcessID].ServiceName)
+		got[roots[0].tagString("gen_ai.conversation.id")]++
+	}
+	assert.Equal(t, turns, got, "one trace per turn, per session")
+	for _, ev := range failed {
+		sp, ok := calls[ev.ToolCallID]
+		if assert.True(t, ok, "a span for the failed call %s", ev.ToolCallID) {
+			assert.Equal(t, "ERROR", sp.tagString("otel.status_code"))
+			assert.Equal(t, fmt.Sprint(*ev.ToolExitCode), sp.tagString("process.exit.code"))
+		}
+	}
+}
