@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
+	"github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/internal/vendors/pi"
 )
 
@@ -68,6 +69,14 @@ var agents = []agent{
 		start:          startOpenCode,
 	},
 	{
+		key:            "codex",
+		source:         agentevent.SourceCodex,
+		config:         func(c *Config) *AgentConfig { return &c.Codex },
+		defaultInclude: codexInclude,
+		newParser:      func(path string) parser { return codex.NewParser(path) },
+		optional:       true,
+	},
+	{
 		key:            "pi",
 		source:         agentevent.SourcePi,
 		config:         func(c *Config) *AgentConfig { return &c.Pi },
@@ -115,6 +124,28 @@ func claudeCodeInclude(env environment) ([]string, error) {
 		}
 	}
 	return include, nil
+}
+
+// codexInclude: Codex writes $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl
+// and moves old ones to $CODEX_HOME/archived_sessions/ (CODEX_HOME defaults
+// to ~/.codex). A rollout that is in both places at once has the same
+// content, and fileconsumer reads a fingerprint once; a moved rollout keeps
+// its fingerprint and is not read again.
+func codexInclude(env environment) ([]string, error) {
+	dir := ""
+	switch d := env.getenv("CODEX_HOME"); {
+	case d != "":
+		dir = expandHome(d, env.home)
+	case env.home != "":
+		dir = filepath.Join(env.home, ".codex")
+	default:
+		return nil, errNoHome
+	}
+	dir = filepath.Clean(dir)
+	return []string{
+		filepath.Join(dir, "sessions", "**", "rollout-*.jsonl"),
+		filepath.Join(dir, "archived_sessions", "rollout-*.jsonl"),
+	}, nil
 }
 
 // piInclude: Pi writes ~/.pi/agent/sessions/--<cwd>--/<ISO>_<id>.jsonl, or

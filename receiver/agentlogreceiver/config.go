@@ -81,6 +81,8 @@ type Config struct {
 	// OpenCode configures OpenCode's data directories (JSON storage tree of
 	// ≤1.1.x). Its include patterns match data directories, not files.
 	OpenCode AgentConfig `mapstructure:"opencode"`
+	// Codex configures Codex CLI's rollout files.
+	Codex AgentConfig `mapstructure:"codex"`
 	// Pi configures the Pi coding agent's session files.
 	Pi AgentConfig `mapstructure:"pi"`
 

@@ -63,6 +63,11 @@ func TestLoadConfig(t *testing.T) {
 			Include:          []string{"~/.pi/agent/sessions/**/*.jsonl"},
 			ExcludeOlderThan: 720 * time.Hour,
 		},
+		Codex: AgentConfig{
+			Enabled: true,
+			Include: []string{"~/.codex/sessions/**/rollout-*.jsonl"},
+			Exclude: []string{"**/rollout-2024-*.jsonl"},
+		},
 	}
 	tests := []struct {
 		id   component.ID

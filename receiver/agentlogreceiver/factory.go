@@ -45,6 +45,7 @@ func createDefaultConfig() component.Config {
 		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),
 		ClaudeCode:         AgentConfig{Enabled: true},
 		OpenCode:           AgentConfig{Enabled: true},
+		Codex:              AgentConfig{Enabled: true},
 		Pi:                 AgentConfig{Enabled: true},
 	}
 }

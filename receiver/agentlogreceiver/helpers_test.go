@@ -46,6 +46,7 @@ func testConfig(dir string) *Config {
 	cfg.ClaudeCode.Include = []string{filepath.Join(dir, "**", "*.jsonl")}
 	cfg.OpenCode.Enabled = false // the OpenCode tests set their own data directory
 	cfg.Pi.Enabled = false       // the Pi tests set their own files
+	cfg.Codex.Enabled = false    // the Codex tests set their own files
 	return cfg
 }
 
