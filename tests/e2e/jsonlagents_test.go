@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,14 +20,43 @@ import (
 
 // TestPiTracesInJaeger: the collector, with config/jaeger.yaml as written, reads the Pi testdata at
 // Pi's default location (~/.pi/agent/sessions) and Jaeger shows service pi with one trace per
-// turn (the golden events say how many per session) and the failed bash call as an Error span
-// with its exit code.
+// turn (the golden events say how many per session) and the failed commands as Error spans
+// with their exit codes.
 func TestPiTracesInJaeger(t *testing.T) {
+	testJSONLAgentInJaeger(t, "pi", "pi", func(home string, i int, c string) {
+		// Cases reuse session directory names; keep each case in its own.
+		copyTree(t, c, filepath.Join(home, ".pi", "agent", "sessions", fmt.Sprintf("case%02d", i)),
+			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	})
+}
+
+// TestCodexTracesInJaeger: the same for Codex, its rollouts laid out as in ~/.codex/sessions.
+func TestCodexTracesInJaeger(t *testing.T) {
+	testJSONLAgentInJaeger(t, "codex", "codex", func(home string, i int, c string) {
+		files, err := filepath.Glob(filepath.Join(c, "*.jsonl"))
+		require.NoError(t, err)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			name := filepath.Base(f)
+			if !strings.HasPrefix(name, "rollout-") {
+				name = "rollout-" + name
+			}
+			dst := filepath.Join(home, ".codex", "sessions", "2026", "01", fmt.Sprintf("%02d", i+1), name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+			require.NoError(t, os.WriteFile(dst, b, 0o644))
+		}
+	})
+}
+
+// testJSONLAgentInJaeger lays out every testdata/<key>/<case> for the agent under a fresh HOME with
+// place, runs the collector with config/jaeger.yaml as written, and checks service in Jaeger.
+func testJSONLAgentInJaeger(t *testing.T, key, service string, place func(home string, i int, caseDir string)) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds the collector and Jaeger (skipped with -short)")
 	}
 	root := repoRoot(t)
-	files, err := filepath.Glob(filepath.Join(root, "testdata", "pi", "*", "events.yaml"))
+	files, err := filepath.Glob(filepath.Join(root, "testdata", key, "*", "events.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	turns := map[string]int{}
@@ -44,7 +74,7 @@ func TestPiTracesInJaeger(t *testing.T) {
 			}
 		}
 	}
-	require.NotEmpty(t, failed, "the Pi testdata holds a failed command")
+	require.NotEmpty(t, failed, "the %s testdata holds a failed command", key)
 	want := 0
 	for _, n := range turns {
 		want += n
@@ -53,30 +83,33 @@ func TestPiTracesInJaeger(t *testing.T) {
 	bin := collectorBinary(t)
 	j := startJaeger(t)
 	home := t.TempDir()
-	sessions := filepath.Join(home, ".pi", "agent", "sessions")
-	cases, err := filepath.Glob(filepath.Join(root, "testdata", "pi", "*"))
+	cases, err := filepath.Glob(filepath.Join(root, "testdata", key, "*"))
 	require.NoError(t, err)
-	for i, c := range cases {
-		// Cases reuse session directory names; keep each case in its own.
-		copyTree(t, c, filepath.Join(sessions, fmt.Sprintf("case%02d", i)), func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	i := 0
+	for _, c := range cases {
+		if info, err := os.Stat(c); err == nil && info.IsDir() {
+			place(home, i, c)
+			i++
+		}
 	}
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
 		"XDG_DATA_HOME=",
 		"PI_CODING_AGENT_DIR=",
+		"CODEX_HOME=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
 	}
 	start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "jaeger.yaml"))
 
 	var traces []jTrace
-	waitFor(t, 90*time.Second, fmt.Sprintf("%d pi turns in Jaeger", want), func() (bool, string) {
-		traces = j.traces(t, "pi")
+	waitFor(t, 90*time.Second, fmt.Sprintf("%d %s turns in Jaeger", want, service), func() (bool, string) {
+		traces = j.traces(t, service)
 		roots := 0
 		for _, tr := range traces {
 			for _, sp := range tr.Spans {
-				if sp.parent() == "" && sp.OperationName == "invoke_agent pi" {
+				if sp.parent() == "" && sp.OperationName == "invoke_agent "+service {
 					roots++
 				}
 			}
@@ -97,7 +130,7 @@ func TestPiTracesInJaeger(t *testing.T) {
 			}
 		}
 		require.Len(t, roots, 1, "trace %s has one root", tr.TraceID)
-		assert.Equal(t, "pi", tr.Processes[roots[0].ProcessID].ServiceName)
+		assert.Equal(t, service, tr.Processes[roots[0].ProcessID].ServiceName)
 		got[roots[0].tagString("gen_ai.conversation.id")]++
 	}
 	assert.Equal(t, turns, got, "one trace per turn, per session")
