@@ -38,15 +38,7 @@ const (
 
 // Facts the vendor parsers put on events (Event.Attributes); the rollup is
 // built from them, so it needs nothing vendor-specific.
-const (
-	factCommand     = "agent.tool.command"       // tool_call: the shell command line
-	factChangeType  = "agent.file.change_type"   // tool_result: created|modified|deleted|moved
-	factLinesAdded  = "agent.file.lines_added"   // tool_result
-	factLinesRemove = "agent.file.lines_removed" // tool_result
-	factTestRunner  = "agent.test.runner"        // tool_result of a test command
-	factTestRun     = "agent.test.run"
-	factTestPassed  = "agent.test.passed"
-)
+const ()
 
 // Values of the files' change_type.
 const (
@@ -140,13 +132,13 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 		at = res.Timestamp
 	}
 	declined := errType == errorTypeRejected || errType == errorTypePermissionDenied
-	cmd, isCommand := attrs[factCommand].(string)
+	cmd, isCommand := attrs[agentevent.AttrToolCommand].(string)
 	if isCommand && !declined {
 		r.commands = append(r.commands, commandRun{at: at, command: cmd, exit: exit})
 	}
-	if runner, ok := attrs[factTestRunner].(string); ok && runner != "" && res != nil {
+	if runner, ok := attrs[agentevent.AttrTestRunner].(string); ok && runner != "" && res != nil {
 		t := testRun{at: at, command: cmd, runner: runner, exit: exit, status: testPassed,
-			run: intFact(attrs, factTestRun), passed: intFact(attrs, factTestPassed)}
+			run: intFact(attrs, agentevent.AttrTestRun), passed: intFact(attrs, agentevent.AttrTestPassed)}
 		if failed || (t.run != nil && t.passed != nil && *t.passed < *t.run) {
 			t.status = testFailed
 		}
@@ -155,7 +147,7 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 	if res == nil || failed || filePath == "" {
 		return // a change is known once the tool reports it done
 	}
-	change, _ := attrs[factChangeType].(string)
+	change, _ := attrs[agentevent.AttrFileChangeType].(string)
 	if change == "" {
 		change = changeFromOp(fileOp)
 	}
@@ -164,7 +156,7 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 	}
 	r.changes = append(r.changes, fileChange{
 		at: res.Timestamp, path: filePath, change: change,
-		added: agentevent.Value(intFact(attrs, factLinesAdded)), removed: agentevent.Value(intFact(attrs, factLinesRemove)),
+		added: agentevent.Value(intFact(attrs, agentevent.AttrFileLinesAdded)), removed: agentevent.Value(intFact(attrs, agentevent.AttrFileLinesRemoved)),
 	})
 }
 

@@ -18,13 +18,13 @@ import (
 // Facts the parsers put on events, as the connector's tests build them.
 
 func command(cmd string) mod {
-	return func(e *agentevent.Event) { e.Attributes = map[string]any{factCommand: cmd} }
+	return func(e *agentevent.Event) { e.Attributes = map[string]any{agentevent.AttrToolCommand: cmd} }
 }
 
 func edited(path, change string, added, removed int64) mod {
 	return func(e *agentevent.Event) {
 		e.FilePath, e.FileOp = path, agentevent.FileModify
-		e.Attributes = map[string]any{factChangeType: change, factLinesAdded: added, factLinesRemove: removed}
+		e.Attributes = map[string]any{agentevent.AttrFileChangeType: change, agentevent.AttrFileLinesAdded: added, agentevent.AttrFileLinesRemoved: removed}
 	}
 }
 
@@ -34,9 +34,9 @@ func exited(code int64) mod {
 
 func tested(runner string, counts ...int64) mod {
 	return func(e *agentevent.Event) {
-		e.Attributes = map[string]any{factTestRunner: runner}
+		e.Attributes = map[string]any{agentevent.AttrTestRunner: runner}
 		if len(counts) == 2 {
-			e.Attributes[factTestRun], e.Attributes[factTestPassed] = counts[0], counts[1]
+			e.Attributes[agentevent.AttrTestRun], e.Attributes[agentevent.AttrTestPassed] = counts[0], counts[1]
 		}
 	}
 }

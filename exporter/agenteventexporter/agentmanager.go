@@ -306,7 +306,7 @@ func (f *agentManagerFormat) input(ev *agentevent.Event) json.RawMessage {
 	if ev.FilePath != "" {
 		facts["file_path"] = ev.FilePath
 	}
-	if cmd := attrString(ev, attrToolCommand); cmd != "" {
+	if cmd := attrString(ev, agentevent.AttrToolCommand); cmd != "" {
 		facts["command"] = cmd
 	}
 	b, _ := json.Marshal(facts)

@@ -166,17 +166,9 @@ func attrInt(ev *agentevent.Event, key string) (int64, bool) {
 // Facts the parsers put in Event.Attributes (the issue 5 contract). They are
 // not content: they are written whether or not content is included.
 const (
-	attrToolCommand     = "agent.tool.command"
-	attrFileChangeType  = "agent.file.change_type"
-	attrFileLinesAdded  = "agent.file.lines_added"
-	attrFileLinesRemove = "agent.file.lines_removed"
-	attrTestRunner      = "agent.test.runner"
-	attrTestRun         = "agent.test.run"
-	attrTestPassed      = "agent.test.passed"
-	attrTestFailed      = "agent.test.failed"
-	attrUnparsedDetail  = "agent.unparsed.detail"
-	attrMetaKind        = "agent.meta.kind"
-	attrSummaryKind     = "agent.summary.kind"
+	attrUnparsedDetail = "agent.unparsed.detail"
+	attrMetaKind       = "agent.meta.kind"
+	attrSummaryKind    = "agent.summary.kind"
 	// attrFileDiff is a unified diff of a file tool's change. It is content
 	// (it holds the file's lines), so it is only written with include_content.
 	attrFileDiff = agentevent.AttrFileDiff

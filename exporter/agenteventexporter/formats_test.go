@@ -74,7 +74,7 @@ func TestContentIsOffByDefault(t *testing.T) {
 
 // isFact reports whether an event's text is also one of its always-on facts.
 func isFact(ev agentevent.Event) bool {
-	return ev.Text == ev.FilePath || ev.Text == attrString(&ev, attrToolCommand)
+	return ev.Text == ev.FilePath || ev.Text == attrString(&ev, agentevent.AttrToolCommand)
 }
 
 // TestUniversalWithoutContent: messages have no text part and no delta; the
@@ -110,10 +110,10 @@ func TestUniversalMapping(t *testing.T) {
 	s := newTestSession("66666666-0000-4000-8000-000000000006")
 	answer := s.answer("a1", "r1", "Running the tests.", 1)
 	call := s.call("c1", "r1", "toolu_1", "Bash", `{"command":"go test ./..."}`, 1)
-	call.Attributes = map[string]any{attrToolCommand: "go test ./..."}
+	call.Attributes = map[string]any{agentevent.AttrToolCommand: "go test ./..."}
 	result := s.result("t1", call, "FAIL", 2)
 	result.ToolStatus, result.ErrorType, result.ToolExitCode = agentevent.ToolError, "exit_code", agentevent.Int(1)
-	result.Attributes = map[string]any{attrTestRunner: "go", attrTestRun: int64(3), attrTestPassed: int64(2), attrTestFailed: int64(1)}
+	result.Attributes = map[string]any{agentevent.AttrTestRunner: "go", agentevent.AttrTestRun: int64(3), agentevent.AttrTestPassed: int64(2), agentevent.AttrTestFailed: int64(1)}
 	cfg := testConfig(FormatUniversal, t.TempDir())
 	cfg.IncludeContent = true
 	lines := exportEvents(t, cfg, s.userPrompt("p1", "run the tests", 0), answer, call, result)
@@ -205,7 +205,7 @@ func TestUniversalQuestions(t *testing.T) {
 func TestUniversalPermissionDenied(t *testing.T) {
 	s := newTestSession("88888888-0000-4000-8000-000000000008")
 	call := s.call("c1", "r1", "toolu_1", "Bash", `{"command":"git push"}`, 1)
-	call.Attributes = map[string]any{attrToolCommand: "git push"}
+	call.Attributes = map[string]any{agentevent.AttrToolCommand: "git push"}
 	result := s.result("t1", call, "The user doesn't want to take this action right now.", 2)
 	result.ToolStatus, result.ErrorType = agentevent.ToolError, "permission_denied"
 	result.Attributes = call.Attributes

@@ -473,14 +473,14 @@ func (f *universalFormat) toolResult(st *universalState, ev *agentevent.Event, i
 			it.Content = append(it.Content, imagePart{Type: "image", Path: ev.FilePath, Mime: mime})
 		}
 	}
-	if runner := attrString(ev, attrTestRunner); runner != "" {
+	if runner := attrString(ev, agentevent.AttrTestRunner); runner != "" {
 		label := "tests passed"
-		if failed, _ := attrInt(ev, attrTestFailed); failed > 0 || ev.ToolStatus == agentevent.ToolError {
+		if failed, _ := attrInt(ev, agentevent.AttrTestFailed); failed > 0 || ev.ToolStatus == agentevent.ToolError {
 			label = "tests failed"
 		}
 		detail := runner
-		if run, ok := attrInt(ev, attrTestRun); ok {
-			passed, _ := attrInt(ev, attrTestPassed)
+		if run, ok := attrInt(ev, agentevent.AttrTestRun); ok {
+			passed, _ := attrInt(ev, agentevent.AttrTestPassed)
 			detail = fmt.Sprintf("%s: %d of %d passed", runner, passed, run)
 		}
 		it.Content = append(it.Content, statusPart{Type: "status", Label: label, Detail: detail})
@@ -529,7 +529,7 @@ func (f *universalFormat) hitlResolved(s *session, st *universalState, ev *agent
 	if ev.FilePath != "" {
 		meta["file_path"] = ev.FilePath
 	}
-	if cmd := attrString(ev, attrToolCommand); cmd != "" {
+	if cmd := attrString(ev, agentevent.AttrToolCommand); cmd != "" {
 		meta["command"] = cmd
 	}
 	f.emit(s, out, ev.Timestamp, sourceDaemon, "permission.requested",

@@ -4,8 +4,10 @@
 package agentevent
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,4 +137,22 @@ func TestStripContent(t *testing.T) {
 	assert.NotContains(t, ev.Attributes, ContentAttrPrefix+"other")
 	assert.Equal(t, "auto", ev.Attributes["agent.compaction.trigger"], "facts stay")
 	assert.NotNil(t, ev.Raw, "raw is dropped separately")
+}
+
+func TestFactHelpers(t *testing.T) {
+	var ev Event
+	SetAttr(&ev, AttrToolCommand, "go test ./...")
+	assert.Equal(t, "go test ./...", ev.Attributes[AttrToolCommand])
+
+	assert.Equal(t, "ls", CommandLine("  ls \n"))
+	long := strings.Repeat("é", MaxCommandLength) // 2 bytes each
+	cut := CommandLine(long)
+	assert.True(t, strings.HasSuffix(cut, "…"))
+	assert.LessOrEqual(t, len(cut), MaxCommandLength+len("…"))
+	assert.True(t, utf8.ValidString(cut), "cut at a character boundary")
+
+	assert.Equal(t, 0, CountLines(""))
+	assert.Equal(t, 1, CountLines("a"))
+	assert.Equal(t, 1, CountLines("a\n"))
+	assert.Equal(t, 2, CountLines("a\nb"))
 }

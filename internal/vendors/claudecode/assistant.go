@@ -115,7 +115,7 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	}
 	if b.Name == toolBash {
 		if cmd := rawString(in.Command); strings.TrimSpace(cmd) != "" {
-			setAttr(&ev, attrToolCommand, commandLine(cmd))
+			agentevent.SetAttr(&ev, agentevent.AttrToolCommand, agentevent.CommandLine(cmd))
 			call.TestRunner, _ = testrun.Detect(cmd)
 		}
 	}

@@ -83,8 +83,8 @@ func TestCaseTurnRollup(t *testing.T) {
 	}
 	var changes []change
 	for _, ev := range ofType(events, agentevent.TypeToolResult) {
-		if c, ok := ev.Attributes[attrFileChangeType].(string); ok {
-			changes = append(changes, change{filepath.Base(ev.FilePath), c, ev.Attributes[attrFileLinesAdded].(int64), ev.Attributes[attrFileLinesRemoved].(int64)})
+		if c, ok := ev.Attributes[agentevent.AttrFileChangeType].(string); ok {
+			changes = append(changes, change{filepath.Base(ev.FilePath), c, ev.Attributes[agentevent.AttrFileLinesAdded].(int64), ev.Attributes[agentevent.AttrFileLinesRemoved].(int64)})
 		}
 	}
 	assert.Equal(t, []change{
@@ -97,7 +97,7 @@ func TestCaseTurnRollup(t *testing.T) {
 
 	var commands []string
 	for _, ev := range byTool(events, agentevent.TypeToolCall, "Bash") {
-		commands = append(commands, ev.Attributes[attrToolCommand].(string))
+		commands = append(commands, ev.Attributes[agentevent.AttrToolCommand].(string))
 	}
 	assert.Equal(t, []string{"npx jest src/validators", "npx jest src/validators", "git status --short", "cd api && go test -v ./...", "go test ./..."}, commands)
 

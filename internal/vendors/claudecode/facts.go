@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -19,20 +18,12 @@ import (
 // content (no prompt or output text) and are always emitted: the connector's
 // turn rollup is built from them.
 const (
-	// attrToolCommand is the command line of a Bash call (on the tool_call).
-	attrToolCommand = "agent.tool.command"
-	// attrFileChangeType / attrFileLinesAdded / attrFileLinesRemoved describe
-	// the change a successful file tool made (on the tool_result).
-	attrFileChangeType   = "agent.file.change_type"
-	attrFileLinesAdded   = "agent.file.lines_added"
-	attrFileLinesRemoved = "agent.file.lines_removed"
-	// attrTestRunner / attrTestRun / attrTestPassed / attrTestFailed mark the
-	// result of a command that ran tests (on the tool_result); the counts
-	// only when its output says so.
-	attrTestRunner = "agent.test.runner"
-	attrTestRun    = "agent.test.run"
-	attrTestPassed = "agent.test.passed"
-	attrTestFailed = "agent.test.failed"
+// agentevent.AttrToolCommand is the command line of a Bash call (on the tool_call).
+// agentevent.AttrFileChangeType / agentevent.AttrFileLinesAdded / agentevent.AttrFileLinesRemoved describe
+// the change a successful file tool made (on the tool_result).
+// agentevent.AttrTestRunner / agentevent.AttrTestRun / agentevent.AttrTestPassed / agentevent.AttrTestFailed mark the
+// result of a command that ran tests (on the tool_result); the counts
+// only when its output says so.
 )
 
 // Values of agent.file.change_type.
@@ -41,32 +32,9 @@ const (
 	changeModified = "modified"
 )
 
-// maxCommandLength bounds agent.tool.command: a command may carry a whole
+// agentevent.MaxCommandLength bounds agent.tool.command: a command may carry a whole
 // file in a here-document, and the attribute goes on every span and event
 // that carries the call.
-const maxCommandLength = 4096
-
-// setAttr adds one attribute to an event, creating the map on first use.
-func setAttr(ev *agentevent.Event, k string, v any) {
-	if ev.Attributes == nil {
-		ev.Attributes = map[string]any{}
-	}
-	ev.Attributes[k] = v
-}
-
-// commandLine cuts a command to maxCommandLength bytes at a character
-// boundary, marking the cut with "…".
-func commandLine(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if len(cmd) <= maxCommandLength {
-		return cmd
-	}
-	cut := maxCommandLength
-	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-		cut--
-	}
-	return cmd[:cut] + "…"
-}
 
 // fileEditResult holds the toolUseResult fields of Write, Edit and MultiEdit
 // results. Content and StructuredPatch stay raw: they are decoded only when
@@ -102,25 +70,25 @@ func fileFacts(ev *agentevent.Event, tool string, tur json.RawMessage) {
 	if tool == toolWrite && r.Type == "create" {
 		change = changeCreated
 	}
-	setAttr(ev, attrFileChangeType, change)
+	agentevent.SetAttr(ev, agentevent.AttrFileChangeType, change)
 	if !readable || tool == toolNotebookEdit {
 		return
 	}
 	added, removed, ok := patchLines(r.StructuredPatch)
 	if diff := unifiedDiff(ev.FilePath, r.StructuredPatch); diff != "" {
-		setAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
+		agentevent.SetAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
 	}
 	if change == changeCreated && added == 0 && removed == 0 {
 		// A created file's patch is empty: its lines are all added.
 		if content, isString := jsonString(r.Content); isString {
-			added, removed, ok = countLines(content), 0, true
+			added, removed, ok = agentevent.CountLines(content), 0, true
 		}
 	}
 	if !ok {
 		return
 	}
-	setAttr(ev, attrFileLinesAdded, int64(added))
-	setAttr(ev, attrFileLinesRemoved, int64(removed))
+	agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, int64(added))
+	agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, int64(removed))
 }
 
 // patchLines counts the added and removed lines of a structuredPatch. ok is
@@ -170,19 +138,6 @@ func unifiedDiff(path string, raw json.RawMessage) string {
 	return b.String()
 }
 
-// countLines is the number of lines of a text: a last line without a
-// newline counts, an empty text has none.
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
-}
-
 func jsonString(raw json.RawMessage) (string, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
@@ -205,7 +160,7 @@ type bashOutput struct {
 // the counts its output shows. The output is the result content (what the
 // model saw), else the toolUseResult's stdout and stderr.
 func testFacts(ev *agentevent.Event, runner string, tur json.RawMessage) {
-	setAttr(ev, attrTestRunner, runner)
+	agentevent.SetAttr(ev, agentevent.AttrTestRunner, runner)
 	output := ev.Text
 	if strings.TrimSpace(output) == "" && len(tur) > 0 && tur[0] == '{' {
 		var b bashOutput
@@ -219,9 +174,9 @@ func testFacts(ev *agentevent.Event, runner string, tur json.RawMessage) {
 	if !ok {
 		return
 	}
-	setAttr(ev, attrTestRun, int64(run))
-	setAttr(ev, attrTestPassed, int64(passed))
-	setAttr(ev, attrTestFailed, int64(failed))
+	agentevent.SetAttr(ev, agentevent.AttrTestRun, int64(run))
+	agentevent.SetAttr(ev, agentevent.AttrTestPassed, int64(passed))
+	agentevent.SetAttr(ev, agentevent.AttrTestFailed, int64(failed))
 }
 
 // changesFile tells whether a tool writes the file it names.

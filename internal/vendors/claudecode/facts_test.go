@@ -36,11 +36,11 @@ type fileChange struct {
 
 func changeOf(ev agentevent.Event) fileChange {
 	c := fileChange{added: -1, removed: -1}
-	c.change, _ = ev.Attributes[attrFileChangeType].(string)
-	if v, ok := ev.Attributes[attrFileLinesAdded].(int64); ok {
+	c.change, _ = ev.Attributes[agentevent.AttrFileChangeType].(string)
+	if v, ok := ev.Attributes[agentevent.AttrFileLinesAdded].(int64); ok {
 		c.added = v
 	}
-	if v, ok := ev.Attributes[attrFileLinesRemoved].(int64); ok {
+	if v, ok := ev.Attributes[agentevent.AttrFileLinesRemoved].(int64); ok {
 		c.removed = v
 	}
 	return c
@@ -132,14 +132,14 @@ func TestFileFactsWithSeveralResultsInARow(t *testing.T) {
 }
 
 func TestCommandFact(t *testing.T) {
-	long := strings.Repeat("é", maxCommandLength) // 2 bytes each: the cut falls mid-character
+	long := strings.Repeat("é", agentevent.MaxCommandLength) // 2 bytes each: the cut falls mid-character
 	for _, tc := range []struct {
 		name, tool, input string
 		want              any
 	}{
 		{"bash", "Bash", `{"command":"go test ./...","description":"Run the tests"}`, "go test ./..."},
 		{"multi-line", "Bash", `{"command":"cd api &&\n  make test\n"}`, "cd api &&\n  make test"},
-		{"long", "Bash", `{"command":"` + long + `"}`, long[:maxCommandLength] + "…"},
+		{"long", "Bash", `{"command":"` + long + `"}`, long[:agentevent.MaxCommandLength] + "…"},
 		{"empty", "Bash", `{"command":""}`, nil},
 		{"not a string", "Bash", `{"command":["ls"]}`, nil},
 		{"another tool's command", "SlashCommand", `{"command":"/review"}`, nil},
@@ -149,14 +149,14 @@ func TestCommandFact(t *testing.T) {
 			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"x"`))
 			evs := f.feed(assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", tc.tool, tc.input), 9, "tool_use"))
 			require.Len(t, evs, 1)
-			got, has := evs[0].Attributes[attrToolCommand]
+			got, has := evs[0].Attributes[agentevent.AttrToolCommand]
 			if tc.want == nil {
 				assert.False(t, has, "no command: %v", got)
 				return
 			}
 			assert.Equal(t, tc.want, got)
 			assert.True(t, utf8.ValidString(got.(string)))
-			assert.LessOrEqual(t, len(got.(string)), maxCommandLength+len("…"))
+			assert.LessOrEqual(t, len(got.(string)), agentevent.MaxCommandLength+len("…"))
 		})
 	}
 }
@@ -178,8 +178,8 @@ type testFact struct {
 
 func testOf(ev agentevent.Event) testFact {
 	f := testFact{run: -1, passed: -1, failed: -1}
-	f.runner, _ = ev.Attributes[attrTestRunner].(string)
-	for k, p := range map[string]*int64{attrTestRun: &f.run, attrTestPassed: &f.passed, attrTestFailed: &f.failed} {
+	f.runner, _ = ev.Attributes[agentevent.AttrTestRunner].(string)
+	for k, p := range map[string]*int64{agentevent.AttrTestRun: &f.run, agentevent.AttrTestPassed: &f.passed, agentevent.AttrTestFailed: &f.failed} {
 		if v, ok := ev.Attributes[k].(int64); ok {
 			*p = v
 		}
@@ -239,6 +239,6 @@ func TestTestRunnerSurvivesARestart(t *testing.T) {
 
 func TestCountLines(t *testing.T) {
 	for s, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\nb\n": 2, "\n": 1, "\n\n": 2} {
-		assert.Equalf(t, want, countLines(s), "%q", s)
+		assert.Equalf(t, want, agentevent.CountLines(s), "%q", s)
 	}
 }

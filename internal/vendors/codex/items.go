@@ -34,7 +34,7 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 			p.model(&ev)
 			ev.Text = text
 			if it.Phase != "" {
-				setAttr(&ev, "agent.message.phase", it.Phase)
+				agentevent.SetAttr(&ev, "agent.message.phase", it.Phase)
 			}
 			return []agentevent.Event{ev}, "", ""
 		case "developer", "system":
@@ -72,7 +72,7 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 	case "compaction", "context_compaction":
 		// Remote compaction: the summary is encrypted.
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-		setAttr(&ev, "agent.compaction.trigger", it.Type)
+		agentevent.SetAttr(&ev, "agent.compaction.trigger", it.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "additional_tools", "compaction_trigger", "other":
 		return nil, "", "" // request bookkeeping, no conversation content
@@ -80,7 +80,7 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 		ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
 		if it.GhostCommit != nil {
 			ev.Text = "ghost commit " + it.GhostCommit.ID
-			setAttr(&ev, "agent.snapshot.commit", it.GhostCommit.ID)
+			agentevent.SetAttr(&ev, "agent.snapshot.commit", it.GhostCommit.ID)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "":
@@ -138,7 +138,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Status = "interrupted" // not an error notice: no ErrorType
 		if m.Reason != "" {
-			setAttr(&ev, "agent.turn.abort_reason", m.Reason)
+			agentevent.SetAttr(&ev, "agent.turn.abort_reason", m.Reason)
 		}
 		p.turnAttrs(&ev, &m)
 		return []agentevent.Event{ev}, "", ""
@@ -154,7 +154,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 		return []agentevent.Event{ev}, "", ""
 	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-		setAttr(&ev, "agent.codex.event", m.Type)
+		agentevent.SetAttr(&ev, "agent.codex.event", m.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
 		p.toolEnd(&m)
@@ -183,13 +183,13 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 
 func (p *Parser) turnAttrs(ev *agentevent.Event, m *eventMsg) {
 	if m.TurnID != "" {
-		setAttr(ev, "agent.turn.id", m.TurnID)
+		agentevent.SetAttr(ev, "agent.turn.id", m.TurnID)
 	}
 	if m.DurationMs != nil {
-		setAttr(ev, "agent.turn.duration_ms", *m.DurationMs)
+		agentevent.SetAttr(ev, "agent.turn.duration_ms", *m.DurationMs)
 	}
 	if m.TimeToFirstTokenMs != nil {
-		setAttr(ev, "agent.turn.time_to_first_token_ms", *m.TimeToFirstTokenMs)
+		agentevent.SetAttr(ev, "agent.turn.time_to_first_token_ms", *m.TimeToFirstTokenMs)
 	}
 }
 
@@ -233,7 +233,7 @@ func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
 	ev.TokensThinking = agentevent.Int(inc.Reasoning)
 	ev.TokensTotal = agentevent.Int(inc.Input + inc.Output)
 	if m.Info.ModelContextWindow != nil {
-		setAttr(&ev, "agent.model.context_window", *m.Info.ModelContextWindow)
+		agentevent.SetAttr(&ev, "agent.model.context_window", *m.Info.ModelContextWindow)
 	}
 	return []agentevent.Event{ev}
 }

@@ -178,13 +178,6 @@ func (p *Parser) assistantItem() {
 // follows it).
 func (p *Parser) closeResponse() { p.st.RespOpen = false }
 
-func setAttr(ev *agentevent.Event, k string, v any) {
-	if ev.Attributes == nil {
-		ev.Attributes = map[string]any{}
-	}
-	ev.Attributes[k] = v
-}
-
 // finish gives events their ids, turn parent, sequence and location.
 func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 	if len(out) == 0 {
@@ -214,7 +207,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		setAttr(&ev, attrUnparsedDetail, detail)
+		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
 	}
 	return p.finish(c, []agentevent.Event{ev})
 }
@@ -285,15 +278,15 @@ func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event
 	}
 	p.applyParentHint()
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	setAttr(&ev, "agent.session.start", true)
+	agentevent.SetAttr(&ev, "agent.session.start", true)
 	if source != "" {
-		setAttr(&ev, "agent.codex.source", source)
+		agentevent.SetAttr(&ev, "agent.codex.source", source)
 	}
 	if s.GitCommit != "" {
-		setAttr(&ev, "agent.git.commit", s.GitCommit)
+		agentevent.SetAttr(&ev, "agent.git.commit", s.GitCommit)
 	}
 	if m.ModelProvider != "" {
-		setAttr(&ev, "agent.codex.model_provider", m.ModelProvider)
+		agentevent.SetAttr(&ev, "agent.codex.model_provider", m.ModelProvider)
 	}
 	return []agentevent.Event{ev}, ""
 }
@@ -327,7 +320,7 @@ func (p *Parser) compacted(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, 
 	}
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = m.Message
-	setAttr(&ev, "agent.compaction.trigger", "compacted")
+	agentevent.SetAttr(&ev, "agent.compaction.trigger", "compacted")
 	return []agentevent.Event{ev}, ""
 }
 

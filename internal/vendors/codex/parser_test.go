@@ -254,9 +254,9 @@ func TestToolsAndCompaction(t *testing.T) {
 	assert.Equal(t, agentevent.FileCreate, patch[0].FileOp)
 	assert.Equal(t, "python", patch[0].FileLanguage)
 	assert.Equal(t, agentevent.ChannelEditor, patch[0].Channel)
-	assert.Equal(t, "created", patch[1].Attributes[attrFileChangeType])
-	assert.Equal(t, int64(2), patch[1].Attributes[attrFileLinesAdded])
-	assert.Equal(t, int64(0), patch[1].Attributes[attrFileLinesRemoved])
+	assert.Equal(t, "created", patch[1].Attributes[agentevent.AttrFileChangeType])
+	assert.Equal(t, int64(2), patch[1].Attributes[agentevent.AttrFileLinesAdded])
+	assert.Equal(t, int64(0), patch[1].Attributes[agentevent.AttrFileLinesRemoved])
 	assert.Equal(t, int64(0), *patch[1].ToolExitCode)
 
 	mcp := byCall["m1"]

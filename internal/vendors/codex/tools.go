@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -18,18 +17,7 @@ import (
 )
 
 // Always-on facts (not content), as in the Claude Code parser.
-const (
-	attrToolCommand      = "agent.tool.command"
-	attrFileChangeType   = "agent.file.change_type"
-	attrFileLinesAdded   = "agent.file.lines_added"
-	attrFileLinesRemoved = "agent.file.lines_removed"
-	attrTestRunner       = "agent.test.runner"
-	attrTestRun          = "agent.test.run"
-	attrTestPassed       = "agent.test.passed"
-	attrTestFailed       = "agent.test.failed"
-)
-
-const maxCommandLength = 4096
+const ()
 
 // Error classes of failed tool results (ErrorType).
 const (
@@ -44,18 +32,6 @@ func isShellTool(name string) bool {
 		return true
 	}
 	return false
-}
-
-func commandLine(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if len(cmd) <= maxCommandLength {
-		return cmd
-	}
-	cut := maxCommandLength
-	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-		cut--
-	}
-	return cmd[:cut] + "…"
 }
 
 // shellCommand extracts the command line of a shell call's arguments:
@@ -175,8 +151,8 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 			cmd = shellCommand(string(it.Action))
 		}
 		if cmd != "" {
-			cmd = commandLine(cmd)
-			setAttr(&ev, attrToolCommand, cmd)
+			cmd = agentevent.CommandLine(cmd)
+			agentevent.SetAttr(&ev, agentevent.AttrToolCommand, cmd)
 			if r, ok := testrun.Detect(cmd); ok {
 				oc.TestRunner = r
 			}
@@ -204,7 +180,7 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 		}
 		oc.FilePath, oc.ChangeType, oc.Added, oc.Removed = path, change, added, removed
 		if change != "" {
-			setAttr(&ev, agentevent.AttrFileDiff, patch) // content
+			agentevent.SetAttr(&ev, agentevent.AttrFileDiff, patch) // content
 		}
 	}
 	p.st.addCall(id, oc)
@@ -312,19 +288,19 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 		return ev
 	}
 	if oc.Name == "apply_patch" && ev.ToolStatus == agentevent.ToolSuccess && oc.ChangeType != "" {
-		setAttr(&ev, attrFileChangeType, oc.ChangeType)
-		setAttr(&ev, attrFileLinesAdded, oc.Added)
-		setAttr(&ev, attrFileLinesRemoved, oc.Removed)
+		agentevent.SetAttr(&ev, agentevent.AttrFileChangeType, oc.ChangeType)
+		agentevent.SetAttr(&ev, agentevent.AttrFileLinesAdded, oc.Added)
+		agentevent.SetAttr(&ev, agentevent.AttrFileLinesRemoved, oc.Removed)
 	}
 	if isSpawnTool(oc.Name) {
 		ev.SpawnedAgentID = spawnedAgent(out)
 	}
 	if oc.TestRunner != "" {
-		setAttr(&ev, attrTestRunner, oc.TestRunner)
+		agentevent.SetAttr(&ev, agentevent.AttrTestRunner, oc.TestRunner)
 		if run, passed, failedN, ok := testrun.Counts(oc.TestRunner, out); ok {
-			setAttr(&ev, attrTestRun, int64(run))
-			setAttr(&ev, attrTestPassed, int64(passed))
-			setAttr(&ev, attrTestFailed, int64(failedN))
+			agentevent.SetAttr(&ev, agentevent.AttrTestRun, int64(run))
+			agentevent.SetAttr(&ev, agentevent.AttrTestPassed, int64(passed))
+			agentevent.SetAttr(&ev, agentevent.AttrTestFailed, int64(failedN))
 		}
 	}
 	return ev

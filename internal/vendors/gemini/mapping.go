@@ -102,7 +102,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			if !m.emitted[msg.ID] {
 				ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 				ev.Unparsed = ReasonUnexpectedShape
-				setAttr(&ev, attrUnparsed, msg.Bad.Error())
+				agentevent.SetAttr(&ev, attrUnparsed, msg.Bad.Error())
 				m.emit(ev)
 				m.keys = append(m.keys, msg.ID)
 			}
@@ -177,10 +177,10 @@ func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role age
 	}
 	if m.agentID != "" {
 		ev.IsSidechain = true
-		setAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
-		setAttr(&ev, attrChatKind, firstNonEmpty(m.chat.Kind, KindSubagent))
+		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
+		agentevent.SetAttr(&ev, attrChatKind, firstNonEmpty(m.chat.Kind, KindSubagent))
 		if m.c.SkillExtraction {
-			setAttr(&ev, attrSkillExtract, true)
+			agentevent.SetAttr(&ev, attrSkillExtract, true)
 		}
 	}
 	return ev
@@ -207,7 +207,7 @@ func (m *mapper) message(msg Message) {
 	case TypeInfo, TypeWarning:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 		ev.Text = contentText(msg.Content)
-		setAttr(&ev, attrMessageType, msg.Type)
+		agentevent.SetAttr(&ev, attrMessageType, msg.Type)
 		if strings.HasPrefix(strings.TrimSpace(ev.Text), "Request cancelled") {
 			ev.Status = "interrupted"
 		}
@@ -215,14 +215,14 @@ func (m *mapper) message(msg Message) {
 	case TypeError:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = contentText(msg.Content)
-		setAttr(&ev, attrMessageType, msg.Type)
+		agentevent.SetAttr(&ev, attrMessageType, msg.Type)
 		ev.ErrorType = ErrAPIError
 		ev.Status = "error"
 		m.emit(ev)
 	default:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Unparsed = "unknown_type"
-		setAttr(&ev, attrUnparsed, "message type "+msg.Type)
+		agentevent.SetAttr(&ev, attrUnparsed, "message type "+msg.Type)
 		m.emit(ev)
 	}
 }
@@ -277,7 +277,7 @@ func (m *mapper) gemini(msg Message) {
 			ev.Timestamp = res.Timestamp
 			ev.Text = ans
 			ev.Raw = nil
-			setAttr(&ev, attrAnswerTool, tc.Name)
+			agentevent.SetAttr(&ev, attrAnswerTool, tc.Name)
 			model(&ev)
 			m.emit(ev)
 		}

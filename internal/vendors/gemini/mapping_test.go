@@ -179,7 +179,7 @@ func TestToolResults(t *testing.T) {
 			require.Len(t, r.Events, 3)
 			call, res := r.Events[1], r.Events[2]
 			assert.Equal(t, agentevent.TypeToolCall, call.Type)
-			assert.Equal(t, "make test", call.Attributes[attrToolCommand])
+			assert.Equal(t, "make test", call.Attributes[agentevent.AttrToolCommand])
 			assert.Equal(t, agentevent.ChannelTerminal, call.Channel)
 			assert.Equal(t, agentevent.TypeToolResult, res.Type)
 			assert.Equal(t, "c1", res.ToolCallID)
@@ -398,17 +398,17 @@ func TestFileFacts(t *testing.T) {
 	write := `{"id":"g1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"","model":"m","toolCalls":[{"id":"c1","name":"write_file","args":{"file_path":"a.txt","content":"x"},"result":[{"functionResponse":{"id":"c1","name":"write_file","response":{"output":"Successfully created and wrote to new file: a.txt."}}}],"status":"success","timestamp":"2026-01-01T00:00:03Z"}]}`
 	r := MapChat(Context{}, chatJSON(t, mUser, write), nil, true)
 	res := r.Events[2]
-	assert.Equal(t, "created", res.Attributes[attrFileChangeType])
-	assert.NotContains(t, res.Attributes, attrFileLinesAdded, "no diffStat: no line counts")
+	assert.Equal(t, "created", res.Attributes[agentevent.AttrFileChangeType])
+	assert.NotContains(t, res.Attributes, agentevent.AttrFileLinesAdded, "no diffStat: no line counts")
 	assert.Equal(t, agentevent.FileWrite, res.FileOp)
 	assert.Equal(t, "a.txt", res.FilePath)
 
 	edit := `{"id":"g1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"","model":"m","toolCalls":[{"id":"c1","name":"replace","args":{"file_path":"a.txt"},"result":[{"functionResponse":{"id":"c1","name":"replace","response":{"output":"ok"}}}],"status":"success","timestamp":"2026-01-01T00:00:03Z","resultDisplay":{"fileDiff":"--- a\n+++ b\n","isNewFile":false,"diffStat":{"model_added_lines":3,"model_removed_lines":1,"user_added_lines":1,"user_removed_lines":0}}}]}`
 	r = MapChat(Context{}, chatJSON(t, mUser, edit), nil, true)
 	res = r.Events[2]
-	assert.Equal(t, "modified", res.Attributes[attrFileChangeType])
-	assert.Equal(t, int64(4), res.Attributes[attrFileLinesAdded])
-	assert.Equal(t, int64(1), res.Attributes[attrFileLinesRemoved])
+	assert.Equal(t, "modified", res.Attributes[agentevent.AttrFileChangeType])
+	assert.Equal(t, int64(4), res.Attributes[agentevent.AttrFileLinesAdded])
+	assert.Equal(t, int64(1), res.Attributes[agentevent.AttrFileLinesRemoved])
 	assert.Equal(t, "--- a\n+++ b\n", res.Attributes[agentevent.AttrFileDiff])
 	agentevent.StripContent(&res)
 	assert.NotContains(t, res.Attributes, agentevent.AttrFileDiff)

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -29,15 +28,7 @@ const (
 
 // Structured facts (as the other agents' parsers emit them).
 const (
-	attrToolCommand      = "agent.tool.command"
-	attrFileChangeType   = "agent.file.change_type"
-	attrFileLinesAdded   = "agent.file.lines_added"
-	attrFileLinesRemoved = "agent.file.lines_removed"
-	attrTestRunner       = "agent.test.runner"
-	attrTestRun          = "agent.test.run"
-	attrTestPassed       = "agent.test.passed"
-	attrTestFailed       = "agent.test.failed"
-	attrToolStatus       = "agent.gemini.tool_status"
+	attrToolStatus = "agent.gemini.tool_status"
 )
 
 // Error types of failed tool results.
@@ -47,8 +38,6 @@ const (
 	ErrInterrupted = "interrupted"
 	ErrRejected    = "rejected"
 )
-
-const maxCommandLength = 4096
 
 type toolArgs struct {
 	Command      string `json:"command"`
@@ -115,7 +104,7 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 		call.FilePath = firstNonEmpty(args.FilePath, args.AbsolutePath, args.Path)
 	}
 	if tc.Name == toolShell && args.Command != "" {
-		setAttr(&call, attrToolCommand, commandLine(args.Command))
+		agentevent.SetAttr(&call, agentevent.AttrToolCommand, agentevent.CommandLine(args.Command))
 	}
 	doneAt := parseTime(tc.Timestamp, msg.Timestamp)
 	if doneAt.Before(call.Timestamp) {
@@ -133,7 +122,7 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	output, errText := resultText(tc.Result)
 	res.Text = firstNonEmpty(errText, output)
 	if tc.Status != "" {
-		setAttr(&res, attrToolStatus, tc.Status)
+		agentevent.SetAttr(&res, attrToolStatus, tc.Status)
 	}
 	var exit *int64
 	if code, ok := parseExitCode(output); ok {
@@ -167,11 +156,11 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	}
 	if tc.Name == toolShell && args.Command != "" {
 		if runner, ok := testrun.Detect(args.Command); ok {
-			setAttr(&res, attrTestRunner, runner)
+			agentevent.SetAttr(&res, agentevent.AttrTestRunner, runner)
 			if run, passed, failed, ok := testrun.Counts(runner, output); ok {
-				setAttr(&res, attrTestRun, int64(run))
-				setAttr(&res, attrTestPassed, int64(passed))
-				setAttr(&res, attrTestFailed, int64(failed))
+				agentevent.SetAttr(&res, agentevent.AttrTestRun, int64(run))
+				agentevent.SetAttr(&res, agentevent.AttrTestPassed, int64(passed))
+				agentevent.SetAttr(&res, agentevent.AttrTestFailed, int64(failed))
 			}
 		}
 	}
@@ -246,36 +235,17 @@ func fileFacts(ev *agentevent.Event, tc ToolCall, output string) {
 	case strings.Contains(output, "created and wrote to new file"):
 		change = "created"
 	}
-	setAttr(ev, attrFileChangeType, change)
+	agentevent.SetAttr(ev, agentevent.AttrFileChangeType, change)
 	if !isObj {
 		return
 	}
 	if rd.DiffStat != nil {
-		setAttr(ev, attrFileLinesAdded, rd.DiffStat.ModelAddedLines+rd.DiffStat.UserAddedLines)
-		setAttr(ev, attrFileLinesRemoved, rd.DiffStat.ModelRemovedLines+rd.DiffStat.UserRemovedLines)
+		agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, rd.DiffStat.ModelAddedLines+rd.DiffStat.UserAddedLines)
+		agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, rd.DiffStat.ModelRemovedLines+rd.DiffStat.UserRemovedLines)
 	}
 	if rd.FileDiff != "" {
-		setAttr(ev, agentevent.AttrFileDiff, rd.FileDiff) // content: dropped unless asked for
+		agentevent.SetAttr(ev, agentevent.AttrFileDiff, rd.FileDiff) // content: dropped unless asked for
 	}
-}
-
-func setAttr(ev *agentevent.Event, k string, v any) {
-	if ev.Attributes == nil {
-		ev.Attributes = map[string]any{}
-	}
-	ev.Attributes[k] = v
-}
-
-func commandLine(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if len(cmd) <= maxCommandLength {
-		return cmd
-	}
-	cut := maxCommandLength
-	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-		cut--
-	}
-	return cmd[:cut] + "…"
 }
 
 func firstNonEmpty(v ...string) string {

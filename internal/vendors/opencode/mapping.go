@@ -184,7 +184,7 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		ev.SubagentType = b.m.Agent
 		// Where no task call names the child session, nest it under the
 		// parent's turn that was open when it started (a task call wins).
-		setAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
+		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 	}
 	b.events = append(b.events, ev)
 	return &b.events[len(b.events)-1]
@@ -236,8 +236,8 @@ func (b *builder) user(parts []Part) {
 			if p.Auto {
 				trigger = "auto"
 			}
-			setAttr(mev, "agent.compaction.trigger", trigger)
-			setAttr(mev, "agent.meta.kind", "compaction")
+			agentevent.SetAttr(mev, "agent.compaction.trigger", trigger)
+			agentevent.SetAttr(mev, "agent.meta.kind", "compaction")
 		default:
 			b.unparsed(p.ID, p.Raw, ReasonUnknownType, "part type "+p.Type)
 		}
@@ -258,7 +258,7 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.modelEvent(p.ID, agentevent.TypeAssistantMessage, start, p.Raw)
 			ev.Text = p.Text
 			if p.Synthetic {
-				setAttr(ev, "agent.text.synthetic", true)
+				agentevent.SetAttr(ev, "agent.text.synthetic", true)
 			}
 		case "reasoning":
 			start, end := int64(0), int64(0)
@@ -268,7 +268,7 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.modelEvent(p.ID, agentevent.TypeReasoning, start, p.Raw)
 			ev.Text = p.Text
 			if start > 0 && end >= start {
-				setAttr(ev, "agent.reasoning.duration_ms", end-start)
+				agentevent.SetAttr(ev, "agent.reasoning.duration_ms", end-start)
 			}
 		case "tool":
 			b.tool(p)
@@ -277,14 +277,14 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.event(p.ID, agentevent.TypeFileSnapshot, msp(b.m.Time.Completed), p.Raw)
 			ev.Channel = agentevent.ChannelFilesystem
 			ev.Text = fmt.Sprintf("patch of %d files", len(p.Files))
-			setAttr(ev, "agent.snapshot.file_count", int64(len(p.Files)))
+			agentevent.SetAttr(ev, "agent.snapshot.file_count", int64(len(p.Files)))
 		case "retry":
 			ev := b.event(p.ID, agentevent.TypeLog, b.m.Time.Created, p.Raw)
 			ev.Role = agentevent.RoleSystem
 			ev.Channel = agentevent.ChannelSystem
 			ev.ErrorType = "api_retry"
 			ev.Text = errorMessage(p.Error)
-			setAttr(ev, "agent.api.retry_attempt", p.Attempt)
+			agentevent.SetAttr(ev, "agent.api.retry_attempt", p.Attempt)
 		case "step-start", "step-finish", "snapshot", "agent", "subtask", "file", "compaction":
 			// Steps: the message's tokens already cover its steps (counted
 			// once, on the message). Snapshots are git tree hashes.
@@ -335,7 +335,7 @@ func (b *builder) usage() {
 		carrier.CostUSD = agentevent.Float(*m.Cost)
 	}
 	if m.Mode != "" {
-		setAttr(carrier, "agent.mode", m.Mode)
+		agentevent.SetAttr(carrier, "agent.mode", m.Mode)
 	}
 }
 
@@ -351,7 +351,7 @@ func (b *builder) messageError() {
 	ev.Role = agentevent.RoleSystem
 	ev.Channel = agentevent.ChannelSystem
 	ev.Text = errorMessage(e.Data)
-	setAttr(ev, "agent.api.error", e.Name)
+	agentevent.SetAttr(ev, "agent.api.error", e.Name)
 	if e.Name == "MessageAbortedError" {
 		// The user stopped the turn: not a failure (no error.type), as a
 		// Claude Code "[Request interrupted by user]" notice.
@@ -422,14 +422,6 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 	}
 	agentevent.Normalize(&ev)
 	return ev
-}
-
-// setAttr adds one attribute to an event, creating the map on first use.
-func setAttr(ev *agentevent.Event, k string, v any) {
-	if ev.Attributes == nil {
-		ev.Attributes = map[string]any{}
-	}
-	ev.Attributes[k] = v
 }
 
 // providers maps OpenCode provider ids (models.dev ids) to

@@ -140,7 +140,7 @@ func TestFileFields(t *testing.T) {
 			assert.Equal(t, agentevent.ChannelEditor, ev.Channel, tool)
 		}
 		if tool == "write" {
-			assert.Equal(t, "created", events[1].Attributes[attrFileChangeType])
+			assert.Equal(t, "created", events[1].Attributes[agentevent.AttrFileChangeType])
 		}
 	}
 }

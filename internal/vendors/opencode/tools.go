@@ -6,7 +6,6 @@ package opencode // import "github.com/agentotel/agentotel/internal/vendors/open
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -24,17 +23,7 @@ const (
 
 // Structured facts on tool events, the same keys the other agents' parsers
 // use (the connector's turn rollup reads them).
-const (
-	attrToolCommand      = "agent.tool.command"
-	attrFileChangeType   = "agent.file.change_type"
-	attrFileLinesAdded   = "agent.file.lines_added"
-	attrFileLinesRemoved = "agent.file.lines_removed"
-	attrTestRunner       = "agent.test.runner"
-	attrTestRun          = "agent.test.run"
-	attrTestPassed       = "agent.test.passed"
-	attrTestFailed       = "agent.test.failed"
-	maxCommandLength     = 4096
-)
+const ()
 
 // toolInput holds the input fields the mapping reads. OpenCode's tools take
 // camelCase arguments (filePath); snake_case is accepted too (MCP tools).
@@ -118,7 +107,7 @@ func (b *builder) tool(p Part) {
 	}
 	runner := ""
 	if p.Tool == "bash" && strings.TrimSpace(in.Command) != "" {
-		setAttr(call, attrToolCommand, commandLine(in.Command))
+		agentevent.SetAttr(call, agentevent.AttrToolCommand, agentevent.CommandLine(in.Command))
 		runner, _ = testrun.Detect(in.Command)
 	}
 	if p.Tool == "task" {
@@ -147,7 +136,7 @@ func (b *builder) tool(p Part) {
 	}
 	if st.Time.Compacted != nil {
 		// OpenCode pruned the output from the model's context.
-		setAttr(res, "agent.tool.output_compacted", true)
+		agentevent.SetAttr(res, "agent.tool.output_compacted", true)
 	}
 	if st.Status == statusError {
 		res.ToolStatus = agentevent.ToolError
@@ -168,11 +157,11 @@ func (b *builder) tool(p Part) {
 		fileFacts(res, p.Tool, md)
 	}
 	if runner != "" {
-		setAttr(res, attrTestRunner, runner)
+		agentevent.SetAttr(res, agentevent.AttrTestRunner, runner)
 		if run, passed, failed, ok := testrun.Counts(runner, st.Output); ok {
-			setAttr(res, attrTestRun, int64(run))
-			setAttr(res, attrTestPassed, int64(passed))
-			setAttr(res, attrTestFailed, int64(failed))
+			agentevent.SetAttr(res, agentevent.AttrTestRun, int64(run))
+			agentevent.SetAttr(res, agentevent.AttrTestPassed, int64(passed))
+			agentevent.SetAttr(res, agentevent.AttrTestFailed, int64(failed))
 		}
 	}
 }
@@ -183,18 +172,18 @@ func fileFacts(ev *agentevent.Event, tool string, md toolMetadata) {
 	switch tool {
 	case "write":
 		if md.Exists != nil && !*md.Exists {
-			setAttr(ev, attrFileChangeType, "created")
+			agentevent.SetAttr(ev, agentevent.AttrFileChangeType, "created")
 		} else {
-			setAttr(ev, attrFileChangeType, "modified")
+			agentevent.SetAttr(ev, agentevent.AttrFileChangeType, "modified")
 		}
 	case "edit", "multiedit", "patch", "apply_patch":
-		setAttr(ev, attrFileChangeType, "modified")
+		agentevent.SetAttr(ev, agentevent.AttrFileChangeType, "modified")
 	default:
 		return
 	}
 	if d := md.FileDiff; d != nil && d.Additions != nil && d.Deletions != nil {
-		setAttr(ev, attrFileLinesAdded, *d.Additions)
-		setAttr(ev, attrFileLinesRemoved, *d.Deletions)
+		agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, *d.Additions)
+		agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, *d.Deletions)
 	}
 }
 
@@ -210,20 +199,6 @@ func classifyError(msg string) string {
 		return "permission_denied"
 	}
 	return "tool_error"
-}
-
-// commandLine cuts a command to maxCommandLength bytes at a character
-// boundary, marking the cut with "…".
-func commandLine(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if len(cmd) <= maxCommandLength {
-		return cmd
-	}
-	cut := maxCommandLength
-	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-		cut--
-	}
-	return cmd[:cut] + "…"
 }
 
 func firstNonEmpty(v ...string) string {

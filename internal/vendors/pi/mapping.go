@@ -78,7 +78,7 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		return []pending{{ev: p.mapBashExecution(&m, c)}}, "", ""
 	case "custom", "hookMessage":
 		ev := p.meta(c, "custom_message")
-		setAttr(&ev, attrCustomType, m.CustomType)
+		agentevent.SetAttr(&ev, attrCustomType, m.CustomType)
 		str, blocks, ok := decodeBlocks(m.Content)
 		if !ok {
 			return nil, ReasonUnexpectedShape, m.Role + " content"
@@ -89,14 +89,14 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = m.Summary
 		if m.Role == "branchSummary" {
-			setAttr(&ev, attrSummaryKind, "branch")
+			agentevent.SetAttr(&ev, attrSummaryKind, "branch")
 			if m.FromID != "" {
-				setAttr(&ev, attrBranchFrom, m.FromID)
+				agentevent.SetAttr(&ev, attrBranchFrom, m.FromID)
 			}
 		} else {
-			setAttr(&ev, attrSummaryKind, "compaction")
+			agentevent.SetAttr(&ev, attrSummaryKind, "compaction")
 			if m.TokensBefore != nil {
-				setAttr(&ev, "agent.compaction.pre_tokens", *m.TokensBefore)
+				agentevent.SetAttr(&ev, "agent.compaction.pre_tokens", *m.TokensBefore)
 			}
 		}
 		return []pending{{ev: ev}}, "", ""
@@ -129,7 +129,7 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev.Provider = provider
 		ev.ResponseID = responseID
 		if m.API != "" {
-			setAttr(&ev, attrAPI, m.API)
+			agentevent.SetAttr(&ev, attrAPI, m.API)
 		}
 		return ev
 	}
@@ -192,7 +192,7 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev.ToolStatus = agentevent.ToolError
 		ev.ErrorType = errInterrupted
 		ev.ToolLatencyMs = agentevent.Int(0)
-		setAttr(&ev, attrNotExecuted, true)
+		agentevent.SetAttr(&ev, attrNotExecuted, true)
 		if !replayed {
 			p.st.addNotRun(id)
 		}
@@ -208,7 +208,7 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev.Status = statusError
 		ev.ErrorType = errAPI
 		if m.ErrorMessage != "" {
-			setAttr(&ev, attrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
+			agentevent.SetAttr(&ev, attrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
 		}
 	}
 	out = append(out, pending{ev: ev, idx: next})
@@ -223,17 +223,17 @@ func (p *Parser) mapBashExecution(m *message, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelTerminal)
 	ev.ToolName = "bash"
 	ev.Text = m.Output
-	setAttr(&ev, attrToolCommand, commandLine(m.Command))
+	agentevent.SetAttr(&ev, agentevent.AttrToolCommand, agentevent.CommandLine(m.Command))
 	if m.ExcludeFromContext {
-		setAttr(&ev, attrExcluded, true)
+		agentevent.SetAttr(&ev, attrExcluded, true)
 	}
 	if m.Truncated {
-		setAttr(&ev, "agent.tool.output_truncated", true)
+		agentevent.SetAttr(&ev, "agent.tool.output_truncated", true)
 	}
 	switch {
 	case m.Cancelled:
 		ev.ToolStatus = agentevent.ToolError
-		setAttr(&ev, "agent.tool.cancelled", true)
+		agentevent.SetAttr(&ev, "agent.tool.cancelled", true)
 	case m.ExitCode != nil:
 		code := int64(*m.ExitCode)
 		ev.ToolExitCode = agentevent.Int(code)

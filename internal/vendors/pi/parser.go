@@ -158,42 +158,42 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		out = append(out, p.mapModelChange(&e, c))
 	case "thinking_level_change":
 		ev := p.meta(c, "thinking_level_change")
-		setAttr(&ev, "agent.thinking_level", e.ThinkingLevel)
+		agentevent.SetAttr(&ev, "agent.thinking_level", e.ThinkingLevel)
 		out = append(out, pending{ev: ev})
 	case "compaction":
 		out = append(out, p.mapCompaction(&e, c))
 	case "branch_summary":
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = e.Summary
-		setAttr(&ev, attrSummaryKind, "branch")
+		agentevent.SetAttr(&ev, attrSummaryKind, "branch")
 		if e.FromID != "" {
-			setAttr(&ev, attrBranchFrom, e.FromID)
+			agentevent.SetAttr(&ev, attrBranchFrom, e.FromID)
 		}
 		if e.FromHook != nil && *e.FromHook {
-			setAttr(&ev, "agent.summary.from_extension", true)
+			agentevent.SetAttr(&ev, "agent.summary.from_extension", true)
 		}
 		out = append(out, pending{ev: ev})
 	case "session_info":
 		ev := p.meta(c, "session_info")
 		if e.Name != nil {
-			setAttr(&ev, "agent.session.name", *e.Name)
+			agentevent.SetAttr(&ev, "agent.session.name", *e.Name)
 		}
 		out = append(out, pending{ev: ev})
 	case "label":
 		ev := p.meta(c, "label")
-		setAttr(&ev, "agent.label.target", e.TargetID)
+		agentevent.SetAttr(&ev, "agent.label.target", e.TargetID)
 		if e.Label != nil {
-			setAttr(&ev, "agent.label", *e.Label)
+			agentevent.SetAttr(&ev, "agent.label", *e.Label)
 		}
 		out = append(out, pending{ev: ev})
 	case "custom":
 		// Extension state, not part of the model's context: only its kind.
 		ev := p.meta(c, "custom")
-		setAttr(&ev, "agent.custom.type", e.CustomType)
+		agentevent.SetAttr(&ev, "agent.custom.type", e.CustomType)
 		out = append(out, pending{ev: ev})
 	case "custom_message":
 		ev := p.meta(c, "custom_message")
-		setAttr(&ev, "agent.custom.type", e.CustomType)
+		agentevent.SetAttr(&ev, "agent.custom.type", e.CustomType)
 		str, blocks, ok := decodeBlocks(e.Content)
 		if !ok {
 			reason, detail = ReasonUnexpectedShape, "custom_message content"
@@ -275,9 +275,9 @@ func (p *Parser) branch(c *rowCtx, parent string) (agentevent.Event, bool) {
 		id = next
 	}
 	ev := p.meta(c, "branch")
-	setAttr(&ev, attrBranchFrom, s.Leaf)
-	setAttr(&ev, "agent.branch.to_entry", parent)
-	setAttr(&ev, "agent.branch.abandoned_entries", abandoned)
+	agentevent.SetAttr(&ev, attrBranchFrom, s.Leaf)
+	agentevent.SetAttr(&ev, "agent.branch.to_entry", parent)
+	agentevent.SetAttr(&ev, "agent.branch.abandoned_entries", abandoned)
 	return ev, true
 }
 
@@ -290,23 +290,23 @@ func (p *Parser) mapModelChange(e *entry, c *rowCtx) pending {
 		s.Provider = strings.Clone(e.Provider)
 	}
 	ev := p.meta(c, "model_change")
-	setAttr(&ev, "agent.model_change.model", e.ModelID)
-	setAttr(&ev, "agent.model_change.provider", Provider(e.Provider))
+	agentevent.SetAttr(&ev, "agent.model_change.model", e.ModelID)
+	agentevent.SetAttr(&ev, "agent.model_change.provider", Provider(e.Provider))
 	return pending{ev: ev}
 }
 
 func (p *Parser) mapCompaction(e *entry, c *rowCtx) pending {
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = e.Summary
-	setAttr(&ev, attrSummaryKind, "compaction")
+	agentevent.SetAttr(&ev, attrSummaryKind, "compaction")
 	if e.TokensBefore != nil {
-		setAttr(&ev, "agent.compaction.pre_tokens", *e.TokensBefore)
+		agentevent.SetAttr(&ev, "agent.compaction.pre_tokens", *e.TokensBefore)
 	}
 	if e.FirstKeptEntryID != "" {
-		setAttr(&ev, "agent.compaction.first_kept_entry", e.FirstKeptEntryID)
+		agentevent.SetAttr(&ev, "agent.compaction.first_kept_entry", e.FirstKeptEntryID)
 	}
 	if e.FromHook != nil && *e.FromHook {
-		setAttr(&ev, "agent.compaction.trigger", "extension")
+		agentevent.SetAttr(&ev, "agent.compaction.trigger", "extension")
 	}
 	return pending{ev: ev}
 }
@@ -327,7 +327,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 
 func (p *Parser) meta(c *rowCtx, kind string) agentevent.Event {
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	setAttr(&ev, attrMetaKind, kind)
+	agentevent.SetAttr(&ev, attrMetaKind, kind)
 	return ev
 }
 
@@ -403,7 +403,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		setAttr(&ev, attrUnparsedDetail, detail)
+		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
 	}
 	return p.finish(c, []pending{{ev: ev}})
 }

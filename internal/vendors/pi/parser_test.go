@@ -66,7 +66,7 @@ func TestBashExitCodes(t *testing.T) {
 			assert.Equal(t, agentevent.Int(2500), r.ToolLatencyMs, "result entry time − call entry time")
 			assert.Equal(t, "bash", r.ToolName)
 			assert.Equal(t, agentevent.ChannelTerminal, r.Channel)
-			assert.Equal(t, "make", ofType(events, agentevent.TypeToolCall)[0].Attributes[attrToolCommand])
+			assert.Equal(t, "make", ofType(events, agentevent.TypeToolCall)[0].Attributes[agentevent.AttrToolCommand])
 			assert.Empty(t, agentevent.Validate(events).Violations)
 		})
 	}
@@ -95,7 +95,7 @@ func TestBashExecution(t *testing.T) {
 			assert.Equal(t, tc.code, ev.ToolExitCode)
 			assert.Equal(t, tc.status, ev.ToolStatus)
 			assert.Equal(t, tc.errType, ev.ErrorType, "the user's own command never fails the agent's turn")
-			assert.Equal(t, "ls", ev.Attributes[attrToolCommand])
+			assert.Equal(t, "ls", ev.Attributes[agentevent.AttrToolCommand])
 		})
 	}
 }
@@ -275,7 +275,7 @@ func TestReplayAfterRestartIsDropped(t *testing.T) {
 	r := second[0]
 	assert.Equal(t, "bash", r.ToolName, "the open call survived the restart")
 	assert.Equal(t, agentevent.Int(7000), r.ToolLatencyMs)
-	assert.Equal(t, "go", r.Attributes[attrTestRunner])
+	assert.Equal(t, "go", r.Attributes[agentevent.AttrTestRunner])
 
 	assert.Error(t, q.UnmarshalState([]byte(`{"v":99}`)))
 	assert.Error(t, q.UnmarshalState([]byte(`not json`)))

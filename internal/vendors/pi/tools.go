@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 
@@ -19,16 +18,7 @@ import (
 // Structured facts about what a tool did, the keys every parser uses (the
 // connector's turn rollup reads them). Not content: always emitted.
 const (
-	attrToolCommand      = "agent.tool.command"
-	attrFileChangeType   = "agent.file.change_type"
-	attrFileLinesAdded   = "agent.file.lines_added"
-	attrFileLinesRemoved = "agent.file.lines_removed"
-	attrTestRunner       = "agent.test.runner"
-	attrTestRun          = "agent.test.run"
-	attrTestPassed       = "agent.test.passed"
-	attrTestFailed       = "agent.test.failed"
-	maxCommandLength     = 4096
-	changeModified       = "modified"
+	changeModified = "modified"
 )
 
 // Pi's built-in tools.
@@ -75,15 +65,15 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 			oc.FilePath, oc.FileOp, oc.Language = strings.Clone(path), string(op), ev.FileLanguage
 		}
 		if b.Name == toolBash && args.Command != "" {
-			cmd := commandLine(args.Command)
-			setAttr(ev, attrToolCommand, cmd)
+			cmd := agentevent.CommandLine(args.Command)
+			agentevent.SetAttr(ev, agentevent.AttrToolCommand, cmd)
 			oc.Command = strings.Clone(cmd)
 			if runner, ok := testrun.Detect(args.Command); ok {
 				oc.Runner = runner
 			}
 		}
 		if b.Name == toolWrite && args.Content != nil {
-			oc.WriteLines = int64(countLines(*args.Content))
+			oc.WriteLines = int64(agentevent.CountLines(*args.Content))
 		}
 	}
 	if !replayed && b.ID != "" {
@@ -133,7 +123,7 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 		// The call was closed as never run when its response failed; a
 		// result for it after all must not answer it twice: it is kept
 		// as a result whose call is not identified.
-		setAttr(&ev, "agent.tool.late_call_id", m.ToolCallID)
+		agentevent.SetAttr(&ev, "agent.tool.late_call_id", m.ToolCallID)
 	default:
 		oc = p.toolResultFromCall(&ev, m.ToolCallID, c)
 	}
@@ -148,11 +138,11 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 	if ev.ToolName == toolBash {
 		bashFacts(&ev, m.IsError)
 		if oc != nil && oc.Runner != "" {
-			setAttr(&ev, attrTestRunner, oc.Runner)
+			agentevent.SetAttr(&ev, agentevent.AttrTestRunner, oc.Runner)
 			if run, passed, failed, ok := testrun.Counts(oc.Runner, ev.Text); ok {
-				setAttr(&ev, attrTestRun, int64(run))
-				setAttr(&ev, attrTestPassed, int64(passed))
-				setAttr(&ev, attrTestFailed, int64(failed))
+				agentevent.SetAttr(&ev, agentevent.AttrTestRun, int64(run))
+				agentevent.SetAttr(&ev, agentevent.AttrTestPassed, int64(passed))
+				agentevent.SetAttr(&ev, agentevent.AttrTestFailed, int64(failed))
 			}
 		}
 	}
@@ -192,10 +182,10 @@ func bashFacts(ev *agentevent.Event, isError bool) {
 // from Pi's rendered diff (details.diff), write lines from the content the
 // call wrote. Pi does not record whether a write created the file.
 func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
-	setAttr(ev, attrFileChangeType, changeModified)
+	agentevent.SetAttr(ev, agentevent.AttrFileChangeType, changeModified)
 	if ev.ToolName == toolWrite {
 		if oc != nil && oc.WriteLines >= 0 {
-			setAttr(ev, attrFileLinesAdded, oc.WriteLines)
+			agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, oc.WriteLines)
 		}
 		return
 	}
@@ -212,42 +202,9 @@ func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
 			removed++
 		}
 	}
-	setAttr(ev, attrFileLinesAdded, int64(added))
-	setAttr(ev, attrFileLinesRemoved, int64(removed))
-	setAttr(ev, agentevent.AttrFileDiff, d.Diff) // content: dropped unless asked for
-}
-
-// setAttr adds one attribute to an event, creating the map on first use.
-func setAttr(ev *agentevent.Event, k string, v any) {
-	if ev.Attributes == nil {
-		ev.Attributes = map[string]any{}
-	}
-	ev.Attributes[k] = v
-}
-
-// commandLine cuts a command to maxCommandLength bytes at a character
-// boundary, marking the cut with "…".
-func commandLine(cmd string) string {
-	cmd = strings.TrimSpace(cmd)
-	if len(cmd) <= maxCommandLength {
-		return cmd
-	}
-	cut := maxCommandLength
-	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
-		cut--
-	}
-	return cmd[:cut] + "…"
-}
-
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
+	agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, int64(added))
+	agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, int64(removed))
+	agentevent.SetAttr(ev, agentevent.AttrFileDiff, d.Diff) // content: dropped unless asked for
 }
 
 // language names a file's language from its extension ("" when unknown).
