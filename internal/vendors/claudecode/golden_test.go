@@ -7,15 +7,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/claude_code/*/events.yaml")
@@ -36,58 +33,8 @@ func goldenCases(t *testing.T) (root string, cases []string) {
 	return root, cases
 }
 
+// TestGoldenEvents: every case of testdata/claude_code maps to its events.yaml
+// (-update regenerates), which satisfies the spec's invariants.
 func TestGoldenEvents(t *testing.T) {
-	root, cases := goldenCases(t)
-	for _, name := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(root, name)
-			events := parseDir(t, dir)
-			require.NotEmpty(t, events)
-			for i := range events {
-				events[i].Raw = nil
-			}
-			actual := agentevent.EncodeLogs(events, "")
-			sortAttributes(actual)
-			path := filepath.Join(dir, "events.yaml")
-			if *update {
-				require.NoError(t, golden.WriteLogsToFile(path, actual))
-				t.Logf("wrote %s", path)
-			}
-			expected, err := golden.ReadLogs(path)
-			require.NoError(t, err, "run `go test ./internal/vendors/claudecode -run TestGoldenEvents -update` to create it")
-			require.NoError(t, plogtest.CompareLogs(expected, actual))
-
-			// The golden files are what the connector's tests start from:
-			// they must satisfy the spec's invariants themselves.
-			decoded, skipped := agentevent.DecodeLogs(expected)
-			require.Zero(t, skipped)
-			require.Len(t, decoded, len(events))
-			require.Empty(t, agentevent.Validate(decoded).Violations)
-		})
-	}
-}
-
-// sortAttributes puts every record's attributes in key order. Comparison
-// ignores attribute order; sorting keeps a regenerated golden file free of
-// churn (Event.Attributes is a map).
-func sortAttributes(logs plog.Logs) {
-	for _, rl := range logs.ResourceLogs().All() {
-		for _, sl := range rl.ScopeLogs().All() {
-			for _, lr := range sl.LogRecords().All() {
-				attrs := lr.Attributes()
-				raw := attrs.AsRaw()
-				keys := make([]string, 0, len(raw))
-				for k := range raw {
-					keys = append(keys, k)
-				}
-				slices.Sort(keys)
-				attrs.Clear()
-				for _, k := range keys {
-					if err := attrs.PutEmpty(k).FromRaw(raw[k]); err != nil {
-						panic(err)
-					}
-				}
-			}
-		}
-	}
+	vendortest.GoldenEvents(t, "claude_code", *update, func(t *testing.T, dir string) []agentevent.Event { return parseDir(t, dir) }, nil)
 }

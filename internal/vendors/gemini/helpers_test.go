@@ -15,31 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-// repoRoot walks up from the package directory to the directory holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "go.mod not found above the package")
-		dir = parent
-	}
-}
+var repoRoot = vendortest.RepoRoot
 
-// fixturesDir is ../shared/fixtures next to the repository, or
-// $AGENTOTEL_FIXTURES.
-func fixturesDir(t testing.TB) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
-}
+var fixturesDir = vendortest.FixturesDir
 
 // loadChat decodes a .json or .jsonl chat file, failing the test on any
 // decode error.

@@ -1,0 +1,117 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package vendortest is what the parsers' tests share: where the repository
+// and the fixture corpus are, and the golden-events check every parser runs
+// over testdata/<agent>/<case>. Only tests import it.
+package vendortest // import "github.com/agentotel/agentotel/internal/vendors/vendortest"
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// RepoRoot walks up from the test's directory to the directory holding go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		dir = parent
+	}
+}
+
+// FixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
+// ../shared/fixtures next to the repository.
+func FixturesDir(t testing.TB) string {
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "fixtures")
+}
+
+// GoldenEvents runs one subtest per case directory of testdata/<agent>: the
+// events events(t, dir) yields, Raw cleared, must encode to the case's
+// events.yaml (written first with update). The golden file must decode back
+// to as many events and satisfy agentevent.Validate: the connector's golden
+// trace tests start from these files. check, when set, sees the report too.
+func GoldenEvents(t *testing.T, agent string, update bool, events func(t *testing.T, dir string) []agentevent.Event, check func(t *testing.T, r agentevent.Report)) {
+	t.Helper()
+	root := filepath.Join(RepoRoot(t), "testdata", agent)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := filepath.Join(root, e.Name())
+			evs := events(t, dir)
+			require.NotEmpty(t, evs)
+			for i := range evs {
+				evs[i].Raw = nil
+			}
+			actual := agentevent.EncodeLogs(evs, "")
+			SortAttributes(actual)
+			path := filepath.Join(dir, "events.yaml")
+			if update {
+				require.NoError(t, golden.WriteLogsToFile(path, actual))
+				t.Logf("wrote %s", path)
+			}
+			expected, err := golden.ReadLogs(path)
+			require.NoError(t, err, "run the package's TestGoldenEvents with -update to create it")
+			require.NoError(t, plogtest.CompareLogs(expected, actual))
+
+			decoded, skipped := agentevent.DecodeLogs(expected)
+			require.Zero(t, skipped)
+			require.Len(t, decoded, len(evs))
+			report := agentevent.Validate(decoded)
+			require.Empty(t, report.Violations)
+			if check != nil {
+				check(t, report)
+			}
+		})
+	}
+	require.NotZero(t, n, "no cases under %s", root)
+}
+
+// SortAttributes puts every record's attributes in key order. Comparison
+// ignores attribute order; sorting keeps a regenerated golden file free of
+// churn (Event.Attributes is a map).
+func SortAttributes(logs plog.Logs) {
+	for _, rl := range logs.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				attrs := lr.Attributes()
+				raw := attrs.AsRaw()
+				keys := make([]string, 0, len(raw))
+				for k := range raw {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				attrs.Clear()
+				for _, k := range keys {
+					if err := attrs.PutEmpty(k).FromRaw(raw[k]); err != nil {
+						panic(err)
+					}
+				}
+			}
+		}
+	}
+}
