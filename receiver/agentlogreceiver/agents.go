@@ -84,6 +84,14 @@ var agents = []agent{
 		newParser:      func(path string) parser { return pi.NewParser(path) },
 		optional:       true,
 	},
+	{
+		key:            "gemini",
+		source:         agentevent.SourceGemini,
+		config:         func(c *Config) *AgentConfig { return &c.Gemini },
+		defaultInclude: geminiInclude,
+		start:          startGemini,
+		optional:       true,
+	},
 }
 
 // environment is the slice of the process environment default paths depend on.

@@ -85,6 +85,9 @@ type Config struct {
 	Codex AgentConfig `mapstructure:"codex"`
 	// Pi configures the Pi coding agent's session files.
 	Pi AgentConfig `mapstructure:"pi"`
+	// Gemini configures Gemini CLI's chat files and logs.json (rewritten in
+	// place: re-read whole on change, emitted once by message).
+	Gemini AgentConfig `mapstructure:"gemini"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -68,6 +68,11 @@ func TestLoadConfig(t *testing.T) {
 			Include: []string{"~/.codex/sessions/**/rollout-*.jsonl"},
 			Exclude: []string{"**/rollout-2024-*.jsonl"},
 		},
+		Gemini: AgentConfig{
+			Enabled: true,
+			Include: []string{"~/.gemini/tmp/*/chats/*.json", "~/.gemini/tmp/*/logs.json"},
+			Exclude: []string{"~/.gemini/tmp/scratch/**"},
+		},
 	}
 	tests := []struct {
 		id   component.ID

@@ -47,6 +47,7 @@ func createDefaultConfig() component.Config {
 		OpenCode:           AgentConfig{Enabled: true},
 		Codex:              AgentConfig{Enabled: true},
 		Pi:                 AgentConfig{Enabled: true},
+		Gemini:             AgentConfig{Enabled: true},
 	}
 }
 

@@ -47,6 +47,7 @@ func testConfig(dir string) *Config {
 	cfg.OpenCode.Enabled = false // the OpenCode tests set their own data directory
 	cfg.Pi.Enabled = false       // the Pi tests set their own files
 	cfg.Codex.Enabled = false    // the Codex tests set their own files
+	cfg.Gemini.Enabled = false   // the Gemini tests set their own files
 	return cfg
 }
 

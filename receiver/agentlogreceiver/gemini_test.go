@@ -1,0 +1,443 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/gemini"
+)
+
+// fastGeminiSettle shortens the time a chat must stay unchanged before its
+// last gemini message is taken as final. The tests of this package do not
+// run in parallel.
+func fastGeminiSettle(t *testing.T) {
+	old := geminiSettleDelay
+	geminiSettleDelay = 50 * time.Millisecond
+	t.Cleanup(func() { geminiSettleDelay = old })
+}
+
+// geminiConfig reads only Gemini CLI files below home (a ~/.gemini-like
+// tree), with content.
+func geminiConfig(t *testing.T, home string) *Config {
+	fastGeminiSettle(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.PollInterval = 10 * time.Millisecond
+	cfg.IncludeContent = true
+	for _, a := range agents {
+		a.config(cfg).Enabled = a.key == "gemini"
+	}
+	cfg.Gemini.Include = geminiPatterns(home)
+	return cfg
+}
+
+// gemMsg is a chat message of a test chat.
+type gemMsg struct {
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	Model     string `json:"model,omitempty"`
+}
+
+func gemUser(id, text string, minute int) gemMsg {
+	return gemMsg{ID: id, Timestamp: fmt.Sprintf("2026-04-20T10:%02d:00.000Z", minute), Type: "user", Content: text}
+}
+
+func gemAnswer(id, text string, minute int) gemMsg {
+	return gemMsg{ID: id, Timestamp: fmt.Sprintf("2026-04-20T10:%02d:30.000Z", minute), Type: "gemini", Content: text, Model: "gemini-2.5-pro"}
+}
+
+// writeChat writes (or rewrites in place, as the CLI does) a chat file.
+func writeChat(t *testing.T, path, session string, msgs ...gemMsg) {
+	t.Helper()
+	b, err := json.MarshalIndent(map[string]any{
+		"sessionId":   session,
+		"projectHash": "5e1f",
+		"startTime":   "2026-04-20T10:00:00.000Z",
+		"lastUpdated": "2026-04-20T10:59:00.000Z",
+		"messages":    msgs,
+	}, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+}
+
+// geminiBarrier returns once the reader has completed a poll that started
+// after the call: it writes a new one-message chat, which only such a poll
+// can find (every file is looked at in each poll), and waits for it.
+func (h *harness) geminiBarrier(home string) {
+	h.t.Helper()
+	n := barrierSeq.Add(1)
+	h.barriers++
+	session := fmt.Sprintf("barrier-%d", n)
+	writeChat(h.t, filepath.Join(home, "tmp", "barrier", "chats", session+".json"), session, gemUser(session+"-u", "poll barrier", 0))
+	h.waitSession(session, 1)
+}
+
+// noBarrier drops the barrier sessions' events.
+func noBarrier(evs []agentevent.Event) []agentevent.Event {
+	return slices.DeleteFunc(evs, func(ev agentevent.Event) bool { return strings.HasPrefix(ev.SessionID, "barrier-") })
+}
+
+func assertNoDuplicates(t *testing.T, evs []agentevent.Event) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		key := ev.SessionID + "/" + ev.EventID
+		assert.False(t, seen[key], "event %s emitted twice", key)
+		seen[key] = true
+	}
+}
+
+// TestGeminiTestdata: each ~/.gemini-like tree of testdata/gemini, read by
+// the receiver, yields its golden events (events.yaml, written by the
+// gemini package's golden test), with service.name gemini-cli.
+func TestGeminiTestdata(t *testing.T) {
+	root := filepath.Join(repoRoot(t), "testdata", "gemini")
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := filepath.Join(root, e.Name())
+			expected, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
+			require.NoError(t, err)
+			want, skipped := agentevent.DecodeLogs(expected)
+			require.Zero(t, skipped)
+			require.NotEmpty(t, want)
+
+			barriers := t.TempDir()
+			cfg := geminiConfig(t, dir)
+			cfg.Gemini.Include = append(cfg.Gemini.Include, geminiPatterns(barriers)...)
+			h := newHarness(t, cfg, nil)
+			h.start()
+			require.Eventually(t, func() bool { return len(h.events()) >= len(want) }, 20*time.Second, 5*time.Millisecond,
+				"waiting for %d events", len(want))
+			h.geminiBarrier(barriers)
+			got := noBarrier(h.events())
+			// The golden file names files relative to the tree and numbers
+			// the logs.json events on their own; the rest must be equal.
+			for i := range got {
+				rel, err := filepath.Rel(dir, got[i].LogFile)
+				require.NoError(t, err)
+				got[i].LogFile = filepath.ToSlash(rel)
+			}
+			norm := func(evs []agentevent.Event) map[string]agentevent.Event {
+				m := map[string]agentevent.Event{}
+				for _, ev := range evs {
+					ev.Sequence = 0
+					m[ev.SessionID+"/"+ev.EventID] = ev
+				}
+				return m
+			}
+			require.Len(t, got, len(want))
+			assert.Equal(t, norm(want), norm(got))
+			assertNoDuplicates(t, got)
+			for _, l := range h.sink.AllLogs() {
+				for i := 0; i < l.ResourceLogs().Len(); i++ {
+					assert.Equal(t, "gemini-cli", l.ResourceLogs().At(i).Resource().Attributes().AsRaw()["service.name"])
+				}
+			}
+			assert.Empty(t, h.badRecordLogs())
+		})
+	}
+}
+
+// TestGeminiLiveRewrite: the CLI rewrites the chat file whole; a rewrite
+// with one more turn emits only that turn, and the last gemini message is
+// emitted once the file has settled.
+func TestGeminiLiveRewrite(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "tmp", "proj", "chats", "session-2026-04-20T10-00-live.json")
+	msgs := []gemMsg{gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0)}
+	writeChat(t, path, "live", msgs...)
+
+	h := newHarness(t, geminiConfig(t, home), nil)
+	h.start()
+	assert.Equal(t, []string{"u1", "g1"}, eventIDs(h.waitSession("live", 2)))
+
+	msgs = append(msgs, gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1))
+	writeChat(t, path, "live", msgs...)
+	evs := h.waitSession("live", 4)
+	h.geminiBarrier(home)
+	evs = h.eventsOfSession("live")
+	require.Equal(t, []string{"u1", "g1", "u2", "g2"}, eventIDs(evs))
+	assert.Equal(t, agentevent.TypeUserMessage, evs[2].Type)
+	assert.Equal(t, "two", evs[2].Text)
+	assert.Equal(t, agentevent.TypeAssistantMessage, evs[3].Type)
+	assert.Equal(t, "u2", evs[3].ParentEventID)
+	for i, ev := range evs {
+		assert.Equal(t, int64(i+1), ev.Sequence, "sequence continues across rewrites")
+	}
+}
+
+// TestGeminiHeldUntilSettled: a last gemini message the CLI may still be
+// completing is not emitted while the file keeps changing; a following
+// message releases it at once.
+func TestGeminiHeldUntilSettled(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "tmp", "proj", "chats", "held.json")
+	writeChat(t, path, "held", gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0))
+	cfg := geminiConfig(t, home)
+	geminiSettleDelay = time.Hour // never settles by itself in this test
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.waitSession("held", 1)
+	h.geminiBarrier(home)
+	assert.Equal(t, []string{"u1"}, eventIDs(h.eventsOfSession("held")))
+
+	writeChat(t, path, "held", gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0), gemUser("u2", "two", 1))
+	assert.Equal(t, []string{"u1", "g1", "u2"}, eventIDs(h.waitSession("held", 3)))
+	// Shutdown settles the files: nothing is held for the next run.
+	writeChat(t, path, "held", gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0), gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1))
+	h.geminiBarrier(home)
+	assert.Len(t, h.eventsOfSession("held"), 3)
+	h.stop()
+	assert.Equal(t, []string{"u1", "g1", "u2", "g2"}, eventIDs(h.eventsOfSession("held")))
+}
+
+// TestGeminiSameSessionTwoDirs: older CLIs kept chats under the project's
+// SHA-256, newer ones under its name, and copy the old files over: the same
+// session in both directories is emitted once.
+func TestGeminiSameSessionTwoDirs(t *testing.T) {
+	home := t.TempDir()
+	msgs := []gemMsg{gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0), gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1)}
+	hashDir := filepath.Join(home, "tmp", "9126eddec7f67e038794657b4d517dd9cb5226468f30b5ee7296c27d65e84fde", "chats", "session-x.json")
+	nameDir := filepath.Join(home, "tmp", "proj", "chats", "session-x.json")
+	writeChat(t, hashDir, "copied", msgs...)
+	writeChat(t, nameDir, "copied", msgs...)
+
+	h := newHarness(t, geminiConfig(t, home), nil)
+	h.start()
+	h.waitSession("copied", 4)
+	h.geminiBarrier(home)
+	// A later rewrite of the copy (the CLI goes on in the named directory)
+	// adds only the new turn.
+	writeChat(t, nameDir, "copied", append(msgs, gemUser("u3", "three", 2))...)
+	h.waitSession("copied", 5)
+	h.geminiBarrier(home)
+	evs := h.eventsOfSession("copied")
+	assert.Equal(t, []string{"u1", "g1", "u2", "g2", "u3"}, eventIDs(evs))
+	assertNoDuplicates(t, evs)
+}
+
+// TestGeminiRestart: with a file-backed storage, a restart re-emits nothing
+// and continues with what was written while the receiver was down.
+func TestGeminiRestart(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "tmp", "proj", "chats", "session-r.json")
+	msgs := []gemMsg{gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0)}
+	writeChat(t, path, "restart", msgs...)
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := geminiConfig(t, home)
+	cfg.Storage = &ext.ID
+
+	first := newHarness(t, cfg, host)
+	first.start()
+	first.waitSession("restart", 2)
+	first.geminiBarrier(home)
+	first.stop()
+
+	// Unchanged: nothing again.
+	second := newHarness(t, cfg, host)
+	second.start()
+	second.geminiBarrier(home)
+	assert.Empty(t, second.eventsOfSession("restart"))
+	second.stop()
+
+	// Rewritten while down: only the new turn, numbered after the first.
+	writeChat(t, path, "restart", append(msgs, gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1))...)
+	third := newHarness(t, cfg, host)
+	third.start()
+	evs := third.waitSession("restart", 2)
+	third.geminiBarrier(home)
+	evs = third.eventsOfSession("restart")
+	require.Equal(t, []string{"u2", "g2"}, eventIDs(evs))
+	assert.Equal(t, int64(3), evs[0].Sequence)
+}
+
+// TestGeminiBadFiles: a chat that does not decode is reported once (after
+// it stayed bad at a second poll) and read again once rewritten; a bad JSONL
+// line is reported once with its line number and the rest is read.
+func TestGeminiBadFiles(t *testing.T) {
+	home := t.TempDir()
+	bad := filepath.Join(home, "tmp", "proj", "chats", "session-bad.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bad), 0o755))
+	require.NoError(t, os.WriteFile(bad, []byte(`{"sessionId": "bad", "messages": [`), 0o600))
+	jl := filepath.Join(home, "tmp", "proj", "chats", "session-jl.jsonl")
+	require.NoError(t, os.WriteFile(jl, []byte(strings.Join([]string{
+		`{"sessionId":"jl","projectHash":"5e1f","startTime":"2026-04-20T10:00:00.000Z","lastUpdated":"2026-04-20T10:00:00.000Z","kind":"main"}`,
+		`{"id":"u1","timestamp":"2026-04-20T10:00:00.000Z","type":"user","content":"one"}`,
+		`not json`,
+		`{"id":"u2","timestamp":"2026-04-20T10:01:00.000Z","type":"user","content":"two"}`,
+	}, "\n")+"\n"), 0o600))
+	cfg := geminiConfig(t, home)
+	cfg.EmitUnparsed = true
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.waitSession("jl", 3)
+	h.geminiBarrier(home)
+	h.geminiBarrier(home)
+	logs := h.badRecordLogs()
+	require.Len(t, logs, 2)
+	var paths []string
+	for _, l := range logs {
+		paths = append(paths, l.ContextMap()["path"].(string)+fmt.Sprint(":", l.ContextMap()["line"]))
+	}
+	assert.ElementsMatch(t, []string{bad + ":0", jl + ":3"}, paths)
+	var unparsed []agentevent.Event
+	for _, ev := range h.events() {
+		if ev.Unparsed != "" {
+			unparsed = append(unparsed, ev)
+		}
+	}
+	require.Len(t, unparsed, 2, "emit_unparsed: one event per bad file or line")
+
+	writeChat(t, bad, "bad", gemUser("b1", "fixed", 0))
+	assert.Equal(t, []string{"b1"}, eventIDs(h.waitSession("bad", 1)))
+	h.geminiBarrier(home)
+	assert.Len(t, h.badRecordLogs(), 2)
+}
+
+// TestGeminiLogsOnlyForSessionsWithoutChat: logs.json fills in the prompts
+// of a session whose chat is gone, and never doubles those of a chat.
+func TestGeminiLogsOnlyForSessionsWithoutChat(t *testing.T) {
+	home := t.TempDir()
+	writeChat(t, filepath.Join(home, "tmp", "proj", "chats", "session-c.json"), "with-chat", gemUser("u1", "one", 0))
+	logs := `[
+  {"sessionId":"with-chat","messageId":0,"type":"user","message":"one","timestamp":"2026-04-20T10:00:00.000Z"},
+  {"sessionId":"no-chat","messageId":0,"type":"user","message":"lost prompt","timestamp":"2026-04-20T09:00:00.000Z"},
+  {"sessionId":"no-chat","messageId":1,"type":"user","message":"/quit","timestamp":"2026-04-20T09:01:00.000Z"}
+]`
+	require.NoError(t, os.WriteFile(filepath.Join(home, "tmp", "proj", "logs.json"), []byte(logs), 0o600))
+	h := newHarness(t, geminiConfig(t, home), nil)
+	h.start()
+	evs := h.waitSession("no-chat", 1)
+	h.geminiBarrier(home)
+	evs = h.eventsOfSession("no-chat")
+	require.Len(t, evs, 1)
+	assert.Equal(t, "lost prompt", evs[0].Text)
+	assert.Equal(t, []string{"u1"}, eventIDs(h.eventsOfSession("with-chat")))
+}
+
+// TestGeminiContentOffByDefault: without include_content the prompt is
+// not in the record.
+func TestGeminiContentOffByDefault(t *testing.T) {
+	home := t.TempDir()
+	writeChat(t, filepath.Join(home, "tmp", "proj", "chats", "s.json"), "quiet", gemUser("u1", "secret prompt", 0))
+	cfg := geminiConfig(t, home)
+	cfg.IncludeContent = false
+	h := newHarness(t, cfg, nil)
+	h.start()
+	evs := h.waitSession("quiet", 1)
+	assert.Empty(t, evs[0].Text)
+}
+
+// TestGeminiStartAtEnd: with start_at: end, the chats as they were at start
+// are history; a message added afterwards is read.
+func TestGeminiStartAtEnd(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "tmp", "proj", "chats", "s.json")
+	msgs := []gemMsg{gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0)}
+	writeChat(t, path, "end", msgs...)
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(path, old, old))
+	cfg := geminiConfig(t, home)
+	cfg.StartAt = StartAtEnd
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.geminiBarrier(home)
+	assert.Empty(t, h.eventsOfSession("end"))
+	writeChat(t, path, "end", append(msgs, gemUser("u2", "two", 1))...)
+	assert.Equal(t, []string{"u2"}, eventIDs(h.waitSession("end", 1)))
+}
+
+func TestGeminiDefaultInclude(t *testing.T) {
+	got, err := geminiInclude(environment{home: "/home/dev", getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"/home/dev/.gemini/tmp/*/chats/*.json",
+		"/home/dev/.gemini/tmp/*/chats/*.jsonl",
+		"/home/dev/.gemini/tmp/*/chats/*/*.json",
+		"/home/dev/.gemini/tmp/*/chats/*/*.jsonl",
+		"/home/dev/.gemini/tmp/*/logs.json",
+	}, got)
+	_, err = geminiInclude(environment{getenv: func(string) string { return "" }})
+	require.ErrorIs(t, err, errNoHome)
+}
+
+// TestReadsGeminiFixtureCorpus: every Gemini chat of ../shared/fixtures
+// (read in place) yields what the mapping yields for it, with zero
+// unparsed, no violations and every tool call paired.
+func TestReadsGeminiFixtureCorpus(t *testing.T) {
+	root := os.Getenv("AGENTOTEL_FIXTURES")
+	if root == "" {
+		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
+	}
+	dir := filepath.Join(root, "gemini")
+	chats, err := filepath.Glob(filepath.Join(dir, "chat_*.json"))
+	require.NoError(t, err)
+	if len(chats) == 0 {
+		t.Skipf("no Gemini chats under %s (set AGENTOTEL_FIXTURES to the fixtures directory to run this test)", dir)
+	}
+	slices.Sort(chats)
+	// What a reader keyed by thread emits, straight from the mapping.
+	want := map[string]bool{}
+	marks := map[string]gemini.Watermark{}
+	for _, p := range chats {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		chat, err := gemini.DecodeChat(b)
+		require.NoError(t, err, p)
+		c := gemini.Context{LogFile: p}
+		key := gemini.ThreadKey(c, chat)
+		if marks[key] == nil {
+			marks[key] = gemini.Watermark{}
+		}
+		r := gemini.MapChat(c, chat, marks[key], true)
+		marks[key].Add(r.Emitted)
+		for _, ev := range r.Events {
+			want[ev.SessionID+"/"+ev.EventID] = true
+		}
+	}
+	require.NotEmpty(t, want)
+
+	cfg := geminiConfig(t, dir)
+	barriers := t.TempDir()
+	cfg.Gemini.Include = append([]string{filepath.Join(dir, "chat_*.json")}, geminiPatterns(barriers)...)
+	h := newHarness(t, cfg, nil)
+	h.start()
+	require.Eventually(t, func() bool { return len(h.events()) >= len(want) }, 30*time.Second, 10*time.Millisecond,
+		"waiting for %d events", len(want))
+	h.geminiBarrier(barriers)
+	got := noBarrier(h.events())
+	ids := map[string]bool{}
+	for _, ev := range got {
+		assert.Empty(t, ev.Unparsed, "%s in %s", ev.EventID, ev.LogFile)
+		ids[ev.SessionID+"/"+ev.EventID] = true
+	}
+	assert.Equal(t, want, ids)
+	assert.Len(t, got, len(want))
+	assert.Empty(t, h.badRecordLogs())
+	report := agentevent.Validate(got)
+	assert.Empty(t, report.Violations)
+	assert.Empty(t, report.OpenToolCalls)
+}
