@@ -96,7 +96,9 @@ type geminiFile struct {
 	// poll (a file caught mid-rewrite decodes then).
 	mapped, settled bool
 	badSig          fileSig
-	messages        int
+	// messages (entries of logs.json) and skipped (logs.json entries
+	// without a session) at the last read, for the counters.
+	messages, skipped int
 }
 
 // geminiThread is the watermark of one thread, as kept in the storage.
@@ -253,7 +255,7 @@ func (rd *geminiReader) poll(ctx context.Context, final bool) {
 		wctx := context.WithoutCancel(ctx)
 		var ok bool
 		if isGeminiLogs(path) {
-			ok = rd.readLogs(wctx, path, sig, b, skip)
+			ok = rd.readLogs(wctx, f, path, sig, b, skip)
 		} else {
 			ok = rd.readChat(wctx, f, path, sig, b, settled || skip, skip)
 		}
@@ -327,15 +329,37 @@ func (rd *geminiReader) readChat(ctx context.Context, f *geminiFile, path string
 
 // readLogs maps the entries of one logs.json of sessions without a chat,
 // per session thread.
-func (rd *geminiReader) readLogs(ctx context.Context, path string, sig fileSig, b []byte, skip bool) bool {
-	entries, _, err := gemini.DecodeLogs(b)
+//
+// A session has a chat when one was read in this run, or when its thread
+// has emitted chat messages before (a chat deleted since, or left out by
+// exclude_older_than): its prompts were emitted from the chat then. With
+// exclude_older_than, entries older than the cutoff are left out too, as
+// the chats of that age are.
+func (rd *geminiReader) readLogs(ctx context.Context, f *geminiFile, path string, sig fileSig, b []byte, skip bool) bool {
+	entries, skipped, err := gemini.DecodeLogs(b)
 	if err != nil {
 		rd.badFile(ctx, path, sig, b, err)
 		return false
 	}
+	// Entries without a sessionId: counted and reported as they appear.
+	if n := skipped - f.skipped; n > 0 {
+		for range n {
+			rd.bad(ctx, path, 0, gemini.ReasonUnexpectedShape)
+		}
+	}
+	f.skipped = skipped
+	if n := len(entries) - f.messages; n > 0 {
+		rd.r.telemetry.AgentLogRecordsRead.Add(ctx, int64(n), rd.agentAttr)
+	}
+	f.messages = len(entries)
 	bySession := map[string][]gemini.LogEntry{}
 	var order []string
 	for _, e := range entries {
+		if rd.excludeOlderThan > 0 {
+			if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil && rd.now().Sub(at) > rd.excludeOlderThan {
+				continue
+			}
+		}
 		if _, ok := bySession[e.SessionID]; !ok {
 			order = append(order, e.SessionID)
 		}
@@ -345,7 +369,17 @@ func (rd *geminiReader) readLogs(ctx context.Context, path string, sig fileSig, 
 	if skip {
 		before = time.Time{}
 	}
-	hasChat := func(id string) bool { return rd.chats[id] }
+	hasChat := func(id string) bool {
+		if rd.chats[id] {
+			return true
+		}
+		for k := range rd.thread(ctx, id).w {
+			if !strings.HasPrefix(k, id+":log:") {
+				return true
+			}
+		}
+		return false
+	}
 	for _, id := range order {
 		th := rd.thread(ctx, id)
 		res := gemini.MapLogs(gemini.Context{LogFile: path, Sequence: th.seq + 1}, bySession[id], hasChat, th.w, before)

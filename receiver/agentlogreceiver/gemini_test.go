@@ -441,3 +441,32 @@ func TestReadsGeminiFixtureCorpus(t *testing.T) {
 	assert.Empty(t, report.Violations)
 	assert.Empty(t, report.OpenToolCalls)
 }
+
+// TestGeminiLogsOfDeletedChat: a chat emitted in an earlier run and
+// deleted since does not have its prompts emitted again from logs.json.
+func TestGeminiLogsOfDeletedChat(t *testing.T) {
+	home := t.TempDir()
+	chat := filepath.Join(home, "tmp", "proj", "chats", "session-gone.json")
+	writeChat(t, chat, "gone", gemUser("u1", "one", 0))
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := geminiConfig(t, home)
+	cfg.Storage = &ext.ID
+
+	first := newHarness(t, cfg, host)
+	first.start()
+	first.waitSession("gone", 1)
+	first.stop()
+
+	require.NoError(t, os.Remove(chat))
+	logs := `[{"sessionId":"gone","messageId":0,"type":"user","message":"one","timestamp":"2026-04-20T10:00:00.000Z"},
+{"sessionId":"other","messageId":0,"type":"user","message":"kept","timestamp":"2026-04-20T10:00:00.000Z"},
+{"messageId":1,"type":"user","message":"no session","timestamp":"2026-04-20T10:00:00.000Z"}]`
+	require.NoError(t, os.WriteFile(filepath.Join(home, "tmp", "proj", "logs.json"), []byte(logs), 0o600))
+	second := newHarness(t, cfg, host)
+	second.start()
+	second.waitSession("other", 1)
+	second.geminiBarrier(home)
+	assert.Empty(t, second.eventsOfSession("gone"))
+	require.Len(t, second.badRecordLogs(), 1, "the entry without a session is reported")
+}
