@@ -470,3 +470,72 @@ func TestGeminiLogsOfDeletedChat(t *testing.T) {
 	assert.Empty(t, second.eventsOfSession("gone"))
 	require.Len(t, second.badRecordLogs(), 1, "the entry without a session is reported")
 }
+
+// TestGeminiDefaultPaths: an empty agent_log block reads ~/.gemini's
+// chats, nested chats and logs.json, and nothing else.
+func TestGeminiDefaultPaths(t *testing.T) {
+	fastGeminiSettle(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	t.Setenv("CODEX_HOME", "")
+	g := filepath.Join(home, ".gemini", "tmp", "proj")
+	top := filepath.Join(g, "chats", "session-top.json")
+	writeChat(t, top, "top", gemUser("u1", "one", 0))
+	nested := filepath.Join(g, "chats", "top", "helper.json")
+	writeChat(t, nested, "helper", gemUser("h1", "task", 0))
+	outside := filepath.Join(home, ".gemini", "elsewhere", "chats", "session-out.json")
+	writeChat(t, outside, "out", gemUser("o1", "not read", 0))
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.PollInterval = 10 * time.Millisecond
+	h := newHarness(t, cfg, nil)
+	h.start()
+	h.waitEvents(top, 1)
+	sub := h.waitEvents(nested, 1)
+	assert.Equal(t, "top", sub[0].SessionID, "a nested chat belongs to the session of its directory")
+	assert.Equal(t, "helper", sub[0].AgentID)
+	h.geminiBarrier(filepath.Join(home, ".gemini"))
+	for _, ev := range h.events() {
+		assert.Equal(t, agentevent.SourceGemini, ev.Source)
+		assert.NotEqual(t, outside, ev.LogFile)
+	}
+}
+
+// TestGeminiLiveJSONL: a JSONL chat (CLI v0.39+) grows by records that may
+// replace earlier ones or rewind; each message is emitted once, and a
+// converted .json of the same session adds nothing.
+func TestGeminiLiveJSONL(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "tmp", "proj", "chats")
+	path := filepath.Join(dir, "session-l.jsonl")
+	rec := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	writeFile(t, path,
+		`{"sessionId":"jl-live","projectHash":"5e1f","startTime":"2026-04-20T10:00:00.000Z","lastUpdated":"2026-04-20T10:00:00.000Z","kind":"main"}`,
+		rec(gemUser("u1", "one", 0)),
+		rec(gemAnswer("g1", "draft", 0)),
+	)
+	h := newHarness(t, geminiConfig(t, home), nil)
+	h.start()
+	assert.Equal(t, []string{"u1", "g1"}, eventIDs(h.waitSession("jl-live", 2)))
+
+	// g1 rewritten (already emitted: ignored), then a new turn.
+	appendFile(t, path, joinLines(rec(gemAnswer("g1", "final", 0)), rec(gemUser("u2", "two", 1)), rec(gemAnswer("g2", "two!", 1))))
+	h.waitSession("jl-live", 4)
+	// A rewind drops u2 and g2 from the chat; events already sent stay sent.
+	appendFile(t, path, joinLines(`{"$rewindTo":"u2"}`, rec(gemUser("u3", "three", 2))))
+	h.waitSession("jl-live", 5)
+	// The same session as a legacy .json next to it.
+	writeChat(t, filepath.Join(dir, "session-l.json"), "jl-live", gemUser("u1", "one", 0), gemAnswer("g1", "final", 0))
+	h.geminiBarrier(home)
+	evs := h.eventsOfSession("jl-live")
+	assert.Equal(t, []string{"u1", "g1", "u2", "g2", "u3"}, eventIDs(evs))
+	assertNoDuplicates(t, evs)
+	assert.Empty(t, h.badRecordLogs())
+}
