@@ -323,6 +323,8 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
 		"XDG_DATA_HOME=",
+		"CODEX_HOME=",
+		"PI_CODING_AGENT_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
 		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",

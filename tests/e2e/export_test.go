@@ -127,6 +127,8 @@ func TestExportSeedFormats(t *testing.T) {
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
 		"XDG_DATA_HOME=",
+		"CODEX_HOME=",
+		"PI_CODING_AGENT_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		"AGENTOTEL_EXPORT_DIR=" + out,
 	}
@@ -313,6 +315,8 @@ func TestExportFixtureCorpus(t *testing.T) {
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
 		"XDG_DATA_HOME=",
+		"CODEX_HOME=",
+		"PI_CODING_AGENT_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		"AGENTOTEL_EXPORT_DIR=" + out,
 	}

@@ -85,6 +85,8 @@ func TestClaudeCodeTracesInJaeger(t *testing.T) {
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=",
 		"XDG_DATA_HOME=",
+		"CODEX_HOME=",
+		"PI_CODING_AGENT_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
 	}
