@@ -109,7 +109,28 @@ type link struct {
 	Resolved bool      `json:"resolved"`
 	Turn     bool      `json:"turn,omitempty"`
 	At       time.Time `json:"at,omitzero"`
+	// Anchor, on an unresolved turn link, is the anchor kind to look for
+	// in another session of Project (agentevent.SubagentLinkAnchor).
+	Anchor  string `json:"anchor,omitempty"`
+	Project string `json:"project,omitempty"`
 }
+
+// anchor is a main-thread event other sessions' subagents can be linked
+// to (agentevent.AttrSubagentAnchor): the turn it belongs to, when.
+type anchor struct {
+	Source  agentevent.Source `json:"source"`
+	Kind    string            `json:"kind"`
+	Project string            `json:"project"`
+	At      time.Time         `json:"at"`
+	Unit    unitKey           `json:"unit"`
+}
+
+// maxAnchors bounds the anchors remembered; anchorSlack is how far after
+// the subagent's first event its anchor may be (clocks of two files).
+const (
+	maxAnchors  = 1024
+	anchorSlack = 5 * time.Second
+)
 
 // callRef is where a tool call is, and the subagent type it asked for
 // (which a subagent's own records may not repeat).
@@ -139,6 +160,7 @@ type assembler struct {
 	// late events of it join the same trace.
 	emittedUnits map[unitKey]pcommon.TraceID
 	emitted      map[pcommon.TraceID]*emittedTrace
+	anchors      []anchor
 	lastPrune    time.Time
 }
 
@@ -212,13 +234,24 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 			a.links[th] = link{CallID: ev.ParentToolCallID}
 		}
 	}
-	if th.subagent() && ev.Attributes[agentevent.AttrSubagentLink] == agentevent.SubagentLinkTurn {
+	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
 		// Only a fallback: any tool link, known now or later, wins.
 		if l, ok := a.links[th]; !ok {
-			a.links[th] = link{Turn: true, At: ev.Timestamp}
+			l = link{Turn: true, At: ev.Timestamp}
+			if kind == agentevent.SubagentLinkAnchor {
+				l.Anchor, _ = ev.Attributes[agentevent.AttrSubagentAnchor].(string)
+				l.Project = ev.ProjectRoot
+			}
+			a.links[th] = l
 		} else if l.Turn && !l.Resolved && ev.Timestamp.Before(l.At) {
 			l.At = ev.Timestamp
 			a.links[th] = l
+		}
+	}
+	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.subagent() && inTurn {
+		a.anchors = append(a.anchors, anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
+		if len(a.anchors) > maxAnchors {
+			a.anchors = a.anchors[len(a.anchors)-maxAnchors:]
 		}
 	}
 	if !th.subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
@@ -549,6 +582,12 @@ func (a *assembler) resolveLinks() {
 		if l.Resolved {
 			continue
 		}
+		if l.Turn && l.Anchor != "" {
+			if u, ok := a.anchorFor(th.Source, l); ok {
+				a.links[th] = link{Turn: true, At: l.At, Parent: u, Resolved: true}
+			}
+			continue
+		}
 		if l.Turn {
 			main := threadKey{Source: th.Source, Session: th.Session}
 			if t := a.threads[main]; t != nil && main != th {
@@ -562,6 +601,25 @@ func (a *assembler) resolveLinks() {
 			a.links[th] = link{CallID: l.CallID, Parent: p.Unit, Resolved: true}
 		}
 	}
+}
+
+// anchorFor is the turn of the latest anchor of l's kind in l's project at
+// or just before the subagent's start.
+func (a *assembler) anchorFor(source agentevent.Source, l link) (unitKey, bool) {
+	var best *anchor
+	for i := range a.anchors {
+		an := &a.anchors[i]
+		if an.Source != source || an.Kind != l.Anchor || an.Project != l.Project || an.At.After(l.At.Add(anchorSlack)) {
+			continue
+		}
+		if best == nil || an.At.After(best.At) {
+			best = an
+		}
+	}
+	if best == nil {
+		return unitKey{}, false
+	}
+	return best.Unit, true
 }
 
 // prune forgets emitted traces past their retention and the call and link

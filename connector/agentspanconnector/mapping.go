@@ -734,8 +734,8 @@ func putStr(a pcommon.Map, k, v string) {
 // putAttrs copies vendor facts (agent.* keys) onto a span or span event.
 func putAttrs(a pcommon.Map, attrs map[string]any) {
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		if k == agentevent.AttrSubagentLink {
-			continue // an instruction to the connector, not a fact
+		if k == agentevent.AttrSubagentLink || k == agentevent.AttrSubagentAnchor {
+			continue // instructions to the connector, not facts
 		}
 		agentevent.PutValue(a, k, attrs[k])
 	}

@@ -35,6 +35,7 @@ type savedState struct {
 	Calls        []savedCall     `json:"calls,omitempty"`
 	EmittedUnits []savedEmitted  `json:"emitted_units,omitempty"`
 	Emitted      []savedTraceIDs `json:"emitted,omitempty"`
+	Anchors      []anchor        `json:"anchors,omitempty"`
 }
 
 type savedUnit struct {
@@ -104,6 +105,7 @@ func (a *assembler) marshal() ([]byte, error) {
 	for th, l := range a.links {
 		s.Links = append(s.Links, savedLink{Thread: th, Link: l})
 	}
+	s.Anchors = a.anchors
 	for c, ref := range a.calls {
 		s.Calls = append(s.Calls, savedCall{Call: c, Ref: ref})
 	}
@@ -162,6 +164,7 @@ func (a *assembler) restore(b []byte) error {
 			prompts: st.Prompts,
 		}
 	}
+	a.anchors = s.Anchors
 	for _, sl := range s.Links {
 		a.links[sl.Thread] = sl.Link
 	}

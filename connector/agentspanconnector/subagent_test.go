@@ -282,3 +282,68 @@ func TestToolLinkWinsOverTurnLink(t *testing.T) {
 	h.feed(parent...)
 	checkNested(t, h.spans())
 }
+
+// anchored sets a project and anchor attributes on events.
+func anchored(project string, attrs map[string]any) func(*agentevent.Event) {
+	return func(e *agentevent.Event) {
+		e.ProjectRoot = project
+		for k, v := range attrs {
+			agentevent.SetAttr(e, k, v)
+		}
+	}
+}
+
+// TestAnchorLinkedSubagentFromAnotherSession: a subagent that records no
+// parent at all (a Codex /review rollout, its own session) nests under the
+// turn of the session, in the same project, whose event opened the anchor
+// just before it started — in either arrival order.
+func TestAnchorLinkedSubagentFromAnotherSession(t *testing.T) {
+	anchorAttrs := map[string]any{agentevent.AttrSubagentAnchor: "review"}
+	childAttrs := map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkAnchor, agentevent.AttrSubagentAnchor: "review"}
+	build := func() (parent, child []agentevent.Event) {
+		s := newSession("parent")
+		other := newSession("elsewhere") // another project with an anchor at the same time
+		x := newSession("rev1").subagent("rev1", "review")
+		parent = []agentevent.Event{
+			s.prompt("p1", 0, anchored("/proj", nil)),
+			s.ev(agentevent.TypeMeta, "m1", 5, anchored("/proj", anchorAttrs)),
+			s.answer("a1", "r1", 40, anchored("/proj", nil)),
+			other.prompt("o1", 0, anchored("/other", nil)),
+			other.ev(agentevent.TypeMeta, "om", 5, anchored("/other", anchorAttrs)),
+			other.answer("oa", "or", 9, anchored("/other", nil)),
+		}
+		child = []agentevent.Event{
+			x.prompt("xp", 6, anchored("/proj", childAttrs)),
+			x.answer("xa", "xr", 30, anchored("/proj", childAttrs)),
+		}
+		return parent, child
+	}
+	for _, order := range []string{"parent first", "child first"} {
+		t.Run(order, func(t *testing.T) {
+			h := newHarness(t)
+			h.history()
+			parent, child := build()
+			if order == "parent first" {
+				h.feed(parent...)
+				h.feed(child...)
+			} else {
+				h.feed(child...)
+				h.feed(parent...)
+			}
+			h.setNow(365*24*time.Hour + time.Hour)
+			h.tick()
+			spans := h.spans()
+			sub := one(t, spans, "invoke_agent review")
+			var p1 ptrace.Span
+			for _, sp := range named(spans, "invoke_agent claude-code") {
+				if attr(sp, "agent.event.id") == "p1" {
+					p1 = sp
+				}
+			}
+			require.NotEqual(t, ptrace.Span{}, p1)
+			assert.Equal(t, p1.TraceID(), sub.TraceID(), "joins the turn of the same project's anchor")
+			assert.Equal(t, p1.SpanID(), sub.ParentSpanID())
+			assert.Len(t, roots(spans), 2, "the two sessions' turns; none for the subagent")
+		})
+	}
+}

@@ -246,6 +246,16 @@ func StripContent(ev *Event) {
 const (
 	AttrSubagentLink = "agent.subagent.link"
 	SubagentLinkTurn = "turn"
+	// SubagentLinkAnchor asks for the subagent to be nested under the turn
+	// of another session of the same project (ProjectRoot) whose event
+	// carries AttrSubagentAnchor with the same value as the subagent's events,
+	// the latest one at or just before the subagent's start. For a subagent
+	// that records no parent at all (a Codex /review rollout: its parent's
+	// "entered review mode" event is the anchor).
+	SubagentLinkAnchor = "anchor"
+	// AttrSubagentAnchor names the kind of anchor (e.g. "review"): on the
+	// parent's event, and on the subagent's events next to SubagentLinkAnchor.
+	AttrSubagentAnchor = "agent.subagent.anchor"
 )
 
 // Int returns a pointer to v, for the nullable numeric fields.

@@ -23,16 +23,33 @@ import (
 // turn (the golden events say how many per session) and the failed commands as Error spans
 // with their exit codes.
 func TestPiTracesInJaeger(t *testing.T) {
-	testJSONLAgentInJaeger(t, "pi", "pi", func(home string, i int, c string) {
+	testJSONLAgentInJaeger(t, "pi", "pi", nil, func(home string, i int, c string) {
 		// Cases reuse session directory names; keep each case in its own.
 		copyTree(t, c, filepath.Join(home, ".pi", "agent", "sessions", fmt.Sprintf("case%02d", i)),
 			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
 	})
 }
 
-// TestCodexTracesInJaeger: the same for Codex, its rollouts laid out as in ~/.codex/sessions.
+// TestCodexTracesInJaeger: the same for Codex, its rollouts laid out as in ~/.codex/sessions; the
+// /review rollout (a session of its own that names no parent) is nested under the turn whose
+// entered_review_mode opened it.
 func TestCodexTracesInJaeger(t *testing.T) {
-	testJSONLAgentInJaeger(t, "codex", "codex", func(home string, i int, c string) {
+	review := func(c *assert.CollectT, spans map[string]jSpan) {
+		var found bool
+		for _, sp := range spans {
+			if sp.OperationName != "invoke_agent review" {
+				continue
+			}
+			found = true
+			parent, ok := spans[sp.parent()]
+			if assert.True(c, ok, "the review run has a parent span") {
+				assert.Equal(c, "invoke_agent codex", parent.OperationName, "under the turn's root")
+				assert.Empty(c, parent.parent(), "the turn's root")
+			}
+		}
+		assert.True(c, found, "the /review rollout's span")
+	}
+	testJSONLAgentInJaeger(t, "codex", "codex", review, func(home string, i int, c string) {
 		files, err := filepath.Glob(filepath.Join(c, "*.jsonl"))
 		require.NoError(t, err)
 		for _, f := range files {
@@ -51,7 +68,7 @@ func TestCodexTracesInJaeger(t *testing.T) {
 
 // testJSONLAgentInJaeger lays out every testdata/<key>/<case> for the agent under a fresh HOME with
 // place, runs the collector with config/jaeger.yaml as written, and checks service in Jaeger.
-func testJSONLAgentInJaeger(t *testing.T, key, service string, place func(home string, i int, caseDir string)) {
+func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *assert.CollectT, spans map[string]jSpan), place func(home string, i int, caseDir string)) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds the collector and Jaeger (skipped with -short)")
 	}
@@ -140,5 +157,18 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, place func(home s
 			assert.Equal(t, "ERROR", sp.tagString("otel.status_code"))
 			assert.Equal(t, fmt.Sprint(*ev.ToolExitCode), sp.tagString("process.exit.code"))
 		}
+	}
+	if extra != nil {
+		// Checks of spans that may arrive after the roots (a subagent
+		// waiting for its link): poll until they hold.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			all := map[string]jSpan{}
+			for _, tr := range j.traces(t, service) {
+				for _, sp := range tr.Spans {
+					all[sp.SpanID] = sp
+				}
+			}
+			extra(c, all)
+		}, 30*time.Second, 250*time.Millisecond)
 	}
 }

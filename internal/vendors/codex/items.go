@@ -155,6 +155,10 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		agentevent.SetAttr(&ev, "agent.codex.event", m.Type)
+		if m.Type == "entered_review_mode" {
+			// The /review rollout that starts now nests under this turn.
+			agentevent.SetAttr(&ev, agentevent.AttrSubagentAnchor, anchorReview)
+		}
 		return []agentevent.Event{ev}, "", ""
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
 		p.toolEnd(&m)

@@ -144,8 +144,11 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 	if ev.SessionID == "" {
 		ev.SessionID = p.fileID
 	}
-	if s.TurnLink {
+	switch {
+	case s.TurnLink:
 		ev.Attributes = map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkTurn}
+	case s.Anchor != "":
+		ev.Attributes = map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkAnchor, agentevent.AttrSubagentAnchor: s.Anchor}
 	}
 	return ev
 }
@@ -276,6 +279,12 @@ func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event
 	if s.AgentID == "" && m.ForkedFromID != "" && s.SubagentType != "" {
 		s.SessionID, s.AgentID, s.TurnLink = m.ForkedFromID, m.ID, true
 	}
+	if s.AgentID == "" && source == "subagent:"+anchorReview {
+		// A /review rollout records no parent: it is a subagent of the
+		// rollout, in the same project, whose entered_review_mode came
+		// just before it started (the connector matches them).
+		s.AgentID, s.Anchor = m.ID, anchorReview
+	}
 	p.applyParentHint()
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	agentevent.SetAttr(&ev, "agent.session.start", true)
@@ -370,6 +379,10 @@ func firstNonEmpty(v ...string) string {
 	return ""
 }
 
+// anchorReview is the anchor kind of /review rollouts: the parent's
+// entered_review_mode event carries it, the review rollout's events ask for it.
+const anchorReview = "review"
+
 // SetParentSession names the parent session of a subagent rollout that
 // records none: a /review rollout (source {"subagent":"review"}) carries no
 // parent thread id, so only a caller that sees the other rollouts can tell
@@ -385,8 +398,8 @@ func (p *Parser) SetParentSession(parentID string) {
 
 func (p *Parser) applyParentHint() {
 	s := &p.st
-	if s.ParentHint == "" || s.MetaSeen == 0 || s.AgentID != "" || s.SubagentType == "" || s.ParentHint == s.OwnID {
+	if s.ParentHint == "" || s.MetaSeen == 0 || (s.AgentID != "" && s.Anchor == "") || s.SubagentType == "" || s.ParentHint == s.OwnID {
 		return
 	}
-	s.SessionID, s.AgentID, s.TurnLink = s.ParentHint, s.OwnID, true
+	s.SessionID, s.AgentID, s.TurnLink, s.Anchor = s.ParentHint, s.OwnID, true, ""
 }

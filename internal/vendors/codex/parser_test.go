@@ -189,17 +189,36 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// A /review rollout names no parent: its own session unless the caller
-// names the parent, then a turn-linked subagent of it.
+// A /review rollout names no parent: a subagent thread of its own session
+// that asks to be nested under the turn whose entered_review_mode anchors it
+// (same project, just before); when the caller names the parent, a
+// turn-linked subagent of it.
 func TestReviewRollout(t *testing.T) {
 	data := lines(
-		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"rev","source":{"subagent":"review"},"model_provider":"openai"}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"rev","cwd":"/proj","source":{"subagent":"review"},"model_provider":"openai"}}`,
 		`{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Review the changes."}]}}`)
 	for _, ev := range parseBytes("r.jsonl", data) {
 		assert.Equal(t, "rev", ev.SessionID)
-		assert.Empty(t, ev.AgentID)
+		assert.Equal(t, "rev", ev.AgentID)
+		assert.True(t, ev.IsSidechain)
 		assert.Equal(t, "review", ev.SubagentType)
+		assert.Equal(t, "/proj", ev.ProjectRoot)
+		assert.Equal(t, agentevent.SubagentLinkAnchor, ev.Attributes[agentevent.AttrSubagentLink])
+		assert.Equal(t, "review", ev.Attributes[agentevent.AttrSubagentAnchor])
 	}
+
+	// The parent's entered_review_mode is the anchor.
+	parent := lines(meta,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"/review"}]}}`,
+		`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"entered_review_mode"}}`)
+	var anchors int
+	for _, ev := range parseBytes("p.jsonl", parent) {
+		if ev.Attributes[agentevent.AttrSubagentAnchor] == "review" {
+			anchors++
+			assert.Empty(t, ev.AgentID, "the anchor is on the parent's main thread")
+		}
+	}
+	assert.Equal(t, 1, anchors)
 	p := NewParser("r.jsonl")
 	p.SetParentSession("parent")
 	var events []agentevent.Event

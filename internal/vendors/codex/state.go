@@ -22,21 +22,25 @@ type state struct {
 	Sequence   int64 `json:"sequence"`
 
 	// Session envelope, from session_meta and turn_context.
-	MetaSeen     int       `json:"meta_seen,omitempty"`
-	SessionID    string    `json:"session_id,omitempty"`
-	OwnID        string    `json:"own_id,omitempty"`
-	AgentID      string    `json:"agent_id,omitempty"`
-	SubagentType string    `json:"subagent_type,omitempty"`
-	TurnLink     bool      `json:"turn_link,omitempty"`
-	Cwd          string    `json:"cwd,omitempty"`
-	AgentVer     string    `json:"version,omitempty"`
-	GitBranch    string    `json:"git_branch,omitempty"`
-	GitCommit    string    `json:"git_commit,omitempty"`
-	Originator   string    `json:"originator,omitempty"`
-	Provider     string    `json:"provider,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	TurnID       string    `json:"turn_id,omitempty"`
-	Timestamp    time.Time `json:"timestamp"`
+	MetaSeen     int    `json:"meta_seen,omitempty"`
+	SessionID    string `json:"session_id,omitempty"`
+	OwnID        string `json:"own_id,omitempty"`
+	AgentID      string `json:"agent_id,omitempty"`
+	SubagentType string `json:"subagent_type,omitempty"`
+	TurnLink     bool   `json:"turn_link,omitempty"`
+	// Anchor is set on a subagent rollout that records no parent (/review):
+	// its events ask the connector to nest it under the turn of the same
+	// project's rollout whose event carries this anchor kind.
+	Anchor     string    `json:"anchor,omitempty"`
+	Cwd        string    `json:"cwd,omitempty"`
+	AgentVer   string    `json:"version,omitempty"`
+	GitBranch  string    `json:"git_branch,omitempty"`
+	GitCommit  string    `json:"git_commit,omitempty"`
+	Originator string    `json:"originator,omitempty"`
+	Provider   string    `json:"provider,omitempty"`
+	Model      string    `json:"model,omitempty"`
+	TurnID     string    `json:"turn_id,omitempty"`
+	Timestamp  time.Time `json:"timestamp"`
 	// ParentHint is the parent session a caller named (SetParentSession) for
 	// a subagent rollout that records none (/review).
 	ParentHint string `json:"parent_hint,omitempty"`
