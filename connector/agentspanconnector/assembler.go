@@ -276,7 +276,9 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 	}
 	if !th.subagent() && ev.Type == agentevent.TypeUserMessage {
 		if t.lastPrompt != ev.EventID && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
-			if u.prevPrompt == "" {
+			if prev, onBranch := ev.Attributes[agentevent.AttrPreviousPrompt].(string); onBranch {
+				u.prevPrompt = prev // a tree log: the previous turn on this branch
+			} else if u.prevPrompt == "" {
 				u.prevPrompt = t.lastPrompt
 			}
 			t.lastPrompt, t.lastPromptSeq = ev.EventID, ev.Sequence

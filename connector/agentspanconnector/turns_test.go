@@ -221,3 +221,31 @@ func TestPreambleWithoutTurnIsDropped(t *testing.T) {
 		assert.Empty(t, th.preamble, "dropped after turn_idle_timeout of wall-clock time without a prompt")
 	}
 }
+
+// TestLinkFollowsTheBranch: a prompt naming its previous prompt on its
+// branch (a tree log) links to that turn, not to the one before it in time.
+func TestLinkFollowsTheBranch(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	s := newSession("s1")
+	onBranch := func(prev string) func(*agentevent.Event) {
+		return func(e *agentevent.Event) { agentevent.SetAttr(e, agentevent.AttrPreviousPrompt, prev) }
+	}
+	h.feed(
+		s.prompt("p1", 0, onBranch("")), s.answer("a1", "m1", 1),
+		s.prompt("p2", 10, onBranch("p1")), s.answer("a2", "m2", 11), // later abandoned
+		s.prompt("p3", 20, onBranch("p1")), s.answer("a3", "m3", 21),
+	)
+	h.setNow(365*24*time.Hour + time.Hour)
+	h.tick()
+	roots := map[string]ptrace.Span{}
+	for _, sp := range named(h.spans(), "invoke_agent claude-code") {
+		roots[attr(sp, "agent.event.id").(string)] = sp
+	}
+	require.Len(t, roots, 3)
+	p3 := roots["p3"]
+	require.Equal(t, 1, p3.Links().Len())
+	assert.Equal(t, roots["p1"].SpanID(), p3.Links().At(0).SpanID(), "p3 follows p1 on its branch")
+	assert.Equal(t, roots["p1"].TraceID(), p3.Links().At(0).TraceID())
+	assert.Zero(t, roots["p1"].Links().Len(), "the first turn links nowhere")
+}

@@ -258,6 +258,12 @@ const (
 	AttrSubagentAnchor = "agent.subagent.anchor"
 )
 
+// AttrPreviousPrompt, on a user_message of an agent whose log is a tree of
+// branches (Pi), is the event id of the previous prompt on the same branch
+// ("" on a branch's first prompt): the turn links to that turn, not to the
+// one written before it in the file, which may be on an abandoned branch.
+const AttrPreviousPrompt = "agent.turn.previous_prompt"
+
 // Int returns a pointer to v, for the nullable numeric fields.
 func Int(v int64) *int64 { return &v }
 

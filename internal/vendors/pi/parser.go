@@ -378,6 +378,11 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		}
 		if ev.Type == agentevent.TypeUserMessage {
 			ev.ParentEventID = ""
+			if c.entryID != "" && p.st.FormatVersion >= 2 {
+				// The turn before this one on its branch, not in the file.
+				agentevent.SetAttr(&ev, agentevent.AttrPreviousPrompt, p.st.promptBefore(p.st.Parents[c.entryID]))
+				p.st.Prompts[c.entryID] = ev.EventID
+			}
 			p.st.Prompt = ev.EventID
 		} else {
 			ev.ParentEventID = p.st.Prompt

@@ -4,6 +4,7 @@
 package pi
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -313,4 +314,24 @@ func TestBadInputNeverPanics(t *testing.T) {
 	events := parseLines(`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"hi"}}`)
 	require.Len(t, events, 1)
 	assert.Equal(t, "5a1c0de0-0000-4000-8000-000000000001", events[0].SessionID)
+}
+
+// TestTurnsFollowTheBranch: after a switch of branch, the new prompt's
+// previous turn is the last prompt on its own branch, not the abandoned one
+// written just before it.
+func TestTurnsFollowTheBranch(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "pi", "branch", "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	var prompts []agentevent.Event
+	for _, ev := range parseDir(t, filepath.Dir(filepath.Dir(files[0]))) {
+		if ev.Type == agentevent.TypeUserMessage {
+			prompts = append(prompts, ev)
+		}
+	}
+	require.Len(t, prompts, 3, "a first prompt, one on the abandoned branch, one on the new branch")
+	prev := func(ev agentevent.Event) any { return ev.Attributes[agentevent.AttrPreviousPrompt] }
+	assert.Equal(t, "", prev(prompts[0]), "the first turn has none")
+	assert.Equal(t, prompts[0].EventID, prev(prompts[1]))
+	assert.Equal(t, prompts[0].EventID, prev(prompts[2]), "skips the abandoned branch's prompt")
 }

@@ -63,6 +63,9 @@ type state struct {
 	// seen; EntryOrder is the ids in arrival order (for the bound).
 	Parents    map[string]string `json:"parents,omitempty"`
 	EntryOrder []string          `json:"entry_order,omitempty"`
+	// Prompts maps the entry id of each user message seen to its event id,
+	// to find the previous prompt on an entry's branch.
+	Prompts map[string]string `json:"prompts,omitempty"`
 }
 
 // openCall is a tool call waiting for its result.
@@ -81,7 +84,7 @@ type openCall struct {
 }
 
 func newState() state {
-	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}, Parents: map[string]string{}}
+	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}, Parents: map[string]string{}, Prompts: map[string]string{}}
 }
 
 func (s *state) addCall(id string, c *openCall) {
@@ -121,8 +124,25 @@ func (s *state) addEntry(id, parent string) {
 	s.Parents[id] = parent
 	for len(s.EntryOrder) > maxEntries {
 		delete(s.Parents, s.EntryOrder[0])
+		delete(s.Prompts, s.EntryOrder[0])
 		s.EntryOrder = s.EntryOrder[1:]
 	}
+}
+
+// promptBefore is the event id of the nearest user message above entry id
+// on its branch ("" when there is none, or the tree was not seen).
+func (s *state) promptBefore(id string) string {
+	for n := 0; id != "" && n <= maxEntries; n++ {
+		if ev, ok := s.Prompts[id]; ok {
+			return ev
+		}
+		next, ok := s.Parents[id]
+		if !ok {
+			return ""
+		}
+		id = next
+	}
+	return ""
 }
 
 // MarshalState returns everything Parse needs to continue after the last
@@ -143,6 +163,9 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	}
 	if st.Calls == nil {
 		st.Calls = map[string]*openCall{}
+	}
+	if st.Prompts == nil {
+		st.Prompts = map[string]string{}
 	}
 	if st.Parents == nil {
 		st.Parents = map[string]string{}
