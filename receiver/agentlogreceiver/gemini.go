@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -68,16 +67,9 @@ func geminiPatterns(dir string) []string {
 // geminiReader polls Gemini CLI's files. Like the OpenCode reader it borrows
 // a tailer for the store, emitting and reporting bad records.
 type geminiReader struct {
-	*tailer
-	include, exclude []string
-	excludeOlderThan time.Duration
-	startAtEnd       bool
-	startedAt        time.Time
-	settleDelay      time.Duration
-	now              func() time.Time
-
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	poller
+	settleDelay time.Duration
+	now         func() time.Time
 
 	// Touched by the poll goroutine only (and by stop once it has ended).
 	files    map[string]*geminiFile
@@ -124,48 +116,23 @@ func startGemini(r *logsReceiver, host component.Host, a agent, ac *AgentConfig,
 		return nil, err
 	}
 	rd := &geminiReader{
-		tailer:           newTailer(r, host, a, hostname),
-		include:          include,
-		exclude:          exclude,
-		excludeOlderThan: ac.ExcludeOlderThan,
-		startAtEnd:       r.cfg.StartAt == StartAtEnd,
-		startedAt:        time.Now(),
-		settleDelay:      geminiSettleDelay,
-		now:              time.Now,
-		files:            map[string]*geminiFile{},
-		threads:          map[string]*geminiThread{},
-		chats:            map[string]bool{},
-		reported:         map[string]string{},
+		poller:      newPoller(r, host, a, ac, include, exclude, hostname),
+		settleDelay: geminiSettleDelay,
+		now:         time.Now,
+		files:       map[string]*geminiFile{},
+		threads:     map[string]*geminiThread{},
+		chats:       map[string]bool{},
+		reported:    map[string]string{},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rd.cancel = cancel
-	rd.wg.Add(1)
-	go rd.run(ctx, r.cfg.PollInterval)
-	r.set.Logger.Info("Reading agent session files",
-		zap.String("agent", a.key), zap.Strings("include", include), zap.Strings("exclude", exclude))
+	rd.start(r.cfg.PollInterval, func(ctx context.Context) { rd.poll(ctx, false) })
 	return rd, nil
-}
-
-func (rd *geminiReader) run(ctx context.Context, interval time.Duration) {
-	defer rd.wg.Done()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		rd.poll(ctx, false)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
 }
 
 // stop ends polling, then reads once more taking every file as settled: a
 // last gemini message held back is emitted rather than left to the next
 // run.
 func (rd *geminiReader) stop() error {
-	rd.cancel()
-	rd.wg.Wait()
+	rd.halt()
 	rd.poll(context.Background(), true)
 	return nil
 }
@@ -206,15 +173,6 @@ func isGeminiLogs(p string) bool { return filepath.Base(p) == "logs.json" }
 func geminiNested(p string) bool {
 	parent, _ := gemini.Placement(p)
 	return parent != ""
-}
-
-func (rd *geminiReader) excluded(p string) bool {
-	for _, pattern := range rd.exclude {
-		if ok, _ := doublestar.PathMatch(pattern, p); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // poll reads the files that changed, and maps again as settled those whose

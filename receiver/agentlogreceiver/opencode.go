@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.opentelemetry.io/collector/component"
@@ -48,19 +46,9 @@ type nopReader struct{}
 
 func (nopReader) stop() error { return nil }
 
-// opencodeReader polls OpenCode's data directories. It borrows a tailer for
-// what every agent reader shares: the scoped store, emitting events,
-// counting and reporting bad records.
+// opencodeReader polls OpenCode's data directories.
 type opencodeReader struct {
-	*tailer
-	include, exclude []string
-	excludeOlderThan time.Duration
-	startAtEnd       bool
-	// startedAt divides history from new data for start_at: end.
-	startedAt time.Time
-
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	poller
 
 	// Touched by the poll goroutine only.
 	trees    map[string]*treeReader // by storage directory
@@ -84,45 +72,20 @@ func startOpenCode(r *logsReceiver, host component.Host, a agent, ac *AgentConfi
 		return nil, err
 	}
 	rd := &opencodeReader{
-		tailer:           newTailer(r, host, a, hostname),
-		include:          include,
-		exclude:          exclude,
-		excludeOlderThan: ac.ExcludeOlderThan,
-		startAtEnd:       r.cfg.StartAt == StartAtEnd,
-		startedAt:        time.Now(),
-		trees:            map[string]*treeReader{},
-		dbs:              map[string]*dbReader{},
-		reported:         map[string]string{},
-		noted:            map[string]bool{},
+		poller:   newPoller(r, host, a, ac, include, exclude, hostname),
+		trees:    map[string]*treeReader{},
+		dbs:      map[string]*dbReader{},
+		reported: map[string]string{},
+		noted:    map[string]bool{},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rd.cancel = cancel
-	rd.wg.Add(1)
-	go rd.run(ctx, r.cfg.PollInterval)
-	r.set.Logger.Info("Reading agent session data",
-		zap.String("agent", a.key), zap.Strings("include", include), zap.Strings("exclude", exclude))
+	rd.start(r.cfg.PollInterval, rd.poll)
 	return rd, nil
-}
-
-func (rd *opencodeReader) run(ctx context.Context, interval time.Duration) {
-	defer rd.wg.Done()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		rd.poll(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
 }
 
 // stop ends polling; a poll under way finishes its current session first
 // (its events are sent and its watermark saved together).
 func (rd *opencodeReader) stop() error {
-	rd.cancel()
-	rd.wg.Wait()
+	rd.halt()
 	var errs []error
 	for _, d := range rd.dbs {
 		errs = append(errs, d.close())
@@ -150,15 +113,6 @@ func (rd *opencodeReader) dataDirs() []string {
 	}
 	slices.Sort(dirs)
 	return dirs
-}
-
-func (rd *opencodeReader) excluded(p string) bool {
-	for _, pattern := range rd.exclude {
-		if ok, _ := doublestar.PathMatch(pattern, p); ok {
-			return true
-		}
-	}
-	return false
 }
 
 func (rd *opencodeReader) poll(ctx context.Context) {
