@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no tool_result
@@ -28,14 +29,7 @@ import (
 // listed call that is no longer open.
 var expectedOpenCalls = map[string]string{}
 
-// fixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
-// ../shared/fixtures next to the repository root.
-func fixturesDir(t *testing.T) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
-}
+var fixturesDir = vendortest.FixturesDir
 
 // sessionGroup is what ccusage reports as one session: a main session file
 // with the subagent files nested below it (<session>/subagents/), or a flat

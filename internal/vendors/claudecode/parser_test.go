@@ -449,14 +449,14 @@ func TestStateRoundTripMidFile(t *testing.T) {
 				p1 := NewParser(rel)
 				var got []agentevent.Event
 				for _, l := range lines[:stop] {
-					got = append(got, p1.Parse(l.data, l.lineNo, l.offset)...)
+					got = append(got, p1.Parse(l.Data, l.No, l.Offset)...)
 				}
 				state, err := p1.MarshalState()
 				require.NoError(t, err)
 				p2 := NewParser(rel)
 				require.NoError(t, p2.UnmarshalState(state))
 				for _, l := range lines {
-					got = append(got, p2.Parse(l.data, l.lineNo, l.offset)...)
+					got = append(got, p2.Parse(l.Data, l.No, l.Offset)...)
 				}
 				require.Equalf(t, want, got, "%s/%s stopped after line %d", name, rel, stop)
 			}
@@ -487,7 +487,7 @@ func FuzzParse(f *testing.F) {
 		data, err := os.ReadFile(file)
 		require.NoError(f, err)
 		for _, l := range splitLines(data) {
-			f.Add(l.data)
+			f.Add(l.Data)
 		}
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

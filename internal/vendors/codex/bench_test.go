@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ func BenchmarkParse(b *testing.B) {
 	root := filepath.Join(repoRoot(b), "testdata", "codex")
 	type file struct {
 		rel   string
-		lines []line
+		lines []vendortest.Line
 	}
 	var files []file
 	var size int64
@@ -45,7 +46,7 @@ func BenchmarkParse(b *testing.B) {
 		for _, f := range files {
 			p := NewParser(f.rel)
 			for _, l := range f.lines {
-				p.Parse(l.data, l.lineNo, l.offset)
+				p.Parse(l.Data, l.No, l.Offset)
 			}
 		}
 	}

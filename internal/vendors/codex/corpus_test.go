@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no output
@@ -26,12 +27,7 @@ import (
 // open call not listed, and on a listed call that is not open.
 var expectedOpenCalls = map[string]string{}
 
-func fixturesDir(t *testing.T) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
-}
+var fixturesDir = vendortest.FixturesDir
 
 func corpusFiles(t *testing.T, dir string) []string {
 	entries, err := os.ReadDir(dir)

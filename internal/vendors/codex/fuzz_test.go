@@ -27,8 +27,8 @@ func FuzzParse(f *testing.F) {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			require.NoError(f, err)
 			for _, l := range splitLines(data) {
-				if len(l.data) < 2048 {
-					f.Add(l.data)
+				if len(l.Data) < 2048 {
+					f.Add(l.Data)
 				}
 			}
 		}

@@ -4,7 +4,6 @@
 package codex
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,37 +16,14 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-type line struct {
-	data   []byte
-	lineNo int64
-	offset int64
-}
-
-// splitLines splits on "\n" only, as the receiver does.
-func splitLines(data []byte) []line {
-	var out []line
-	var offset, n int64
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		n++
-		out = append(out, line{data: l, lineNo: n, offset: offset})
-		offset += int64(len(l)) + 1
-	}
-	return out
-}
+var splitLines = vendortest.SplitLines
 
 // parseBytes feeds every line of data to a parser made for name.
 func parseBytes(name string, data []byte) []agentevent.Event {
 	p := NewParser(name)
 	var events []agentevent.Event
 	for _, l := range splitLines(data) {
-		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
 	}
 	return events
 }

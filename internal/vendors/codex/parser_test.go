@@ -140,14 +140,14 @@ func TestStateRoundTrip(t *testing.T) {
 				p := NewParser(f)
 				var got []agentevent.Event
 				for _, l := range ls[:cut] {
-					got = append(got, p.Parse(l.data, l.lineNo, l.offset)...)
+					got = append(got, p.Parse(l.Data, l.No, l.Offset)...)
 				}
 				st, err := p.MarshalState()
 				require.NoError(t, err)
 				q := NewParser(f)
 				require.NoError(t, q.UnmarshalState(st))
 				for _, l := range ls { // replayed from the start: dropped up to cut
-					got = append(got, q.Parse(l.data, l.lineNo, l.offset)...)
+					got = append(got, q.Parse(l.Data, l.No, l.Offset)...)
 				}
 				require.Equal(t, len(want), len(got), "%s cut at line %d", f, cut)
 				for i := range want {
@@ -223,7 +223,7 @@ func TestReviewRollout(t *testing.T) {
 	p.SetParentSession("parent")
 	var events []agentevent.Event
 	for _, l := range splitLines(data) {
-		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
 	}
 	require.Len(t, events, 2)
 	for _, ev := range events {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no tool_result
@@ -25,14 +26,7 @@ import (
 // are closed by the parser, see README.md, so none is expected.)
 var expectedOpenCalls = map[string]string{}
 
-// fixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
-// ../shared/fixtures next to the repository root.
-func fixturesDir(t *testing.T) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(repoRoot(t)), "shared", "fixtures")
-}
+var fixturesDir = vendortest.FixturesDir
 
 // fileTotals is what a session file says about itself, read independently
 // of the parser: the usage and cost of every assistant message, and the
@@ -185,7 +179,7 @@ func TestCorpusRestart(t *testing.T) {
 				p = NewParser(rel)
 				require.NoError(t, p.UnmarshalState(st))
 			}
-			restarted = append(restarted, p.Parse(l.data, l.lineNo, l.offset)...)
+			restarted = append(restarted, p.Parse(l.Data, l.No, l.Offset)...)
 		}
 		require.Equal(t, len(whole), len(restarted), rel)
 		for i := range whole {

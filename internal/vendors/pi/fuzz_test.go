@@ -21,8 +21,8 @@ func FuzzParse(f *testing.F) {
 			f.Fatal(err)
 		}
 		for _, l := range splitLines(data) {
-			if len(l.data) < 4096 {
-				f.Add(string(l.data))
+			if len(l.Data) < 4096 {
+				f.Add(string(l.Data))
 			}
 		}
 	}

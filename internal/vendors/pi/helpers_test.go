@@ -4,7 +4,6 @@
 package pi
 
 import (
-	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,32 +19,7 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-// line is one record of a file as the receiver hands it over.
-type line struct {
-	data   []byte
-	lineNo int64
-	offset int64
-}
-
-// splitLines splits a file on "\n" only, the way the receiver does; a last
-// line without "\n" counts too.
-func splitLines(data []byte) []line {
-	var out []line
-	var offset, n int64
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		n++
-		out = append(out, line{data: l, lineNo: n, offset: offset})
-		offset += int64(len(l)) + 1
-	}
-	return out
-}
+var splitLines = vendortest.SplitLines
 
 // sessionFiles lists the .jsonl files below dir, sorted, relative to dir.
 func sessionFiles(t testing.TB, dir string) []string {
@@ -69,7 +43,7 @@ func parseBytes(path string, data []byte) []agentevent.Event {
 	p := NewParser(path)
 	var events []agentevent.Event
 	for _, l := range splitLines(data) {
-		events = append(events, p.Parse(l.data, l.lineNo, l.offset)...)
+		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
 	}
 	return events
 }

@@ -261,7 +261,7 @@ func TestReplayAfterRestartIsDropped(t *testing.T) {
 	p := NewParser(testPath)
 	var first []agentevent.Event
 	for _, l := range all[:3] {
-		first = append(first, p.Parse(l.data, l.lineNo, l.offset)...)
+		first = append(first, p.Parse(l.Data, l.No, l.Offset)...)
 	}
 	st, err := p.MarshalState()
 	require.NoError(t, err)
@@ -269,7 +269,7 @@ func TestReplayAfterRestartIsDropped(t *testing.T) {
 	require.NoError(t, q.UnmarshalState(st))
 	var second []agentevent.Event
 	for _, l := range all {
-		second = append(second, q.Parse(l.data, l.lineNo, l.offset)...)
+		second = append(second, q.Parse(l.Data, l.No, l.Offset)...)
 	}
 	require.Len(t, second, 1, "only the tool result is new")
 	assert.Equal(t, whole, append(first, second...), "the same events as an uninterrupted parse")

@@ -7,6 +7,7 @@
 package vendortest // import "github.com/agentotel/agentotel/internal/vendors/vendortest"
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,34 @@ func FixturesDir(t testing.TB) string {
 		return d
 	}
 	return filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "fixtures")
+}
+
+// Line is one record of a session file as the receiver hands it over: the
+// bytes without "\n", its 1-based number and the offset of its first byte.
+type Line struct {
+	Data   []byte
+	No     int64
+	Offset int64
+}
+
+// SplitLines splits a file on "\n" only, the way the receiver does (never on
+// other Unicode line breaks); a last line without "\n" counts too.
+func SplitLines(data []byte) []Line {
+	var out []Line
+	var offset, n int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		if i < 0 {
+			l, data = data, nil
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		n++
+		out = append(out, Line{Data: l, No: n, Offset: offset})
+		offset += int64(len(l)) + 1
+	}
+	return out
 }
 
 // GoldenEvents runs one subtest per case directory of testdata/<agent>: the
