@@ -63,6 +63,14 @@ const (
 	AttrUnparsed            = "agent.unparsed.reason"
 )
 
+// AttrReadCaughtUp is a wire-only flag, not part of the event model: the
+// receiver sets it (true) on the last record of a session it hands over in one
+// ConsumeLogs call when its source has, for now, nothing more of that session
+// to read (end of file reached, snapshot fully emitted, no more rows). The
+// connector uses it to close a turn of history at the end of its data instead
+// of at a read-batch boundary; exporters never write it.
+const AttrReadCaughtUp = "agent.read.caught_up"
+
 // EventNamePrefix prefixes the event type in a record's event name.
 const EventNamePrefix = "agent."
 
