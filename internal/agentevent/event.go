@@ -264,6 +264,33 @@ const (
 // one written before it in the file, which may be on an abandoned branch.
 const AttrPreviousPrompt = "agent.turn.previous_prompt"
 
+// AttrTurnEnd marks the event that is the vendor's own end-of-turn marker
+// (Codex task_complete / turn_aborted, Claude Code turn_duration or an
+// interrupt row, Pi's and OpenCode's final assistant message, …). Its value is
+// the turn status the vendor states: TurnEndCompleted, TurnEndInterrupted or
+// TurnEndError. Events of the same thread may still follow it (usage written
+// after the marker, a hook's output): the marker tells the connector that the
+// turn is over, not that nothing of it is left to read. The vendor parsers'
+// READMEs say which record carries it.
+const (
+	AttrTurnEnd        = "agent.turn.end"
+	TurnEndCompleted   = "completed"
+	TurnEndInterrupted = "interrupted"
+	TurnEndError       = "error"
+)
+
+// AttrUsageCarrier says how an event came to carry a model response's
+// usage when the vendor wrote the usage apart from the response's content:
+// UsageCarrierOwn when no response was there to carry it (a usage record
+// after an aborted turn, around a compaction, at the end of a turn: the event
+// stands for a model call of its own), UsageCarrierDeferred when the usage was
+// held until the response's last row and carried by an event of its own.
+const (
+	AttrUsageCarrier     = "agent.usage.carrier"
+	UsageCarrierOwn      = "own"
+	UsageCarrierDeferred = "deferred"
+)
+
 // Int returns a pointer to v, for the nullable numeric fields.
 func Int(v int64) *int64 { return &v }
 

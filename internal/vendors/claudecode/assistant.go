@@ -133,16 +133,15 @@ func (p *Parser) apiError(r *record, c *rowCtx, blocks []block) agentevent.Event
 	ev.Text = blocksText(blocks, false)
 	ev.ErrorType = ErrAPIError
 	ev.Status = "error"
-	attrs := map[string]any{}
+	// Claude Code gave up on the model call: the turn ends here.
+	attrs := map[string]any{agentevent.AttrTurnEnd: agentevent.TurnEndError}
 	if code := rawString(r.Error); code != "" {
 		attrs[attrAPIError] = code
 	}
 	if r.APIErrorStatus.Set {
 		attrs[attrAPIStatusCode] = r.APIErrorStatus.V
 	}
-	if len(attrs) > 0 {
-		ev.Attributes = attrs
-	}
+	ev.Attributes = attrs
 	return ev
 }
 

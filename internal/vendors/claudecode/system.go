@@ -40,6 +40,8 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 	case "turn_duration":
 		putNum(attrs, attrTurnDuration, r.DurationMs)
 		putNum(attrs, attrTurnMessageCount, r.MessageCount)
+		// Claude Code writes it when the turn is over: the end marker.
+		attrs[agentevent.AttrTurnEnd] = agentevent.TurnEndCompleted
 		return meta()
 	case "stop_hook_summary":
 		putNum(attrs, attrHookCount, r.HookCount)

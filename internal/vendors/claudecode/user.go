@@ -134,6 +134,7 @@ func (p *Parser) interrupt(c *rowCtx, text string) agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = text
 	ev.Status = "interrupted"
+	agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 	return ev
 }
 

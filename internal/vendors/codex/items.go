@@ -71,6 +71,7 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
 	case "compaction", "context_compaction":
 		// Remote compaction: the summary is encrypted.
+		p.st.NoCarrier = true
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		agentevent.SetAttr(&ev, "agent.compaction.trigger", it.Type)
 		return []agentevent.Event{ev}, "", ""
@@ -129,14 +130,18 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 		return p.tokenCount(&m, c), "", ""
 	case "task_complete":
 		p.closeResponse()
+		s.NoCarrier = true
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Status = "completed"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
 		p.turnAttrs(&ev, &m)
 		return []agentevent.Event{ev}, "", ""
 	case "turn_aborted":
 		p.closeResponse()
+		s.NoCarrier = true
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Status = "interrupted" // not an error notice: no ErrorType
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		if m.Reason != "" {
 			agentevent.SetAttr(&ev, "agent.turn.abort_reason", m.Reason)
 		}
@@ -153,6 +158,9 @@ func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, s
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
+		if m.Type == "context_compacted" {
+			s.NoCarrier = true
+		}
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		agentevent.SetAttr(&ev, "agent.codex.event", m.Type)
 		if m.Type == "entered_review_mode" {
@@ -224,6 +232,9 @@ func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
 	if inc.zero() {
 		return nil
 	}
+	// A second advance within one response, or one after a turn end or a
+	// compaction with no model output since, has no response to carry it.
+	own := (s.RespOpen && s.RespHasUsage) || s.NoCarrier
 	if !s.RespOpen || s.RespHasUsage {
 		s.RespN++
 		s.RespOpen = true
@@ -231,6 +242,12 @@ func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
 	s.RespHasUsage = true
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	p.model(&ev)
+	if own {
+		// No response item is there to carry this advance (after
+		// turn_aborted, around a compaction, at the end of a turn): the event
+		// stands for a model call of its own.
+		agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
+	}
 	ev.TokensInput = agentevent.Int(inc.Input)
 	ev.TokensCached = agentevent.Int(inc.Cached)
 	ev.TokensOutput = agentevent.Int(inc.Output)

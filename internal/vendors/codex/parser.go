@@ -175,6 +175,7 @@ func (p *Parser) assistantItem() {
 		s.RespN++
 		s.RespOpen, s.RespHasUsage = true, false
 	}
+	s.NoCarrier = false
 }
 
 // closeResponse ends the open model response (a tool output or a prompt
@@ -321,6 +322,7 @@ func (p *Parser) compacted(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, 
 	if p.st.Replaying {
 		return nil, ""
 	}
+	p.st.NoCarrier = true
 	var m struct {
 		Message string `json:"message"`
 	}
@@ -357,6 +359,7 @@ func isInjected(text string) bool {
 // same prompt, in either order).
 func (p *Parser) prompt(c *rowCtx, text, from string) []agentevent.Event {
 	s := &p.st
+	s.NoCarrier = false
 	sum := sha256.Sum256([]byte(text))
 	hash := hex.EncodeToString(sum[:])
 	if s.PromptFrom != "" && s.PromptFrom != from && !s.PromptMatched && s.PromptText == hash {

@@ -334,3 +334,68 @@ func TestForkReplayBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// Issue 10: every token advance lands on exactly one model-call event. One
+// with no response to carry it (after turn_aborted or task_complete, after a
+// compaction, a second advance within one response) stands for a model call
+// of its own and says so; the end markers carry agent.turn.end.
+func TestUsageWithoutResponse(t *testing.T) {
+	prompt := func(text string) string {
+		return `{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"` + text + `"}]}}`
+	}
+	answer := `{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]}}`
+	data := lines(meta,
+		prompt("one"), answer, tc(100, 0, 10, 0), // carried by the answer
+		tc(150, 0, 20, 0), // a second advance of the same response
+		`{"timestamp":"2026-01-01T00:00:03Z","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}`,
+		tc(200, 0, 30, 0), // after the abort
+		prompt("two"), answer, tc(300, 0, 40, 0),
+		`{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"task_complete"}}`,
+		tc(350, 0, 45, 0), // at the end of the turn
+		`{"timestamp":"2026-01-01T00:00:05Z","type":"event_msg","payload":{"type":"context_compacted"}}`,
+		tc(400, 0, 50, 0)) // around a compaction
+	events := parseBytes("r.jsonl", data)
+
+	type usageEv struct {
+		resp, carrier, parentText string
+		in                        int64
+	}
+	prompts := map[string]string{}
+	var got []usageEv
+	respOf := map[string]int{}
+	var ends []string
+	for _, ev := range events {
+		if ev.Type == agentevent.TypeUserMessage {
+			prompts[ev.EventID] = ev.Text
+		}
+		if ev.ResponseID != "" {
+			respOf[ev.ResponseID]++
+		}
+		if e, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok {
+			ends = append(ends, e)
+		}
+		if ev.TokensInput == nil {
+			continue
+		}
+		c, _ := ev.Attributes[agentevent.AttrUsageCarrier].(string)
+		got = append(got, usageEv{resp: ev.ResponseID, carrier: c, parentText: prompts[ev.ParentEventID], in: *ev.TokensInput})
+	}
+	require.Len(t, got, 6)
+	wantCarrier := []string{"", "own", "own", "", "own", "own"}
+	wantParent := []string{"one", "one", "one", "two", "two", "two"}
+	seen := map[string]bool{}
+	for i, u := range got {
+		assert.Equal(t, wantCarrier[i], u.carrier, "usage event %d", i)
+		assert.Equal(t, wantParent[i], u.parentText, "usage event %d", i)
+		assert.NotEmpty(t, u.resp, "usage event %d has a model call", i)
+		assert.False(t, seen[u.resp], "usage event %d shares response %s with another usage event", i, u.resp)
+		seen[u.resp] = true
+		if u.carrier == "" {
+			assert.Equal(t, 2, respOf[u.resp], "usage event %d joins its answer", i)
+		} else {
+			assert.Equal(t, 1, respOf[u.resp], "usage event %d stands alone", i)
+		}
+	}
+	assert.Equal(t, tokenTotals{Input: 400, Output: 50}, sumTokens(events))
+	assert.Equal(t, []string{agentevent.TurnEndInterrupted, agentevent.TurnEndCompleted}, ends)
+}

@@ -70,6 +70,9 @@ type state struct {
 	RespN        int64 `json:"resp_n"`
 	RespOpen     bool  `json:"resp_open,omitempty"`
 	RespHasUsage bool  `json:"resp_has_usage,omitempty"`
+	// NoCarrier: a turn end or a compaction came and no model output since,
+	// so a usage advance now has no response to carry it.
+	NoCarrier bool `json:"no_carrier,omitempty"`
 
 	Calls   map[string]*openCall `json:"calls,omitempty"`
 	CallSeq int64                `json:"call_seq"`

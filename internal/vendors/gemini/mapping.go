@@ -210,6 +210,7 @@ func (m *mapper) message(msg Message) {
 		agentevent.SetAttr(&ev, attrMessageType, msg.Type)
 		if strings.HasPrefix(strings.TrimSpace(ev.Text), "Request cancelled") {
 			ev.Status = "interrupted"
+			agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		}
 		m.emit(ev)
 	case TypeError:

@@ -321,6 +321,11 @@ func (b *builder) usage() {
 		last = carrier
 	}
 	last.FinishReason = m.Finish
+	if m.Finish == "stop" && m.Error == nil {
+		// The model answered without asking for a tool: OpenCode's loop
+		// ends the turn here.
+		agentevent.SetAttr(last, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
+	}
 	if t != nil {
 		in := t.Input + t.Cache.Read + t.Cache.Write
 		out := t.Output + t.Reasoning
@@ -356,10 +361,12 @@ func (b *builder) messageError() {
 		// The user stopped the turn: not a failure (no error.type), as a
 		// Claude Code "[Request interrupted by user]" notice.
 		ev.Status = "interrupted"
+		agentevent.SetAttr(ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		return
 	}
 	ev.ErrorType = "api_error"
 	ev.Status = "error"
+	agentevent.SetAttr(ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 }
 
 // errorMessage is the message of an error's data ({message: ...}), else

@@ -28,6 +28,7 @@ const (
 // Stop reasons of an assistant message.
 const (
 	stopAborted = "aborted"
+	stopStop    = "stop"
 	stopError   = "error"
 )
 
@@ -179,6 +180,11 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		if m.StopReason != "" {
 			out[len(out)-1].ev.FinishReason = m.StopReason
 		}
+		if m.StopReason == stopStop {
+			// The model answered without asking for a tool: Pi's agent loop
+			// ends the turn here.
+			agentevent.SetAttr(&out[len(out)-1].ev, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
+		}
 	}
 	if !failed {
 		return out, "", ""
@@ -204,8 +210,10 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	ev.FinishReason = m.StopReason
 	if m.StopReason == stopAborted {
 		ev.Status = statusInterrupted
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 	} else {
 		ev.Status = statusError
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		ev.ErrorType = errAPI
 		if m.ErrorMessage != "" {
 			agentevent.SetAttr(&ev, attrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
