@@ -15,10 +15,6 @@ import (
 )
 
 const (
-	// emittedRetention is how long (wall clock, since it last received a
-	// span) the connector remembers which span ids of a trace it emitted. A
-	// late event within it never produces a span twice.
-	emittedRetention = 24 * time.Hour
 	// threadRetention is how long a thread's last prompt is remembered for
 	// the link from its next turn to the previous one.
 	threadRetention = 7 * 24 * time.Hour
@@ -42,6 +38,7 @@ type unit struct {
 	host        string
 	lastArrival time.Time // wall clock
 	lastEvent   time.Time // latest event timestamp, kept as events arrive
+	saved       int       // events[:saved] are in storage
 }
 
 // thread is what the connector remembers of a conversation thread.
@@ -57,6 +54,35 @@ type thread struct {
 	// prompts are the main thread's recent prompts in time order, to place
 	// subagents linked to "the turn open when they started".
 	prompts []promptRef
+	// closed is what the thread's recently emitted units leave behind (most
+	// recent last, at most maxClosed), and closedSeq the highest Sequence of
+	// any event that went out in one of them: an event at or below it that
+	// belongs to no open unit was emitted already (a re-delivery).
+	closed    []closedUnit
+	closedSeq int64
+}
+
+// closedUnit is the marker an emitted unit leaves in its thread: the trace
+// it went into, and the few span ids a later event of it could produce
+// again (its own invoke_agent span, the tool calls still open, its last
+// model response), which are therefore never emitted a second time.
+type closedUnit struct {
+	Prompt string           `json:"prompt,omitempty"`
+	Trace  pcommon.TraceID  `json:"trace"`
+	Skip   []pcommon.SpanID `json:"skip,omitempty"`
+}
+
+// maxClosed bounds the markers a thread keeps.
+const maxClosed = 16
+
+// closedFor is the marker of the emitted unit of this thread with prompt.
+func (t *thread) closedFor(prompt string) (closedUnit, bool) {
+	for i := len(t.closed) - 1; i >= 0; i-- {
+		if t.closed[i].Prompt == prompt {
+			return t.closed[i], true
+		}
+	}
+	return closedUnit{}, false
 }
 
 // promptRef is one prompt of a main thread.
@@ -139,12 +165,6 @@ type callRef struct {
 	SubagentType string  `json:"subagent_type,omitempty"`
 }
 
-// emittedTrace remembers the span ids emitted into one trace.
-type emittedTrace struct {
-	spans     map[pcommon.SpanID]struct{}
-	lastTouch time.Time
-}
-
 // assembler groups agent events into turns and subagent runs, decides when
 // each is complete, and hands complete groups to the pure mapping. It does
 // no I/O and reads no clock: callers pass the wall-clock time.
@@ -156,12 +176,24 @@ type assembler struct {
 	threads map[threadKey]*thread
 	links   map[threadKey]link
 	calls   map[callKey]callRef
-	// emittedUnits maps every emitted unit to the trace it went into, so
-	// late events of it join the same trace.
-	emittedUnits map[unitKey]pcommon.TraceID
-	emitted      map[pcommon.TraceID]*emittedTrace
-	anchors      []anchor
+	anchors []anchor
+	// anchorsDirty is set when anchors changed since the last flush.
+	anchorsDirty bool
 	lastPrune    time.Time
+
+	// sessions indexes the maps above by session, for persistence and
+	// eviction (see sessions.go).
+	sessions map[sessKey]*sessIndex
+	// load reads a session's saved state; nil without storage.
+	load loader
+	// dirty are the sessions changed since the last flush.
+	dirty map[sessKey]bool
+	// gone are the saved events of units closed since the last flush.
+	gone []savedRange
+	// loadErr is the first error reading a saved session back.
+	loadErr error
+	// indexed are the active sessions as last saved in the index.
+	indexed map[sessKey]bool
 }
 
 // pruneInterval spaces out the walks over the emitted-span and call maps.
@@ -169,14 +201,15 @@ const pruneInterval = time.Minute
 
 func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 	return &assembler{
-		idleTimeout:  idleTimeout,
-		opts:         opts,
-		units:        map[unitKey]*unit{},
-		threads:      map[threadKey]*thread{},
-		links:        map[threadKey]link{},
-		calls:        map[callKey]callRef{},
-		emittedUnits: map[unitKey]pcommon.TraceID{},
-		emitted:      map[pcommon.TraceID]*emittedTrace{},
+		idleTimeout: idleTimeout,
+		opts:        opts,
+		units:       map[unitKey]*unit{},
+		threads:     map[threadKey]*thread{},
+		links:       map[threadKey]link{},
+		calls:       map[callKey]callRef{},
+		sessions:    map[sessKey]*sessIndex{},
+		dirty:       map[sessKey]bool{},
+		indexed:     map[sessKey]bool{},
 	}
 }
 
@@ -195,25 +228,42 @@ func unitOf(ev *agentevent.Event) (k unitKey, ok bool) {
 	return unitKey{Thread: th}, false
 }
 
-// add ingests one event. It reports false when the event cannot become
-// part of a trace (an unparsed record).
-func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
+// addResult says what add did with an event.
+type addResult int
+
+const (
+	added addResult = iota
+	// unparsed: an unparsed record never becomes part of a trace.
+	unparsed
+	// replayed: the event went out before in a unit now closed (a record
+	// delivered again, e.g. re-read after a crash).
+	replayed
+)
+
+// add ingests one event.
+func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
 	if ev.Unparsed != "" {
-		return false
+		return unparsed
 	}
 	ev.Raw = nil // never emitted; don't hold it
 	if !a.opts.includeContent {
 		agentevent.StripContent(&ev)
 	}
 	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
+	a.touch(th.sess())
 	t := a.threads[th]
+	key, inTurn := unitOf(&ev)
+	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq {
+		if _, open := a.units[key]; !open || !inTurn {
+			return replayed
+		}
+	}
 	if t == nil {
 		t = &thread{}
-		a.threads[th] = t
+		a.setThread(th, t)
 	}
 	t.lastArrival = now
 
-	key, inTurn := unitOf(&ev)
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
 		ck := callKey{ev.Source, ev.SessionID, ev.ToolCallID}
 		ref := a.calls[ck]
@@ -221,17 +271,17 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 		if ev.SubagentType != "" && !th.subagent() {
 			ref.SubagentType = ev.SubagentType
 		}
-		a.calls[ck] = ref
+		a.setCall(ck, ref)
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
 		child := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.SpawnedAgentID}
 		if child != th {
-			a.links[child] = link{CallID: ev.ToolCallID, Parent: key, Resolved: true}
+			a.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}
 	}
 	if th.subagent() && ev.ParentToolCallID != "" {
 		if l, ok := a.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
-			a.links[th] = link{CallID: ev.ParentToolCallID}
+			a.setLink(th, link{CallID: ev.ParentToolCallID})
 		}
 	}
 	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
@@ -242,10 +292,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 				l.Anchor, _ = ev.Attributes[agentevent.AttrSubagentAnchor].(string)
 				l.Project = ev.ProjectRoot
 			}
-			a.links[th] = l
+			a.setLink(th, l)
 		} else if l.Turn && !l.Resolved && ev.Timestamp.Before(l.At) {
 			l.At = ev.Timestamp
-			a.links[th] = l
+			a.setLink(th, l)
 		}
 	}
 	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.subagent() && inTurn {
@@ -253,6 +303,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 		if len(a.anchors) > maxAnchors {
 			a.anchors = a.anchors[len(a.anchors)-maxAnchors:]
 		}
+		a.anchorsDirty = true
 	}
 	if !th.subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
 		t.notePrompt(ev.EventID, ev.Timestamp)
@@ -262,13 +313,13 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 		if t.preambleHost == "" {
 			t.preambleHost = host
 		}
-		return true
+		return added
 	}
 
 	u := a.units[key]
 	if u == nil {
 		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
-		a.units[key] = u
+		a.setUnit(key, u)
 	}
 	u.lastArrival = now
 	if u.host == "" {
@@ -289,7 +340,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) bool {
 		t.preamble, t.preambleHost = nil, ""
 	}
 	u.addEvent(ev)
-	return true
+	return added
 }
 
 func (u *unit) addEvent(ev agentevent.Event) {
@@ -380,27 +431,84 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		if !done {
 			continue
 		}
+		traceID, parent := a.placement(k)
 		visited := map[unitKey]bool{}
 		tree := a.collect(k, children, visited)
-		traceID, parent := a.placement(k)
 		td := mapGroup(group{traceID: traceID, parentSpanID: parent, root: tree, reason: reason}, a.opts)
-		for uk := range visited {
-			a.emittedUnits[uk] = traceID
-		}
-		a.keepNew(td, traceID, now, &out)
+		skip := map[pcommon.SpanID]bool{}
+		a.markClosed(tree, traceID, skip)
+		keepNew(td, skip, &out)
 	}
 
 	for th, t := range a.threads {
 		if len(t.preamble) > 0 && (shutdown || now.Sub(t.lastArrival) >= a.idleTimeout) {
 			out.noTurn += len(t.preamble)
 			t.preamble, t.preambleHost = nil, ""
+			a.touch(th.sess())
 		}
 		if t.lastArrival.Add(threadRetention).Before(now) && !a.threadOpen(th) {
-			delete(a.threads, th)
+			a.delThread(th)
 		}
 	}
 	a.prune(now)
 	return out
+}
+
+// markClosed leaves the marker of every unit of an emitted tree in its
+// thread, and adds to skip the span ids that a unit emitted before (late
+// events of it) must not produce again.
+func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcommon.SpanID]bool) {
+	th := tr.key.Thread
+	t := a.threads[th]
+	if t == nil {
+		t = &thread{}
+		a.setThread(th, t)
+	}
+	a.touch(th.sess())
+	prev, late := t.closedFor(tr.key.Prompt)
+	for _, id := range prev.Skip {
+		skip[id] = true
+	}
+	m := closedUnit{Prompt: tr.key.Prompt, Trace: traceID, Skip: prev.Skip}
+	add := func(id pcommon.SpanID) {
+		if !slices.Contains(m.Skip, id) {
+			m.Skip = append(m.Skip, id)
+		}
+	}
+	add(unitSpanID(tr.key))
+	answered := map[string]bool{}
+	lastResponse := ""
+	for i := range tr.events {
+		ev := &tr.events[i]
+		if ev.Sequence > t.closedSeq {
+			t.closedSeq = ev.Sequence
+		}
+		if ev.Type == agentevent.TypeToolResult {
+			answered[ev.ToolCallID] = true
+		}
+		if ev.ResponseID != "" {
+			lastResponse = ev.ResponseID
+		}
+	}
+	for i := range tr.events {
+		ev := &tr.events[i]
+		if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && !answered[ev.ToolCallID] {
+			add(toolSpanID(th, ev.ToolCallID)) // went out in_progress
+		}
+	}
+	if lastResponse != "" {
+		add(chatSpanID(th, lastResponse))
+	}
+	if late {
+		t.closed = slices.DeleteFunc(t.closed, func(c closedUnit) bool { return c.Prompt == tr.key.Prompt })
+	}
+	t.closed = append(t.closed, m)
+	if len(t.closed) > maxClosed {
+		t.closed = t.closed[len(t.closed)-maxClosed:]
+	}
+	for _, c := range tr.children {
+		a.markClosed(c.run, traceID, skip)
+	}
 }
 
 // awaitingSubagents marks the open units with a tool call that spawned a
@@ -497,7 +605,7 @@ func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visi
 func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *tree {
 	visited[k] = true
 	u := a.units[k]
-	delete(a.units, k)
+	a.delUnit(k)
 	evs := u.events
 	// Sequence orders a thread's events (one thread = one file); the stable
 	// sort keeps arrival order among equal (unknown) sequences.
@@ -531,8 +639,10 @@ func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.T
 	case linked:
 		parent = toolSpanID(l.Parent.Thread, l.CallID)
 	}
-	if id, ok := a.emittedUnits[k]; ok {
-		return id, parent
+	if t := a.threads[k.Thread]; t != nil {
+		if m, ok := t.closedFor(k.Prompt); ok {
+			return m.Trace, parent
+		}
 	}
 	switch {
 	case !k.Thread.subagent():
@@ -545,24 +655,18 @@ func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.T
 	return orphanTraceID(k.Thread), parent
 }
 
-// keepNew moves the spans of td whose ids were not emitted before into out.
-func (a *assembler) keepNew(td ptrace.Traces, traceID pcommon.TraceID, now time.Time, out *closed) {
-	et := a.emitted[traceID]
-	if et == nil {
-		et = &emittedTrace{spans: map[pcommon.SpanID]struct{}{}}
-		a.emitted[traceID] = et
-	}
-	et.lastTouch = now
+// keepNew moves the spans of td into out, except those in skip: emitted
+// before by the same unit.
+func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			sss.At(j).Spans().RemoveIf(func(sp ptrace.Span) bool {
-				if _, dup := et.spans[sp.SpanID()]; dup {
+				if skip[sp.SpanID()] {
 					out.duplicates++
 					return true
 				}
-				et.spans[sp.SpanID()] = struct{}{}
 				out.spans++
 				if sp.ParentSpanID().IsEmpty() {
 					if st, ok := sp.Attributes().Get(attrTurnStatus); ok {
@@ -586,7 +690,7 @@ func (a *assembler) resolveLinks() {
 		}
 		if l.Turn && l.Anchor != "" {
 			if u, ok := a.anchorFor(th.Source, l); ok {
-				a.links[th] = link{Turn: true, At: l.At, Parent: u, Resolved: true}
+				a.setLink(th, link{Turn: true, At: l.At, Parent: u, Resolved: true})
 			}
 			continue
 		}
@@ -594,13 +698,13 @@ func (a *assembler) resolveLinks() {
 			main := threadKey{Source: th.Source, Session: th.Session}
 			if t := a.threads[main]; t != nil && main != th {
 				if id := t.promptAt(l.At); id != "" {
-					a.links[th] = link{Turn: true, At: l.At, Parent: unitKey{Thread: main, Prompt: id}, Resolved: true}
+					a.setLink(th, link{Turn: true, At: l.At, Parent: unitKey{Thread: main, Prompt: id}, Resolved: true})
 				}
 			}
 			continue
 		}
 		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {
-			a.links[th] = link{CallID: l.CallID, Parent: p.Unit, Resolved: true}
+			a.setLink(th, link{CallID: l.CallID, Parent: p.Unit, Resolved: true})
 		}
 	}
 }
@@ -624,37 +728,33 @@ func (a *assembler) anchorFor(source agentevent.Source, l link) (unitKey, bool) 
 	return best.Unit, true
 }
 
-// prune forgets emitted traces past their retention and the call and link
-// entries that can no longer matter.
+// prune forgets the call and link entries that can no longer matter: those
+// of units neither open nor among their thread's recent markers.
 func (a *assembler) prune(now time.Time) {
 	if now.Sub(a.lastPrune) < pruneInterval {
 		return
 	}
 	a.lastPrune = now
-	for id, et := range a.emitted {
-		if et.lastTouch.Add(emittedRetention).Before(now) {
-			delete(a.emitted, id)
-		}
-	}
-	for k, id := range a.emittedUnits {
-		if _, ok := a.emitted[id]; !ok {
-			delete(a.emittedUnits, k)
-		}
-	}
 	known := func(k unitKey) bool {
-		_, open := a.units[k]
-		_, sent := a.emittedUnits[k]
-		return open || sent
+		if _, open := a.units[k]; open {
+			return true
+		}
+		t := a.threads[k.Thread]
+		if t == nil {
+			return false
+		}
+		_, sent := t.closedFor(k.Prompt)
+		return sent
 	}
 	for c, ref := range a.calls {
 		if !known(ref.Unit) {
-			delete(a.calls, c)
+			a.delCall(c)
 		}
 	}
 	for th, l := range a.links {
 		child := unitKey{Thread: th}
 		if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
-			delete(a.links, th)
+			a.delLink(th)
 		}
 	}
 }

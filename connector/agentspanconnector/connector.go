@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -32,6 +34,7 @@ const (
 	dropNotAgentEvent = "not_agent_event"
 	dropDuplicateSpan = "duplicate_span"
 	dropNoTurn        = "no_turn"
+	dropReplayed      = "replayed"
 )
 
 type agentSpanConnector struct {
@@ -42,11 +45,14 @@ type agentSpanConnector struct {
 	// now is the wall clock; tests replace it.
 	now func() time.Time
 
+	// mu serializes every pass over the assembler: add, close, emit, save.
 	mu      sync.Mutex
 	asm     *assembler
 	client  storage.Client // nil without storage
 	started bool
-	warned  map[string]bool // drop reasons already logged
+
+	warnMu sync.Mutex
+	warned map[string]bool // drop reasons already logged
 
 	host         component.Host
 	cancel       context.CancelFunc
@@ -87,36 +93,25 @@ func (*agentSpanConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// Start restores the saved state (with storage) and starts the ticker that
-// closes idle turns.
+// Start reads the saved state back (with storage) and starts the ticker
+// that closes idle turns.
 func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) error {
 	c.host = host
 	if c.cfg.Storage != nil {
-		client, err := storageClient(ctx, host, *c.cfg.Storage, c.set.ID)
+		client, err := adapter.GetStorageClient(ctx, host, c.cfg.Storage, c.set.ID)
 		if err != nil {
-			return err
+			return fmt.Errorf("`storage`: %w", err)
 		}
-		b, err := client.Get(ctx, stateKey)
+		c.mu.Lock()
+		err = c.asm.loadAll(context.Background(), client, func(key string, err error) {
+			// A record this version cannot read is not worth refusing to
+			// start for: its turns are lost, the rest goes on.
+			c.set.Logger.Warn("Ignoring a saved state record this version cannot read", zap.String("key", key), zap.Error(err))
+		})
+		c.mu.Unlock()
 		if err != nil {
 			_ = client.Close(ctx)
 			return fmt.Errorf("read saved state: %w", err)
-		}
-		if b != nil {
-			c.mu.Lock()
-			err = c.asm.restore(b)
-			if err != nil {
-				// A state this version cannot read is not worth refusing to
-				// start for: say so and begin afresh.
-				c.set.Logger.Warn("Ignoring saved state", zap.Error(err))
-				c.asm = newAssembler(c.cfg.TurnIdleTimeout, c.asm.opts)
-			}
-			c.mu.Unlock()
-			// Drop it from storage: after a crash, replaying an old state would
-			// emit turns twice; losing the open turns is the lesser harm.
-			if err := client.Delete(ctx, stateKey); err != nil {
-				_ = client.Close(ctx)
-				return fmt.Errorf("clear saved state: %w", err)
-			}
 		}
 		c.client = client
 	}
@@ -143,19 +138,19 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 	return nil
 }
 
-func storageClient(ctx context.Context, host component.Host, id, self component.ID) (storage.Client, error) {
-	ext, ok := host.GetExtensions()[id]
-	if !ok {
-		return nil, fmt.Errorf("`storage`: extension %q not found", id)
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return nil, fmt.Errorf("`storage`: extension %q is not a storage extension", id)
-	}
-	return se.GetClient(ctx, component.KindConnector, self, "")
-}
-
 // ConsumeLogs ingests agent events and emits every turn they complete.
+//
+// Ordering (the crash guarantee, with storage): the events are added and
+// the complete turns closed in memory; the spans are handed to the next
+// consumer; then every change is written to storage in one batch; only then
+// does ConsumeLogs return, and only then does the receiver commit its read
+// positions. A crash before the write leaves the saved state and the read
+// positions as they were before the batch: the batch is read again and
+// produces the same spans. If the next consumer refuses the spans, the
+// changes are dropped from memory and the error returned, so the batch
+// comes again too. The one window left is a crash after the next consumer
+// took the spans and before the write ends: the batch is then emitted again,
+// with the same ids.
 func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	type hosted struct {
 		ev   agentevent.Event
@@ -182,25 +177,63 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 			}
 		}
 	}
+	c.dropped(ctx, dropNotAgentEvent, notEvents, "log records that are not agent events were ignored")
 
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := c.now()
+	replays := 0
 	for _, h := range evs {
-		c.asm.add(h.ev, h.host, now)
+		if c.asm.add(h.ev, h.host, now) == replayed {
+			replays++
+		}
+	}
+	if err := c.asm.takeLoadErr(); err != nil {
+		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
 	}
 	out := c.asm.close(now, false)
-	c.mu.Unlock()
+	c.dropped(ctx, dropReplayed, replays, "events already emitted were delivered again and skipped")
+	return c.emitAndSave(ctx, out)
+}
 
-	c.dropped(ctx, dropNotAgentEvent, notEvents, "log records that are not agent events were ignored")
-	return c.emit(ctx, out)
+// emitAndSave hands out to the next consumer, then saves every change (with
+// storage). Called with mu held.
+func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error {
+	if err := c.asm.takeLoadErr(); err != nil {
+		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
+	}
+	if err := c.emit(ctx, out); err != nil {
+		return errors.Join(err, c.rollback(ctx))
+	}
+	if c.client == nil {
+		return nil
+	}
+	ops, err := c.asm.flush()
+	if err == nil {
+		err = c.client.Batch(ctx, ops...)
+	}
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
+}
+
+// rollback forgets the unsaved changes (with storage; without, there is
+// nothing to go back to and the spans count as emitted).
+func (c *agentSpanConnector) rollback(ctx context.Context) error {
+	if c.client == nil {
+		c.asm.committed()
+		return nil
+	}
+	return c.asm.rollback(ctx, c.client)
 }
 
 // tick closes the turns that went idle.
 func (c *agentSpanConnector) tick(ctx context.Context) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	out := c.asm.close(c.now(), false)
-	c.mu.Unlock()
-	if err := c.emit(ctx, out); err != nil {
+	if err := c.emitAndSave(ctx, out); err != nil {
 		c.set.Logger.Error("Failed to emit closed turns", zap.Error(err))
 		if c.host != nil {
 			componentstatus.ReportStatus(c.host, componentstatus.NewRecoverableErrorEvent(err))
@@ -209,16 +242,19 @@ func (c *agentSpanConnector) tick(ctx context.Context) {
 }
 
 func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
-	c.dropped(ctx, dropDuplicateSpan, out.duplicates, "spans already emitted were not emitted again (late or repeated events of a closed turn)")
+	c.dropped(ctx, dropDuplicateSpan, out.duplicates, "spans already emitted were not emitted again (late events of a closed turn)")
 	c.dropped(ctx, dropNoTurn, out.noTurn, "events before any prompt of their thread were dropped: no turn followed them")
-	for _, st := range out.statuses {
-		c.telemetry.AgentSpanTurnsEmitted.Add(ctx, 1, metric.WithAttributes(attribute.String("turn_status", st)))
-	}
 	if out.spans == 0 {
 		return nil
 	}
+	if err := c.next.ConsumeTraces(ctx, out.traces); err != nil {
+		return err
+	}
+	for _, st := range out.statuses {
+		c.telemetry.AgentSpanTurnsEmitted.Add(ctx, 1, metric.WithAttributes(attribute.String("turn_status", st)))
+	}
 	c.telemetry.AgentSpanSpansEmitted.Add(ctx, int64(out.spans))
-	return c.next.ConsumeTraces(ctx, out.traces)
+	return nil
 }
 
 // dropped counts n dropped items and logs the reason the first time.
@@ -227,18 +263,19 @@ func (c *agentSpanConnector) dropped(ctx context.Context, reason string, n int, 
 		return
 	}
 	c.telemetry.AgentSpanInputDropped.Add(ctx, int64(n), metric.WithAttributes(attribute.String("reason", reason)))
-	c.mu.Lock()
+	c.warnMu.Lock()
 	first := !c.warned[reason]
 	c.warned[reason] = true
-	c.mu.Unlock()
+	c.warnMu.Unlock()
 	if first {
 		c.set.Logger.Warn(msg+" (logged once; see otelcol_agent_span_input_dropped)", zap.String("reason", reason), zap.Int("count", n))
 	}
 }
 
-// Shutdown stops the ticker, then saves the open turns (with storage) or
-// emits them as in_progress (without). It is safe before Start and more
-// than once.
+// Shutdown stops the ticker and emits what is complete. Without storage it
+// then emits the open turns as in_progress; with storage they are saved
+// already and continue after the next start. It is safe before Start and
+// more than once.
 func (c *agentSpanConnector) Shutdown(ctx context.Context) error {
 	var err error
 	c.shutdownOnce.Do(func() {
@@ -249,32 +286,15 @@ func (c *agentSpanConnector) Shutdown(ctx context.Context) error {
 		defer c.telemetry.Shutdown()
 
 		c.mu.Lock()
-		started := c.started
-		c.mu.Unlock()
-		if !started {
+		defer c.mu.Unlock()
+		if !c.started {
 			return
 		}
 		now := c.now()
-		c.mu.Lock()
-		out := c.asm.close(now, false)
-		c.mu.Unlock()
-		err = c.emit(ctx, out)
-
+		err = c.emitAndSave(ctx, c.asm.close(now, false))
 		if c.client == nil {
-			c.mu.Lock()
-			out = c.asm.close(now, true)
-			c.mu.Unlock()
-			err = errors.Join(err, c.emit(ctx, out))
+			err = errors.Join(err, c.emitAndSave(ctx, c.asm.close(now, true)))
 			return
-		}
-		c.mu.Lock()
-		b, merr := c.asm.marshal()
-		c.mu.Unlock()
-		if merr == nil {
-			merr = c.client.Set(ctx, stateKey, b)
-		}
-		if merr != nil {
-			err = errors.Join(err, fmt.Errorf("save state: %w", merr))
 		}
 		err = errors.Join(err, c.client.Close(ctx))
 	})

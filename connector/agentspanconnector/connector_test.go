@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -40,7 +42,7 @@ func TestStartFailsOnMissingStorage(t *testing.T) {
 	notStorage := storagetest.NewNonStorageID("x")
 	h = newHarness(t, func(c *Config) { c.Storage = &notStorage })
 	err = h.c.Start(context.Background(), storagetest.NewStorageHost().WithNonStorageExtension("x"))
-	require.ErrorContains(t, err, "not a storage extension")
+	require.ErrorContains(t, err, "non-storage extension")
 	require.NoError(t, h.c.Shutdown(context.Background()))
 }
 
@@ -139,8 +141,21 @@ func TestRestartWithStorage(t *testing.T) {
 	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
 }
 
+// TestStateRoundTrip saves every change of a pass and reads the sessions
+// back into a fresh assembler: open units keep their events losslessly, and
+// threads, links and calls come back as they were.
 func TestStateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	id := storagetest.NewStorageID("state")
+	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
+	ctx := context.Background()
+	client, err := adapter.GetStorageClient(ctx, host, &id, component.NewID(metadata.Type))
+	require.NoError(t, err)
+	defer client.Close(ctx)
+	noBad := func(key string, err error) { t.Errorf("unreadable %s: %v", key, err) }
+
 	a := newAssembler(time.Minute, mapOptions{})
+	require.NoError(t, a.loadAll(ctx, client, noBad))
 	s := newSession("s1")
 	x := s.subagent("ag", "Explore")
 	now := t0.Add(time.Second)
@@ -158,27 +173,32 @@ func TestStateRoundTrip(t *testing.T) {
 	a.add(newSession("s2").ev(agentevent.TypeMeta, "pre2", 0), "h2", now)
 	out := a.close(now, false)
 	require.Positive(t, out.spans)
+	ops, err := a.flush()
+	require.NoError(t, err)
+	require.NoError(t, client.Batch(ctx, ops...))
 
-	b, err := a.marshal()
-	require.NoError(t, err)
 	r := newAssembler(time.Minute, mapOptions{})
-	require.NoError(t, r.restore(b))
-	again, err := r.marshal()
-	require.NoError(t, err)
-	assert.JSONEq(t, string(b), string(again))
-	assert.Len(t, r.units, len(a.units))
+	require.NoError(t, r.loadAll(ctx, client, noBad))
+	require.Len(t, r.units, len(a.units), "the active sessions are read back at start")
 	for k, u := range a.units {
 		require.Contains(t, r.units, k)
 		assert.Equal(t, u.events, r.units[k].events, "events survive losslessly")
 	}
 	assert.Equal(t, a.links, r.links)
 	assert.Equal(t, a.calls, r.calls)
-	assert.Equal(t, a.emittedUnits, r.emittedUnits)
-	assert.Len(t, r.emitted, len(a.emitted))
 	assert.NotEmpty(t, r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
-
-	assert.Error(t, newAssembler(time.Minute, mapOptions{}).restore([]byte(`{"version":99}`)))
-	assert.Error(t, newAssembler(time.Minute, mapOptions{}).restore([]byte(`not json`)))
+	for _, sk := range []sessKey{{agentevent.SourceClaudeCode, "s1"}, {agentevent.SourceClaudeCode, "s2"}} {
+		want, err := a.record(sk)
+		require.NoError(t, err)
+		got, err := r.record(sk)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "session %s", sk.Session)
+	}
+	main := r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
+	m, ok := main.closedFor("p1")
+	require.True(t, ok, "the emitted turn left its marker")
+	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
+	assert.Equal(t, int64(3), main.closedSeq)
 }
 
 func TestUnreadableStateIsIgnored(t *testing.T) {
@@ -186,10 +206,16 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
-	client, err := host.GetExtensions()[id].(*storagetest.TestStorage).GetClient(context.Background(), component.KindConnector, h.c.set.ID, "")
+	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(context.Background(), stateKey, []byte("garbage")))
+	require.NoError(t, client.Set(context.Background(), keyIndex, []byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), []byte("garbage")))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("garbage")))
 	require.NoError(t, client.Close(context.Background()))
 	require.NoError(t, h.c.Start(context.Background(), host))
+	s := newSession("s1")
+	h.history()
+	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
+	assert.Len(t, h.spans(), 2, "the session starts afresh")
 	require.NoError(t, h.c.Shutdown(context.Background()))
 }

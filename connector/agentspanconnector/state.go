@@ -5,37 +5,64 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"cmp"
+	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// stateKey is the storage key under which the connector keeps its state.
-const stateKey = "agent_span.state"
+// Storage layout (with the `storage` setting). Everything is written as it
+// changes, in one batch per ConsumeLogs call or tick, after the spans it
+// produced were handed on (see connector.go for the ordering rule):
+//
+//	agent_span/v2/index            the active sessions (open units, events
+//	                               waiting for a prompt, unresolved links),
+//	                               read back at start
+//	agent_span/v2/anchors          the anchors (bounded list)
+//	agent_span/v2/s/<agent>/<id>   one session: its threads (with the
+//	                               markers of their emitted units), the
+//	                               metadata of its open units, its subagent
+//	                               links and tool calls
+//	agent_span/v2/e/<unit>/<i>     event i of an open unit, written once;
+//	                               deleted when the unit is emitted
+const (
+	keyPrefix  = "agent_span/v2/"
+	keyIndex   = keyPrefix + "index"
+	keyAnchors = keyPrefix + "anchors"
+)
 
-// stateVersion is bumped on any incompatible change of savedState.
-const stateVersion = 1
+// stateVersion is bumped on any incompatible change of the saved records.
+const stateVersion = 2
 
-// savedState is what survives a restart: open turns with their events, the
-// per-thread last prompt, subagent links, tool call index and the span ids
-// already emitted. Events travel in the agentevent log-record encoding
-// (protobuf), which is lossless.
-type savedState struct {
-	Version      int             `json:"version"`
-	Units        []savedUnit     `json:"units,omitempty"`
-	Threads      []savedThread   `json:"threads,omitempty"`
-	Links        []savedLink     `json:"links,omitempty"`
-	Calls        []savedCall     `json:"calls,omitempty"`
-	EmittedUnits []savedEmitted  `json:"emitted_units,omitempty"`
-	Emitted      []savedTraceIDs `json:"emitted,omitempty"`
-	Anchors      []anchor        `json:"anchors,omitempty"`
+func sessionStorageKey(sk sessKey) string {
+	return keyPrefix + "s/" + string(sk.Source) + "/" + sk.Session
+}
+
+func eventStorageKey(k unitKey, i int) string {
+	h := sha256.New()
+	for _, s := range []string{string(k.Thread.Source), k.Thread.Session, k.Thread.Agent, k.Prompt} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return keyPrefix + "e/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + strconv.Itoa(i)
+}
+
+// sessionRecord is the saved form of one session.
+type sessionRecord struct {
+	Version int           `json:"version"`
+	Threads []savedThread `json:"threads,omitempty"`
+	Units   []savedUnit   `json:"units,omitempty"`
+	Links   []savedLink   `json:"links,omitempty"`
+	Calls   []savedCall   `json:"calls,omitempty"`
 }
 
 type savedUnit struct {
@@ -43,17 +70,19 @@ type savedUnit struct {
 	PrevPrompt  string  `json:"prev_prompt,omitempty"`
 	Host        string  `json:"host,omitempty"`
 	LastArrival int64   `json:"last_arrival"`
-	Events      []byte  `json:"events"`
+	Events      int     `json:"events"`
 }
 
 type savedThread struct {
-	Key           threadKey   `json:"key"`
-	LastPrompt    string      `json:"last_prompt,omitempty"`
-	LastPromptSeq int64       `json:"last_prompt_seq,omitempty"`
-	Preamble      []byte      `json:"preamble,omitempty"`
-	PreambleHost  string      `json:"preamble_host,omitempty"`
-	LastArrival   int64       `json:"last_arrival"`
-	Prompts       []promptRef `json:"prompts,omitempty"`
+	Key           threadKey    `json:"key"`
+	LastPrompt    string       `json:"last_prompt,omitempty"`
+	LastPromptSeq int64        `json:"last_prompt_seq,omitempty"`
+	Preamble      []byte       `json:"preamble,omitempty"`
+	PreambleHost  string       `json:"preamble_host,omitempty"`
+	LastArrival   int64        `json:"last_arrival"`
+	Prompts       []promptRef  `json:"prompts,omitempty"`
+	Closed        []closedUnit `json:"closed,omitempty"`
+	ClosedSeq     int64        `json:"closed_seq,omitempty"`
 }
 
 type savedLink struct {
@@ -66,29 +95,23 @@ type savedCall struct {
 	Ref  callRef `json:"ref"`
 }
 
-type savedEmitted struct {
-	Unit    unitKey `json:"unit"`
-	TraceID string  `json:"trace_id"`
+type savedIndex struct {
+	Version  int       `json:"version"`
+	Sessions []sessKey `json:"sessions"`
 }
 
-type savedTraceIDs struct {
-	TraceID   string   `json:"trace_id"`
-	Spans     []string `json:"spans"`
-	LastTouch int64    `json:"last_touch"`
+// savedRange is the n saved events of a unit.
+type savedRange struct {
+	unit unitKey
+	n    int
 }
 
-// marshal serializes the assembler's state.
-func (a *assembler) marshal() ([]byte, error) {
-	s := savedState{Version: stateVersion}
-	for _, k := range a.sortedUnits() {
-		u := a.units[k]
-		evs, err := encodeEvents(u.events)
-		if err != nil {
-			return nil, err
-		}
-		s.Units = append(s.Units, savedUnit{Key: k, PrevPrompt: u.prevPrompt, Host: u.host, LastArrival: u.lastArrival.UnixNano(), Events: evs})
-	}
-	for k, t := range a.threads {
+// record builds the saved form of a session from memory.
+func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
+	idx := a.sessions[sk]
+	rec := &sessionRecord{Version: stateVersion}
+	for th := range idx.threads {
+		t := a.threads[th]
 		var pre []byte
 		if len(t.preamble) > 0 {
 			var err error
@@ -96,64 +119,33 @@ func (a *assembler) marshal() ([]byte, error) {
 				return nil, err
 			}
 		}
-		s.Threads = append(s.Threads, savedThread{
-			Key: k, LastPrompt: t.lastPrompt, LastPromptSeq: t.lastPromptSeq,
+		rec.Threads = append(rec.Threads, savedThread{
+			Key: th, LastPrompt: t.lastPrompt, LastPromptSeq: t.lastPromptSeq,
 			Preamble: pre, PreambleHost: t.preambleHost, LastArrival: t.lastArrival.UnixNano(),
-			Prompts: t.prompts,
+			Prompts: t.prompts, Closed: t.closed, ClosedSeq: t.closedSeq,
 		})
 	}
-	for th, l := range a.links {
-		s.Links = append(s.Links, savedLink{Thread: th, Link: l})
+	for k := range idx.units {
+		u := a.units[k]
+		rec.Units = append(rec.Units, savedUnit{Key: k, PrevPrompt: u.prevPrompt, Host: u.host, LastArrival: u.lastArrival.UnixNano(), Events: len(u.events)})
 	}
-	s.Anchors = a.anchors
-	for c, ref := range a.calls {
-		s.Calls = append(s.Calls, savedCall{Call: c, Ref: ref})
+	for th := range idx.links {
+		rec.Links = append(rec.Links, savedLink{Thread: th, Link: a.links[th]})
 	}
-	for u, id := range a.emittedUnits {
-		s.EmittedUnits = append(s.EmittedUnits, savedEmitted{Unit: u, TraceID: hex.EncodeToString(id[:])})
-	}
-	for id, et := range a.emitted {
-		st := savedTraceIDs{TraceID: hex.EncodeToString(id[:]), LastTouch: et.lastTouch.UnixNano()}
-		for sp := range et.spans {
-			st.Spans = append(st.Spans, hex.EncodeToString(sp[:]))
-		}
-		s.Emitted = append(s.Emitted, st)
+	for c := range idx.calls {
+		rec.Calls = append(rec.Calls, savedCall{Call: c, Ref: a.calls[c]})
 	}
 	// Fixed order, so equal states serialize to equal bytes.
-	slices.SortFunc(s.Threads, func(x, y savedThread) int { return compareThreads(x.Key, y.Key) })
-	slices.SortFunc(s.Links, func(x, y savedLink) int { return compareThreads(x.Thread, y.Thread) })
-	slices.SortFunc(s.Calls, func(x, y savedCall) int {
-		return cmp.Or(cmp.Compare(x.Call.Source, y.Call.Source), cmp.Compare(x.Call.Session, y.Call.Session), cmp.Compare(x.Call.CallID, y.Call.CallID))
-	})
-	slices.SortFunc(s.EmittedUnits, func(x, y savedEmitted) int { return compareUnits(x.Unit, y.Unit) })
-	slices.SortFunc(s.Emitted, func(x, y savedTraceIDs) int { return cmp.Compare(x.TraceID, y.TraceID) })
-	for i := range s.Emitted {
-		slices.Sort(s.Emitted[i].Spans)
-	}
-	return json.Marshal(s)
+	slices.SortFunc(rec.Threads, func(x, y savedThread) int { return compareThreads(x.Key, y.Key) })
+	slices.SortFunc(rec.Units, func(x, y savedUnit) int { return compareUnits(x.Key, y.Key) })
+	slices.SortFunc(rec.Links, func(x, y savedLink) int { return compareThreads(x.Thread, y.Thread) })
+	slices.SortFunc(rec.Calls, func(x, y savedCall) int { return cmp.Compare(x.Call.CallID, y.Call.CallID) })
+	return rec, nil
 }
 
-// restore loads a state written by marshal into an empty assembler.
-func (a *assembler) restore(b []byte) error {
-	var s savedState
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("decode saved state: %w", err)
-	}
-	if s.Version != stateVersion {
-		return fmt.Errorf("saved state has version %d, this connector reads version %d", s.Version, stateVersion)
-	}
-	for _, su := range s.Units {
-		evs, err := decodeEvents(su.Events)
-		if err != nil {
-			return err
-		}
-		u := &unit{key: su.Key, prevPrompt: su.PrevPrompt, host: su.Host, lastArrival: time.Unix(0, su.LastArrival), seen: map[string]struct{}{}}
-		for _, ev := range evs {
-			u.addEvent(ev)
-		}
-		a.units[su.Key] = u
-	}
-	for _, st := range s.Threads {
+// apply loads a saved session into memory (its index entry exists).
+func (a *assembler) apply(rec *sessionRecord) error {
+	for _, st := range rec.Threads {
 		pre, err := decodeEvents(st.Preamble)
 		if err != nil {
 			return err
@@ -161,47 +153,228 @@ func (a *assembler) restore(b []byte) error {
 		a.threads[st.Key] = &thread{
 			lastPrompt: st.LastPrompt, lastPromptSeq: st.LastPromptSeq,
 			preamble: pre, preambleHost: st.PreambleHost, lastArrival: time.Unix(0, st.LastArrival),
-			prompts: st.Prompts,
+			prompts: st.Prompts, closed: st.Closed, closedSeq: st.ClosedSeq,
 		}
+		a.sessions[st.Key.sess()].threads[st.Key] = struct{}{}
 	}
-	a.anchors = s.Anchors
-	for _, sl := range s.Links {
+	for _, su := range rec.Units {
+		evs, err := a.load.loadEvents(su.Key, su.Events)
+		if err != nil {
+			return err
+		}
+		u := &unit{key: su.Key, prevPrompt: su.PrevPrompt, host: su.Host, lastArrival: time.Unix(0, su.LastArrival), seen: map[string]struct{}{}}
+		for _, ev := range evs {
+			u.addEvent(ev)
+		}
+		u.events = evs // exactly as saved, even if one repeats an id
+		u.saved = len(evs)
+		a.units[su.Key] = u
+		a.sessions[su.Key.Thread.sess()].units[su.Key] = struct{}{}
+	}
+	for _, sl := range rec.Links {
 		a.links[sl.Thread] = sl.Link
+		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
 	}
-	for _, sc := range s.Calls {
+	for _, sc := range rec.Calls {
 		a.calls[sc.Call] = sc.Ref
-	}
-	for _, se := range s.EmittedUnits {
-		id, err := parseTraceID(se.TraceID)
-		if err != nil {
-			return err
-		}
-		a.emittedUnits[se.Unit] = id
-	}
-	for _, st := range s.Emitted {
-		id, err := parseTraceID(st.TraceID)
-		if err != nil {
-			return err
-		}
-		et := &emittedTrace{spans: make(map[pcommon.SpanID]struct{}, len(st.Spans)), lastTouch: time.Unix(0, st.LastTouch)}
-		for _, h := range st.Spans {
-			var sp pcommon.SpanID
-			if n, err := hex.Decode(sp[:], []byte(h)); err != nil || n != len(sp) {
-				return fmt.Errorf("saved state: bad span id %q", h)
-			}
-			et.spans[sp] = struct{}{}
-		}
-		a.emitted[id] = et
+		a.sessions[sc.Call.sess()].calls[sc.Call] = struct{}{}
 	}
 	return nil
 }
 
-func parseTraceID(h string) (pcommon.TraceID, error) {
-	var id pcommon.TraceID
-	if n, err := hex.Decode(id[:], []byte(h)); err != nil || n != len(id) {
-		return id, fmt.Errorf("saved state: bad trace id %q", h)
+// flush returns the storage operations that save every change since the
+// last flush, and forgets the changes.
+func (a *assembler) flush() ([]*storage.Operation, error) {
+	var ops []*storage.Operation
+	for _, g := range a.gone {
+		for i := 0; i < g.n; i++ {
+			ops = append(ops, storage.DeleteOperation(eventStorageKey(g.unit, i)))
+		}
 	}
-	return id, nil
+	indexChanged := false
+	for _, sk := range a.dirtySessions() {
+		idx := a.sessions[sk]
+		if idx == nil || idx.empty() {
+			ops = append(ops, storage.DeleteOperation(sessionStorageKey(sk)))
+		} else {
+			for k := range idx.units {
+				u := a.units[k]
+				for i := u.saved; i < len(u.events); i++ {
+					b, err := encodeEvents(u.events[i : i+1])
+					if err != nil {
+						return nil, err
+					}
+					ops = append(ops, storage.SetOperation(eventStorageKey(k, i), b))
+				}
+			}
+			rec, err := a.record(sk)
+			if err != nil {
+				return nil, err
+			}
+			b, err := json.Marshal(rec)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, storage.SetOperation(sessionStorageKey(sk), b))
+		}
+		if act := a.active(sk); act != a.indexed[sk] {
+			indexChanged = true
+			if act {
+				a.indexed[sk] = true
+			} else {
+				delete(a.indexed, sk)
+			}
+		}
+	}
+	if indexChanged {
+		ix := savedIndex{Version: stateVersion}
+		for sk := range a.indexed {
+			ix.Sessions = append(ix.Sessions, sk)
+		}
+		slices.SortFunc(ix.Sessions, compareSessions)
+		b, err := json.Marshal(ix)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, storage.SetOperation(keyIndex, b))
+	}
+	if a.anchorsDirty {
+		b, err := json.Marshal(a.anchors)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, storage.SetOperation(keyAnchors, b))
+	}
+	a.committed()
+	return ops, nil
+}
+
+// committed forgets the changes, as saved.
+func (a *assembler) committed() {
+	for sk := range a.dirty {
+		if idx := a.sessions[sk]; idx != nil {
+			for k := range idx.units {
+				a.units[k].saved = len(a.units[k].events)
+			}
+		}
+	}
+	clear(a.dirty)
+	a.gone = nil
+	a.anchorsDirty = false
+}
+
+// storageLoader reads saved sessions from a storage client.
+type storageLoader struct {
+	ctx    context.Context
+	client storage.Client
+	// unreadable is told of a saved record this version cannot read; the
+	// record is then treated as absent.
+	unreadable func(key string, err error)
+}
+
+func (l storageLoader) loadSession(sk sessKey) (*sessionRecord, error) {
+	b, err := l.client.Get(l.ctx, sessionStorageKey(sk))
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		l.unreadable(sessionStorageKey(sk), err)
+		return nil, nil
+	}
+	if rec.Version != stateVersion {
+		l.unreadable(sessionStorageKey(sk), fmt.Errorf("version %d, this connector reads version %d", rec.Version, stateVersion))
+		return nil, nil
+	}
+	return &rec, nil
+}
+
+func (l storageLoader) loadEvents(k unitKey, n int) ([]agentevent.Event, error) {
+	ops := make([]*storage.Operation, n)
+	for i := range ops {
+		ops[i] = storage.GetOperation(eventStorageKey(k, i))
+	}
+	if n > 0 {
+		if err := l.client.Batch(l.ctx, ops...); err != nil {
+			return nil, err
+		}
+	}
+	evs := make([]agentevent.Event, 0, n)
+	for _, op := range ops {
+		if op.Value == nil {
+			return nil, fmt.Errorf("saved state: event %s missing", op.Key)
+		}
+		ev, err := decodeEvents(op.Value)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev...)
+	}
+	return evs, nil
+}
+
+// loadAll reads the active sessions and the anchors back (at start).
+func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error)) error {
+	a.load = storageLoader{ctx: ctx, client: client, unreadable: unreadable}
+	b, err := client.Get(ctx, keyIndex)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		var ix savedIndex
+		if err := json.Unmarshal(b, &ix); err != nil {
+			unreadable(keyIndex, err)
+		} else if ix.Version != stateVersion {
+			unreadable(keyIndex, fmt.Errorf("version %d, this connector reads version %d", ix.Version, stateVersion))
+		} else {
+			for _, sk := range ix.Sessions {
+				a.ensure(sk)
+				a.indexed[sk] = true
+			}
+		}
+	}
+	if b, err = client.Get(ctx, keyAnchors); err != nil {
+		return err
+	}
+	if b != nil {
+		if err := json.Unmarshal(b, &a.anchors); err != nil {
+			unreadable(keyAnchors, err)
+			a.anchors = nil
+		}
+	}
+	return a.takeLoadErr()
+}
+
+func (a *assembler) takeLoadErr() error {
+	err := a.loadErr
+	a.loadErr = nil
+	return err
+}
+
+// rollback drops every change since the last flush from memory and reads
+// the changed sessions back as saved: the spans they produced were refused
+// downstream, so the input that produced them will come again.
+func (a *assembler) rollback(ctx context.Context, client storage.Client) error {
+	for _, sk := range a.dirtySessions() {
+		a.drop(sk)
+		a.ensure(sk)
+	}
+	clear(a.dirty)
+	a.gone = nil
+	if a.anchorsDirty {
+		a.anchors = nil
+		b, err := client.Get(ctx, keyAnchors)
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			if err := json.Unmarshal(b, &a.anchors); err != nil {
+				return err
+			}
+		}
+		a.anchorsDirty = false
+	}
+	return a.takeLoadErr()
 }
 
 // encodeEvents writes events, in order, as one protobuf plog.Logs.

@@ -34,7 +34,8 @@ func TestTelemetry(t *testing.T) {
 	}, "")
 	logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty().Body().SetStr("not an event")
 	require.NoError(t, c.ConsumeLogs(context.Background(), logs))
-	// Turn 1 again (a re-read): its spans are not emitted twice.
+	// Turn 1 again (a re-read): its two events are at or below the thread's
+	// emitted mark, so they are skipped as replayed (before they make spans).
 	again := newSession("s1")
 	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{again.prompt("p1", 0), again.answer("a1", "m1", 1)}, "")))
 
@@ -44,7 +45,7 @@ func TestTelemetry(t *testing.T) {
 	metadatatest.AssertEqualAgentSpanSpansEmitted(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
 		{Value: 1, Attributes: attribute.NewSet(attribute.String("reason", dropNotAgentEvent))},
-		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropDuplicateSpan))},
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropReplayed))},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanOpenTurns(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	require.NoError(t, c.Shutdown(context.Background()))

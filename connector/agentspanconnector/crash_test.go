@@ -1,0 +1,138 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// splitLogs cuts ld into batches of at most n records, in order, as a
+// receiver reading the same files in small reads would hand them over.
+func splitLogs(ld plog.Logs, n int) []plog.Logs {
+	var out []plog.Logs
+	cur, count := plog.NewLogs(), 0
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			var dst plog.LogRecordSlice
+			open := false
+			for k := 0; k < lrs.Len(); k++ {
+				if !open {
+					rl := cur.ResourceLogs().AppendEmpty()
+					rls.At(i).Resource().CopyTo(rl.Resource())
+					sl := rl.ScopeLogs().AppendEmpty()
+					sls.At(j).Scope().CopyTo(sl.Scope())
+					dst, open = sl.LogRecords(), true
+				}
+				lrs.At(k).CopyTo(dst.AppendEmpty())
+				count++
+				if count == n {
+					out = append(out, cur)
+					cur, count, open = plog.NewLogs(), 0, false
+				}
+			}
+			open = false
+		}
+	}
+	if count > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// crash stops a connector the way kill -9 does: no Shutdown, nothing saved
+// beyond what ConsumeLogs already wrote; only the storage file is released.
+func (h *harness) crash() {
+	h.c.cancel()
+	h.c.wg.Wait()
+	if h.c.client != nil {
+		require.NoError(h.t, h.c.client.Close(context.Background()))
+	}
+}
+
+// spanKey is a span's identity and the content a restart must not change.
+func spanKey(sp ptrace.Span) string {
+	return fmt.Sprintf("%s/%s parent=%s %s [%d,%d] attrs=%v events=%d links=%d status=%d",
+		sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.Name(), sp.StartTimestamp(), sp.EndTimestamp(),
+		sp.Attributes().AsRaw(), sp.Events().Len(), sp.Links().Len(), sp.Status().Code())
+}
+
+func spanKeys(spans []ptrace.Span) map[string]int {
+	out := map[string]int{}
+	for _, sp := range spans {
+		out[spanKey(sp)]++
+	}
+	return out
+}
+
+// TestCrashAtAnyBatchEmitsEveryTurnOnce reads every golden case in small
+// batches with storage, kills the connector (no Shutdown) after random
+// batches and restarts it on the same storage, delivering again the batch
+// whose read position the receiver had not committed yet. The spans are
+// those of an uninterrupted run with the same batches: same ids, same
+// content, each exactly once.
+func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
+	for _, dir := range goldenCases(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
+			require.NoError(t, err)
+			batches := splitLogs(logs, 5)
+			rng := rand.New(rand.NewPCG(uint64(len(batches)), 8))
+
+			run := func(crashAfter func(i int) bool) []ptrace.Span {
+				stateDir := t.TempDir()
+				id := storagetest.NewStorageID("state")
+				host := func() component.Host {
+					return storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)
+				}
+				var spans []ptrace.Span
+				start := func() *harness {
+					h := newHarness(t, func(c *Config) { c.Storage = &id })
+					h.history()
+					require.NoError(t, h.c.Start(context.Background(), host()))
+					return h
+				}
+				h := start()
+				for i := 0; i < len(batches); i++ {
+					require.NoError(t, h.c.ConsumeLogs(context.Background(), batches[i]))
+					if crashAfter(i) {
+						h.crash()
+						spans = append(spans, h.spans()...)
+						h = start()
+						// The receiver commits after ConsumeLogs returns: a
+						// kill in between reads the batch again.
+						require.NoError(t, h.c.ConsumeLogs(context.Background(), batches[i]))
+					}
+				}
+				h.setNow(365*24*time.Hour + time.Hour)
+				h.tick()
+				require.NoError(t, h.c.Shutdown(context.Background()))
+				return append(spans, h.spans()...)
+			}
+
+			want := run(func(int) bool { return false })
+			got := run(func(int) bool { return rng.IntN(3) == 0 })
+			wantKeys, gotKeys := spanKeys(want), spanKeys(got)
+			for k, n := range gotKeys {
+				assert.Equal(t, 1, n, "emitted %d times: %s", n, k)
+			}
+			assert.Equal(t, wantKeys, gotKeys)
+		})
+	}
+}

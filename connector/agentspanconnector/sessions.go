@@ -1,0 +1,192 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// The assembler's state is partitioned by session: every thread, open unit,
+// subagent link and tool call belongs to the session of its thread (or of
+// its call). With storage, each session is one record saved as it changes
+// (see state.go), so a session can be dropped from memory and read back.
+
+// sessKey identifies one session of one agent.
+type sessKey struct {
+	Source  agentevent.Source `json:"source"`
+	Session string            `json:"session"`
+}
+
+func (k threadKey) sess() sessKey { return sessKey{k.Source, k.Session} }
+
+func (k callKey) sess() sessKey { return sessKey{k.Source, k.Session} }
+
+// sessIndex lists what the assembler's maps hold of one session.
+type sessIndex struct {
+	threads map[threadKey]struct{}
+	units   map[unitKey]struct{}
+	links   map[threadKey]struct{}
+	calls   map[callKey]struct{}
+}
+
+func newSessIndex() *sessIndex {
+	return &sessIndex{
+		threads: map[threadKey]struct{}{},
+		units:   map[unitKey]struct{}{},
+		links:   map[threadKey]struct{}{},
+		calls:   map[callKey]struct{}{},
+	}
+}
+
+func (s *sessIndex) empty() bool {
+	return len(s.threads) == 0 && len(s.units) == 0 && len(s.links) == 0 && len(s.calls) == 0
+}
+
+// loader reads saved sessions back (storage); nil keeps everything in memory.
+type loader interface {
+	// loadSession returns the saved record of a session, nil when none.
+	loadSession(sk sessKey) (*sessionRecord, error)
+	// loadEvents returns the n saved events of an open unit.
+	loadEvents(k unitKey, n int) ([]agentevent.Event, error)
+}
+
+// ensure makes sure the session is in memory, reading it back from storage
+// the first time. A read error is kept in loadErr: the caller fails the
+// whole batch rather than go on with a state it does not know.
+func (a *assembler) ensure(sk sessKey) *sessIndex {
+	if idx, ok := a.sessions[sk]; ok {
+		return idx
+	}
+	idx := newSessIndex()
+	a.sessions[sk] = idx
+	if a.load == nil {
+		return idx
+	}
+	rec, err := a.load.loadSession(sk)
+	if err == nil && rec != nil {
+		err = a.apply(rec)
+	}
+	if err != nil && a.loadErr == nil {
+		a.loadErr = err
+	}
+	return idx
+}
+
+// touch loads the session and marks it changed.
+func (a *assembler) touch(sk sessKey) {
+	a.ensure(sk)
+	a.dirty[sk] = true
+}
+
+func (a *assembler) setThread(th threadKey, t *thread) {
+	a.touch(th.sess())
+	a.threads[th] = t
+	a.sessions[th.sess()].threads[th] = struct{}{}
+}
+
+func (a *assembler) delThread(th threadKey) {
+	a.touch(th.sess())
+	delete(a.threads, th)
+	delete(a.sessions[th.sess()].threads, th)
+}
+
+func (a *assembler) setUnit(k unitKey, u *unit) {
+	a.touch(k.Thread.sess())
+	a.units[k] = u
+	a.sessions[k.Thread.sess()].units[k] = struct{}{}
+}
+
+// delUnit removes an open unit (it is being emitted); its saved events go.
+func (a *assembler) delUnit(k unitKey) {
+	a.touch(k.Thread.sess())
+	if u := a.units[k]; u != nil && u.saved > 0 {
+		a.gone = append(a.gone, savedRange{unit: k, n: u.saved})
+	}
+	delete(a.units, k)
+	delete(a.sessions[k.Thread.sess()].units, k)
+}
+
+func (a *assembler) setLink(child threadKey, l link) {
+	a.touch(child.sess())
+	a.links[child] = l
+	a.sessions[child.sess()].links[child] = struct{}{}
+}
+
+func (a *assembler) delLink(child threadKey) {
+	a.touch(child.sess())
+	delete(a.links, child)
+	delete(a.sessions[child.sess()].links, child)
+}
+
+func (a *assembler) setCall(c callKey, ref callRef) {
+	a.touch(c.sess())
+	a.calls[c] = ref
+	a.sessions[c.sess()].calls[c] = struct{}{}
+}
+
+func (a *assembler) delCall(c callKey) {
+	a.touch(c.sess())
+	delete(a.calls, c)
+	delete(a.sessions[c.sess()].calls, c)
+}
+
+// drop removes a session from memory (not from storage).
+func (a *assembler) drop(sk sessKey) {
+	idx := a.sessions[sk]
+	if idx == nil {
+		return
+	}
+	for th := range idx.threads {
+		delete(a.threads, th)
+	}
+	for k := range idx.units {
+		delete(a.units, k)
+	}
+	for th := range idx.links {
+		delete(a.links, th)
+	}
+	for c := range idx.calls {
+		delete(a.calls, c)
+	}
+	delete(a.sessions, sk)
+	delete(a.dirty, sk)
+}
+
+// active tells whether a session has something still to do: an open unit,
+// events waiting for a prompt, or a subagent link not yet resolved. Active
+// sessions are listed in the saved index and read back at start.
+func (a *assembler) active(sk sessKey) bool {
+	idx := a.sessions[sk]
+	if idx == nil {
+		return false
+	}
+	if len(idx.units) > 0 {
+		return true
+	}
+	for th := range idx.threads {
+		if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+			return true
+		}
+	}
+	for th := range idx.links {
+		if !a.links[th].Resolved {
+			return true
+		}
+	}
+	return false
+}
+
+// dirtySessions lists the changed sessions in a fixed order.
+func (a *assembler) dirtySessions() []sessKey {
+	keys := slices.Collect(maps.Keys(a.dirty))
+	slices.SortFunc(keys, compareSessions)
+	return keys
+}
+
+func compareSessions(x, y sessKey) int {
+	return compareThreads(threadKey{Source: x.Source, Session: x.Session}, threadKey{Source: y.Source, Session: y.Session})
+}
