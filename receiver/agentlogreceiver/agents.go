@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.opentelemetry.io/collector/component"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
@@ -29,13 +27,15 @@ type parser interface {
 	UnmarshalState(b []byte) error
 }
 
-// agent is one supported coding agent. Adding an agent (codex, gemini, pi)
-// is one AgentConfig field in Config, its default in createDefaultConfig,
-// and one row here: with newParser for append-only files (tailed by
-// fileconsumer), or with start for data rewritten in place (OpenCode).
+// agent is one supported coding agent. Adding an agent is one
+// AgentConfig field in Config, its default in createDefaultConfig, and one
+// row here: its default paths, the shape of its data (kind) and its parser
+// — newParser for appended JSONL (tailed by fileconsumer), newSnapshot for
+// whole files rewritten in place. Nothing else in the receiver knows the
+// agent; see "Adding an agent" in the README.
 type agent struct {
-	// key is the agent's block in the configuration and the `agent`
-	// attribute of the receiver's own metrics.
+	// key is the agent's block in the configuration, the prefix of its
+	// storage keys and the `agent` attribute of the receiver's own metrics.
 	key    string
 	source agentevent.Source
 	config func(*Config) *AgentConfig
@@ -43,14 +43,16 @@ type agent struct {
 	// Start, so the environment (HOME, agent-specific variables) of the
 	// running collector counts, not that of the factory.
 	defaultInclude func(env environment) ([]string, error)
-	newParser      func(path string) parser
+	kind           sourceKind
+	// newParser (sourceJSONL) makes the parser of one file.
+	newParser func(path string) parser
+	// newSnapshot (sourceSnapshot) makes the mapping of the agent's
+	// rewritten files.
+	newSnapshot func() snapshotMapper
 	// optional agents are skipped, with a warning, when their default
 	// location cannot be known (no home directory): being on by default, they
 	// must not stop the others from being read.
 	optional bool
-	// start, when set, reads the agent's data with a reader of its own
-	// instead of tailing files (data rewritten in place: OpenCode).
-	start func(r *logsReceiver, host component.Host, a agent, ac *AgentConfig, env environment, hostname string) (snapshotReader, error)
 }
 
 var agents = []agent{
@@ -59,6 +61,7 @@ var agents = []agent{
 		source:         agentevent.SourceClaudeCode,
 		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
 		defaultInclude: claudeCodeInclude,
+		kind:           sourceJSONL,
 		newParser:      func(path string) parser { return claudecode.NewParser(path) },
 	},
 	{
@@ -66,13 +69,15 @@ var agents = []agent{
 		source:         agentevent.SourceOpenCode,
 		config:         func(c *Config) *AgentConfig { return &c.OpenCode },
 		defaultInclude: opencodeInclude,
-		start:          startOpenCode,
+		kind:           sourceOpenCode,
+		optional:       true,
 	},
 	{
 		key:            "codex",
 		source:         agentevent.SourceCodex,
 		config:         func(c *Config) *AgentConfig { return &c.Codex },
 		defaultInclude: codexInclude,
+		kind:           sourceJSONL,
 		newParser:      func(path string) parser { return codex.NewParser(path) },
 		optional:       true,
 	},
@@ -81,6 +86,7 @@ var agents = []agent{
 		source:         agentevent.SourcePi,
 		config:         func(c *Config) *AgentConfig { return &c.Pi },
 		defaultInclude: piInclude,
+		kind:           sourceJSONL,
 		newParser:      func(path string) parser { return pi.NewParser(path) },
 		optional:       true,
 	},
@@ -89,7 +95,8 @@ var agents = []agent{
 		source:         agentevent.SourceGemini,
 		config:         func(c *Config) *AgentConfig { return &c.Gemini },
 		defaultInclude: geminiInclude,
-		start:          startGemini,
+		kind:           sourceSnapshot,
+		newSnapshot:    newGeminiMapper,
 		optional:       true,
 	},
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -76,6 +77,21 @@ type Config struct {
 	// want them; everything else ignores them.
 	EmitUnparsed bool `mapstructure:"emit_unparsed"`
 
+	// RetryOnFailure is how a refusal by the next consumer is retried: the
+	// read position is held (the refused records are not read past) and the
+	// delivery tried again with exponential back-off. A permanent error
+	// (consumererror.IsPermanent) drops the records at once.
+	RetryOnFailure configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// MaxTrackedSessions caps the sessions each agent's reader keeps in
+	// memory; the least recently active is evicted (its state stays in the
+	// storage) and reloaded when it is read again.
+	MaxTrackedSessions int `mapstructure:"max_tracked_sessions"`
+	// ForgetAfter: a session whose files (or rows) are gone is forgotten —
+	// its memory and its stored state deleted — once it has been idle this
+	// long.
+	ForgetAfter time.Duration `mapstructure:"forget_after"`
+
 	// ClaudeCode configures Claude Code's session transcripts.
 	ClaudeCode AgentConfig `mapstructure:"claude_code"`
 	// OpenCode configures OpenCode's data directories (JSON storage tree of
@@ -132,6 +148,15 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.FingerprintSize < minFingerprintSize {
 		errs = append(errs, fmt.Errorf("`fingerprint_size` must be at least %d bytes, got %d", minFingerprintSize, cfg.FingerprintSize))
+	}
+	if err := cfg.RetryOnFailure.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("`retry_on_failure`: %w", err))
+	}
+	if cfg.MaxTrackedSessions < 1 {
+		errs = append(errs, fmt.Errorf("`max_tracked_sessions` must be at least 1, got %d", cfg.MaxTrackedSessions))
+	}
+	if cfg.ForgetAfter < 0 {
+		errs = append(errs, fmt.Errorf("`forget_after` must not be negative, got %s", cfg.ForgetAfter))
 	}
 	enabled := 0
 	for _, a := range agents {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.yaml.in/yaml/v3"
@@ -47,6 +48,16 @@ func TestLoadConfig(t *testing.T) {
 		IncludeContent:     true,
 		IncludeRaw:         true,
 		EmitUnparsed:       true,
+		RetryOnFailure: configretry.BackOffConfig{
+			Enabled:             true,
+			InitialInterval:     500 * time.Millisecond,
+			MaxInterval:         10 * time.Second,
+			MaxElapsedTime:      time.Hour,
+			Multiplier:          1.5,
+			RandomizationFactor: 0.5,
+		},
+		MaxTrackedSessions: 200,
+		ForgetAfter:        24 * time.Hour,
 		ClaudeCode: AgentConfig{
 			Enabled:          true,
 			Include:          []string{"~/archive/claude/projects/**/*.jsonl", "/var/lib/claude/projects/**/*.jsonl"},
@@ -118,6 +129,9 @@ func TestInvalidConfig(t *testing.T) {
 		{name: "bad_max_log_size", validateErr: []string{"`max_log_size` must be positive"}},
 		{name: "bad_max_concurrent_files", validateErr: []string{"`max_concurrent_files` must be at least 1"}},
 		{name: "bad_fingerprint_size", validateErr: []string{"`fingerprint_size` must be at least 16 bytes"}},
+		{name: "bad_retry_on_failure", validateErr: []string{"`retry_on_failure`: 'max_elapsed_time' must not be less than 'initial_interval'"}},
+		{name: "bad_max_tracked_sessions", validateErr: []string{"`max_tracked_sessions` must be at least 1"}},
+		{name: "bad_forget_after", validateErr: []string{"`forget_after` must not be negative"}},
 		{name: "bad_include", validateErr: []string{"`claude_code.include`"}},
 		{name: "bad_exclude", validateErr: []string{"`claude_code.exclude`"}},
 		{name: "bad_exclude_older_than", validateErr: []string{"`claude_code.exclude_older_than` must not be negative"}},

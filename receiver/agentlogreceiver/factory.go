@@ -25,6 +25,10 @@ const (
 	defaultMaxLogSize         = 256 * 1024 * 1024
 	defaultMaxConcurrentFiles = 1024
 	defaultFingerprintSize    = 1000
+	// A session is a few KB of parser state; a user's history holds
+	// thousands of files, most of them finished.
+	defaultMaxTrackedSessions = 1000
+	defaultForgetAfter        = time.Hour
 )
 
 // NewFactory creates the factory of the agent_log receiver.
@@ -43,6 +47,9 @@ func createDefaultConfig() component.Config {
 		MaxLogSize:         helper.ByteSize(defaultMaxLogSize),
 		MaxConcurrentFiles: defaultMaxConcurrentFiles,
 		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),
+		RetryOnFailure:     defaultRetry(),
+		MaxTrackedSessions: defaultMaxTrackedSessions,
+		ForgetAfter:        defaultForgetAfter,
 		ClaudeCode:         AgentConfig{Enabled: true},
 		OpenCode:           AgentConfig{Enabled: true},
 		Codex:              AgentConfig{Enabled: true},

@@ -22,19 +22,10 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/gemini"
 )
 
-// fastGeminiSettle shortens the time a chat must stay unchanged before its
-// last gemini message is taken as final. The tests of this package do not
-// run in parallel.
-func fastGeminiSettle(t *testing.T) {
-	old := geminiSettleDelay
-	geminiSettleDelay = 50 * time.Millisecond
-	t.Cleanup(func() { geminiSettleDelay = old })
-}
-
 // geminiConfig reads only Gemini CLI files below home (a ~/.gemini-like
 // tree), with content.
-func geminiConfig(t *testing.T, home string) *Config {
-	fastGeminiSettle(t)
+// (newHarness shortens the settle delay to 50ms.)
+func geminiConfig(_ *testing.T, home string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true
@@ -196,8 +187,7 @@ func TestGeminiHeldUntilSettled(t *testing.T) {
 	path := filepath.Join(home, "tmp", "proj", "chats", "held.json")
 	writeChat(t, path, "held", gemUser("u1", "one", 0), gemAnswer("g1", "one!", 0))
 	cfg := geminiConfig(t, home)
-	geminiSettleDelay = time.Hour // never settles by itself in this test
-	h := newHarness(t, cfg, nil)
+	h := newHarness(t, cfg, nil, withSettleDelay(time.Hour)) // never settles by itself in this test
 	h.start()
 	h.waitSession("held", 1)
 	h.geminiBarrier(home)
@@ -474,7 +464,6 @@ func TestGeminiLogsOfDeletedChat(t *testing.T) {
 // TestGeminiDefaultPaths: an empty agent_log block reads ~/.gemini's
 // chats, nested chats and logs.json, and nothing else.
 func TestGeminiDefaultPaths(t *testing.T) {
-	fastGeminiSettle(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("CLAUDE_CONFIG_DIR", "")

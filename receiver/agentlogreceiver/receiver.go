@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -22,8 +22,15 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
-// logsReceiver tails the session files of every enabled agent, one
-// fileconsumer per agent, and emits their events to the next consumer.
+// defaultSettleDelay is how long a rewritten file must stay unchanged
+// before its last record, which the agent may still be completing, is taken
+// as final (Gemini CLI completes its last message in place).
+const defaultSettleDelay = 5 * time.Second
+
+// logsReceiver reads every enabled agent's data through one source per
+// agent (source.go), which hands what it reads to the agent's emitter
+// (emitter.go); read positions go through the checkpoint store
+// (checkpoint.go).
 type logsReceiver struct {
 	set       receiver.Settings
 	cfg       *Config
@@ -31,17 +38,28 @@ type logsReceiver struct {
 	agents    []agent
 	obsrecv   *receiverhelper.ObsReport
 	telemetry *metadata.TelemetryBuilder
+	clock     clock
+	settle    time.Duration
 
 	mu       sync.Mutex // guards the fields below: Start and Shutdown
 	client   storage.Client
-	tailers  []*tailer
-	readers  []snapshotReader
+	sources  []source
+	emitters []*emitter
 	shutdown bool
 }
 
 var _ receiver.Logs = (*logsReceiver)(nil)
 
-func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table []agent) (*logsReceiver, error) {
+// option changes how a receiver runs (tests inject clocks and delays).
+type option func(*logsReceiver)
+
+// withClock sets the receiver's clock.
+func withClock(c clock) option { return func(r *logsReceiver) { r.clock = c } }
+
+// withSettleDelay sets how long a rewritten file must stay unchanged.
+func withSettleDelay(d time.Duration) option { return func(r *logsReceiver) { r.settle = d } }
+
+func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table []agent, opts ...option) (*logsReceiver, error) {
 	obsrecv, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
 		ReceiverID:             set.ID,
 		Transport:              "file",
@@ -55,19 +73,24 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table [
 	if err != nil {
 		return nil, err
 	}
-	return &logsReceiver{set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb}, nil
+	r := &logsReceiver{set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb,
+		clock: realClock(), settle: defaultSettleDelay}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // Start resolves the storage extension and each enabled agent's file
 // patterns (default locations come from the environment now, not from the
-// factory), then starts tailing.
+// factory), then starts one source per agent.
 func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.shutdown {
 		return errors.New("the agent_log receiver cannot be started again after Shutdown")
 	}
-	client, err := storageClient(ctx, host, r.cfg.Storage, r.set.ID)
+	client, err := adapter.GetStorageClient(ctx, host, r.cfg.Storage, r.set.ID)
 	if err != nil {
 		return fmt.Errorf("`storage`: %w", err)
 	}
@@ -79,85 +102,64 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		hostname = ""
 	}
 	env := processEnvironment()
+	startedAt := r.clock.now()
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
 			continue
 		}
-		if a.start != nil {
-			rd, err := a.start(r, host, a, ac, env, hostname)
-			if err != nil {
-				return errors.Join(fmt.Errorf("`%s.include`: %w; set the patterns explicitly", a.key, err), r.stopLocked(ctx))
-			}
-			r.readers = append(r.readers, rd)
-			continue
-		}
-		t, err := r.startTailer(ctx, host, a, ac, env, hostname)
-		if a.optional && errors.Is(err, errNoHome) && len(ac.Include) == 0 {
-			r.set.Logger.Warn("The agent's default location is unknown ($HOME is not set); set its `include` to read it",
-				zap.String("agent", a.key))
-			continue
+		src, err := r.newSource(ctx, host, a, ac, env, hostname, startedAt)
+		if err == nil {
+			err = src.start(ctx)
 		}
 		if err != nil {
 			return errors.Join(err, r.stopLocked(ctx))
 		}
-		r.tailers = append(r.tailers, t)
+		r.sources = append(r.sources, src)
 	}
 	return nil
 }
 
-func (r *logsReceiver) startTailer(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env environment, hostname string) (*tailer, error) {
+// newSource builds the source of one agent, of the kind of its data.
+func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env environment, hostname string, startedAt time.Time) (source, error) {
 	include, exclude, err := resolvePatterns(a, ac, env)
+	if a.optional && errors.Is(err, errNoHome) && len(ac.Include) == 0 {
+		r.set.Logger.Warn(fmt.Sprintf("The agent's default location is unknown ($HOME is not set); set `%s.include` to read it", a.key),
+			zap.String("agent", a.key))
+		return nopSource{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("`%s.include`: %w; set the patterns explicitly", a.key, err)
 	}
-	t := newTailer(r, host, a, hostname)
-	fc := tailConfig(r.cfg, ac, include, exclude)
-	m, err := fc.Build(r.set.TelemetrySettings, t.emit, fileconsumer.WithSplitFunc(splitLines))
-	if err != nil {
-		return nil, fmt.Errorf("`%s`: %w", a.key, err)
+	em := newEmitter(a, r.cfg, r.next, r.obsrecv, r.telemetry, r.set.Logger, hostname, r.clock)
+	r.emitters = append(r.emitters, em)
+	set := sourceSettings{
+		agent: a, cfg: r.cfg, ac: ac, include: include, exclude: exclude,
+		emitter:     em,
+		checkpoints: newCheckpoints(r.client, a.key, r.cfg.Storage != nil),
+		life:        lifeCycle{maxSessions: r.cfg.MaxTrackedSessions, forgetAfter: r.cfg.ForgetAfter, now: r.clock.now},
+		clock:       r.clock,
+		logger:      r.set.Logger,
+		host:        host,
+		telemetry:   r.set.TelemetrySettings,
+		settleDelay: r.settle,
+		startedAt:   startedAt,
 	}
-	t.manager = m
-	if err := m.Start(t.store); err != nil {
-		return nil, fmt.Errorf("start reading %s files: %w", a.key, err)
+	_ = ctx
+	switch a.kind {
+	case sourceJSONL:
+		return newJSONLSource(set)
+	case sourceSnapshot:
+		return newSnapshotSource(set), nil
+	case sourceOpenCode:
+		return newOpenCodeSource(set), nil
 	}
-	r.set.Logger.Info("Reading agent session files",
-		zap.String("agent", a.key), zap.Strings("include", include), zap.Strings("exclude", exclude))
-	return t, nil
+	return nil, fmt.Errorf("agent %s: unknown source kind %d", a.key, a.kind)
 }
 
-// tailConfig is the fileconsumer configuration of one agent: its files, the
-// receiver's tailing settings, and what the parsers rely on, fixed.
-func tailConfig(cfg *Config, ac *AgentConfig, include, exclude []string) fileconsumer.Config {
-	fc := fileconsumer.NewConfig()
-	fc.Include = include
-	fc.Exclude = exclude
-	fc.ExcludeOlderThan = ac.ExcludeOlderThan
-	fc.StartAt = string(cfg.StartAt)
-	fc.PollInterval = cfg.PollInterval
-	fc.MaxConcurrentFiles = cfg.MaxConcurrentFiles
-	fc.FingerprintSize = cfg.FingerprintSize
-	fc.MaxLogSize = cfg.MaxLogSize
-	// A line of max_log_size or more is cut to one token and the rest of it
-	// skipped, so line numbers stay right; tailer.emit reports the token.
-	fc.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
-	// The read buffer must not start larger than max_log_size: truncation
-	// only happens when the buffer has grown to exactly max_log_size, and a
-	// bigger buffer would wedge the file on "log entry too large".
-	fc.InitialBufferSize = min(fc.InitialBufferSize, cfg.MaxLogSize)
-	// Bytes as written: no decoding, no whitespace trimming (nop encoding),
-	// lines split on "\n" only by splitLines.
-	fc.Encoding = "nop"
-	// Never emit a partial last line: the agents terminate every record with
-	// "\n", so an unterminated line is still being written.
-	fc.FlushPeriod = 0
-	fc.IncludeFileName = false
-	fc.IncludeFilePath = true
-	return *fc
-}
-
-// Shutdown stops tailing (read positions are saved) and closes the storage
-// client. It is safe before Start and when called more than once.
+// Shutdown stops every source (read positions are saved) and closes the
+// storage client. It returns when ctx ends even if a source has not
+// stopped yet. It is safe before Start and when called more than once.
 func (r *logsReceiver) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -166,25 +168,25 @@ func (r *logsReceiver) Shutdown(ctx context.Context) error {
 }
 
 func (r *logsReceiver) stopLocked(ctx context.Context) error {
-	var errs []error
-	for _, t := range r.tailers {
-		errs = append(errs, t.manager.Stop())
+	errs := make([]error, len(r.sources))
+	var wg sync.WaitGroup
+	for i, s := range r.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.stop(ctx)
+		}()
 	}
-	r.tailers = nil
-	for _, rd := range r.readers {
-		errs = append(errs, rd.stop())
+	wg.Wait()
+	r.sources = nil
+	for _, e := range r.emitters {
+		e.flushReports()
 	}
-	r.readers = nil
+	r.emitters = nil
 	if r.client != nil {
 		errs = append(errs, r.client.Close(ctx))
 		r.client = nil
 	}
 	r.telemetry.Shutdown()
 	return errors.Join(errs...)
-}
-
-// scopedStore is the part of the storage client one agent uses: fileconsumer's
-// read positions and the parser states, under keys prefixed with the agent key.
-func scopedStore(client storage.Client, agentKey string) operator.Persister {
-	return operator.NewScopedPersister(agentKey, client)
 }

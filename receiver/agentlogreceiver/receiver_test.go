@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -441,28 +443,110 @@ func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	return f.LogsSink.ConsumeLogs(ctx, ld)
 }
 
-func TestRefusedBatchIsLoggedAndReadingGoesOn(t *testing.T) {
+// TestRetryableRefusalHoldsTheReadPosition: a retryable refusal by the next
+// consumer is retried (issue 8: the read position is not moved past the
+// refused records); nothing is lost and reading goes on in order.
+func TestRetryableRefusalHoldsTheReadPosition(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
 	writeFile(t, path, userLine("u1", "s1", "one"))
-	h := newHarness(t, testConfig(dir), nil)
+	cfg := testConfig(dir)
+	cfg.RetryOnFailure.InitialInterval = time.Millisecond
+	cfg.RetryOnFailure.MaxInterval = time.Millisecond
+	h := newHarness(t, cfg, nil)
 	next := &failOnce{LogsSink: h.sink}
 	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()
 	require.Eventually(t, func() bool { return next.failed.Load() }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, []string{"u1"}, eventIDs(h.waitEvents(path, 1)), "the refused batch is retried")
 
 	appendFile(t, path, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
-	evs := h.waitEvents(path, 1)
-	assert.Equal(t, []string{"a1"}, eventIDs(evs), "the refused batch is dropped, the next one arrives")
-	assert.Equal(t, "u1", evs[0].ParentEventID)
+	evs := h.waitEvents(path, 2)
+	assert.Equal(t, []string{"u1", "a1"}, eventIDs(evs))
+	assert.Equal(t, "u1", evs[1].ParentEventID)
 	refused := h.logs.FilterMessageSnippet("refused").All()
-	require.Len(t, refused, 1)
+	require.NotEmpty(t, refused)
 	assert.Equal(t, path, refused[0].ContextMap()["path"])
 	metadatatest.AssertEqualAgentLogEventsEmitted(t, h.tel, []metricdata.DataPoint[int64]{
-		{Attributes: agentSet(""), Value: 1},
+		{Attributes: agentSet(""), Value: 2},
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+// refuseAll refuses everything, permanently or not.
+type refuseAll struct {
+	permanent bool
+	calls     atomic.Int64
+}
+
+func (r *refuseAll) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (r *refuseAll) ConsumeLogs(context.Context, plog.Logs) error {
+	r.calls.Add(1)
+	if r.permanent {
+		return consumererror.NewPermanent(errors.New("malformed"))
+	}
+	return errors.New("downstream unavailable")
+}
+
+// TestPermanentRefusalIsDroppedAndCounted: a permanent error drops the
+// batch (logged, counted as refused) and reading goes on.
+func TestPermanentRefusalIsDroppedAndCounted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"), userLine("u2", "s1", "two"))
+	h := newHarness(t, testConfig(dir), nil)
+	next := &refuseAll{permanent: true}
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	require.NoError(t, err)
+	h.rcv = rcv
+	h.start()
+	require.Eventually(t, func() bool {
+		return h.logs.FilterMessageSnippet("refused agent events permanently").Len() == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	appendFile(t, path, joinLines(userLine("u3", "s1", "three")))
+	require.Eventually(t, func() bool { return next.calls.Load() == 2 }, 10*time.Second, 5*time.Millisecond,
+		"reading goes on past a permanently refused batch, which is not retried")
+	h.stop()
+	assert.Equal(t, int64(2), next.calls.Load())
+	refused, err := h.tel.GetMetric("otelcol_receiver_refused_log_records")
+	require.NoError(t, err)
+	var n int64
+	for _, dp := range refused.Data.(metricdata.Sum[int64]).DataPoints {
+		n += dp.Value
+	}
+	assert.Equal(t, int64(3), n, "the dropped events are counted as refused")
+}
+
+// TestRefusalUntilShutdownIsReadAgain: the next consumer refuses until the
+// receiver stops; the read positions of that run are not saved, so the
+// next run emits the refused records, once, and nothing else twice.
+func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
+	s := newRestartSetup(t)
+	h := newHarness(t, s.cfg, s.host)
+	h.start()
+	require.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.waitEvents(s.path, 3)))
+	h.barrier(s.logsDir)
+	h.stop()
+
+	refusing := &refuseAll{}
+	h2 := newHarness(t, s.cfg, s.host)
+	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, agents)
+	require.NoError(t, err)
+	h2.rcv = rcv
+	h2.start()
+	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	require.Eventually(t, func() bool { return refusing.calls.Load() >= 2 }, 10*time.Second, 5*time.Millisecond)
+	h2.stop()
+
+	h3 := newHarness(t, s.cfg, s.host)
+	h3.start()
+	evs := h3.waitEvents(s.path, 1)
+	h3.barrier(s.logsDir)
+	evs = h3.eventsOf(s.path)
+	assert.Equal(t, []string{"a2"}, eventIDs(evs), "the refused record comes in the next run, once")
+	assert.Equal(t, "u2", evs[0].ParentEventID)
 }
 
 // TestContentAttributesOffByDefault: a file tool's diff (agent.content.*) is

@@ -9,10 +9,18 @@ import (
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
+
+// storedClient opens the storage the receiver uses, the way it does
+// (stanza's adapter.GetStorageClient), to look at its keys.
+func storedClient(ctx context.Context, host component.Host, ext, self component.ID) (storage.Client, error) {
+	return adapter.GetStorageClient(ctx, host, &ext, self)
+}
 
 // restartSetup is a transcript stopped mid-turn (the second prompt has no
 // answer yet) and a file-backed storage extension.
@@ -99,7 +107,7 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	first := s.firstRun(t)
 
 	ctx := context.Background()
-	client, err := s.ext.GetClient(ctx, component.KindReceiver, first.rcv.set.ID, "")
+	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
 	positions, err := client.Get(ctx, "claude_code.knownFiles")
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -36,19 +35,10 @@ func opencodeInclude(env environment) ([]string, error) {
 	return []string{filepath.Join(env.home, ".local", "share", "opencode")}, nil
 }
 
-// snapshotReader is an agent reader that polls, for data that is rewritten
-// in place (it has no lines to tail).
-type snapshotReader interface {
-	stop() error
-}
-
-type nopReader struct{}
-
-func (nopReader) stop() error { return nil }
-
-// opencodeReader polls OpenCode's data directories.
-type opencodeReader struct {
-	poller
+// opencodeSource polls OpenCode's data directories.
+type opencodeSource struct {
+	sourceSettings
+	poller *loop
 
 	// Touched by the poll goroutine only.
 	trees    map[string]*treeReader // by storage directory
@@ -58,34 +48,29 @@ type opencodeReader struct {
 	polls    int
 }
 
-func startOpenCode(r *logsReceiver, host component.Host, a agent, ac *AgentConfig, env environment, hostname string) (snapshotReader, error) {
-	include, exclude, err := resolvePatterns(a, ac, env)
-	if errors.Is(err, errNoHome) && len(ac.Include) == 0 {
-		// Enabled by default: without a home directory (and without
-		// XDG_DATA_HOME) there is no default location, which must not stop
-		// the other agents from being read.
-		r.set.Logger.Warn("OpenCode's default data directory is unknown ($HOME and $XDG_DATA_HOME are not set); set `opencode.include` to read OpenCode sessions",
-			zap.String("agent", a.key))
-		return nopReader{}, nil
+func newOpenCodeSource(set sourceSettings) *opencodeSource {
+	return &opencodeSource{
+		sourceSettings: set,
+		trees:          map[string]*treeReader{},
+		dbs:            map[string]*dbReader{},
+		reported:       map[string]string{},
+		noted:          map[string]bool{},
 	}
-	if err != nil {
-		return nil, err
-	}
-	rd := &opencodeReader{
-		poller:   newPoller(r, host, a, ac, include, exclude, hostname),
-		trees:    map[string]*treeReader{},
-		dbs:      map[string]*dbReader{},
-		reported: map[string]string{},
-		noted:    map[string]bool{},
-	}
-	rd.start(r.cfg.PollInterval, rd.poll)
-	return rd, nil
+}
+
+func (rd *opencodeSource) start(context.Context) error {
+	rd.poller = startLoop(rd.cfg.PollInterval, rd.poll)
+	rd.logger.Info("Reading agent session data",
+		zap.String("agent", rd.agent.key), zap.Strings("include", rd.include), zap.Strings("exclude", rd.exclude))
+	return nil
 }
 
 // stop ends polling; a poll under way finishes its current session first
 // (its events are sent and its watermark saved together).
-func (rd *opencodeReader) stop() error {
-	rd.halt()
+func (rd *opencodeSource) stop(ctx context.Context) error {
+	if err := rd.poller.halt(ctx); err != nil {
+		return err
+	}
 	var errs []error
 	for _, d := range rd.dbs {
 		errs = append(errs, d.close())
@@ -95,7 +80,7 @@ func (rd *opencodeReader) stop() error {
 }
 
 // dataDirs returns the existing directories the include patterns match.
-func (rd *opencodeReader) dataDirs() []string {
+func (rd *opencodeSource) dataDirs() []string {
 	var dirs []string
 	for _, pattern := range rd.include {
 		matches, err := doublestar.FilepathGlob(pattern)
@@ -115,7 +100,7 @@ func (rd *opencodeReader) dataDirs() []string {
 	return dirs
 }
 
-func (rd *opencodeReader) poll(ctx context.Context) {
+func (rd *opencodeSource) poll(ctx context.Context) {
 	first := rd.polls == 0
 	rd.polls++
 	for _, dir := range rd.dataDirs() {
@@ -131,7 +116,7 @@ func (rd *opencodeReader) poll(ctx context.Context) {
 			d, ok := rd.dbs[db]
 			if !ok {
 				var err error
-				if d, err = newDBReader(rd, db, first && rd.startAtEnd); err != nil {
+				if d, err = newDBReader(rd, db, first && rd.cfg.StartAt == StartAtEnd); err != nil {
 					rd.dbError(db, err)
 					continue
 				}
@@ -148,7 +133,7 @@ func (rd *opencodeReader) poll(ctx context.Context) {
 		}
 		t, ok := rd.trees[storage]
 		if !ok {
-			t = newTreeReader(rd, storage, first && rd.startAtEnd)
+			t = newTreeReader(rd, storage, first && rd.cfg.StartAt == StartAtEnd)
 			rd.trees[storage] = t
 			rd.note(dir, "Reading OpenCode JSON storage", zap.String("storage", storage))
 		}
@@ -157,46 +142,21 @@ func (rd *opencodeReader) poll(ctx context.Context) {
 }
 
 // note logs a fact about a data directory once.
-func (rd *opencodeReader) note(dir, msg string, fields ...zap.Field) {
+func (rd *opencodeSource) note(dir, msg string, fields ...zap.Field) {
 	if rd.noted[dir+"\x00"+msg] {
 		return
 	}
 	rd.noted[dir+"\x00"+msg] = true
-	rd.r.set.Logger.Info(msg, append([]zap.Field{zap.String("agent", rd.agent.key), zap.String("path", dir)}, fields...)...)
+	rd.logger.Info(msg, append([]zap.Field{zap.String("agent", rd.agent.key), zap.String("path", dir)}, fields...)...)
 }
 
-// badObject counts and reports an object that could not be mapped, once per
-// version of it (signature), and returns its Unparsed event for emit_unparsed.
-func (rd *opencodeReader) badObject(ctx context.Context, path, signature string, ev agentevent.Event) []agentevent.Event {
+// badObject returns the Unparsed event of an object that could not be
+// mapped, once per version of it (signature); the emitter counts and
+// reports it.
+func (rd *opencodeSource) badObject(path, signature string, ev agentevent.Event) []agentevent.Event {
 	if seen, ok := rd.reported[path]; ok && seen == signature {
 		return nil
 	}
 	rd.reported[path] = signature
-	rd.bad(ctx, path, 0, ev.Unparsed)
-	if !rd.r.cfg.EmitUnparsed {
-		return nil
-	}
 	return []agentevent.Event{ev}
-}
-
-// send applies the content settings and emits events of one data source.
-// Unparsed events among them have been counted and reported already
-// (badObject); they are emitted only with emit_unparsed.
-func (rd *opencodeReader) send(ctx context.Context, path string, events []agentevent.Event) {
-	out := events[:0]
-	for _, ev := range events {
-		if ev.Unparsed != "" && !rd.r.cfg.EmitUnparsed {
-			continue
-		}
-		if !rd.r.cfg.IncludeContent {
-			agentevent.StripContent(&ev)
-		}
-		if !rd.r.cfg.IncludeRaw {
-			ev.Raw = nil
-		}
-		out = append(out, ev)
-	}
-	if len(out) > 0 {
-		rd.consume(ctx, path, out)
-	}
 }

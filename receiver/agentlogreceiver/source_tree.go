@@ -27,7 +27,7 @@ import (
 // the last message emitted and the last Sequence used: a message is emitted
 // once, in its final state, and nothing before the watermark is read again.
 type treeReader struct {
-	rd      *opencodeReader
+	rd      *opencodeSource
 	storage string
 	// skipExisting (start_at: end, first poll) puts the watermark of a
 	// session without one after the messages last written before the
@@ -42,14 +42,6 @@ type treeReader struct {
 	// parent's running task is seen before the child's messages).
 	spawnedBy map[string]string
 }
-
-// fileSig tells whether a file changed since it was decoded.
-type fileSig struct {
-	mod  time.Time
-	size int64
-}
-
-func (s fileSig) String() string { return fmt.Sprintf("%d/%d", s.mod.UnixNano(), s.size) }
 
 type cachedObject[T any] struct {
 	sig fileSig
@@ -76,7 +68,7 @@ type sessionMark struct {
 	Seq  int64  `json:"sequence"`
 }
 
-func newTreeReader(rd *opencodeReader, storage string, skipExisting bool) *treeReader {
+func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeReader {
 	return &treeReader{
 		rd:           rd,
 		storage:      storage,
@@ -87,8 +79,6 @@ func newTreeReader(rd *opencodeReader, storage string, skipExisting bool) *treeR
 		spawnedBy:    map[string]string{},
 	}
 }
-
-func sigOf(fi os.FileInfo) fileSig { return fileSig{mod: fi.ModTime(), size: fi.Size()} }
 
 // jsonFiles lists the *.json files of a directory, sorted by name.
 func jsonFiles(dir string) ([]os.DirEntry, error) {
@@ -170,7 +160,7 @@ func (t *treeReader) readSessions(ctx context.Context) []*treeSession {
 			if err != nil {
 				continue
 			}
-			if t.rd.excludeOlderThan > 0 && time.Since(fi.ModTime()) > t.rd.excludeOlderThan {
+			if t.rd.ac.ExcludeOlderThan > 0 && t.rd.clock.now().Sub(fi.ModTime()) > t.rd.ac.ExcludeOlderThan {
 				continue
 			}
 			s := t.byPath[path]
@@ -201,7 +191,7 @@ func (t *treeReader) readSessions(ctx context.Context) []*treeSession {
 }
 
 func (t *treeReader) markKey(sessionID string) string {
-	return "tree." + t.storage + "." + sessionID
+	return treeKey(t.storage, sessionID)
 }
 
 func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os.DirEntry) {
@@ -209,8 +199,8 @@ func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os
 		return
 	}
 	s.loaded = true
-	if t.rd.persist {
-		b, err := t.rd.store.Get(ctx, t.markKey(s.info.ID))
+	if t.rd.checkpoints.persist {
+		b, err := t.rd.checkpoints.get(ctx, t.markKey(s.info.ID))
 		if err != nil {
 			t.rd.storageError(fmt.Errorf("read watermark of OpenCode session %s: %w", s.info.ID, err))
 		} else if b != nil {
@@ -239,12 +229,12 @@ func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os
 }
 
 func (t *treeReader) saveMark(ctx context.Context, s *treeSession) {
-	if !t.rd.persist {
+	if !t.rd.checkpoints.persist {
 		return
 	}
 	b, err := json.Marshal(s.mark)
 	if err == nil {
-		err = t.rd.store.Set(ctx, t.markKey(s.info.ID), b)
+		err = t.rd.checkpoints.set(ctx, t.markKey(s.info.ID), b, false)
 	}
 	if err != nil {
 		t.rd.storageError(fmt.Errorf("save watermark of OpenCode session %s: %w", s.info.ID, err))
@@ -301,7 +291,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 			}
 			mc := c
 			mc.LogFile = path
-			events = append(events, t.rd.badObject(ctx, path, "", t.unparsed(mc, id, b, err))...)
+			events = append(events, t.rd.badObject(path, "", t.unparsed(mc, id, b, err))...)
 			s.mark.Last = id
 			done++
 			continue
@@ -317,17 +307,12 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		// A part that cannot be decoded once its message is final is bad,
 		// not half-written.
 		for _, p := range bad {
-			events = append(events, t.rd.badObject(ctx, p.path, p.sig, p.ev)...)
+			events = append(events, t.rd.badObject(p.path, p.sig, p.ev)...)
 		}
 		mc := c
 		mc.LogFile = path
 		mc.Sequence = s.mark.Seq + 1
 		evs := opencode.MapMessage(mc, m, parts)
-		for _, ev := range evs {
-			if ev.Unparsed != "" {
-				t.rd.bad(ctx, path, 0, ev.Unparsed) // an unknown part type, ...
-			}
-		}
 		s.mark.Seq += int64(len(evs))
 		s.mark.Last = id
 		events = append(events, evs...)
@@ -335,19 +320,16 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 	s.msgDirMod = fi.ModTime()
 	s.idle = done == len(pending)
-	if read > 0 {
-		t.rd.r.telemetry.AgentLogRecordsRead.Add(ctx, read, t.rd.agentAttr)
-	}
+	t.rd.emitter.read(ctx, read)
 	if s.mark == before {
 		return
 	}
-	// Work that has begun is finished even while the receiver stops: the
-	// events and the watermark go out together.
-	ctx = context.WithoutCancel(ctx)
-	if len(events) > 0 {
-		t.rd.send(ctx, s.path, events)
+	// The watermark moves once the next consumer accepted the events.
+	if err := t.rd.emitter.deliver(ctx, delivery{path: s.path, events: events, caughtUp: s.idle}); err != nil {
+		s.mark, s.idle = before, false
+		return
 	}
-	t.saveMark(ctx, s)
+	t.saveMark(context.WithoutCancel(ctx), s)
 }
 
 // badPart is a part file that could not be decoded.
@@ -400,8 +382,8 @@ func (t *treeReader) unparsed(c opencode.Context, id string, raw []byte, err err
 // badFile reports a project or session file that cannot be decoded.
 func (t *treeReader) badFile(ctx context.Context, path string, sig fileSig, raw []byte, err error) {
 	ev := t.unparsed(opencode.Context{LogFile: path}, "", raw, err)
-	if evs := t.rd.badObject(ctx, path, sig.String(), ev); len(evs) > 0 {
-		t.rd.consume(context.WithoutCancel(ctx), path, evs)
+	if evs := t.rd.badObject(path, sig.String(), ev); len(evs) > 0 {
+		_ = t.rd.emitter.deliver(ctx, delivery{path: path, events: evs})
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 // those sessions as the tree reader does: messages after the session's own
 // watermark, in id order, each emitted once when final.
 type dbReader struct {
-	rd   *opencodeReader
+	rd   *opencodeSource
 	path string
 	db   *sql.DB
 	// skipExisting (start_at: end, first poll, no stored state) starts
@@ -82,7 +82,7 @@ func openOpenCodeDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-func newDBReader(rd *opencodeReader, path string, skipExisting bool) (*dbReader, error) {
+func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader, error) {
 	db, err := openOpenCodeDB(path)
 	if err != nil {
 		return nil, err
@@ -93,8 +93,8 @@ func newDBReader(rd *opencodeReader, path string, skipExisting bool) (*dbReader,
 
 func (d *dbReader) close() error { return d.db.Close() }
 
-func (d *dbReader) stateKey() string          { return "db." + d.path }
-func (d *dbReader) markKey(ses string) string { return "db." + d.path + "." + ses }
+func (d *dbReader) stateKey() string          { return dbKey(d.path) }
+func (d *dbReader) markKey(ses string) string { return dbSessionKey(d.path, ses) }
 
 func (d *dbReader) poll(ctx context.Context) error {
 	if !d.loaded {
@@ -167,8 +167,8 @@ func (n nullInt) Scan(src any) error {
 
 func (d *dbReader) loadState(ctx context.Context) error {
 	d.loaded = true
-	if d.rd.persist {
-		b, err := d.rd.store.Get(ctx, d.stateKey())
+	if d.rd.checkpoints.persist {
+		b, err := d.rd.checkpoints.get(ctx, d.stateKey())
 		if err != nil {
 			d.rd.storageError(fmt.Errorf("read watermark of %s: %w", d.path, err))
 		} else if b != nil && json.Unmarshal(b, &d.state) == nil {
@@ -199,12 +199,12 @@ func (d *dbReader) loadState(ctx context.Context) error {
 }
 
 func (d *dbReader) saveState(ctx context.Context) {
-	if !d.rd.persist {
+	if !d.rd.checkpoints.persist {
 		return
 	}
 	b, err := json.Marshal(d.state)
 	if err == nil {
-		err = d.rd.store.Set(ctx, d.stateKey(), b)
+		err = d.rd.checkpoints.set(ctx, d.stateKey(), b, false)
 	}
 	if err != nil {
 		d.rd.storageError(fmt.Errorf("save watermark of %s: %w", d.path, err))
@@ -212,12 +212,12 @@ func (d *dbReader) saveState(ctx context.Context) {
 }
 
 func (d *dbReader) saveMark(ctx context.Context, s *dbSession) {
-	if !d.rd.persist {
+	if !d.rd.checkpoints.persist {
 		return
 	}
 	b, err := json.Marshal(s.mark)
 	if err == nil {
-		err = d.rd.store.Set(ctx, d.markKey(s.info.ID), b)
+		err = d.rd.checkpoints.set(ctx, d.markKey(s.info.ID), b, false)
 	}
 	if err != nil {
 		d.rd.storageError(fmt.Errorf("save watermark of OpenCode session %s: %w", s.info.ID, err))
@@ -305,8 +305,8 @@ func (d *dbReader) lookupProject(id string) (opencode.Project, bool) {
 func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	if !s.loaded {
 		s.loaded = true
-		if d.rd.persist {
-			b, err := d.rd.store.Get(ctx, d.markKey(s.info.ID))
+		if d.rd.checkpoints.persist {
+			b, err := d.rd.checkpoints.get(ctx, d.markKey(s.info.ID))
 			if err != nil {
 				d.rd.storageError(fmt.Errorf("read watermark of OpenCode session %s: %w", s.info.ID, err))
 			} else if b != nil {
@@ -351,7 +351,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		m, err := opencode.DecodeMessageRow(mr.id, s.info.ID, mr.data)
 		if err != nil {
 			// A committed row is whole: it is bad, not being written.
-			events = append(events, d.rd.badObject(ctx, d.path+"#message/"+mr.id, "", unparsedRow(c, mr.id, mr.data, err))...)
+			events = append(events, d.rd.badObject(d.path+"#message/"+mr.id, "", unparsedRow(c, mr.id, mr.data, err))...)
 			s.mark.Last = mr.id
 			done++
 			continue
@@ -368,16 +368,11 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 			break
 		}
 		for _, b := range bad {
-			events = append(events, d.rd.badObject(ctx, b.path, b.sig, b.ev)...)
+			events = append(events, d.rd.badObject(b.path, b.sig, b.ev)...)
 		}
 		mc := c
 		mc.Sequence = s.mark.Seq + 1
 		evs := opencode.MapMessage(mc, m, parts)
-		for _, ev := range evs {
-			if ev.Unparsed != "" {
-				d.rd.bad(ctx, d.path, 0, ev.Unparsed)
-			}
-		}
 		s.mark.Seq += int64(len(evs))
 		s.mark.Last = mr.id
 		events = append(events, evs...)
@@ -388,17 +383,17 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	} else {
 		delete(d.pending, s.info.ID)
 	}
-	if read > 0 {
-		d.rd.r.telemetry.AgentLogRecordsRead.Add(ctx, read, d.rd.agentAttr)
-	}
+	d.rd.emitter.read(ctx, read)
 	if s.mark == before {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
-	if len(events) > 0 {
-		d.rd.send(ctx, d.path, events)
+	// The watermark moves once the next consumer accepted the events.
+	if err := d.rd.emitter.deliver(ctx, delivery{path: d.path, events: events, caughtUp: done == len(msgs)}); err != nil {
+		s.mark = before
+		d.pending[s.info.ID] = true
+		return err
 	}
-	d.saveMark(ctx, s)
+	d.saveMark(context.WithoutCancel(ctx), s)
 	return nil
 }
 
@@ -492,12 +487,12 @@ func queryRow(ctx context.Context, db *sql.DB, query string, args ...any) (row, 
 }
 
 // dbError logs a database that cannot be read, once per distinct error.
-func (rd *opencodeReader) dbError(path string, err error) {
+func (rd *opencodeSource) dbError(path string, err error) {
 	msg := err.Error()
 	if rd.reported["db:"+path] == msg {
 		return
 	}
 	rd.reported["db:"+path] = msg
-	rd.r.set.Logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
+	rd.logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
 		zap.String("agent", rd.agent.key), zap.String("path", path), zap.Error(err))
 }

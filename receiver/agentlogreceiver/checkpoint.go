@@ -1,0 +1,385 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+)
+
+// checkpoints is one agent's part of the storage: every key the receiver
+// writes for an agent is named here, under the agent's prefix.
+//
+//	<agent>.knownFiles                 fileconsumer's read positions (JSONL agents)
+//	<agent>.parser.<path>              parser state of one JSONL file
+//	<agent>.thread.<thread>            watermark of one thread of rewritten files (Gemini CLI)
+//	<agent>.tree.<storage>.<session>   watermark of one session of an OpenCode JSON tree
+//	<agent>.db.<path>                  watermark of one OpenCode database
+//	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
+//	<agent>.sessions                   the index of the sessions above (life cycle)
+//
+// Without a storage extension the keys live in memory: only the state of a
+// session evicted by the cap is kept there (see sessionTable), so that it
+// comes back unchanged.
+type checkpoints struct {
+	persister operator.Persister
+	persist   bool
+
+	mu  sync.Mutex
+	mem map[string][]byte // without storage: states of evicted sessions
+}
+
+func newCheckpoints(client storage.Client, agentKey string, persist bool) *checkpoints {
+	return &checkpoints{persister: operator.NewScopedPersister(agentKey, client), persist: persist, mem: map[string][]byte{}}
+}
+
+func parserKey(path string) string              { return "parser." + path }
+func threadKey(thread string) string            { return "thread." + thread }
+func treeKey(storageDir, session string) string { return "tree." + storageDir + "." + session }
+func dbKey(path string) string                  { return "db." + path }
+func dbSessionKey(path, session string) string  { return "db." + path + "." + session }
+
+// sessionIndexKey is the index of one session table ("sessions" for the
+// agent's main table, "sessions.<name>" for another).
+func sessionIndexKey(name string) string {
+	if name == "" {
+		return "sessions"
+	}
+	return "sessions." + name
+}
+
+func (c *checkpoints) get(ctx context.Context, key string) ([]byte, error) {
+	if !c.persist {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.mem[key], nil
+	}
+	return c.persister.Get(ctx, key)
+}
+
+// set writes a key to the storage; without storage it does nothing (the
+// state is in memory already) unless keep asks to keep it in memory.
+func (c *checkpoints) set(ctx context.Context, key string, b []byte, keep bool) error {
+	if !c.persist {
+		if keep {
+			c.mu.Lock()
+			c.mem[key] = b
+			c.mu.Unlock()
+		}
+		return nil
+	}
+	return c.persister.Set(ctx, key, b)
+}
+
+func (c *checkpoints) delete(ctx context.Context, key string) error {
+	c.mu.Lock()
+	delete(c.mem, key)
+	c.mu.Unlock()
+	if !c.persist {
+		return nil
+	}
+	return c.persister.Delete(ctx, key)
+}
+
+// sessionCodec makes, saves and restores the state S of one session.
+type sessionCodec[S any] struct {
+	fresh     func(key string) S
+	marshal   func(S) ([]byte, error)
+	unmarshal func(key string, b []byte) (S, error)
+}
+
+// lifeCycle are the settings of the session life cycle, shared by all
+// sources.
+type lifeCycle struct {
+	// maxSessions caps the sessions held in memory; the least recently
+	// active is evicted (its state is in the storage) and reloaded when it
+	// comes back.
+	maxSessions int
+	// forgetAfter: a session whose files (rows) are gone and that has been
+	// idle this long is forgotten, its stored state deleted.
+	forgetAfter time.Duration
+	now         func() time.Time
+}
+
+// tracked is one session: created on first sight, active while read, idle
+// after, evicted from memory by the cap (its state still stored), forgotten
+// once its data is gone and it has been idle for forget_after.
+type tracked[S any] struct {
+	key    string
+	mu     sync.Mutex // held by the one reader of the session
+	loaded bool
+	state  S
+	inUse  int // under the table's mutex
+	elem   *list.Element
+}
+
+// indexEntry is what the index keeps of a session, resident or not.
+type indexEntry struct {
+	// Probes are the files (or rows) the session's data is in: it is gone
+	// when none of them exists any more.
+	Probes []string `json:"probes"`
+	// Active is when the session was last read (Unix ms).
+	Active int64 `json:"active_ms"`
+}
+
+// sessionTable holds the sessions of one source: at most maxSessions in
+// memory, every session that has state in the index (kept in the storage
+// under <agent>.sessions), forgetting those whose data is gone.
+type sessionTable[S any] struct {
+	cp       *checkpoints
+	indexKey string
+	codec    sessionCodec[S]
+	life     lifeCycle
+	onError  func(error)
+	// onForget is told the probes of a forgotten session (the emitter drops
+	// what it remembers of those files).
+	onForget func(key string, probes []string)
+
+	mu         sync.Mutex
+	resident   map[string]*tracked[S]
+	lru        *list.List // of *tracked[S], most recently active first
+	index      map[string]*indexEntry
+	indexDirty bool
+	indexRead  bool
+}
+
+func newSessionTable[S any](cp *checkpoints, name string, codec sessionCodec[S], life lifeCycle, onError func(error)) *sessionTable[S] {
+	return &sessionTable[S]{
+		cp: cp, indexKey: sessionIndexKey(name), codec: codec, life: life, onError: onError,
+		resident: map[string]*tracked[S]{},
+		lru:      list.New(),
+		index:    map[string]*indexEntry{},
+	}
+}
+
+// loadIndex reads the index of an earlier run, once.
+func (t *sessionTable[S]) loadIndex(ctx context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.indexRead {
+		return
+	}
+	t.indexRead = true
+	b, err := t.cp.get(ctx, t.indexKey)
+	if err != nil {
+		t.onError(fmt.Errorf("read the session index: %w", err))
+		return
+	}
+	if b == nil {
+		return
+	}
+	idx := map[string]*indexEntry{}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.onError(fmt.Errorf("decode the session index: %w", err))
+		return
+	}
+	for k, e := range idx {
+		if _, ok := t.index[k]; !ok {
+			t.index[k] = e
+		}
+	}
+}
+
+// acquire returns the session of key, its state restored from the storage
+// the first time (or after eviction), locked for the caller, who releases
+// it. probes are the files its data is in now (nil: unchanged).
+func (t *sessionTable[S]) acquire(ctx context.Context, key string, probes ...string) *tracked[S] {
+	t.mu.Lock()
+	s := t.resident[key]
+	if s == nil {
+		s = &tracked[S]{key: key}
+		t.resident[key] = s
+		s.elem = t.lru.PushFront(s)
+	} else {
+		t.lru.MoveToFront(s.elem)
+	}
+	s.inUse++
+	e := t.index[key]
+	if e == nil {
+		e = &indexEntry{}
+		t.index[key] = e
+		t.indexDirty = true
+	}
+	for _, p := range probes {
+		if !slices.Contains(e.Probes, p) {
+			e.Probes = append(e.Probes, p)
+			t.indexDirty = true
+		}
+	}
+	e.Active = t.life.now().UnixMilli()
+	t.evictLocked(ctx)
+	t.mu.Unlock()
+
+	s.mu.Lock()
+	if !s.loaded {
+		s.loaded = true
+		s.state = t.load(ctx, key)
+	}
+	return s
+}
+
+func (t *sessionTable[S]) load(ctx context.Context, key string) S {
+	b, err := t.cp.get(ctx, key)
+	if err != nil {
+		t.onError(fmt.Errorf("read the state of %s: %w", key, err))
+		return t.codec.fresh(key)
+	}
+	if b == nil {
+		return t.codec.fresh(key)
+	}
+	st, err := t.codec.unmarshal(key, b)
+	if err != nil {
+		t.onError(fmt.Errorf("decode the state of %s (read afresh): %w", key, err))
+		return t.codec.fresh(key)
+	}
+	return st
+}
+
+// release unlocks a session acquired before.
+func (t *sessionTable[S]) release(s *tracked[S]) {
+	s.mu.Unlock()
+	t.mu.Lock()
+	s.inUse--
+	if e := t.index[s.key]; e != nil {
+		e.Active = t.life.now().UnixMilli()
+	}
+	t.mu.Unlock()
+}
+
+// commit stores the state of a session (held by the caller) after the next
+// consumer accepted what it emitted. Without storage the state stays in
+// memory.
+func (t *sessionTable[S]) commit(ctx context.Context, s *tracked[S]) {
+	if !t.cp.persist {
+		return
+	}
+	b, err := t.codec.marshal(s.state)
+	if err == nil {
+		err = t.cp.set(ctx, s.key, b, false)
+	}
+	if err != nil {
+		t.onError(fmt.Errorf("save the state of %s: %w", s.key, err))
+	}
+}
+
+// evictLocked drops the least recently active sessions nobody is reading
+// while more than maxSessions are in memory. Their state is in the storage
+// (committed after every read), or kept in memory without storage.
+func (t *sessionTable[S]) evictLocked(ctx context.Context) {
+	for el := t.lru.Back(); el != nil && t.life.maxSessions > 0 && len(t.resident) > t.life.maxSessions; {
+		s := el.Value.(*tracked[S])
+		prev := el.Prev()
+		if s.inUse == 0 {
+			if !t.cp.persist && s.loaded {
+				if b, err := t.codec.marshal(s.state); err == nil {
+					_ = t.cp.set(ctx, s.key, b, true)
+				}
+			}
+			t.lru.Remove(el)
+			delete(t.resident, s.key)
+		}
+		el = prev
+	}
+}
+
+// residentCount is the number of sessions in memory.
+func (t *sessionTable[S]) residentCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.resident)
+}
+
+// known reports whether a session is in the index.
+func (t *sessionTable[S]) known(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.index[key] != nil
+}
+
+// sweep forgets the sessions idle for forgetAfter whose probes are all
+// gone (exists says whether one still is), then writes the index if it
+// changed.
+func (t *sessionTable[S]) sweep(ctx context.Context, exists func(probe string) bool) {
+	t.loadIndex(ctx)
+	cutoff := t.life.now().Add(-t.life.forgetAfter).UnixMilli()
+	type candidate struct {
+		key    string
+		probes []string
+	}
+	var cands []candidate
+	t.mu.Lock()
+	for k, e := range t.index {
+		if e.Active > cutoff {
+			continue
+		}
+		if s := t.resident[k]; s != nil && s.inUse > 0 {
+			continue
+		}
+		cands = append(cands, candidate{k, slices.Clone(e.Probes)})
+	}
+	t.mu.Unlock()
+
+	for _, c := range cands {
+		gone := true
+		for _, p := range c.probes {
+			if exists(p) {
+				gone = false
+				break
+			}
+		}
+		if !gone {
+			continue
+		}
+		t.mu.Lock()
+		e := t.index[c.key]
+		s := t.resident[c.key]
+		if e == nil || e.Active > cutoff || (s != nil && s.inUse > 0) {
+			t.mu.Unlock()
+			continue // read again meanwhile
+		}
+		delete(t.index, c.key)
+		t.indexDirty = true
+		if s != nil {
+			t.lru.Remove(s.elem)
+			delete(t.resident, c.key)
+		}
+		t.mu.Unlock()
+		if err := t.cp.delete(ctx, c.key); err != nil {
+			t.onError(fmt.Errorf("delete the state of %s: %w", c.key, err))
+		}
+		if t.onForget != nil {
+			t.onForget(c.key, c.probes)
+		}
+	}
+	t.flush(ctx)
+}
+
+// flush writes the index when it changed.
+func (t *sessionTable[S]) flush(ctx context.Context) {
+	if !t.cp.persist {
+		return
+	}
+	t.mu.Lock()
+	if !t.indexDirty {
+		t.mu.Unlock()
+		return
+	}
+	b, err := json.Marshal(t.index)
+	t.indexDirty = false
+	t.mu.Unlock()
+	if err == nil {
+		err = t.cp.set(ctx, t.indexKey, b, false)
+	}
+	if err != nil {
+		t.onError(fmt.Errorf("save the session index: %w", err))
+	}
+}

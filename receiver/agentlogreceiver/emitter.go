@@ -1,0 +1,316 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+)
+
+// errStopped says the receiver stopped while the next consumer kept
+// refusing a delivery: it was not accepted, and the source must not commit
+// the read position past it.
+var errStopped = errors.New("the receiver stopped before the next consumer accepted the events")
+
+// maxReported bounds the (file, reason) pairs the emitter remembers for its
+// rate-limited warnings.
+const maxReported = 10_000
+
+// delivery is what a source hands the emitter for one session at a time:
+// the events of what it read, and whether it has, for now, nothing more of
+// the session to read.
+type delivery struct {
+	// path is the file (or database) read, for the logs.
+	path   string
+	events []agentevent.Event
+	// caughtUp: the source reached the end of the session's data (end of
+	// file, snapshot fully emitted, no more rows). The last record of each
+	// session in the delivery then carries agent.read.caught_up.
+	caughtUp bool
+}
+
+// emitter is what every source shares: it counts and reports bad records,
+// applies the content settings, encodes events as log records and hands
+// them to the next consumer, retrying refusals.
+//
+// The ordering rule: a source commits a read position, watermark or parser
+// state only after deliver returned nil — the next consumer accepted the
+// events (or refused them permanently, or there was nothing to send). With
+// the agent_span connector, which makes its state durable before
+// ConsumeLogs returns, a kill -9 at any moment loses and duplicates
+// nothing.
+//
+// Every event passes through prepare before it leaves: the one place to
+// change or drop what is emitted (content settings; redaction).
+type emitter struct {
+	agent     agent
+	cfg       *Config
+	next      consumer.Logs
+	obsrecv   *receiverhelper.ObsReport
+	telemetry *metadata.TelemetryBuilder
+	logger    *zap.Logger
+	hostname  string
+	agentAttr metric.MeasurementOption
+	// wait sleeps d or until ctx ends (injected by tests).
+	wait func(ctx context.Context, d time.Duration) error
+	now  func() time.Time
+
+	mu       sync.Mutex
+	reported map[reportKey]int64 // occurrences after the first, by file and reason
+}
+
+type reportKey struct{ path, reason string }
+
+func newEmitter(a agent, cfg *Config, next consumer.Logs, obsrecv *receiverhelper.ObsReport, tb *metadata.TelemetryBuilder,
+	logger *zap.Logger, hostname string, clk clock,
+) *emitter {
+	return &emitter{
+		agent: a, cfg: cfg, next: next, obsrecv: obsrecv, telemetry: tb, logger: logger, hostname: hostname,
+		agentAttr: metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", a.key))),
+		wait:      clk.wait,
+		now:       clk.now,
+		reported:  map[reportKey]int64{},
+	}
+}
+
+// read counts records read from the agent's data.
+func (e *emitter) read(ctx context.Context, n int64) {
+	if n > 0 {
+		e.telemetry.AgentLogRecordsRead.Add(ctx, n, e.agentAttr)
+	}
+}
+
+// bad counts a record that could not be mapped. The first of each reason in
+// each file is logged with its line; the others are counted, and summed up
+// in the log when the file is forgotten or the receiver stops.
+func (e *emitter) bad(ctx context.Context, path string, line int64, reason string) {
+	e.telemetry.AgentLogRecordsUnparsed.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("agent", e.agent.key), attribute.String("reason", reason))))
+	k := reportKey{path, reason}
+	e.mu.Lock()
+	n, seen := e.reported[k]
+	if seen {
+		e.reported[k] = n + 1
+	} else if len(e.reported) < maxReported {
+		e.reported[k] = 0
+	}
+	e.mu.Unlock()
+	if seen {
+		return
+	}
+	e.logger.Warn("Skipping a record that could not be mapped to an agent event (further ones of this file and reason are counted, not logged)",
+		zap.String("agent", e.agent.key), zap.String("path", path), zap.Int64("line", line), zap.String("reason", reason))
+}
+
+// forget logs the counts of bad records of files that are gone, and drops
+// them.
+func (e *emitter) forget(paths ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, n := range e.reported {
+		for _, p := range paths {
+			if k.path == p {
+				e.logSkipped(k, n)
+				delete(e.reported, k)
+			}
+		}
+	}
+}
+
+// flushReports logs every count of bad records not logged yet (shutdown).
+func (e *emitter) flushReports() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, n := range e.reported {
+		e.logSkipped(k, n)
+	}
+	clear(e.reported)
+}
+
+func (e *emitter) logSkipped(k reportKey, n int64) {
+	if n > 0 {
+		e.logger.Warn("More records of this file could not be mapped and were skipped",
+			zap.String("agent", e.agent.key), zap.String("path", k.path), zap.String("reason", k.reason), zap.Int64("count", n))
+	}
+}
+
+// prepare applies the settings to an event on its way out; false drops it.
+// Unparsed events were counted when they were read (see deliver).
+func (e *emitter) prepare(ev *agentevent.Event) bool {
+	if ev.Unparsed != "" && !e.cfg.EmitUnparsed {
+		return false
+	}
+	if ev.Source == "" {
+		ev.Source = e.agent.source // service.name comes from it
+	}
+	if !e.cfg.IncludeContent {
+		agentevent.StripContent(ev)
+	}
+	if !e.cfg.IncludeRaw {
+		ev.Raw = nil
+	}
+	return true
+}
+
+// deliver counts the unparsed events of d, prepares the events and hands
+// them to the next consumer. nil: accepted, refused for good (counted and
+// logged), or nothing to send — the source commits. errStopped: the
+// receiver stopped while retrying — the source commits nothing.
+func (e *emitter) deliver(ctx context.Context, d delivery) error {
+	out := d.events[:0:0]
+	for _, ev := range d.events {
+		if ev.Unparsed != "" {
+			e.bad(ctx, cmpOr(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
+		}
+		if e.prepare(&ev) {
+			out = append(out, ev)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return e.consume(ctx, d.path, out, d.caughtUp)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// encode makes the log records of events; with caughtUp the last record of
+// each session carries agent.read.caught_up.
+func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
+	logs := agentevent.EncodeLogs(events, e.hostname)
+	if !caughtUp {
+		return logs
+	}
+	last := map[string]string{} // session → event id of its last event
+	for _, ev := range events {
+		last[ev.SessionID] = ev.EventID
+	}
+	rls := logs.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				attrs := lrs.At(k).Attributes()
+				ses, id := "", ""
+				if v, ok := attrs.Get(agentevent.AttrSessionID); ok {
+					ses = v.AsString()
+				}
+				if v, ok := attrs.Get(agentevent.AttrEventID); ok {
+					id = v.AsString()
+				}
+				if want, ok := last[ses]; ok && want == id {
+					attrs.PutBool(agentevent.AttrReadCaughtUp, true)
+					delete(last, ses)
+				}
+			}
+		}
+	}
+	return logs
+}
+
+// consume hands events to the next consumer. A retryable refusal is tried
+// again with exponential back-off (retry_on_failure) for as long as
+// max_elapsed_time allows (0: until accepted or the receiver stops); a
+// permanent refusal, or one that outlasts max_elapsed_time, drops the
+// events: counted (otelcol_receiver_refused_log_records) and logged.
+func (e *emitter) consume(ctx context.Context, path string, events []agentevent.Event, caughtUp bool) error {
+	rc := e.cfg.RetryOnFailure
+	start := e.now()
+	interval := rc.InitialInterval
+	for attempt := 1; ; attempt++ {
+		// A delivery that has begun is finished even while the receiver
+		// stops; only the waits between retries end with ctx.
+		octx := e.obsrecv.StartLogsOp(context.WithoutCancel(ctx))
+		err := e.next.ConsumeLogs(octx, e.encode(events, caughtUp))
+		e.obsrecv.EndLogsOp(octx, "agent_event", len(events), err)
+		if err == nil {
+			e.telemetry.AgentLogEventsEmitted.Add(ctx, int64(len(events)), e.agentAttr)
+			if attempt > 1 {
+				e.logger.Info("The next consumer accepted agent events it had refused",
+					zap.String("agent", e.agent.key), zap.String("path", path), zap.Int("attempts", attempt))
+			}
+			return nil
+		}
+		fields := []zap.Field{zap.String("agent", e.agent.key), zap.String("path", path), zap.Int("events", len(events)), zap.Error(err)}
+		switch {
+		case consumererror.IsPermanent(err):
+			e.logger.Error("The next consumer refused agent events permanently; they are dropped", fields...)
+			return nil
+		case !rc.Enabled:
+			e.logger.Error("The next consumer refused agent events and retry_on_failure is disabled; they are dropped", fields...)
+			return nil
+		case rc.MaxElapsedTime > 0 && e.now().Add(interval).Sub(start) > rc.MaxElapsedTime:
+			e.logger.Error("The next consumer kept refusing agent events for retry_on_failure::max_elapsed_time; they are dropped",
+				append(fields, zap.Int("attempts", attempt))...)
+			return nil
+		}
+		if attempt == 1 {
+			e.logger.Warn("The next consumer refused agent events; the read position is held and the events retried", fields...)
+		}
+		if err := e.wait(ctx, jitter(interval, rc.RandomizationFactor)); err != nil {
+			e.logger.Warn("Stopped while the next consumer refused agent events; they are read again at the next start",
+				fields...)
+			return errStopped
+		}
+		interval = min(time.Duration(float64(interval)*max(rc.Multiplier, 1)), max(rc.MaxInterval, rc.InitialInterval))
+	}
+}
+
+func jitter(d time.Duration, factor float64) time.Duration {
+	if factor <= 0 || d <= 0 {
+		return d
+	}
+	delta := factor * float64(d)
+	return time.Duration(float64(d) - delta + rand.Float64()*(2*delta+1)) //nolint:gosec // back-off jitter
+}
+
+// clock is the time a receiver runs on (injected by tests).
+type clock struct {
+	now  func() time.Time
+	wait func(ctx context.Context, d time.Duration) error
+}
+
+func realClock() clock {
+	return clock{now: time.Now, wait: func(ctx context.Context, d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}}
+}
+
+// defaultRetry is retry_on_failure's default: on, never giving up (the
+// records are on disk; dropping them would lose them).
+func defaultRetry() configretry.BackOffConfig {
+	rc := configretry.NewDefaultBackOffConfig()
+	rc.InitialInterval = time.Second
+	rc.MaxInterval = 30 * time.Second
+	rc.MaxElapsedTime = 0
+	return rc
+}

@@ -1,0 +1,314 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
+	fcattrs "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// reasonLineTooLong is the unparsed reason of a line of max_log_size bytes or
+// more; the parsers' own reasons (malformed_json, unknown_type, ...) come
+// with their events.
+const reasonLineTooLong = "line_too_long"
+
+// caughtUpTail is how far past the last complete line a file may go and
+// still count as read to its end: what is there is one unterminated line,
+// still being written.
+const caughtUpTail = 64 * 1024
+
+// jsonlSource reads append-only JSONL files: fileconsumer finds and tails
+// them (fingerprints, offsets, rotation, truncation), emit maps each batch
+// of lines through the file's parser. A session is one file path; its state
+// is the parser's.
+type jsonlSource struct {
+	sourceSettings
+	manager   *fileconsumer.Manager
+	positions *heldPersister
+	sessions  *sessionTable[*jsonlSession]
+	sweeper   *loop
+}
+
+// jsonlSession is the state of one file path.
+type jsonlSession struct {
+	parser parser
+	// firstLine is the sha256 of line 1 once seen: a file read again from
+	// offset 0 with a different first line is a new file at an old path.
+	firstLine string
+}
+
+// savedState is what the storage holds per file, next to fileconsumer's
+// read positions.
+type savedState struct {
+	FirstLine string `json:"first_line_sha256,omitempty"`
+	Parser    []byte `json:"parser"`
+}
+
+func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
+	s := &jsonlSource{sourceSettings: set}
+	newParser := set.agent.newParser
+	pathOf := func(key string) string { return strings.TrimPrefix(key, parserKey("")) }
+	s.sessions = newSessionTable(set.checkpoints, "", sessionCodec[*jsonlSession]{
+		fresh: func(key string) *jsonlSession { return &jsonlSession{parser: newParser(pathOf(key))} },
+		marshal: func(f *jsonlSession) ([]byte, error) {
+			ps, err := f.parser.MarshalState()
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(savedState{FirstLine: f.firstLine, Parser: ps})
+		},
+		unmarshal: func(key string, b []byte) (*jsonlSession, error) {
+			var st savedState
+			if err := json.Unmarshal(b, &st); err != nil {
+				return nil, err
+			}
+			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: st.FirstLine}
+			if err := f.parser.UnmarshalState(st.Parser); err != nil {
+				return nil, err
+			}
+			return f, nil
+		},
+	}, set.life, set.storageError)
+	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
+	s.positions = &heldPersister{Persister: set.checkpoints.persister}
+	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
+	m, err := fc.Build(set.telemetry, s.emit, fileconsumer.WithSplitFunc(splitLines))
+	if err != nil {
+		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
+	}
+	s.manager = m
+	return s, nil
+}
+
+func (s *jsonlSource) start(ctx context.Context) error {
+	s.sessions.loadIndex(ctx)
+	if err := s.manager.Start(s.positions); err != nil {
+		return fmt.Errorf("start reading %s files: %w", s.agent.key, err)
+	}
+	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
+	s.logger.Info("Reading agent session files",
+		zap.String("agent", s.agent.key), zap.Strings("include", s.include), zap.Strings("exclude", s.exclude))
+	return nil
+}
+
+// stop stops tailing (fileconsumer saves its read positions unless a
+// delivery was given up) and writes the session index.
+func (s *jsonlSource) stop(ctx context.Context) error {
+	err := s.sweeper.halt(ctx)
+	if err == nil {
+		err = runUntil(ctx, s.manager.Stop)
+	}
+	s.sessions.flush(context.WithoutCancel(ctx))
+	return err
+}
+
+// tailConfig is the fileconsumer configuration of one agent: its files, the
+// receiver's tailing settings, and what the parsers rely on, fixed.
+func tailConfig(cfg *Config, ac *AgentConfig, include, exclude []string) fileconsumer.Config {
+	fc := fileconsumer.NewConfig()
+	fc.Include = include
+	fc.Exclude = exclude
+	fc.ExcludeOlderThan = ac.ExcludeOlderThan
+	fc.StartAt = string(cfg.StartAt)
+	fc.PollInterval = cfg.PollInterval
+	fc.MaxConcurrentFiles = cfg.MaxConcurrentFiles
+	fc.FingerprintSize = cfg.FingerprintSize
+	fc.MaxLogSize = cfg.MaxLogSize
+	// A line of max_log_size or more is cut to one token and the rest of it
+	// skipped, so line numbers stay right; emit reports the token.
+	fc.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
+	// The read buffer must not start larger than max_log_size: truncation
+	// only happens when the buffer has grown to exactly max_log_size, and a
+	// bigger buffer would wedge the file on "log entry too large".
+	fc.InitialBufferSize = min(fc.InitialBufferSize, cfg.MaxLogSize)
+	// Bytes as written: no decoding, no whitespace trimming (nop encoding),
+	// lines split on "\n" only by splitLines.
+	fc.Encoding = "nop"
+	// Never emit a partial last line: the agents terminate every record with
+	// "\n", so an unterminated line is still being written.
+	fc.FlushPeriod = 0
+	fc.IncludeFileName = false
+	fc.IncludeFilePath = true
+	return *fc
+}
+
+// splitLines splits on "\n" only (transcripts contain raw U+2028 and
+// U+0085) and never returns an unterminated last line: it is still being
+// written and is read once its "\n" arrives.
+func splitLines(data []byte, _ bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil
+}
+
+// emit is fileconsumer's callback for a batch of complete lines of one file.
+// lastRecordNumber is the 1-based number of the batch's last line; offsets[i+1]
+// is the file position just after line i. fileconsumer moves its read
+// position past the batch once emit returns, whatever it returns: emit
+// therefore returns only once the next consumer accepted the events (see
+// emitter), and when the receiver stops first, holds every read position
+// of this run back (heldPersister).
+func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string]any, lastRecordNumber int64, offsets []int64) error {
+	path, _ := attrs[fcattrs.LogFilePath].(string)
+	sess := s.sessions.acquire(ctx, parserKey(path), path)
+	defer s.sessions.release(sess)
+	f := sess.state
+
+	maxLen := int(s.cfg.MaxLogSize)
+	firstLineNo := lastRecordNumber - int64(len(lines)) + 1
+	events := make([]agentevent.Event, 0, len(lines))
+	for i, line := range lines {
+		lineNo := firstLineNo + int64(i)
+		offset := lineOffset(offsets, i, len(line))
+		if len(line) >= maxLen {
+			// fileconsumer cut the line at max_log_size and skips the rest.
+			events = append(events, s.unparsedEvent(path, lineNo, offset, reasonLineTooLong))
+			continue
+		}
+		if offset == 0 {
+			s.checkIdentity(path, f, line)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // blank line: nothing to map, nothing wrong
+		}
+		events = append(events, f.parser.Parse(line, lineNo, offset)...)
+	}
+	s.emitter.read(ctx, int64(len(lines)))
+	end := offsets[0]
+	if len(lines) < len(offsets) {
+		end = offsets[len(lines)]
+	}
+	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: readToEnd(path, end)})
+	if err != nil {
+		s.positions.hold()
+		return err
+	}
+	s.sessions.commit(ctx, sess)
+	return nil
+}
+
+// readToEnd reports whether a file holds nothing to read past end but,
+// perhaps, an unterminated line still being written. fileconsumer emits a
+// batch every 100 lines and at the end of the file, and a batch that ends
+// on a multiple of 100 lines at the end of the file does not say so: the
+// file's size does.
+func readToEnd(path string, end int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < end {
+		return false
+	}
+	rest := fi.Size() - end
+	if rest == 0 {
+		return true
+	}
+	if rest > caughtUpTail {
+		return false
+	}
+	tail := make([]byte, rest)
+	if _, err := f.ReadAt(tail, end); err != nil && err != io.EOF {
+		return false
+	}
+	return bytes.IndexByte(tail, '\n') < 0
+}
+
+// unparsedEvent stands for a line the parser never saw (cut at
+// max_log_size). Its time is when it was read.
+func (s *jsonlSource) unparsedEvent(path string, lineNo, offset int64, reason string) agentevent.Event {
+	ev := agentevent.Event{
+		Source:    s.agent.source,
+		EventID:   agentevent.StableID(path, offset, 0),
+		Timestamp: s.clock.now(),
+		Type:      agentevent.TypeLog,
+		Role:      agentevent.RoleSystem,
+		Channel:   agentevent.ChannelSystem,
+		LogFile:   path,
+		LogLine:   lineNo,
+		Unparsed:  reason,
+	}
+	agentevent.Normalize(&ev)
+	return ev
+}
+
+// lineOffset is the byte offset where line i of a batch starts. The line and
+// its "\n" end at offsets[i+1]; offsets[i], the end of the previous token,
+// would be off after an over-long line, whose skipped tail it does not count.
+func lineOffset(offsets []int64, i, length int) int64 {
+	if i+1 < len(offsets) {
+		return offsets[i+1] - int64(length) - 1
+	}
+	return offsets[i]
+}
+
+// checkIdentity starts a fresh parser when a path is read from offset 0 with
+// a different first line than before: the file was replaced. The same first
+// line means a replay of the same file, which the parser drops itself.
+func (s *jsonlSource) checkIdentity(path string, f *jsonlSession, line []byte) {
+	sum := sha256.Sum256(line)
+	h := hex.EncodeToString(sum[:])
+	if f.firstLine != "" && f.firstLine != h {
+		s.logger.Info("Session file was replaced; reading it as a new file",
+			zap.String("agent", s.agent.key), zap.String("path", path))
+		f.parser = s.agent.newParser(path)
+	}
+	f.firstLine = h
+}
+
+// heldPersister is fileconsumer's view of the storage. Once a delivery was
+// given up (the receiver stopped while the next consumer refused it),
+// fileconsumer's read positions are no longer written: it has moved past
+// the refused lines in memory, and the next run must read them again from
+// the positions saved before (the parsers drop what they already emitted).
+type heldPersister struct {
+	operator.Persister
+	held atomic.Bool
+}
+
+const knownFilesKey = "knownFiles" // fileconsumer's key for its read positions
+
+func (p *heldPersister) hold() { p.held.Store(true) }
+
+func (p *heldPersister) Set(ctx context.Context, key string, value []byte) error {
+	if p.held.Load() && key == knownFilesKey {
+		return nil
+	}
+	return p.Persister.Set(ctx, key, value)
+}
+
+func (p *heldPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	if p.held.Load() {
+		kept := ops[:0:0]
+		for _, op := range ops {
+			if op.Key != knownFilesKey {
+				kept = append(kept, op)
+			}
+		}
+		ops = kept
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return p.Persister.Batch(ctx, ops...)
+}
