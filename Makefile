@@ -1,6 +1,7 @@
 # agentotel — build, run and test the otelcol-agentotel collector.
 #   make run    build the collector and run it on your agent logs (config/default.yaml)
 #   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger
+#   make chaos  the fault-injection suite (tests/faults) with at least 100 kills per scenario
 SHELL := /bin/bash
 export CGO_ENABLED := 0
 CACHE ?= $(HOME)/.cache/agentotel
@@ -18,7 +19,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './
 CONFIG ?= config/default.yaml
 BENCH_CORPUS_MB ?= 200
 
-.PHONY: run build test test-unit generate lint jaeger bench tools clean
+.PHONY: run build test test-unit chaos generate lint jaeger bench tools clean
 
 run: $(COLLECTOR)
 	@mkdir -p "$(AGENTOTEL_STATE_DIR)" "$(AGENTOTEL_OUT_DIR)"
@@ -47,6 +48,12 @@ test: $(COLLECTOR)
 
 test-unit:
 	go test -short ./...
+
+# The collector killed (kill -9) and stopped (SIGTERM) at random moments, compared with an
+# uninterrupted run; a failing seed is logged, AGENTOTEL_FAULTS_SEED=<seed> repeats its schedule.
+chaos: $(COLLECTOR)
+	AGENTOTEL_CHAOS=1 AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) \
+		go test -count=1 -v -timeout 60m ./tests/faults/
 
 generate: $(MDATAGEN)
 	go generate ./...

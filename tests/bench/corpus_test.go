@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // sessionFile is one replicated session file, split into lines.
@@ -71,46 +73,20 @@ func sourceFiles(tb testing.TB) (dir string, files []string) {
 // its own session id (and file path), so downstream every replica is a distinct session.
 func buildCorpus(tb testing.TB, targetBytes int64) ([]sessionFile, int64) {
 	dir, srcs := sourceFiles(tb)
-	type src struct {
-		rel  string
-		data []byte
-		sid  string
-	}
-	var loaded []src
+	keep := map[string]bool{}
 	for _, p := range srcs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		sid := ""
-		if i := bytes.Index(b, []byte(`"sessionId":"`)); i >= 0 {
-			rest := b[i+len(`"sessionId":"`):]
-			if j := bytes.IndexByte(rest, '"'); j > 0 {
-				sid = string(rest[:j])
-			}
-		}
-		rel, _ := filepath.Rel(dir, p)
-		loaded = append(loaded, src{rel: rel, data: b, sid: sid})
+		keep[p] = true
 	}
-	var out []sessionFile
-	var total int64
-	for r := 0; total < targetBytes; r++ {
-		for _, s := range loaded {
-			data, rel := s.data, s.rel
-			if s.sid != "" {
-				replica := s.sid + "-r" + strconv.Itoa(r)
-				data = bytes.ReplaceAll(data, []byte(s.sid), []byte(replica))
-				rel = strings.ReplaceAll(rel, s.sid, replica)
+	replicas, total := testenv.Replicate(tb, dir, func(p string) bool { return keep[p] }, testenv.ClaudeSessionID, targetBytes)
+	out := make([]sessionFile, 0, len(replicas))
+	for _, r := range replicas {
+		f := sessionFile{path: fmt.Sprintf("/bench/r%d/%s", r.Replica, r.Rel), size: int64(len(r.Data))}
+		for _, line := range bytes.Split(r.Data, []byte{'\n'}) {
+			if len(line) > 0 {
+				f.lines = append(f.lines, line)
 			}
-			f := sessionFile{path: fmt.Sprintf("/bench/r%d/%s", r, rel), size: int64(len(data))}
-			for _, line := range bytes.Split(data, []byte{'\n'}) {
-				if len(line) > 0 {
-					f.lines = append(f.lines, line)
-				}
-			}
-			out = append(out, f)
-			total += f.size
 		}
+		out = append(out, f)
 	}
 	return out, total
 }
