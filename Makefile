@@ -1,7 +1,8 @@
 # agentotel — build, run and test the otelcol-agentotel collector.
 #   make run    build the collector and run it on your agent logs (config/default.yaml)
-#   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger
+#   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger, brief fuzzing
 #   make chaos  the fault-injection suite (tests/faults) with at least 100 kills per scenario
+#   make fuzz   the fuzz targets, FUZZTIME (default 5m) each
 SHELL := /bin/bash
 export CGO_ENABLED := 0
 CACHE ?= $(HOME)/.cache/agentotel
@@ -18,8 +19,10 @@ export OTLP_ENDPOINT ?= 127.0.0.1:4317
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './internal/tools/*') go.mod go.sum
 CONFIG ?= config/default.yaml
 BENCH_CORPUS_MB ?= 200
+# How long each fuzz target runs: briefly in `make test`, longer in `make fuzz`.
+FUZZTIME ?= 5m
 
-.PHONY: run build test test-unit chaos generate lint jaeger bench tools clean
+.PHONY: run build test test-unit chaos fuzz generate lint jaeger bench tools clean
 
 run: $(COLLECTOR)
 	@mkdir -p "$(AGENTOTEL_STATE_DIR)" "$(AGENTOTEL_OUT_DIR)"
@@ -45,6 +48,13 @@ tools: $(OCB) $(MDATAGEN)
 test: $(COLLECTOR)
 	AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) AGENTOTEL_JAEGER=$$(scripts/ensure-jaeger.sh) \
 		go test -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+# Fuzz targets (their seeds also run as unit tests in every `go test`): agentevent.Decode and the
+# agent_span connector's ConsumeLogs on arbitrary pdata.
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/agentevent/
+	go test -run '^$$' -fuzz '^FuzzConsumeLogs$$' -fuzztime $(FUZZTIME) ./connector/agentspanconnector/
 
 test-unit:
 	go test -short ./...

@@ -35,6 +35,7 @@ const (
 	dropDuplicateSpan = "duplicate_span"
 	dropNoTurn        = "no_turn"
 	dropReplayed      = "replayed"
+	dropMalformed     = "malformed"
 )
 
 type agentSpanConnector struct {
@@ -157,7 +158,9 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		host string
 	}
 	var evs []hosted
-	notEvents := 0
+	notEvents, malformed := 0, 0
+	var firstBad error
+	firstPlace := ""
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		host := ""
@@ -169,6 +172,13 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				ev, err := agentevent.Decode(lrs.At(k))
+				if errors.Is(err, agentevent.ErrMalformed) {
+					if malformed == 0 {
+						firstBad, firstPlace = err, agentevent.RecordPlace(lrs.At(k))
+					}
+					malformed++
+					continue
+				}
 				if err != nil {
 					notEvents++
 					continue
@@ -178,6 +188,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		}
 	}
 	c.dropped(ctx, dropNotAgentEvent, notEvents, "log records that are not agent events were ignored")
+	c.dropped(ctx, dropMalformed, malformed, "malformed agent events were skipped", zap.NamedError("first", firstBad), zap.String("first_record", firstPlace))
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -258,7 +269,7 @@ func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
 }
 
 // dropped counts n dropped items and logs the reason the first time.
-func (c *agentSpanConnector) dropped(ctx context.Context, reason string, n int, msg string) {
+func (c *agentSpanConnector) dropped(ctx context.Context, reason string, n int, msg string, fields ...zap.Field) {
 	if n == 0 {
 		return
 	}
@@ -268,7 +279,7 @@ func (c *agentSpanConnector) dropped(ctx context.Context, reason string, n int, 
 	c.warned[reason] = true
 	c.warnMu.Unlock()
 	if first {
-		c.set.Logger.Warn(msg+" (logged once; see otelcol_agent_span_input_dropped)", zap.String("reason", reason), zap.Int("count", n))
+		c.set.Logger.Warn(msg+" (logged once; see otelcol_agent_span_input_dropped)", append([]zap.Field{zap.String("reason", reason), zap.Int("count", n)}, fields...)...)
 	}
 }
 

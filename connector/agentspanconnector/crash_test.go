@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -135,4 +136,47 @@ func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
 			assert.Equal(t, wantKeys, gotKeys)
 		})
 	}
+}
+
+// FuzzConsumeLogs feeds arbitrary pdata (any protobuf the OTLP unmarshaler
+// accepts) to the connector, with storage, then lets every turn close:
+// nothing panics, and every trace it emits has one root.
+func FuzzConsumeLogs(f *testing.F) {
+	var m plog.ProtoMarshaler
+	for _, dir := range goldenCases(f) {
+		logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
+		require.NoError(f, err)
+		for _, b := range splitLogs(logs, 8) {
+			raw, err := m.MarshalLogs(b)
+			require.NoError(f, err)
+			f.Add(raw)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var u plog.ProtoUnmarshaler
+		ld, err := u.UnmarshalLogs(b)
+		if err != nil {
+			return
+		}
+		id := storagetest.NewStorageID("state")
+		h := newHarness(t, func(c *Config) { c.Storage = &id })
+		require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithInMemoryStorageExtension("state")))
+		h.history()
+		_ = h.c.ConsumeLogs(context.Background(), ld)
+		_ = h.c.ConsumeLogs(context.Background(), ld) // delivered again
+		h.setNow(2 * 365 * 24 * time.Hour)
+		h.tick()
+		require.NoError(t, h.c.Shutdown(context.Background()))
+		roots := map[pcommon.TraceID]int{}
+		for _, sp := range h.spans() {
+			if sp.ParentSpanID().IsEmpty() {
+				roots[sp.TraceID()]++
+			}
+		}
+		for id, n := range roots {
+			if n != 1 {
+				t.Fatalf("trace %s has %d roots", id, n)
+			}
+		}
+	})
 }

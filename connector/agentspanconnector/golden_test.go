@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden traces.yaml files fr
 
 // goldenCases lists the repository's testdata/<agent>/<case> folders that
 // hold golden events (written by the parsers' golden tests).
-func goldenCases(t *testing.T) []string {
+func goldenCases(t testing.TB) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "events.yaml"))
 	require.NoError(t, err)

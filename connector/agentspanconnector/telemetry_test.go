@@ -33,6 +33,10 @@ func TestTelemetry(t *testing.T) {
 		s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.call("c2", "m2", "t2", "Bash", 3),
 	}, "")
 	logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty().Body().SetStr("not an event")
+	// An agent event whose agent.raw is a string: skipped as malformed, never a panic.
+	bad := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+	agentevent.Encode(s.answer("x1", "m9", 4), bad)
+	bad.Attributes().PutStr(agentevent.AttrRaw, "{}")
 	require.NoError(t, c.ConsumeLogs(context.Background(), logs))
 	// Turn 1 again (a re-read): its two events are at or below the thread's
 	// emitted mark, so they are skipped as replayed (before they make spans).
@@ -45,6 +49,7 @@ func TestTelemetry(t *testing.T) {
 	metadatatest.AssertEqualAgentSpanSpansEmitted(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
 		{Value: 1, Attributes: attribute.NewSet(attribute.String("reason", dropNotAgentEvent))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("reason", dropMalformed))},
 		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropReplayed))},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanOpenTurns(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())

@@ -37,6 +37,7 @@ const idleCheckInterval = 10 * time.Second
 // Reasons for agent_event_input_errors.
 const (
 	reasonNotAgentEvent   = "not_agent_event"
+	reasonMalformed       = "malformed"
 	reasonMalformedRollup = "malformed_rollup"
 )
 
@@ -227,7 +228,9 @@ type decoded struct {
 // events are counted and skipped.
 func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) []decoded {
 	var out []decoded
-	skipped := 0
+	skipped, malformed := 0, 0
+	var firstBad error
+	firstPlace := ""
 	for i := 0; i < ld.ResourceLogs().Len(); i++ {
 		rl := ld.ResourceLogs().At(i)
 		service, _ := rl.Resource().Attributes().Get(agentevent.ResourceServiceName)
@@ -236,6 +239,13 @@ func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) []decoded
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				ev, err := agentevent.Decode(lr)
+				if errors.Is(err, agentevent.ErrMalformed) {
+					if malformed == 0 {
+						firstBad, firstPlace = err, agentevent.RecordPlace(lr)
+					}
+					malformed++
+					continue
+				}
 				if err != nil {
 					skipped++
 					continue
@@ -255,6 +265,11 @@ func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) []decoded
 		e.telemetry.AgentEventInputErrors.Add(ctx, int64(skipped), metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reasonNotAgentEvent))))
 		e.warnOnce(reasonNotAgentEvent, "Log records that are not agent events (no agent.event.type) are skipped; only the agent_log receiver's records can be written",
 			zap.Int("records", skipped))
+	}
+	if malformed > 0 {
+		e.telemetry.AgentEventInputErrors.Add(ctx, int64(malformed), metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reasonMalformed))))
+		e.warnOnce(reasonMalformed, "Malformed agent events (a known attribute of the wrong type) are skipped",
+			zap.Int("records", malformed), zap.NamedError("first", firstBad), zap.String("first_record", firstPlace))
 	}
 	return out
 }

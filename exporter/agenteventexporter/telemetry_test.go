@@ -85,13 +85,17 @@ func TestAgtraceTelemetry(t *testing.T) {
 	e := newTestExporterWithSettings(t, testConfig(FormatAgtraceV1, dir), &now, metadatatest.NewSettings(tel))
 	logs := logsOf(brokenSession()...)
 	logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty().Body().SetStr("not an agent event")
+	// An agent event whose agent.raw is a string (a foreign producer): skipped, never a panic.
+	bad := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+	agentevent.Encode(newTestSession("bbbbbbbb-0000-4000-8000-00000000000b").answer("x1", "r9", "x", 8), bad)
+	bad.Attributes().PutStr(agentevent.AttrRaw, "{}")
 	require.NoError(t, e.consumeLogs(context.Background(), logs))
 
 	metadatatest.AssertEqualAgentEventInvariantViolations(t, tel, points("rule", map[string]int64{
 		"role": 1, "parent_event_id": 1, "tool_pairing": 2, "schema": 2,
 	}), metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentEventLinesWritten(t, tel, points("format", map[string]int64{"agtrace_v1": 8}), metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonNotAgentEvent: 1}), metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonNotAgentEvent: 1, reasonMalformed: 1}), metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentEventOpenFiles(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	require.NoError(t, e.shutdown(context.Background()))
 	assert.Len(t, readTree(t, dir), 1, "everything is written: the exporter refuses nothing")

@@ -4,6 +4,7 @@
 package agentevent
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -222,20 +223,74 @@ func PutValue(m pcommon.Map, k string, v any) {
 	}
 }
 
-// Decode reads an event back from a record written by Encode. It fails only
-// when the record is not an agent event at all (no event type).
+// Decode errors. A record without an agent event type is not an agent
+// event (ErrNotAgentEvent); one that has it but whose known attributes do
+// not have the types Encode writes is malformed (ErrMalformed). Callers
+// count the two apart and skip the record.
+var (
+	ErrNotAgentEvent = errors.New("log record is not an agent event")
+	ErrMalformed     = errors.New("malformed agent event")
+)
+
+// attrTypes is the value type Encode writes for each known key that is not
+// a string.
+var attrTypes = map[string]pcommon.ValueType{
+	AttrToolLatencyMs:       pcommon.ValueTypeInt,
+	AttrExitCode:            pcommon.ValueTypeInt,
+	AttrTokensInput:         pcommon.ValueTypeInt,
+	AttrTokensOutput:        pcommon.ValueTypeInt,
+	AttrTokensTotal:         pcommon.ValueTypeInt,
+	AttrTokensCached:        pcommon.ValueTypeInt,
+	AttrTokensThinking:      pcommon.ValueTypeInt,
+	AttrTokensTool:          pcommon.ValueTypeInt,
+	AttrTokensCacheCreation: pcommon.ValueTypeInt,
+	AttrRaw:                 pcommon.ValueTypeBytes,
+	AttrSequence:            pcommon.ValueTypeInt,
+	AttrSidechain:           pcommon.ValueTypeBool,
+	AttrFinishReasons:       pcommon.ValueTypeSlice,
+	AttrCostUSD:             pcommon.ValueTypeDouble,
+	AttrLogLine:             pcommon.ValueTypeInt,
+}
+
+// Decode reads an event back from a record written by Encode. It never
+// panics: a record without an event type fails with ErrNotAgentEvent, one
+// whose known attributes have other types than Encode writes (or an event
+// type that is not a string) with ErrMalformed. AttrReadCaughtUp is a wire
+// flag, not event data: it is left out of the event (read it from the
+// record).
 func Decode(lr plog.LogRecord) (Event, error) {
 	var ev Event
 	a := lr.Attributes()
 	typ, ok := a.Get(AttrEventType)
-	if !ok {
+	switch {
+	case !ok:
 		name := lr.EventName()
-		if !strings.HasPrefix(name, EventNamePrefix) {
-			return ev, fmt.Errorf("log record is not an agent event (event name %q, no %s)", name, AttrEventType)
+		if !strings.HasPrefix(name, EventNamePrefix) || name == EventNamePrefix {
+			return ev, fmt.Errorf("%w (event name %q, no %s)", ErrNotAgentEvent, name, AttrEventType)
 		}
 		ev.Type = EventType(strings.TrimPrefix(name, EventNamePrefix))
-	} else {
+	case typ.Type() != pcommon.ValueTypeStr || typ.Str() == "":
+		return ev, fmt.Errorf("%w: %s is %s %q, want a non-empty string", ErrMalformed, AttrEventType, typ.Type(), typ.AsString())
+	default:
 		ev.Type = EventType(typ.Str())
+	}
+	var bad error
+	a.Range(func(k string, v pcommon.Value) bool {
+		if !knownAttrs[k] {
+			return true
+		}
+		want, typed := attrTypes[k]
+		if !typed {
+			want = pcommon.ValueTypeStr
+		}
+		if got := v.Type(); got != want && (k != AttrCostUSD || got != pcommon.ValueTypeInt) {
+			bad = fmt.Errorf("%w: %s is %s, want %s", ErrMalformed, k, got, want)
+			return false
+		}
+		return true
+	})
+	if bad != nil {
+		return Event{}, bad
 	}
 	if lr.Timestamp() != 0 {
 		ev.Timestamp = lr.Timestamp().AsTime().UTC()
@@ -243,6 +298,7 @@ func Decode(lr plog.LogRecord) (Event, error) {
 	if lr.Body().Type() == pcommon.ValueTypeStr {
 		ev.Text = lr.Body().Str()
 	}
+	// Every known key has its type now (checked above).
 	a.Range(func(k string, v pcommon.Value) bool {
 		s := func() string { return v.Str() }
 		n := func() *int64 { x := v.Int(); return &x }
@@ -323,13 +379,16 @@ func Decode(lr plog.LogRecord) (Event, error) {
 		case AttrResponseID:
 			ev.ResponseID = s()
 		case AttrFinishReasons:
-			if v.Type() == pcommon.ValueTypeSlice && v.Slice().Len() > 0 {
-				ev.FinishReason = v.Slice().At(0).Str()
+			if v.Slice().Len() > 0 {
+				ev.FinishReason = v.Slice().At(0).AsString()
 			}
 		case AttrErrorType:
 			ev.ErrorType = s()
 		case AttrCostUSD:
 			c := v.Double()
+			if v.Type() == pcommon.ValueTypeInt {
+				c = float64(v.Int())
+			}
 			ev.CostUSD = &c
 		case AttrStatus:
 			ev.Status = s()
@@ -339,6 +398,8 @@ func Decode(lr plog.LogRecord) (Event, error) {
 			ev.LogLine = v.Int()
 		case AttrUnparsed:
 			ev.Unparsed = s()
+		case AttrReadCaughtUp:
+			// wire only
 		default:
 			if ev.Attributes == nil {
 				ev.Attributes = map[string]any{}
@@ -348,6 +409,31 @@ func Decode(lr plog.LogRecord) (Event, error) {
 		return true
 	})
 	return ev, nil
+}
+
+// RecordPlace names where a record came from (its log file and line), for
+// reporting a record Decode refused; "" when it does not say.
+func RecordPlace(lr plog.LogRecord) string {
+	file, line := "", ""
+	if v, ok := lr.Attributes().Get(AttrLogFile); ok {
+		file = v.AsString()
+	}
+	if v, ok := lr.Attributes().Get(AttrLogLine); ok {
+		line = v.AsString()
+	}
+	switch {
+	case file == "":
+		return ""
+	case line == "":
+		return file
+	}
+	return file + ":" + line
+}
+
+// CaughtUp reads AttrReadCaughtUp off a record.
+func CaughtUp(lr plog.LogRecord) bool {
+	v, ok := lr.Attributes().Get(AttrReadCaughtUp)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
 }
 
 // EncodeLogs builds plog.Logs from events: one ResourceLogs per (source,
@@ -380,8 +466,8 @@ func EncodeLogs(events []Event, hostName string) plog.Logs {
 // ScopeName is the instrumentation scope of the records the receiver emits.
 const ScopeName = "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 
-// DecodeLogs reads every agent event in logs, in order. Records that are not
-// agent events are skipped and counted in skipped.
+// DecodeLogs reads every agent event in logs, in order. Records Decode
+// refuses (not agent events, malformed) are skipped and counted in skipped.
 func DecodeLogs(logs plog.Logs) (events []Event, skipped int) {
 	for i := 0; i < logs.ResourceLogs().Len(); i++ {
 		sls := logs.ResourceLogs().At(i).ScopeLogs()
