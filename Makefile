@@ -44,6 +44,11 @@ $(MDATAGEN): internal/tools/go.mod internal/tools/go.sum
 
 tools: $(OCB) $(MDATAGEN)
 
+# Prints the path of ocb (installed first when missing), for tests that build a distribution.
+.PHONY: ocb
+ocb: $(OCB)
+	@echo $(OCB)
+
 # The end-to-end tests use the collector built here and a Jaeger built from source (cached).
 test: $(COLLECTOR)
 	AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) AGENTOTEL_JAEGER=$$(scripts/ensure-jaeger.sh) \
@@ -72,8 +77,13 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
+# Jaeger built from source: offline, API only. The source build has no UI embedded (its page at
+# :16686 is a placeholder); for the UI run Jaeger's official image or release archive (README).
 jaeger:
-	@bin=$$(scripts/ensure-jaeger.sh) && echo "Jaeger UI/API on http://127.0.0.1:16686, OTLP on 127.0.0.1:4317/4318" && \
+	@bin=$$(scripts/ensure-jaeger.sh) && \
+		echo "Jaeger (built from source) on 127.0.0.1: API http://127.0.0.1:16686/api/services, OTLP 127.0.0.1:4317 (gRPC) and :4318 (HTTP)." && \
+		echo "This build has no UI embedded (the page at :16686 is a placeholder). For the UI run the official image instead:" && \
+		echo "  docker run --rm -p 127.0.0.1:16686:16686 -p 127.0.0.1:4317:4317 -p 127.0.0.1:4318:4318 jaegertracing/jaeger:2.13.0" && \
 		exec $$bin --config config/jaeger-server.yaml
 
 bench:
