@@ -178,6 +178,8 @@ var agentDisplay = map[string]struct{ name, color string }{
 	"gemini-cli":  {"Gemini CLI", "blue"},
 	"opencode":    {"OpenCode", "orange"},
 	"pi":          {"Pi", "teal"},
+	"copilot-cli": {"GitHub Copilot CLI", "gray"},
+	"amp":         {"Amp", "red"},
 }
 
 // canonicalFormat turns each agent turn (an invoke_agent turn-root span of

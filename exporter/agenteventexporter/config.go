@@ -137,11 +137,11 @@ func expandHome(p string) (string, error) {
 func agentFolders() []string {
 	var dirs []string
 	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		for _, d := range []string{".claude", ".codex", ".gemini", ".pi", filepath.Join(".local", "share", "opencode")} {
+		for _, d := range []string{".claude", ".codex", ".gemini", ".pi", ".copilot", filepath.Join(".local", "share", "opencode"), filepath.Join(".local", "share", "amp")} {
 			dirs = append(dirs, filepath.Join(home, d))
 		}
 	}
-	for _, env := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME"} {
+	for _, env := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "AMP_DATA_DIR"} {
 		if d := os.Getenv(env); d != "" {
 			dirs = append(dirs, d)
 		}

@@ -120,7 +120,7 @@ func TestResourceGroupsBySourceAndVersion(t *testing.T) {
 func TestServiceNames(t *testing.T) {
 	for src, name := range map[Source]string{
 		SourceClaudeCode: "claude-code", SourceCodex: "codex", SourceGemini: "gemini-cli",
-		SourceOpenCode: "opencode", SourcePi: "pi",
+		SourceOpenCode: "opencode", SourcePi: "pi", SourceCopilotCLI: "copilot-cli", SourceAmp: "amp",
 	} {
 		assert.Equal(t, name, src.ServiceName())
 		assert.Equal(t, src, SourceFromServiceName(name))

@@ -22,7 +22,8 @@ import (
 const SchemaVersion = "agtrace.event.v1"
 
 // Source is the agent that wrote the record. The spec's enum is extended with
-// opencode and pi (an enum extension the spec allows within v1).
+// opencode, pi, copilot_cli and amp (an enum extension the spec allows within
+// v1).
 type Source string
 
 const (
@@ -31,6 +32,8 @@ const (
 	SourceGemini     Source = "gemini"
 	SourceOpenCode   Source = "opencode"
 	SourcePi         Source = "pi"
+	SourceCopilotCLI Source = "copilot_cli"
+	SourceAmp        Source = "amp"
 )
 
 // ServiceName is the OTel service.name used for the agent's telemetry.
@@ -40,6 +43,8 @@ func (s Source) ServiceName() string {
 		return "claude-code"
 	case SourceGemini:
 		return "gemini-cli"
+	case SourceCopilotCLI:
+		return "copilot-cli"
 	default:
 		return string(s)
 	}
@@ -52,6 +57,8 @@ func SourceFromServiceName(name string) Source {
 		return SourceClaudeCode
 	case "gemini-cli":
 		return SourceGemini
+	case "copilot-cli":
+		return SourceCopilotCLI
 	default:
 		return Source(name)
 	}

@@ -1,0 +1,164 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package amp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// expectedOpenCalls lists every tool call of the corpus that no final
+// result answers, keyed "<thread id>/<call id>", with the reason.
+var expectedOpenCalls = map[string]string{
+	"T-1d0ef56c-0ecd-4bf7-af7b-5bc196dc8a6a/toolu_vrtx_01Fs4e3VReruSViG91ayaudh": "the file was committed while this Grep still ran (run.status in-progress, the thread's last message)",
+}
+
+// TestCorpus maps every Amp thread of ../shared/fixtures/amp/threads (or
+// $AGENTOTEL_FIXTURES/amp/threads), read in place and settled: zero
+// unparsed, zero Validate violations, every open call explained, and
+// per-thread tokens equal to ccusage's.
+func TestCorpus(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "amp", "threads")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
+	}
+	files := threadFiles(t, dir)
+	require.NotEmpty(t, files)
+	totals := map[string]tokenTotals{}
+	open := map[string]bool{}
+	for _, f := range files {
+		th := decodeFile(t, f)
+		r := MapThread(Context{LogFile: f}, th, nil, true)
+		require.NotEmpty(t, r.Events, f)
+		assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
+		for _, ev := range r.Events {
+			assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
+			assert.Equal(t, th.ID, ev.SessionID)
+			assert.Equal(t, "/home/runner/workspace", ev.ProjectRoot)
+		}
+		report := agentevent.Validate(r.Events)
+		assert.Emptyf(t, report.Violations, "%s", f)
+		for _, c := range report.OpenToolCalls {
+			k := c.SessionID + "/" + c.ToolCallID
+			open[k] = true
+			_, listed := expectedOpenCalls[k]
+			assert.Truef(t, listed, "open tool call %s (%s) is not listed in expectedOpenCalls", k, c.ToolName)
+		}
+		totals[th.ID] = sumTokens(r.Events)
+
+		// Read as the CLI wrote it, one message more at each rewrite: the
+		// same events, once.
+		var grown []agentevent.Event
+		w := Watermark{}
+		for n := 1; n <= len(th.Messages); n++ {
+			part := th
+			part.Messages = th.Messages[:n]
+			pr := MapThread(Context{LogFile: f, Sequence: int64(len(grown))}, part, w, n == len(th.Messages))
+			grown = append(grown, pr.Events...)
+			w.Add(pr.Emitted)
+		}
+		assert.ElementsMatch(t, eventIDs(r.Events), eventIDs(grown), "%s: grown one message at a time", f)
+	}
+	for k := range expectedOpenCalls {
+		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
+	}
+	assertCcusageTotals(t, files, totals)
+}
+
+// TestTestdataTokensMatchCcusage holds the golden cases to the same oracle
+// (each case's threads/: the thread files as the CLI left them).
+func TestTestdataTokensMatchCcusage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not running ccusage over testdata")
+	}
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "amp", "*", "threads", "T-*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	totals := map[string]tokenTotals{}
+	for _, f := range files {
+		th := decodeFile(t, f)
+		totals[th.ID] = sumTokens(MapThread(Context{LogFile: f}, th, nil, true).Events)
+	}
+	assertCcusageTotals(t, files, totals)
+}
+
+func eventIDs(evs []agentevent.Event) []string {
+	ids := make([]string, len(evs))
+	for i := range evs {
+		ids[i] = evs[i].EventID
+	}
+	return ids
+}
+
+func assertCcusageTotals(t *testing.T, files []string, totals map[string]tokenTotals) {
+	oracle := ccusageSessions(t, files)
+	require.Len(t, oracle, len(totals), "ccusage reports every thread")
+	for id, got := range totals {
+		assert.Equalf(t, oracle[id], got, "thread %s: token totals differ from ccusage", id)
+	}
+	t.Logf("%d threads compared with ccusage", len(totals))
+}
+
+// ccusageSessions runs `ccusage amp session --json --offline` with HOME at
+// a scratch home holding the files under ~/.local/share/amp/threads.
+func ccusageSessions(t *testing.T, files []string) map[string]tokenTotals {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "scripts", "ensure-ccusage.sh")).Output()
+	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
+	bin := strings.TrimSpace(string(out))
+
+	home := t.TempDir()
+	threads := filepath.Join(home, ".local", "share", "amp", "threads")
+	require.NoError(t, os.MkdirAll(threads, 0o755))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(threads, filepath.Base(f)), data, 0o600))
+	}
+	cmd := exec.CommandContext(ctx, bin, "amp", "session", "--json", "--offline")
+	env := []string{"HOME=" + home}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AMP_DATA_DIR=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
+	var report struct {
+		Sessions []struct {
+			SessionID           string `json:"sessionId"`
+			InputTokens         int64  `json:"inputTokens"`
+			CacheReadTokens     int64  `json:"cacheReadTokens"`
+			CacheCreationTokens int64  `json:"cacheCreationTokens"`
+			OutputTokens        int64  `json:"outputTokens"`
+		} `json:"sessions"`
+	}
+	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
+	sessions := map[string]tokenTotals{}
+	for _, s := range report.Sessions {
+		sessions[s.SessionID] = tokenTotals{
+			Input:         s.InputTokens,
+			CacheRead:     s.CacheReadTokens,
+			CacheCreation: s.CacheCreationTokens,
+			Output:        s.OutputTokens,
+		}
+	}
+	return sessions
+}

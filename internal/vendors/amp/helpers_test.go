@@ -1,0 +1,75 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package amp
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+)
+
+var (
+	repoRoot    = vendortest.RepoRoot
+	fixturesDir = vendortest.FixturesDir
+)
+
+func decodeFile(t testing.TB, path string) Thread {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	th, err := DecodeThread(data)
+	require.NoError(t, err, path)
+	return th
+}
+
+// threadFiles lists the T-*.json files of dir, sorted.
+func threadFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	files = slices.DeleteFunc(files, func(f string) bool { return !strings.Contains(filepath.Base(f), "T-") })
+	slices.Sort(files)
+	return files
+}
+
+// mapSnapshots maps the versions of one thread in order, as a reader that
+// saw each of them would: one watermark, settled only at the last.
+func mapSnapshots(t testing.TB, name string, paths []string) []agentevent.Event {
+	t.Helper()
+	w := Watermark{}
+	var events []agentevent.Event
+	for i, p := range paths {
+		r := MapThread(Context{LogFile: name, Sequence: int64(len(events))}, decodeFile(t, p), w, i == len(paths)-1)
+		events = append(events, r.Events...)
+		w.Add(r.Emitted)
+	}
+	return events
+}
+
+// tokenTotals are per-thread totals the way ccusage amp reports them:
+// input net of cache reads and cache writes.
+type tokenTotals struct {
+	Input         int64
+	CacheRead     int64
+	CacheCreation int64
+	Output        int64
+}
+
+func sumTokens(events []agentevent.Event) tokenTotals {
+	var s tokenTotals
+	for _, ev := range events {
+		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached) - agentevent.Value(ev.TokensCacheCreation)
+		s.CacheRead += agentevent.Value(ev.TokensCached)
+		s.CacheCreation += agentevent.Value(ev.TokensCacheCreation)
+		s.Output += agentevent.Value(ev.TokensOutput)
+	}
+	return s
+}

@@ -1,0 +1,74 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package copilotcli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+)
+
+var (
+	repoRoot    = vendortest.RepoRoot
+	splitLines  = vendortest.SplitLines
+	fixturesDir = vendortest.FixturesDir
+)
+
+// parseBytes feeds every line of data to a parser made for name, with the
+// workspace (when not nil) given first.
+func parseBytes(name string, data []byte, ws *Workspace) []agentevent.Event {
+	p := NewParser(name)
+	if ws != nil {
+		p.SetWorkspace(*ws)
+	}
+	var events []agentevent.Event
+	for _, l := range splitLines(data) {
+		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
+	}
+	return events
+}
+
+// parseSessionFile parses a session file the way the receiver does: with
+// the workspace.yaml beside an events.jsonl, when there is one. name is the
+// file identity the parser is given (path when "").
+func parseSessionFile(t testing.TB, path, name string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var ws *Workspace
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "workspace.yaml")); err == nil && filepath.Base(path) == "events.jsonl" {
+		w := ParseWorkspace(b)
+		ws = &w
+	}
+	if name == "" {
+		name = path
+	}
+	return parseBytes(name, data, ws)
+}
+
+// tokenTotals are per-session totals the way ccusage reports them: input
+// net of cache reads and cache writes (ccusage takes Copilot's inputTokens to
+// include both, as TokensInput does).
+type tokenTotals struct {
+	Input         int64
+	CacheRead     int64
+	CacheCreation int64
+	Output        int64
+}
+
+func sumTokens(events []agentevent.Event) tokenTotals {
+	var s tokenTotals
+	for _, ev := range events {
+		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached) - agentevent.Value(ev.TokensCacheCreation)
+		s.CacheRead += agentevent.Value(ev.TokensCached)
+		s.CacheCreation += agentevent.Value(ev.TokensCacheCreation)
+		s.Output += agentevent.Value(ev.TokensOutput)
+	}
+	return s
+}

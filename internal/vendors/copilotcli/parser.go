@@ -1,0 +1,669 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package copilotcli maps the session logs of GitHub Copilot CLI to
+// agentevent events: the append-only events.jsonl
+// (~/.copilot/session-state/<id>/events.jsonl, and the older flat
+// session-state/<id>.jsonl) through a Parser handed one line at a time, and
+// the oldest whole-file history-session-state/*.json through MapHistory. It
+// is pure: no I/O. README.md holds the mapping table.
+package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Unparsed reasons.
+const (
+	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
+	ReasonMalformedJSON = "malformed_json"
+	// ReasonUnknownType: a record type this parser does not know.
+	ReasonUnknownType = "unknown_type"
+	// ReasonUnexpectedShape: JSON whose fields do not have the expected shape.
+	ReasonUnexpectedShape = "unexpected_shape"
+	// ReasonParserError: the mapping failed on an internal error; the record
+	// is kept rather than lost.
+	ReasonParserError = "parser_error"
+)
+
+// Error types.
+const (
+	ErrExitCode  = "exit_code"
+	ErrToolError = "tool_error"
+	ErrHook      = "hook_error"
+	ErrSession   = "session_error"
+	ErrSubagent  = "subagent_error"
+)
+
+// Attribute keys of this package.
+const (
+	attrUnparsedDetail = "agent.unparsed.detail"
+	attrEvent          = "agent.copilot.event"
+	attrInfoType       = "agent.copilot.info_type"
+	attrMode           = "agent.copilot.mode"
+	attrPrevMode       = "agent.copilot.previous_mode"
+	attrReasoning      = "agent.copilot.reasoning_effort"
+	attrBookkeeping    = "agent.copilot.bookkeeping"
+	attrUsageScope     = "agent.copilot.usage_scope"
+	attrRequests       = "agent.copilot.requests"
+	attrPremium        = "agent.copilot.premium_requests"
+	attrAPIDuration    = "agent.copilot.api_duration_ms"
+	attrShutdownType   = "agent.copilot.shutdown_type"
+	attrHookType       = "agent.hook.type"
+	attrHookDuration   = "agent.hook.duration_ms"
+	attrCompactTokens  = "agent.compaction.pre_tokens"
+	attrCompactTrigger = "agent.compaction.trigger"
+	attrSessionStart   = "agent.session.start"
+	attrGitCommit      = "agent.git.commit"
+	attrRepository     = "agent.git.repository"
+	attrFilesModified  = "agent.copilot.files_modified"
+	attrLinesAdded     = "agent.copilot.lines_added"
+	attrLinesRemoved   = "agent.copilot.lines_removed"
+	attrTruncPrefix    = "agent.truncation."
+)
+
+// Parser maps the records of one events.jsonl (or flat <id>.jsonl) file. It
+// is not safe for concurrent use; each file gets its own Parser.
+type Parser struct {
+	path string
+	// fileSessionID is the session id the path carries (the folder name of
+	// session-state/<id>/events.jsonl, or the flat file's name).
+	fileSessionID string
+	st            state
+	// hashedRoot and rootHash cache ProjectHash(root).
+	hashedRoot, rootHash string
+}
+
+// NewParser returns the parser for one session file. path is the file's
+// path; it goes into Event.LogFile and names the session until
+// session.start does. NewParser does no I/O.
+func NewParser(path string) *Parser {
+	return &Parser{path: path, fileSessionID: SessionIDFromPath(path), st: newState()}
+}
+
+// SessionIDFromPath is the session id a session file's path carries:
+// session-state/<id>/events.jsonl → <id>; session-state/<id>.jsonl → <id>.
+func SessionIDFromPath(path string) string {
+	base := filepath.Base(path)
+	if base == "events.jsonl" {
+		return filepath.Base(filepath.Dir(path))
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// SetWorkspace gives the parser what workspace.yaml beside events.jsonl
+// says; it fills the project root and branch while session.start has not
+// named them (and for files that never do). Call it before Parse; it is
+// persisted with the state.
+func (p *Parser) SetWorkspace(w Workspace) {
+	p.st.WorkspaceRoot = firstNonEmpty(w.Cwd, w.GitRoot)
+	p.st.WorkspaceBranch = w.Branch
+}
+
+// rowCtx is what a record shares with every event it yields.
+type rowCtx struct {
+	lineNo, offset int64
+	line           []byte
+	recordID       string
+	ts             time.Time
+	// agent is the subagent (its spawning tool call id) the record belongs
+	// to; "" for the main agent.
+	agent string
+}
+
+// Parse maps one record (the line without its trailing "\n"). lineNo is
+// 1-based, offset is the byte offset of the line's start. Returns 0..N fully
+// normalized events. A record at or before the last offset already parsed
+// (after UnmarshalState) yields nothing. Never panics: a malformed line or
+// an unknown record type yields one event with Unparsed set, Type log, Role
+// system, Raw = line.
+func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
+	if offset <= p.st.LastOffset {
+		return nil
+	}
+	p.st.LastOffset = offset
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil
+	}
+	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
+	defer func() {
+		if r := recover(); r != nil {
+			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
+		}
+	}()
+	if trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
+		}
+		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+	}
+	var r record
+	if err := json.Unmarshal(trimmed, &r); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || !json.Valid(trimmed) {
+			return p.unparsed(c, ReasonMalformedJSON, err.Error())
+		}
+		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+	}
+	if t, ok := parseTime(r.Timestamp); ok {
+		c.ts = t
+		p.st.Timestamp = t
+	}
+	c.recordID = strings.Clone(r.ID)
+	var d data
+	if len(r.Data) > 0 && !bytes.Equal(r.Data, []byte("null")) {
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			return p.unparsed(c, ReasonUnexpectedShape, r.Type+": "+err.Error())
+		}
+	}
+	if p.st.SessionID == "" {
+		p.st.SessionID = p.fileSessionID
+	}
+	if d.ParentToolCallID != "" {
+		c.agent = strings.Clone(d.ParentToolCallID)
+	}
+	out, reason, detail := p.mapRecord(&r, &d, c)
+	if reason != "" {
+		return p.unparsed(c, reason, detail)
+	}
+	return p.finish(c, out)
+}
+
+// skipped are record types that carry nothing a trace needs: bookkeeping
+// around a model request, and streaming deltas (not persisted by the CLIs
+// seen, listed so that a CLI that does persist them is not reported).
+var skipped = map[string]bool{
+	"assistant.turn_start":          true, // a model request of the agent loop begins; its messages follow
+	"assistant.turn_end":            true,
+	"hook.start":                    true, // its time is kept for hook.end
+	"assistant.message_delta":       true,
+	"assistant.reasoning_delta":     true,
+	"assistant.streaming_delta":     true,
+	"tool.execution_progress":       true,
+	"tool.execution_partial_result": true,
+	"session.idle":                  true,
+}
+
+func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Event, reason, detail string) {
+	s := &p.st
+	switch r.Type {
+	case "session.start":
+		return p.sessionStart(d, c), "", ""
+	case "session.resume":
+		ev := p.meta(c, r.Type)
+		if d.EventCount != nil {
+			agentevent.SetAttr(&ev, "agent.copilot.resume_event_count", *d.EventCount)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "session.model_change":
+		if d.NewModel != "" {
+			s.Model = strings.Clone(d.NewModel)
+		}
+		ev := p.meta(c, r.Type)
+		agentevent.SetAttr(&ev, "agent.model_change.model", d.NewModel)
+		if d.PreviousModel != "" {
+			agentevent.SetAttr(&ev, "agent.model_change.previous_model", d.PreviousModel)
+		}
+		if d.ReasoningEffort != "" {
+			agentevent.SetAttr(&ev, attrReasoning, d.ReasoningEffort)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "session.mode_changed":
+		ev := p.meta(c, r.Type)
+		agentevent.SetAttr(&ev, attrMode, d.NewMode)
+		agentevent.SetAttr(&ev, attrPrevMode, d.PreviousMode)
+		return []agentevent.Event{ev}, "", ""
+	case "session.info", "session.warning":
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
+		ev.Text = d.Message
+		agentevent.SetAttr(&ev, attrEvent, r.Type)
+		agentevent.SetAttr(&ev, attrInfoType, firstNonEmpty(d.InfoType, d.WarningType))
+		return []agentevent.Event{ev}, "", ""
+	case "session.error":
+		// The CLI gave up on the request (a lost connection, an API error):
+		// the turn ends in error.
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = d.Message
+		ev.ErrorType = firstNonEmpty(d.ErrorType, ErrSession)
+		ev.Status = "error"
+		agentevent.SetAttr(&ev, attrEvent, r.Type)
+		return []agentevent.Event{ev}, "", ""
+	case "session.truncation":
+		ev := p.meta(c, r.Type)
+		for k, v := range map[string]*int64{
+			"token_limit": d.TokenLimit, "pre_tokens": d.PreTruncationTokensInMessages,
+			"post_tokens": d.PostTruncationTokensInMessages, "tokens_removed": d.TokensRemovedDuringTruncation,
+			"messages_removed": d.MessagesRemovedDuringTruncation,
+		} {
+			if v != nil {
+				agentevent.SetAttr(&ev, attrTruncPrefix+k, *v)
+			}
+		}
+		if d.PerformedBy != "" {
+			agentevent.SetAttr(&ev, attrTruncPrefix+"performed_by", d.PerformedBy)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "session.compaction_start":
+		ev := p.meta(c, r.Type)
+		return []agentevent.Event{ev}, "", ""
+	case "session.compaction_complete":
+		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = d.SummaryContent
+		agentevent.SetAttr(&ev, attrCompactTrigger, "compaction")
+		if d.PreCompactionTokens != nil {
+			agentevent.SetAttr(&ev, attrCompactTokens, *d.PreCompactionTokens)
+		}
+		if d.Success != nil && !*d.Success {
+			agentevent.SetAttr(&ev, "agent.compaction.failed", true)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "session.task_complete":
+		// The agent declared the task done (autopilot and task_complete):
+		// the turn's own end marker.
+		ev := p.meta(c, r.Type)
+		ev.Text = d.Summary
+		ev.Status = "completed"
+		return []agentevent.Event{ev}, "", ""
+	case "session.shutdown":
+		return p.shutdown(d, c), "", ""
+	case "abort":
+		ev := p.meta(c, r.Type)
+		ev.Status = "interrupted"
+		return []agentevent.Event{ev}, "", ""
+	case "user.message":
+		ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+		ev.Text = d.Content
+		if d.AgentMode != "" {
+			agentevent.SetAttr(&ev, attrMode, d.AgentMode)
+		}
+		return []agentevent.Event{ev}, "", ""
+	case "system.message":
+		ev := p.base(c, agentevent.TypeSystemMessage, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = d.Content
+		return []agentevent.Event{ev}, "", ""
+	case "assistant.message":
+		return p.assistant(d, c), "", ""
+	case "assistant.reasoning":
+		ev := p.base(c, agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
+		ev.Text = d.Content
+		p.model(&ev, "")
+		return []agentevent.Event{ev}, "", ""
+	case "tool.execution_start":
+		return p.toolStart(d, c), "", ""
+	case "tool.execution_complete":
+		return p.toolComplete(d, c), "", ""
+	case "hook.end":
+		return []agentevent.Event{p.hookEnd(d, c)}, "", ""
+	case "subagent.started":
+		return p.subagentStarted(d, c), "", ""
+	case "subagent.completed", "subagent.failed":
+		return p.subagentEnded(r.Type, d, r.Data, c), "", ""
+	case "":
+		return nil, ReasonUnexpectedShape, "record has no type"
+	}
+	if r.Type == "hook.start" {
+		if d.HookInvocationID != "" {
+			s.addHook(strings.Clone(d.HookInvocationID), c.ts)
+		}
+		return nil, "", ""
+	}
+	if skipped[r.Type] {
+		return nil, "", ""
+	}
+	return nil, ReasonUnknownType, "record type " + r.Type
+}
+
+func (p *Parser) sessionStart(d *data, c *rowCtx) []agentevent.Event {
+	s := &p.st
+	if d.SessionID != "" && !s.Started {
+		s.SessionID = strings.Clone(d.SessionID)
+	}
+	s.Started = true
+	if v := d.CopilotVersion; v != "" && v != "unknown" {
+		s.CLIVersion = strings.Clone(v)
+	}
+	if d.SelectedModel != "" {
+		s.Model = strings.Clone(d.SelectedModel)
+	}
+	if d.Producer != "" {
+		s.Producer = strings.Clone(d.Producer)
+	}
+	if ctx := d.Context; ctx != nil {
+		s.Cwd = strings.Clone(firstNonEmpty(ctx.Cwd, ctx.GitRoot))
+		s.Branch = strings.Clone(ctx.Branch)
+	}
+	ev := p.meta(c, "session.start")
+	agentevent.SetAttr(&ev, attrSessionStart, true)
+	if d.ReasoningEffort != "" {
+		agentevent.SetAttr(&ev, attrReasoning, d.ReasoningEffort)
+	}
+	if ctx := d.Context; ctx != nil {
+		if ctx.HeadCommit != "" {
+			agentevent.SetAttr(&ev, attrGitCommit, ctx.HeadCommit)
+		}
+		if ctx.Repository != "" {
+			agentevent.SetAttr(&ev, attrRepository, ctx.Repository)
+		}
+	}
+	return []agentevent.Event{ev}
+}
+
+// assistant maps one model response: its reasoning text, its text, its
+// tool requests. They share ResponseID = messageId; the response's
+// outputTokens go on its first event.
+func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
+	var out []agentevent.Event
+	responseID := strings.Clone(d.MessageID)
+	if responseID == "" {
+		responseID = c.recordID
+	}
+	add := func(ev agentevent.Event) {
+		ev.ResponseID = responseID
+		p.model(&ev, "")
+		out = append(out, ev)
+	}
+	if strings.TrimSpace(d.ReasoningText) != "" {
+		ev := p.base(c, agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
+		ev.Text = d.ReasoningText
+		add(ev)
+	}
+	if strings.TrimSpace(d.Content) != "" || len(d.ToolRequests) == 0 {
+		ev := p.base(c, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+		ev.Text = d.Content
+		add(ev)
+	}
+	for i := range d.ToolRequests {
+		tr := &d.ToolRequests[i]
+		if tr.ToolCallID != "" && p.st.Calls[tr.ToolCallID] != nil {
+			continue // asked twice: the first request stands
+		}
+		ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, agentevent.ChannelChat)
+		p.toolCall(&ev, tr.ToolCallID, tr.Name, tr.Arguments, c)
+		add(ev)
+	}
+	if d.OutputTokens != nil && len(out) > 0 {
+		n := *d.OutputTokens
+		out[0].TokensOutput = agentevent.Int(n)
+		out[0].TokensTotal = agentevent.Int(n)
+		p.st.addOutput(out[0].Model, n)
+	}
+	return out
+}
+
+// model fills the model and provider: the model a record names, else the
+// subagent's (when subagent.started named one), else the session's current
+// one.
+func (p *Parser) model(ev *agentevent.Event, model string) {
+	ev.Model = firstNonEmpty(model, p.st.SubagentModels[ev.AgentID], p.st.Model)
+	ev.Provider = Provider(ev.Model)
+}
+
+// shutdown maps session.shutdown: the CLI's per-model usage of the run
+// that ends here. Its output tokens were already counted per response
+// (assistant.message outputTokens) where the log has them: only the rest
+// is added, so the session total equals the shutdown totals, counted once.
+func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
+	s := &p.st
+	ev := p.meta(c, "session.shutdown")
+	if d.ShutdownType != "" {
+		agentevent.SetAttr(&ev, attrShutdownType, d.ShutdownType)
+	}
+	if d.TotalPremiumRequests != nil {
+		agentevent.SetAttr(&ev, attrPremium, *d.TotalPremiumRequests)
+	}
+	if d.TotalAPIDurationMs != nil {
+		agentevent.SetAttr(&ev, attrAPIDuration, *d.TotalAPIDurationMs)
+	}
+	if cc := d.CodeChanges; cc != nil {
+		if cc.LinesAdded != nil {
+			agentevent.SetAttr(&ev, attrLinesAdded, *cc.LinesAdded)
+		}
+		if cc.LinesRemoved != nil {
+			agentevent.SetAttr(&ev, attrLinesRemoved, *cc.LinesRemoved)
+		}
+		agentevent.SetAttr(&ev, attrFilesModified, int64(len(cc.FilesModified)))
+	}
+	out := []agentevent.Event{ev}
+	models := make([]string, 0, len(d.ModelMetrics))
+	for m := range d.ModelMetrics {
+		models = append(models, m)
+	}
+	slices.Sort(models)
+	for _, m := range models {
+		mm := d.ModelMetrics[m]
+		u := mm.Usage
+		ue := p.meta(c, "session.shutdown.usage")
+		p.model(&ue, m)
+		// A response of its own: the chat span that carries the usage the
+		// per-response records do not.
+		ue.ResponseID = s.SessionID + ":shutdown:" + strconv64(c.offset) + ":" + m
+		agentevent.SetAttr(&ue, attrUsageScope, "session")
+		if mm.Requests.Count != nil {
+			agentevent.SetAttr(&ue, attrRequests, *mm.Requests.Count)
+		}
+		if mm.Requests.Cost != nil {
+			agentevent.SetAttr(&ue, attrPremium, *mm.Requests.Cost)
+		}
+		output := u.OutputTokens - s.Output[m]
+		if output < 0 {
+			output = 0 // more was counted per response than the CLI sums: keep what was counted
+		}
+		ue.TokensInput = agentevent.Int(u.InputTokens)
+		ue.TokensCached = agentevent.Int(u.CacheReadTokens)
+		ue.TokensCacheCreation = agentevent.Int(u.CacheWriteTokens)
+		ue.TokensOutput = agentevent.Int(output)
+		ue.TokensTotal = agentevent.Int(u.InputTokens + output)
+		out = append(out, ue)
+	}
+	// The next run of a resumed session reports its own usage.
+	clear(s.Output)
+	return out
+}
+
+func (p *Parser) hookEnd(d *data, c *rowCtx) agentevent.Event {
+	ev := p.meta(c, "hook")
+	agentevent.SetAttr(&ev, attrHookType, d.HookType)
+	if t, ok := p.st.takeHook(d.HookInvocationID); ok && !c.ts.IsZero() {
+		if ms := c.ts.Sub(t).Milliseconds(); ms >= 0 {
+			agentevent.SetAttr(&ev, attrHookDuration, ms)
+		}
+	}
+	if d.Success != nil && !*d.Success {
+		ev.ErrorType = ErrHook
+		if msg := errorMessage(d.Error); msg != "" {
+			ev.Text = msg
+		}
+	}
+	return ev
+}
+
+// subagentStarted opens the thread of a subagent (a task tool call): its
+// prompt is the call's prompt argument.
+func (p *Parser) subagentStarted(d *data, c *rowCtx) []agentevent.Event {
+	if d.ToolCallID == "" {
+		ev := p.meta(c, "subagent.started")
+		return []agentevent.Event{ev}
+	}
+	c.agent = strings.Clone(d.ToolCallID)
+	name := strings.Clone(firstNonEmpty(d.AgentName, d.AgentDisplayName))
+	prompt := ""
+	if oc := p.st.Calls[d.ToolCallID]; oc != nil {
+		oc.Subagent = true
+		prompt = oc.Prompt
+		name = firstNonEmpty(name, oc.AgentType)
+	}
+	p.st.addSubagent(c.agent, name)
+	if d.Model != "" {
+		p.st.SubagentModels[c.agent] = strings.Clone(d.Model)
+	}
+	ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+	ev.Text = prompt
+	return []agentevent.Event{ev}
+}
+
+func (p *Parser) subagentEnded(typ string, d *data, raw json.RawMessage, c *rowCtx) []agentevent.Event {
+	if d.ToolCallID != "" {
+		c.agent = strings.Clone(d.ToolCallID)
+	}
+	ev := p.meta(c, typ)
+	ev.Status = "completed"
+	if typ == "subagent.failed" {
+		ev.Status = "error"
+		ev.ErrorType = ErrSubagent
+		var e struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil {
+			ev.Text = errorMessage(e.Error)
+		}
+	}
+	return []agentevent.Event{ev}
+}
+
+// base starts an event with the envelope of the record.
+func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
+	s := &p.st
+	root := firstNonEmpty(s.Cwd, s.WorkspaceRoot)
+	ev := agentevent.Event{
+		Source:       agentevent.SourceCopilotCLI,
+		SessionID:    s.SessionID,
+		ProjectRoot:  root,
+		ProjectHash:  p.projectHash(root),
+		Timestamp:    c.ts,
+		Type:         typ,
+		Role:         role,
+		Channel:      ch,
+		AgentVersion: s.CLIVersion,
+		GitBranch:    firstNonEmpty(s.Branch, s.WorkspaceBranch),
+		Entrypoint:   s.Producer,
+	}
+	if c.agent != "" {
+		ev.AgentID = c.agent
+		ev.IsSidechain = true
+		ev.ParentToolCallID = c.agent
+		ev.SubagentType = s.Subagents[c.agent]
+	}
+	return ev
+}
+
+func (p *Parser) meta(c *rowCtx, kind string) agentevent.Event {
+	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
+	agentevent.SetAttr(&ev, attrEvent, kind)
+	return ev
+}
+
+func (p *Parser) projectHash(root string) string {
+	if root != p.hashedRoot || (p.rootHash == "" && root != "") {
+		p.hashedRoot, p.rootHash = root, agentevent.ProjectHash(root)
+	}
+	return p.rootHash
+}
+
+// eventID is the id of the idx-th of n events of a record: the record's id
+// (a uuid), "#<idx>" added when it yields several; a stable hash of file
+// and offset for a record without id.
+func (p *Parser) eventID(c *rowCtx, idx, n int) string {
+	if c.recordID == "" {
+		return agentevent.StableID(p.path, c.offset, idx)
+	}
+	if n > 1 {
+		return fmt.Sprintf("%s#%d", c.recordID, idx)
+	}
+	return c.recordID
+}
+
+// finish gives the events of one record their ids, turn parents, sequence
+// and location, and normalizes them.
+func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
+	if len(out) == 0 {
+		return nil
+	}
+	raw := bytes.Clone(c.line)
+	for i := range out {
+		ev := &out[i]
+		if ev.EventID == "" {
+			ev.EventID = p.eventID(c, i, len(out))
+		}
+		if ev.Type == agentevent.TypeUserMessage {
+			ev.ParentEventID = ""
+			p.st.setPrompt(ev.AgentID, ev.EventID)
+		} else {
+			ev.ParentEventID = p.st.prompt(ev.AgentID)
+		}
+		p.st.Sequence++
+		ev.Sequence = p.st.Sequence
+		ev.LogFile = p.path
+		ev.LogLine = c.lineNo
+		ev.Raw = raw
+		agentevent.Normalize(ev)
+	}
+	return out
+}
+
+// unparsed reports a record that could not be mapped: one log event that
+// carries the line.
+func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
+	if p.st.SessionID == "" {
+		p.st.SessionID = p.fileSessionID
+	}
+	c.recordID = ""
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+	ev.Unparsed = reason
+	if detail != "" {
+		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
+	}
+	return p.finish(c, []agentevent.Event{ev})
+}
+
+func parseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Provider is the gen_ai.provider.name of the vendor behind a model Copilot
+// served (Copilot routes to several; the log names only the model).
+func Provider(model string) string {
+	m := strings.ToLower(model)
+	switch {
+	case m == "":
+		return ""
+	case strings.HasPrefix(m, "claude"):
+		return "anthropic"
+	case strings.HasPrefix(m, "gpt"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"),
+		strings.HasPrefix(m, "o4"), strings.Contains(m, "codex"):
+		return "openai"
+	case strings.HasPrefix(m, "gemini"):
+		return "gcp.gemini"
+	case strings.HasPrefix(m, "grok"):
+		return "x_ai"
+	}
+	return ""
+}
+
+func strconv64(n int64) string { return fmt.Sprint(n) }
