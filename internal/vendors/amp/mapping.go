@@ -410,6 +410,11 @@ func (m *mapper) assistant(msg Message, key string) {
 		last := &m.events[len(m.events)-1]
 		if last.ResponseID == responseID {
 			last.FinishReason = msg.State.StopReason
+			if msg.State.StopReason == "end_turn" {
+				// The model answered without asking for a tool: Amp's
+				// agent loop ends the turn here.
+				agentevent.SetAttr(last, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
+			}
 		}
 	}
 	m.unknownBlocks(msg, unknown)
@@ -459,6 +464,7 @@ func (m *mapper) ledger(pending []LedgerEvent, msgID int64, prompt string) []Led
 			TokensTotal:  agentevent.Int(e.Tokens.Input + e.Tokens.Output),
 		}
 		agentevent.SetAttr(&ev, attrOperation, e.OperationType)
+		agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
 		if e.Credits != nil {
 			agentevent.SetAttr(&ev, attrCredits, *e.Credits)
 		}
@@ -552,6 +558,7 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 		// interrupted.
 		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrInterrupted
 		ev.Status = "interrupted"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 	case "rejected-by-user":
 		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrRejected
 	default:

@@ -142,6 +142,7 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 				ev.Role = agentevent.RoleSystem
 				ev.ErrorType = ErrSession
 				ev.Status = "error"
+				agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 			}
 			evs = append(evs, ev)
 		case "tool_call_completed":

@@ -237,6 +237,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		ev.Text = d.Message
 		ev.ErrorType = firstNonEmpty(d.ErrorType, ErrSession)
 		ev.Status = "error"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		agentevent.SetAttr(&ev, attrEvent, r.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "session.truncation":
@@ -274,12 +275,14 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		ev := p.meta(c, r.Type)
 		ev.Text = d.Summary
 		ev.Status = "completed"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
 		return []agentevent.Event{ev}, "", ""
 	case "session.shutdown":
 		return p.shutdown(d, c), "", ""
 	case "abort":
 		ev := p.meta(c, r.Type)
 		ev.Status = "interrupted"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		return []agentevent.Event{ev}, "", ""
 	case "user.message":
 		ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
@@ -392,6 +395,11 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 		p.toolCall(&ev, tr.ToolCallID, tr.Name, tr.Arguments, c)
 		add(ev)
 	}
+	if len(d.ToolRequests) == 0 && len(out) > 0 {
+		// An answer that asks for no tool ends the agent loop: the turn
+		// is over (autopilot may still add session.task_complete).
+		agentevent.SetAttr(&out[len(out)-1], agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
+	}
 	if d.OutputTokens != nil && len(out) > 0 {
 		n := *d.OutputTokens
 		out[0].TokensOutput = agentevent.Int(n)
@@ -449,6 +457,7 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 		// per-response records do not.
 		ue.ResponseID = s.SessionID + ":shutdown:" + strconv64(c.offset) + ":" + m
 		agentevent.SetAttr(&ue, attrUsageScope, "session")
+		agentevent.SetAttr(&ue, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
 		if mm.Requests.Count != nil {
 			agentevent.SetAttr(&ue, attrRequests, *mm.Requests.Count)
 		}
@@ -518,8 +527,10 @@ func (p *Parser) subagentEnded(typ string, d *data, raw json.RawMessage, c *rowC
 	}
 	ev := p.meta(c, typ)
 	ev.Status = "completed"
+	agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
 	if typ == "subagent.failed" {
 		ev.Status = "error"
+		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		ev.ErrorType = ErrSubagent
 		var e struct {
 			Error json.RawMessage `json:"error"`
