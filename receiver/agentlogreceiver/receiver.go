@@ -40,6 +40,7 @@ type logsReceiver struct {
 	telemetry *metadata.TelemetryBuilder
 	clock     clock
 	settle    time.Duration
+	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
 
 	mu       sync.Mutex // guards the fields below: Start and Shutdown
 	client   storage.Client
@@ -55,6 +56,9 @@ type option func(*logsReceiver)
 
 // withClock sets the receiver's clock.
 func withClock(c clock) option { return func(r *logsReceiver) { r.clock = c } }
+
+// withSweepInterval sets how often sessions are checked for being gone.
+func withSweepInterval(d time.Duration) option { return func(r *logsReceiver) { r.sweep = d } }
 
 // withSettleDelay sets how long a rewritten file must stay unchanged.
 func withSettleDelay(d time.Duration) option { return func(r *logsReceiver) { r.settle = d } }
@@ -143,6 +147,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		host:        host,
 		telemetry:   r.set.TelemetrySettings,
 		settleDelay: r.settle,
+		sweepEvery:  r.sweep,
 		startedAt:   startedAt,
 	}
 	_ = ctx

@@ -60,6 +60,8 @@ type sourceSettings struct {
 	// settleDelay is how long a rewritten file must stay unchanged before
 	// its last record is taken as final (Gemini CLI).
 	settleDelay time.Duration
+	// sweepEvery overrides sweepInterval when set.
+	sweepEvery time.Duration
 	// startedAt divides history from new data for start_at: end.
 	startedAt time.Time
 }
@@ -82,6 +84,9 @@ func (s *sourceSettings) excluded(path string) bool {
 
 // sweepInterval is how often sessions are checked for being gone.
 func (s *sourceSettings) sweepInterval() time.Duration {
+	if s.sweepEvery > 0 {
+		return s.sweepEvery
+	}
 	return max(s.cfg.PollInterval, min(s.cfg.ForgetAfter/2, time.Minute))
 }
 

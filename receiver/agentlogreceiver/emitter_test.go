@@ -1,0 +1,65 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadRecordLogsAreRateLimited: the first bad record of each reason in
+// a file is logged with its line; later ones are counted, and their number
+// logged once when the receiver stops.
+func TestBadRecordLogsAreRateLimited(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path,
+		userLine("u1", "s1", "one"),
+		unknownLine("x1", "s1"),
+		`{not json`,
+		unknownLine("x2", "s1"),
+		unknownLine("x3", "s1"),
+	)
+	h := newHarness(t, testConfig(dir), nil)
+	h.start()
+	h.waitEvents(path, 1)
+	h.barrier(dir)
+	assertUnparsed(t, h, map[string]int64{"unknown_type": 3, "malformed_json": 1})
+	logged := h.badRecordLogs()
+	require.Len(t, logged, 2, "one line per file and reason")
+	assert.Equal(t, int64(2), logged[0].ContextMap()["line"])
+	assert.Equal(t, "unknown_type", logged[0].ContextMap()["reason"])
+	assert.Equal(t, int64(3), logged[1].ContextMap()["line"])
+	h.stop()
+	summary := h.logs.FilterMessageSnippet("More records of this file could not be mapped").All()
+	require.Len(t, summary, 1)
+	assert.Equal(t, int64(2), summary[0].ContextMap()["count"])
+	assert.Equal(t, path, summary[0].ContextMap()["path"])
+}
+
+// TestRefusalPastMaxElapsedTimeIsDropped: with max_elapsed_time set, a
+// batch refused for that long is dropped, logged, and reading goes on.
+func TestRefusalPastMaxElapsedTimeIsDropped(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"))
+	cfg := testConfig(dir)
+	cfg.RetryOnFailure.InitialInterval = time.Millisecond
+	cfg.RetryOnFailure.MaxInterval = time.Millisecond
+	cfg.RetryOnFailure.MaxElapsedTime = 20 * time.Millisecond
+	next := &refuseAll{}
+	h := newHarness(t, cfg, nil)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	require.NoError(t, err)
+	h.rcv = rcv
+	h.start()
+	require.Eventually(t, func() bool {
+		return h.logs.FilterMessageSnippet("kept refusing agent events for retry_on_failure::max_elapsed_time").Len() == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.Greater(t, next.calls.Load(), int64(1), "retried before giving up")
+}

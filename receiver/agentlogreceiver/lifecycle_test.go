@@ -1,0 +1,181 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+)
+
+// fakeClock is the real clock moved forward by advance.
+type fakeClock struct{ offset atomic.Int64 }
+
+func (c *fakeClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+func (c *fakeClock) clock() clock {
+	real := realClock()
+	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: real.wait}
+}
+
+// jsonlSourceOf returns the source of one JSONL agent of a running receiver.
+func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonlSource {
+	t.Helper()
+	h.rcv.mu.Lock()
+	defer h.rcv.mu.Unlock()
+	for _, s := range h.rcv.sources {
+		if js, ok := s.(*jsonlSource); ok && js.agent.key == key {
+			return js
+		}
+	}
+	require.FailNow(t, "no source for "+key)
+	return nil
+}
+
+// storedState reads one key of the receiver's storage (the receiver
+// stopped).
+func storedState(t *testing.T, s restartSetup, key string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	client, err := storedClient(ctx, s.host, s.ext.ID, component.NewID(metadata.Type))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, client.Close(ctx)) }()
+	b, err := client.Get(ctx, key)
+	require.NoError(t, err)
+	return b
+}
+
+// TestDeletedTranscriptIsForgotten: a session whose file is deleted stays
+// known while it has been idle for less than forget_after, then its memory
+// and its storage key are deleted.
+func TestDeletedTranscriptIsForgotten(t *testing.T) {
+	s := newRestartSetup(t)
+	s.cfg.ForgetAfter = time.Hour
+	clk := &fakeClock{}
+	h := newHarness(t, s.cfg, s.host, withClock(clk.clock()), withSweepInterval(10*time.Millisecond))
+	h.start()
+	h.waitEvents(s.path, 3)
+	h.barrier(s.logsDir)
+	src := jsonlSourceOf(t, h, "claude_code")
+	key := parserKey(s.path)
+	require.True(t, src.sessions.known(key))
+
+	require.NoError(t, os.Remove(s.path))
+	h.barrier(s.logsDir)
+	h.barrier(s.logsDir) // sweeps run every 10ms here
+	assert.True(t, src.sessions.known(key), "idle for less than forget_after: still known")
+
+	clk.advance(2 * time.Hour)
+	require.Eventually(t, func() bool { return !src.sessions.known(key) }, 20*time.Second, 5*time.Millisecond,
+		"gone and idle for forget_after: forgotten")
+	h.stop()
+	assert.Nil(t, storedState(t, s, "claude_code."+key), "the storage key is deleted")
+	assert.NotNil(t, storedState(t, s, "claude_code."+parserKey(filepath.Join(s.logsDir, "barrier-"+fmt.Sprint(barrierSeq.Load())+".jsonl"))),
+		"a session whose file exists keeps its state")
+}
+
+// TestManySessionsWithASmallCap: 10,000 session files read with at most 10
+// sessions in memory; files that grow later continue their turn (their
+// evicted parser state is reloaded): nothing lost, nothing twice.
+func TestManySessionsWithASmallCap(t *testing.T) {
+	for _, persist := range []bool{true, false} {
+		t.Run(fmt.Sprintf("storage=%v", persist), func(t *testing.T) {
+			n := 10_000
+			if testing.Short() {
+				n = 1_000
+			}
+			if !persist {
+				n = 500
+			}
+			dir := t.TempDir()
+			cfg := testConfig(dir)
+			cfg.MaxTrackedSessions = 10
+			var host = storagetest.NewStorageHost()
+			if persist {
+				ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+				host = host.WithExtension(ext.ID, ext)
+				cfg.Storage = &ext.ID
+			}
+			paths := make([]string, n)
+			for i := range paths {
+				paths[i] = filepath.Join(dir, fmt.Sprintf("p%02d", i%100), fmt.Sprintf("s%05d.jsonl", i))
+				writeFile(t, paths[i], userLine(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), "hello"))
+			}
+			h := newHarness(t, cfg, host)
+			h.start()
+			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n }, 5*time.Minute, 50*time.Millisecond)
+			src := jsonlSourceOf(t, h, "claude_code")
+			require.LessOrEqual(t, src.sessions.residentCount(), 10, "at most max_tracked_sessions in memory once idle")
+
+			grown := []int{0, 1, n / 2, n - 1}
+			for _, i := range grown {
+				appendFile(t, paths[i], joinLines(assistantLine(fmt.Sprintf("a%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), fmt.Sprintf("msg_%d", i), "hi")))
+			}
+			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n+len(grown) }, time.Minute, 10*time.Millisecond)
+			h.barrier(dir)
+			byID := map[string]agentevent.Event{}
+			for _, ev := range h.events() {
+				_, dup := byID[ev.EventID]
+				require.False(t, dup, "event %s emitted twice", ev.EventID)
+				byID[ev.EventID] = ev
+			}
+			assert.Len(t, byID, n+len(grown)+int(h.barriers))
+			for _, i := range grown {
+				ev := byID[fmt.Sprintf("a%d", i)]
+				assert.Equal(t, fmt.Sprintf("u%d", i), ev.ParentEventID, "the evicted session's parser state was reloaded")
+			}
+		})
+	}
+}
+
+// TestRotationAndTruncation: the two rotations fileconsumer knows — a file
+// moved away and a new one created at its path, and a file copied away and
+// truncated — lose nothing and emit nothing twice.
+func TestRotationAndTruncation(t *testing.T) {
+	t.Run("move_create", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "p", "s1.jsonl")
+		moved := filepath.Join(dir, "p", "s1.rotated.jsonl")
+		writeFile(t, path, userLine("u1", "s1", "one"))
+		h := newHarness(t, testConfig(dir), nil)
+		h.start()
+		h.waitEvents(path, 1)
+		require.NoError(t, os.Rename(path, moved))
+		appendFile(t, moved, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
+		writeFile(t, path, userLine("v1", "s2", "new session"))
+		h.waitEvents(moved, 1)
+		h.waitEvents(path, 2)
+		h.barrier(dir)
+		assert.Equal(t, []string{"u1", "v1"}, eventIDs(h.eventsOf(path)))
+		assert.Equal(t, []string{"a1"}, eventIDs(h.eventsOf(moved)), "the moved file is read on from its position")
+	})
+	t.Run("copy_truncate", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "p", "s1.jsonl")
+		writeFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
+		h := newHarness(t, testConfig(dir), nil)
+		h.start()
+		h.waitEvents(path, 2)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) // not matched
+		require.NoError(t, os.Truncate(path, 0))
+		appendFile(t, path, joinLines(userLine("u2", "s1", "two")))
+		h.waitEvents(path, 3)
+		h.barrier(dir)
+		assert.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.eventsOf(path)))
+	})
+}
