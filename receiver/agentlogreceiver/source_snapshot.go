@@ -275,8 +275,8 @@ func (s *snapshotSource) poll(ctx context.Context, final bool) {
 			return
 		}
 		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+			continue // an empty file is being created: nothing to read yet
 		}
 		if s.ac.ExcludeOlderThan > 0 && now.Sub(fi.ModTime()) > s.ac.ExcludeOlderThan {
 			continue
