@@ -252,6 +252,9 @@ func (t *sessionTable[S]) release(s *tracked[S]) {
 	if e := t.index[s.key]; e != nil {
 		e.Active = t.life.now().UnixMilli()
 	}
+	// Sessions read at once may outnumber the cap; the excess goes as
+	// they are released.
+	t.evictLocked(context.Background())
 	t.mu.Unlock()
 }
 
