@@ -242,6 +242,10 @@ func (f *agentManagerFormat) main(s *session, ev *agentevent.Event, out *lineBuf
 		}
 		f.emit(s, out, ev.Timestamp, "error", managerError{Code: ev.ErrorType, Message: text, Retryable: ev.ErrorType == "api_retry"})
 		return
+	case ev.Type == agentevent.TypeAssistantMessage && ev.Text == "" && attrString(ev, agentevent.AttrUsageCarrier) != "":
+		// Only a model response's usage (held until its last row, or with no
+		// response to carry it): its metric row, no empty message.
+		return
 	}
 	switch ev.Type {
 	case agentevent.TypeUserMessage, agentevent.TypeAssistantMessage, agentevent.TypeSystemMessage:

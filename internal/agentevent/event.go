@@ -291,11 +291,14 @@ const (
 // UsageCarrierOwn when no response was there to carry it (a usage record
 // after an aborted turn, around a compaction, at the end of a turn: the event
 // stands for a model call of its own), UsageCarrierDeferred when the usage was
-// held until the response's last row and carried by an event of its own.
+// held until the response's last row and carried by an event of its own,
+// UsageCarrierCorrection when a response's final usage went out and a later
+// row of it reported more (the event carries only the growth).
 const (
-	AttrUsageCarrier     = "agent.usage.carrier"
-	UsageCarrierOwn      = "own"
-	UsageCarrierDeferred = "deferred"
+	AttrUsageCarrier       = "agent.usage.carrier"
+	UsageCarrierOwn        = "own"
+	UsageCarrierDeferred   = "deferred"
+	UsageCarrierCorrection = "correction"
 )
 
 // Int returns a pointer to v, for the nullable numeric fields.

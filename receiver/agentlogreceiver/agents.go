@@ -27,6 +27,14 @@ type parser interface {
 	UnmarshalState(b []byte) error
 }
 
+// flusher is a parser that holds some events back until the end of the
+// file's data (Claude Code: the usage of a response whose last row has no
+// stop_reason, the rows of a /btw side-question file). The JSONL source calls
+// Flush when a batch ends where the file ends (caught up).
+type flusher interface {
+	Flush() []agentevent.Event
+}
+
 // agent is one supported coding agent. Adding an agent is one
 // AgentConfig field in Config, its default in createDefaultConfig, and one
 // row here: its default paths, the shape of its data (kind) and its parser

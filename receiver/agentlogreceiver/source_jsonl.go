@@ -196,7 +196,12 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 	if len(lines) < len(offsets) {
 		end = offsets[len(lines)]
 	}
-	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: readToEnd(path, end)})
+	caughtUp := readToEnd(path, end)
+	if fl, ok := f.parser.(flusher); ok && caughtUp {
+		// The end of the file's data: what the parser held back goes out.
+		events = append(events, fl.Flush()...)
+	}
+	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp})
 	if err != nil {
 		s.positions.hold()
 		return err

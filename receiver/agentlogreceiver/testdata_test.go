@@ -64,6 +64,10 @@ func parseDirect(t *testing.T, a agent, path string) []agentevent.Event {
 	for {
 		i := bytes.IndexByte(data[offset:], '\n')
 		if i < 0 {
+			if fl, ok := p.(flusher); ok && offset == int64(len(data)) {
+				// The reader reached the end of the file's data.
+				out = append(out, fl.Flush()...)
+			}
 			return out
 		}
 		lineNo++

@@ -12,15 +12,9 @@ import (
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
-// mapAssistant maps an assistant row: one event per content block, the
-// row's usage on the first of them.
-//
-// Claude Code streams one API response as several rows (one content block
-// each) that share message.id and all repeat the usage; early rows of older
-// versions carry a partial output_tokens. Usage is therefore counted once per
-// message.id: input and cache tokens on the first row, output tokens as the
-// growth of the largest output_tokens seen. Each row's first event carries
-// only its increment, so the session sum is exact without buffering rows.
+// mapAssistant maps an assistant row: one event per content block; the
+// response's final usage goes on the first event of its last row (see
+// rowUsage).
 func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 	var m message
 	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
@@ -73,20 +67,117 @@ func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 	if m.StopReason != nil && *m.StopReason != "" {
 		out[len(out)-1].ev.FinishReason = *m.StopReason
 	}
-	if u := m.Usage; u != nil {
-		in, read, create, o, first := p.st.countUsage(m.ID, u.InputTokens.V, u.CacheReadInputTokens.V,
-			u.CacheCreationInputTokens.V, u.OutputTokens.V)
-		if first || in+read+create+o > 0 {
-			ev := &out[0].ev
-			input := in + read + create
-			ev.TokensInput = agentevent.Int(input)
-			ev.TokensCached = agentevent.Int(read)
-			ev.TokensCacheCreation = agentevent.Int(create)
-			ev.TokensOutput = agentevent.Int(o)
-			ev.TokensTotal = agentevent.Int(input + o)
-		}
+	if m.Usage != nil {
+		p.rowUsage(c, &m, out)
 	}
 	return out, ""
+}
+
+// rowUsage puts a model response's final usage on exactly one event.
+//
+// Claude Code streams one API response as several rows (one content block
+// each) that share message.id and all repeat the usage; early rows of older
+// versions carry a partial output_tokens. The usage is held (in the state)
+// until the response's last row: a row with a stop_reason (≥2.1 writes it on
+// the last row only) carries it on its first event. When a response ends
+// without one (≤2.0 rows have none), the next record of the file that is not
+// a row of it, or the end of the file's data (Flush), emits it on an event of
+// its own (flushHeld). Rows without a message id count in full: there is
+// nothing to deduplicate them by.
+func (p *Parser) rowUsage(c *rowCtx, m *message, out []pending) {
+	u := m.Usage
+	in, read, create, o := u.InputTokens.V, u.CacheReadInputTokens.V, u.CacheCreationInputTokens.V, u.OutputTokens.V
+	s := &p.st
+	if m.ID == "" {
+		setUsage(&out[0].ev, in, read, create, o)
+		return
+	}
+	if cu, ok := s.counted(m.ID); ok {
+		// The final usage went out (a stop_reason row, or the reader reached
+		// the end of a live file between two rows of the response): a later
+		// row with more output carries the growth, marked as a correction.
+		if o > cu.Output {
+			setUsage(&out[0].ev, 0, 0, 0, o-cu.Output)
+			agentevent.SetAttr(&out[0].ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierCorrection)
+			cu.Output = o
+		}
+		return
+	}
+	h := s.Held
+	if h == nil || h.ID != m.ID {
+		h = &heldUsage{ID: strings.Clone(m.ID)}
+		s.Held = h
+	}
+	if o >= h.Output {
+		// The row with the largest output_tokens is the response's final
+		// usage (ccusage keeps the largest too).
+		h.Input, h.CacheRead, h.CacheCreation, h.Output = in, read, create, o
+	}
+	if h.Model != m.Model {
+		h.Model = strings.Clone(m.Model)
+	}
+	h.SessionID, h.AgentID = strings.Clone(c.sessionID), strings.Clone(c.agentID)
+	h.Sidechain, h.ParentToolCallID = c.sidechain, strings.Clone(c.parentToolCallID)
+	h.UUID, h.LineNo, h.Offset, h.Timestamp = strings.Clone(c.uuid), c.lineNo, c.offset, c.ts
+	if m.StopReason != nil && *m.StopReason != "" {
+		setUsage(&out[0].ev, h.Input, h.CacheRead, h.CacheCreation, h.Output)
+		s.markCounted(h.ID, h.Output)
+		s.Held = nil
+	}
+}
+
+// flushHeld emits the usage of a response whose last row carried no
+// stop_reason, on an assistant_message of its own: same thread, model and
+// response id as the response's rows, at its last row (time and line), event
+// id "<that row's uuid>#usage", agent.usage.carrier "deferred".
+func (p *Parser) flushHeld() []agentevent.Event {
+	h := p.st.Held
+	if h == nil {
+		return nil
+	}
+	p.st.Held = nil
+	p.st.markCounted(h.ID, h.Output)
+	c := &rowCtx{lineNo: h.LineNo, offset: h.Offset, ts: h.Timestamp, sessionID: h.SessionID,
+		agentID: h.AgentID, sidechain: h.Sidechain, parentToolCallID: h.ParentToolCallID}
+	ev := p.base(c, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
+	ev.Model = h.Model
+	ev.Provider = providerAnthropic
+	ev.ResponseID = h.ID
+	setUsage(&ev, h.Input, h.CacheRead, h.CacheCreation, h.Output)
+	agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierDeferred)
+	id := ""
+	if h.UUID != "" {
+		id = h.UUID + "#usage"
+	}
+	return p.finish(c, []pending{{ev: ev, idx: usageIndex, id: id}})
+}
+
+// usageIndex is the position given to a deferred usage event whose row has
+// no uuid, for its stable id: beyond any content block index.
+const usageIndex = 1 << 20
+
+// continuesHeld tells whether record r is a row of the response whose usage
+// is held (or a record that is skipped and so cannot end it).
+func (p *Parser) continuesHeld(r *record) bool {
+	switch r.Type {
+	case "progress", "queue-operation", "last-prompt":
+		return true
+	case "assistant":
+		var m struct {
+			ID string `json:"id"`
+		}
+		return json.Unmarshal(r.Message, &m) == nil && m.ID == p.st.Held.ID
+	}
+	return false
+}
+
+func setUsage(ev *agentevent.Event, in, read, create, out int64) {
+	input := in + read + create
+	ev.TokensInput = agentevent.Int(input)
+	ev.TokensCached = agentevent.Int(read)
+	ev.TokensCacheCreation = agentevent.Int(create)
+	ev.TokensOutput = agentevent.Int(out)
+	ev.TokensTotal = agentevent.Int(input + out)
 }
 
 // toolCall maps a tool_use block and opens the call.

@@ -46,11 +46,15 @@ func TestCaseStreamingSplit(t *testing.T) {
 	events := parseCase(t, "streaming_split")
 	// Two responses: output 412 (streamed 8, 8, 8, 412) and 57 (2, 57).
 	assert.Equal(t, tokenTotals{Input: 10, Output: 469, CacheRead: 11840 + 14055, CacheCreation: 2215 + 655}, sumTokens(events))
+	// Each response's final usage is on exactly one event: the first event
+	// of its last row (the one with a stop_reason), never split over rows.
 	withTokens := filter(events, func(ev agentevent.Event) bool { return ev.TokensOutput != nil })
-	require.Len(t, withTokens, 4)
-	assert.Equal(t, []int64{8, 404, 2, 55}, []int64{
-		*withTokens[0].TokensOutput, *withTokens[1].TokensOutput, *withTokens[2].TokensOutput, *withTokens[3].TokensOutput,
-	})
+	require.Len(t, withTokens, 2)
+	assert.Equal(t, []int64{412, 57}, []int64{*withTokens[0].TokensOutput, *withTokens[1].TokensOutput})
+	for _, ev := range withTokens {
+		assert.NotEmpty(t, ev.FinishReason, "the last row of the response carries its usage")
+		assert.Nil(t, ev.Attributes[agentevent.AttrUsageCarrier])
+	}
 	turn := ofType(events, agentevent.TypeMeta)
 	require.Len(t, turn, 1)
 	assert.Equal(t, int64(16240), turn[0].Attributes[attrTurnDuration])
@@ -214,7 +218,16 @@ func TestCaseInlineSidechain(t *testing.T) {
 	require.Len(t, task, 1)
 	agent := sidechainPrefix + task[0].ToolCallID
 	side := filter(events, func(ev agentevent.Event) bool { return ev.IsSidechain })
-	require.Len(t, side, 4)
+	// 1.0.x rows have no stop_reason: the sidechain's response gets its
+	// usage on an event of its own once the next record shows it ended.
+	deferred := filter(side, func(ev agentevent.Event) bool {
+		return ev.Attributes[agentevent.AttrUsageCarrier] == agentevent.UsageCarrierDeferred
+	})
+	require.Len(t, deferred, 2)
+	for _, ev := range deferred {
+		assert.Equal(t, agentevent.TypeAssistantMessage, ev.Type)
+	}
+	require.Len(t, side, 6)
 	for _, ev := range side {
 		assert.Equal(t, agent, ev.AgentID)
 		assert.Equal(t, task[0].ToolCallID, ev.ParentToolCallID)
@@ -231,8 +244,12 @@ func TestCaseFlatWarmupAgents(t *testing.T) {
 	events := parseCase(t, "v2.0.28_agtrace_with_agent_files")
 	for _, id := range []string{"0c4c3cf8", "90fa40b6"} {
 		agent := filter(events, func(ev agentevent.Event) bool { return ev.AgentID == id })
-		require.Len(t, agent, 2)
+		// Prompt, answer, and the answer's usage (2.0 rows have no
+		// stop_reason: it goes out at the end of the file's data).
+		require.Len(t, agent, 3)
 		assert.Equal(t, "Warmup", agent[0].Text)
+		assert.Equal(t, agentevent.UsageCarrierDeferred, agent[2].Attributes[agentevent.AttrUsageCarrier])
+		assert.Equal(t, agent[1].ResponseID, agent[2].ResponseID)
 		for _, ev := range agent {
 			assert.True(t, ev.IsSidechain)
 			assert.Empty(t, ev.ParentToolCallID, "warmup agents are spawned by no tool call")
@@ -285,4 +302,34 @@ func TestCaseMalformed(t *testing.T) {
 	assert.Equal(t, agentevent.TypeAssistantMessage, last.Type)
 	assert.Equal(t, prompts[1].EventID, last.ParentEventID)
 	assert.Equal(t, int64(len(events)), last.Sequence)
+}
+
+// A /btw side-question file opens with a copy of the parent's rows (same
+// uuid and message.id): only the side question and its answer come out, and
+// the session's usage equals the main file's plus the answer's, once.
+func TestCaseAsideQuestion(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "testdata", "claude_code", "aside_question")
+	main := parseFile(t, dir, "9e4b2d71-5c3a-4f08-b6e2-d17a0c5f3e92.jsonl")
+	aside := parseFile(t, dir, "9e4b2d71-5c3a-4f08-b6e2-d17a0c5f3e92/subagents/agent-aside_question-5c1e0a9d7b3f2468.jsonl")
+	require.Len(t, aside, 2)
+	assert.Equal(t, agentevent.TypeUserMessage, aside[0].Type)
+	assert.Equal(t, "btw, which Go version does the CI use?", aside[0].Text)
+	assert.Equal(t, agentevent.TypeAssistantMessage, aside[1].Type)
+	assert.Equal(t, aside[0].EventID, aside[1].ParentEventID)
+	for _, ev := range aside {
+		assert.Equal(t, "aside_question-5c1e0a9d7b3f2468", ev.AgentID)
+		assert.True(t, ev.IsSidechain)
+	}
+	ids := map[string]bool{}
+	for _, ev := range append(main, aside...) {
+		assert.False(t, ids[ev.EventID], "event %s emitted twice", ev.EventID)
+		ids[ev.EventID] = true
+	}
+	want := sumTokens(main)
+	want.Input += 4
+	want.CacheCreation += 120
+	want.CacheRead += 14700
+	want.Output += 31
+	assert.Equal(t, want, sumTokens(append(main, aside...)))
+	assert.Empty(t, agentevent.Validate(append(main, aside...)).Violations)
 }

@@ -58,7 +58,8 @@ func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
 	for _, l := range splitLines(data) {
 		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
 	}
-	return events
+	// The end of the file's data, as the receiver reports it.
+	return append(events, p.Flush()...)
 }
 
 // parseDir parses the session files of dir in feeding order.

@@ -52,7 +52,10 @@ type Parser struct {
 	// fileSessionID is the session the path names: <session>.jsonl or
 	// <session>/subagents/agent-<id>.jsonl. "" for a flat agent file.
 	fileSessionID string
-	st            state
+	// aside: a /btw side-question file (agent-aside_question-*.jsonl),
+	// whose rows are held until the end of its data (see aside.go).
+	aside bool
+	st    state
 	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
 	hashedRoot, rootHash string
 }
@@ -67,6 +70,7 @@ func NewParser(path string) *Parser {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if id, ok := strings.CutPrefix(base, "agent-"); ok && id != "" {
 		p.fileAgentID = id
+		p.aside = strings.HasPrefix(id, asidePrefix)
 		dir := filepath.Dir(path)
 		if filepath.Base(dir) == "subagents" {
 			p.fileSessionID = filepath.Base(filepath.Dir(dir))
@@ -95,6 +99,7 @@ type rowCtx struct {
 type pending struct {
 	ev  agentevent.Event
 	idx int
+	id  string // the event id when it is not made from the row's uuid and idx
 }
 
 // Parse maps one record (the line without its trailing "\n"). lineNo is
@@ -103,10 +108,31 @@ type pending struct {
 // (after UnmarshalState) yields nothing: replays after a restart are dropped
 // here. Never panics: a malformed line or an unknown record type yields one
 // event with Unparsed set, Type log, Role system, Raw = line.
-func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
+func (p *Parser) Parse(line []byte, lineNo, offset int64) []agentevent.Event {
 	if offset <= p.st.LastOffset {
 		return nil
 	}
+	return p.release(p.parse(line, lineNo, offset))
+}
+
+// Flush returns what the parser holds back until the end of the file's data:
+// the usage of a response whose last row had no stop_reason, and the rows of
+// a /btw side-question file since its latest prompt. The receiver calls it
+// when it has read all the file has for now; calling it at any other time
+// only emits earlier what would have come later (a response that then goes
+// on carries the growth of its output as a correction).
+func (p *Parser) Flush() []agentevent.Event {
+	held := p.flushHeld()
+	if !p.aside {
+		return held
+	}
+	p.hold(held)
+	out := p.st.Aside
+	p.st.Aside = nil
+	return out
+}
+
+func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
 	p.st.LastOffset = offset
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
@@ -119,18 +145,26 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		}
 	}()
 	if trimmed[0] != '{' {
+		pre := p.flushHeld()
 		if json.Valid(trimmed) {
-			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
+			return append(pre, p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")...)
 		}
-		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+		return append(pre, p.unparsed(c, ReasonMalformedJSON, "record is not JSON")...)
 	}
 	var r record
 	if err := json.Unmarshal(line, &r); err != nil {
+		pre := p.flushHeld()
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) || !json.Valid(line) {
-			return p.unparsed(c, ReasonMalformedJSON, err.Error())
+			return append(pre, p.unparsed(c, ReasonMalformedJSON, err.Error())...)
 		}
-		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+		return append(pre, p.unparsed(c, ReasonUnexpectedShape, err.Error())...)
+	}
+	// A record that is not a row of the response whose usage is held ends
+	// that response: its usage goes out first, in its own turn.
+	var pre []agentevent.Event
+	if p.st.Held != nil && !p.continuesHeld(&r) {
+		pre = p.flushHeld()
 	}
 	p.envelope(&r, c)
 
@@ -163,13 +197,13 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	}
 	switch {
 	case reason == ReasonUnknownType:
-		return p.unparsed(c, reason, "record type "+r.Type)
+		return append(pre, p.unparsed(c, reason, "record type "+r.Type)...)
 	case reason != "" && r.Type == "":
-		return p.unparsed(c, reason, "record has no type")
+		return append(pre, p.unparsed(c, reason, "record has no type")...)
 	case reason != "":
-		return p.unparsed(c, reason, r.Type+" record of an unexpected shape")
+		return append(pre, p.unparsed(c, reason, r.Type+" record of an unexpected shape")...)
 	}
-	return p.finish(c, out)
+	return append(pre, p.finish(c, out)...)
 }
 
 // envelope resolves what the record shares with its events: session,
@@ -321,13 +355,15 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
-	if c.raw == nil {
+	if c.raw == nil && c.line != nil {
 		c.raw = bytes.Clone(c.line)
 	}
 	events := make([]agentevent.Event, 0, len(out))
 	for _, pe := range out {
 		ev := pe.ev
 		switch {
+		case pe.id != "":
+			ev.EventID = pe.id
 		case c.uuid != "" && len(out) == 1:
 			ev.EventID = c.uuid
 		case c.uuid != "":

@@ -88,10 +88,10 @@ func TestStreamingUsageIncrementsSumToMax(t *testing.T) {
 	}
 	i := agentevent.Int
 	assert.Equal(t, []tokens{
-		{i(9305), i(9000), i(300), i(8), i(9313)}, // first row: input and cache once, output so far
-		{}, // nothing new
+		{}, // held: the response goes on
 		{},
-		{i(0), i(0), i(0), i(314), i(314)}, // only the growth of output_tokens
+		{},
+		{i(9305), i(9000), i(300), i(322), i(9627)}, // its last row (stop_reason): the final usage, once
 	}, got)
 	assert.Equal(t, tokenTotals{Input: 5, Output: 322, CacheRead: 9000, CacheCreation: 300}, sumTokens(events))
 	assert.Equal(t, "tool_use", events[3].FinishReason)
@@ -458,6 +458,7 @@ func TestStateRoundTripMidFile(t *testing.T) {
 				for _, l := range lines {
 					got = append(got, p2.Parse(l.Data, l.No, l.Offset)...)
 				}
+				got = append(got, p2.Flush()...)
 				require.Equalf(t, want, got, "%s/%s stopped after line %d", name, rel, stop)
 			}
 		}
@@ -554,4 +555,53 @@ func TestStateDoesNotPinRecords(t *testing.T) {
 	runtime.ReadMemStats(&m)
 	assert.Less(t, m.HeapInuse, uint64(rows*size/2), "the parser state keeps record buffers alive")
 	runtime.KeepAlive(p)
+}
+
+// ≤2.0 rows carry no stop_reason: the response's usage is held until a
+// record that is not one of its rows, or the end of the file's data, and then
+// goes out once on an event of its own; a restart in between loses nothing;
+// a row of the response read after that carries only the growth.
+func TestHeldUsageWithoutStopReason(t *testing.T) {
+	rows := []string{
+		userRow("u1", "2026-01-01T10:00:00.000Z", `"go"`),
+		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", `{"type":"text","text":"ok"}`, 8, ""),
+		assistantRow("a2", "2026-01-01T10:00:02.000Z", "msg_A", toolUse("t1", "Read", `{"file_path":"/w/a.go"}`), 120, ""),
+		resultRow("r1", "2026-01-01T10:00:03.000Z", "t1", `"package a"`, false, ""),
+		assistantRow("a3", "2026-01-01T10:00:04.000Z", "msg_B", `{"type":"text","text":"done"}`, 40, ""),
+	}
+	f := newFeeder(testSession + ".jsonl")
+	events := f.feed(rows...)
+	var usage []agentevent.Event
+	for _, ev := range events {
+		if ev.TokensInput != nil {
+			usage = append(usage, ev)
+		}
+	}
+	require.Len(t, usage, 1, "msg_B is still held")
+	assert.Equal(t, "a2#usage", usage[0].EventID)
+	assert.Equal(t, "msg_A", usage[0].ResponseID)
+	assert.Equal(t, int64(120), *usage[0].TokensOutput)
+	assert.Equal(t, int64(9305), *usage[0].TokensInput)
+	assert.Equal(t, agentevent.UsageCarrierDeferred, usage[0].Attributes[agentevent.AttrUsageCarrier])
+	assert.Equal(t, "u1", usage[0].ParentEventID)
+	assert.Equal(t, agentevent.TypeToolResult, events[len(events)-2].Type, "the usage goes out before the record that ended the response")
+	assert.Equal(t, "a2#usage", events[len(events)-3].EventID)
+
+	// A restart while msg_B is held, then the end of the data.
+	state, err := f.p.MarshalState()
+	require.NoError(t, err)
+	p := NewParser(testSession + ".jsonl")
+	require.NoError(t, p.UnmarshalState(state))
+	flushed := p.Flush()
+	require.Len(t, flushed, 1)
+	assert.Equal(t, "msg_B", flushed[0].ResponseID)
+	assert.Equal(t, int64(40), *flushed[0].TokensOutput)
+	assert.Empty(t, p.Flush(), "flushed once")
+
+	// The file goes on with a row of msg_B with more output: a correction.
+	more := p.Parse([]byte(assistantRow("a4", "2026-01-01T10:00:05.000Z", "msg_B", `{"type":"text","text":"more"}`, 55, "")), 6, 10_000)
+	require.Len(t, more, 1)
+	assert.Equal(t, int64(15), *more[0].TokensOutput)
+	assert.Equal(t, int64(0), *more[0].TokensInput)
+	assert.Equal(t, agentevent.UsageCarrierCorrection, more[0].Attributes[agentevent.AttrUsageCarrier])
 }

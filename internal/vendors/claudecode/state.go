@@ -4,10 +4,13 @@
 package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
 
 import (
+	"bytes"
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps (see exporter/agenteventexporter)
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Bounds of the state kept per file. A restart must not lose what an open
@@ -26,7 +29,7 @@ const (
 )
 
 // stateVersion is bumped when the persisted layout changes incompatibly.
-const stateVersion = 1
+const stateVersion = 2
 
 // state is everything Parse needs to continue mid-file. It is persisted as
 // JSON by MarshalState.
@@ -57,6 +60,35 @@ type state struct {
 	CallSeq int64 `json:"call_seq"`
 	// LastSidechain is the agent id of the inline sidechain row seen last.
 	LastSidechain string `json:"last_sidechain,omitempty"`
+	// Held is the usage of the model response whose rows are being read,
+	// held until its last row (see heldUsage).
+	Held *heldUsage `json:"held,omitempty"`
+	// Aside holds the events of a /btw side-question file since its latest
+	// prompt, until the end of the file's data (see aside.go).
+	Aside []agentevent.Event `json:"aside,omitempty"`
+	// AsideLive: the end of an aside file's data was reached once; its rows
+	// are emitted as they come from then on.
+	AsideLive bool `json:"aside_live,omitempty"`
+}
+
+// heldUsage is the usage of a streamed model response read so far, and
+// where its last row was, for the event that carries it once the response is
+// known to be complete.
+type heldUsage struct {
+	ID               string    `json:"id"`
+	Model            string    `json:"model,omitempty"`
+	SessionID        string    `json:"session"`
+	AgentID          string    `json:"agent,omitempty"`
+	Sidechain        bool      `json:"sidechain,omitempty"`
+	ParentToolCallID string    `json:"parent_call,omitempty"`
+	UUID             string    `json:"uuid,omitempty"`
+	LineNo           int64     `json:"line"`
+	Offset           int64     `json:"offset"`
+	Timestamp        time.Time `json:"ts"`
+	Input            int64     `json:"in"`
+	CacheRead        int64     `json:"read"`
+	CacheCreation    int64     `json:"create"`
+	Output           int64     `json:"out"`
 }
 
 // openCall is a tool call waiting for its result.
@@ -104,8 +136,13 @@ func (p *Parser) MarshalState() ([]byte, error) {
 // before the restored offset are then dropped by Parse.
 func (p *Parser) UnmarshalState(b []byte) error {
 	st := newState()
-	if err := json.Unmarshal(b, &st); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // held events' attributes keep their integer type
+	if err := dec.Decode(&st); err != nil {
 		return fmt.Errorf("claudecode: decode parser state: %w", err)
+	}
+	for i := range st.Aside {
+		numbers(st.Aside[i].Attributes)
 	}
 	if st.Version != stateVersion {
 		return fmt.Errorf("claudecode: parser state version %d, want %d", st.Version, stateVersion)
@@ -143,29 +180,39 @@ func (s *state) addCall(c *openCall) {
 	delete(s.Calls, oldest.ID)
 }
 
-// countUsage returns what a row's usage adds to what was already counted for
-// its message id: input and cache once, output as the increase of the
-// largest output_tokens seen. Rows without a message id count in full.
-func (s *state) countUsage(id string, in, cacheRead, cacheCreate, out int64) (dIn, dRead, dCreate, dOut int64, first bool) {
-	if id == "" {
-		return in, cacheRead, cacheCreate, out, true
-	}
-	for i := len(s.Usage) - 1; i >= 0; i-- {
-		u := &s.Usage[i]
-		if u.ID != id {
+// numbers turns the json.Number attribute values of a decoded event back
+// into int64 (or float64 when not an integer).
+func numbers(attrs map[string]any) {
+	for k, v := range attrs {
+		n, ok := v.(json.Number)
+		if !ok {
 			continue
 		}
-		if out > u.Output {
-			dOut = out - u.Output
-			u.Output = out
+		if i, err := n.Int64(); err == nil {
+			attrs[k] = i
+		} else if f, err := n.Float64(); err == nil {
+			attrs[k] = f
 		}
-		return 0, 0, 0, dOut, false
 	}
+}
+
+// counted returns the output already counted for a message id whose final
+// usage went out, and whether it did.
+func (s *state) counted(id string) (*countedUsage, bool) {
+	for i := len(s.Usage) - 1; i >= 0; i-- {
+		if s.Usage[i].ID == id {
+			return &s.Usage[i], true
+		}
+	}
+	return nil, false
+}
+
+// markCounted records that the final usage of a message id went out.
+func (s *state) markCounted(id string, out int64) {
 	s.Usage = append(s.Usage, countedUsage{ID: strings.Clone(id), Output: out})
 	if len(s.Usage) > maxUsageIDs {
 		s.Usage = append(s.Usage[:0], s.Usage[len(s.Usage)-maxUsageIDs:]...)
 	}
-	return in, cacheRead, cacheCreate, out, true
 }
 
 // addSidechainRow maps a 1.0.x sidechain row to its agent, within bounds.
