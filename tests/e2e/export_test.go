@@ -263,6 +263,8 @@ func parseAll(t *testing.T, projects string) []agentevent.Event {
 			}
 			offset += int64(len(line))
 		}
+		// The receiver flushes the parser once it has read the whole file.
+		events = append(events, p.Flush()...)
 		return nil
 	}))
 	return events
