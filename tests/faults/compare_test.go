@@ -17,6 +17,7 @@ type finding struct {
 	group  string // agent and event type / span kind
 	id     string
 	detail string
+	back   int // redelivered: how many lines before the end of the killed run's output the copy was
 }
 
 // verdict is the comparison of an interrupted deployment's output with the reference.
@@ -80,7 +81,7 @@ func compare(ref, got *output, d *deployment) verdict {
 		f := finding{signal: "event", group: k.agent + " " + kind, id: k.String(), detail: locsText(copies, ended)}
 		v.findings = append(v.findings, classify(f, want, copies, func() bool {
 			return redelivery(got, "event", got.eventFile[k], copies, ended, 1, true)
-		})...)
+		}, got.back("event"))...)
 	}
 	skeys := map[spanKey]bool{}
 	for k := range ref.spans {
@@ -108,7 +109,7 @@ func compare(ref, got *output, d *deployment) verdict {
 		f := finding{signal: "span", group: agent + " " + spanKind(name), id: k.String() + " " + name, detail: locsText(locs, ended)}
 		v.findings = append(v.findings, classify(f, len(wantCopies), locs, func() bool {
 			return redelivery(got, "span", got.spanSession[k], locs, ended, inFlightSpanBatches, false)
-		})...)
+		}, got.back("span"))...)
 		if len(wantCopies) == 0 {
 			continue
 		}
@@ -139,7 +140,7 @@ func compare(ref, got *output, d *deployment) verdict {
 
 // classify compares the copies an interrupted deployment wrote of one id, in the order written,
 // with the number the uninterrupted run wrote.
-func classify(f finding, want int, copies []loc, redelivered func() bool) []finding {
+func classify(f finding, want int, copies []loc, redelivered func() bool, back func([]loc) int) []finding {
 	n := len(copies)
 	switch {
 	case want == 0:
@@ -153,6 +154,7 @@ func classify(f finding, want int, copies []loc, redelivered func() bool) []find
 		return nil
 	case want == 1 && redelivered():
 		f.class = classRedelivered
+		f.back = back(copies)
 	default:
 		f.class = classDuplicated
 	}
@@ -185,6 +187,17 @@ func redelivery(o *output, signal, name string, copies []loc, ended map[int]stri
 		}
 	}
 	return true
+}
+
+// back measures how far from the end of its killed run's output each earlier copy was, in lines.
+func (o *output) back(signal string) func([]loc) int {
+	return func(copies []loc) int {
+		most := 0
+		for _, c := range copies[:len(copies)-1] {
+			most = max(most, o.runLines[group{signal: signal, run: c.run}]-1-c.line)
+		}
+		return most
+	}
 }
 
 func hasContent(copies []spanCopy, c spanContent) bool {
@@ -247,7 +260,21 @@ func (v verdict) report(maxIDs int) string {
 	fmt.Fprintf(&b, "uninterrupted run: %d events, %d spans\n", v.refEvents, v.refSpans)
 	for _, class := range []string{classLost, classDuplicated, classUnexpected, classChanged, classRedelivered} {
 		for _, signal := range []string{"event", "span"} {
-			fmt.Fprintf(&b, "%-11s %-5ss: %d\n", class, signal, v.count(class, signal))
+			fmt.Fprintf(&b, "%-11s %-5ss: %d", class, signal, v.count(class, signal))
+			if class == classRedelivered {
+				var backs []int
+				for _, f := range v.findings {
+					if f.class == class && f.signal == signal {
+						backs = append(backs, f.back)
+					}
+				}
+				if len(backs) > 0 {
+					slices.Sort(backs)
+					fmt.Fprintf(&b, " (written again after a kill; the first copy %d lines before the end of its run's %ss at most, %d at the median)",
+						backs[len(backs)-1], signal, backs[len(backs)/2])
+				}
+			}
+			b.WriteByte('\n')
 		}
 	}
 	type groupKey struct{ class, signal, group string }

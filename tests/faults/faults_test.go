@@ -77,8 +77,18 @@ func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Int64N(int64(hi-lo)))
 }
 
-// settle waits until the deployment's output stops changing: for quiet, or for a shorter while
-// once it holds a copy of everything ref holds. It returns when the output last changed.
+// Quiet periods after which a deployment is taken to have read everything: the uninterrupted run,
+// an interrupted one that holds a copy of everything the uninterrupted one wrote, and one that
+// does not (yet). The poll interval is 100ms; the long waits only keep a slow machine from
+// turning "not read yet" into "lost".
+const (
+	quietReference = 4 * time.Second
+	quietCovered   = 2 * time.Second
+	quietMissing   = 15 * time.Second
+)
+
+// settle waits until the deployment's output stops changing: for quiet, or for quietCovered once
+// it holds a copy of everything ref holds. It returns when the output last changed.
 func settle(t *testing.T, d *deployment, o *output, ref *output, quiet time.Duration) time.Time {
 	t.Helper()
 	lastE, lastS := -1, -1
@@ -90,7 +100,7 @@ func settle(t *testing.T, d *deployment, o *output, ref *output, quiet time.Dura
 			lastE, lastS, changed = e, s, time.Now()
 		}
 		q := time.Since(changed)
-		if ref != nil && o.covers(ref) && q >= quiet/3 {
+		if ref != nil && o.covers(ref) && q >= quietCovered {
 			return true, ""
 		}
 		return q >= quiet && e > 0, fmt.Sprintf("%d events, %d spans, unchanged for %s", e, s, q.Round(time.Millisecond))
@@ -161,7 +171,7 @@ func TestBackfillKill9(t *testing.T) {
 	p := refDep.start()
 	firstOutput(t, refDep, ref, p)
 	startup := time.Since(p.started)
-	read := settle(t, refDep, ref, nil, 3*time.Second).Sub(p.started) - startup
+	read := settle(t, refDep, ref, nil, quietReference).Sub(p.started) - startup
 	finish(t, refDep, ref)
 	refE, refS := ref.size()
 	t.Logf("uninterrupted: first event after %s, all read %s later; %d events, %d spans",
@@ -190,7 +200,7 @@ func TestBackfillKill9(t *testing.T) {
 	}
 	p = d.start()
 	p.waitReady(t)
-	settle(t, d, got, ref, 6*time.Second)
+	settle(t, d, got, ref, quietMissing)
 	finish(t, d, got)
 	judge(t, ref, got, d)
 }
@@ -219,7 +229,7 @@ func TestLive(t *testing.T) {
 	ref := newOutput()
 	refDep.start().waitReady(t)
 	require.NoError(t, <-in.play(ctx, logs, nil))
-	settle(t, refDep, ref, nil, 3*time.Second)
+	settle(t, refDep, ref, nil, quietReference)
 	finish(t, refDep, ref)
 	refE, refS := ref.size()
 	t.Logf("uninterrupted: %d events, %d spans", refE, refS)
@@ -253,7 +263,7 @@ func TestLive(t *testing.T) {
 		}
 		require.NoError(t, writeErr)
 		d.start().waitReady(t)
-		settle(t, d, got, ref, 6*time.Second)
+		settle(t, d, got, ref, quietMissing)
 		finish(t, d, got)
 		judge(t, ref, got, d)
 	})
@@ -293,7 +303,7 @@ func TestLive(t *testing.T) {
 		stopped := len(d.runs) - 1
 		t.Logf("%d SIGTERMs mid-turn", stopped)
 		require.GreaterOrEqual(t, stopped, cfg.terms-1, "too few stops mid-turn")
-		settle(t, d, got, ref, 6*time.Second)
+		settle(t, d, got, ref, quietMissing)
 		finish(t, d, got)
 		judge(t, ref, got, d)
 	})

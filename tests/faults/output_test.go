@@ -67,6 +67,7 @@ type output struct {
 	spanSession map[spanKey]string
 	groupLines  map[group][]int // the lines of a run's file that hold the group, in order
 	runEvents   map[int]int     // events written per run
+	runLines    map[group]int   // lines per run and signal (group.name empty)
 	runSpans    map[int]int     // spans written per run
 	lines       map[string]int  // complete lines read of each file
 	torn        []string
@@ -83,6 +84,7 @@ func newOutput() *output {
 		spanSession: map[spanKey]string{},
 		groupLines:  map[group][]int{},
 		runEvents:   map[int]int{},
+		runLines:    map[group]int{},
 		runSpans:    map[int]int{},
 		lines:       map[string]int{},
 		read:        map[string]int64{},
@@ -91,6 +93,9 @@ func newOutput() *output {
 
 // inGroup notes that line of run holds data of the group.
 func (o *output) inGroup(g group, line int) {
+	if all := (group{signal: g.signal, run: g.run}); o.runLines[all] < line+1 {
+		o.runLines[all] = line + 1
+	}
 	ls := o.groupLines[g]
 	if len(ls) == 0 || ls[len(ls)-1] != line {
 		o.groupLines[g] = append(ls, line)
