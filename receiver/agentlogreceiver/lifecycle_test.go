@@ -179,3 +179,38 @@ func TestRotationAndTruncation(t *testing.T) {
 		assert.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.eventsOf(path)))
 	})
 }
+
+// TestOpenCodeSessionDeletedWhileDownIsForgotten: an OpenCode session
+// deleted while the collector is down is forgotten by the next run (the
+// index of sessions outlives the run), its watermark deleted.
+func TestOpenCodeSessionDeletedWhileDownIsForgotten(t *testing.T) {
+	data := t.TempDir()
+	st := newOCStore(t, data)
+	const ses = "ses_forget01"
+	st.session(ses, 1771000000000)
+	st.user(ses, "msg_f001", 1771000000000, "one")
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := ocConfig(data)
+	cfg.Storage = &ext.ID
+	cfg.ForgetAfter = 0
+	s := restartSetup{ext: ext, host: host, cfg: cfg}
+	key := "opencode." + treeKey(st.storage, ses)
+
+	h1 := newHarness(t, cfg, host)
+	h1.start()
+	h1.waitSession(ses, 1)
+	h1.ocBarrier(st)
+	h1.stop()
+	require.NotNil(t, storedState(t, s, key))
+
+	require.NoError(t, os.Remove(filepath.Join(st.storage, "session", ocProject, ses+".json")))
+	require.NoError(t, os.RemoveAll(filepath.Join(st.storage, "message", ses)))
+	h2 := newHarness(t, cfg, host, withSweepInterval(10*time.Millisecond))
+	h2.start()
+	h2.ocBarrier(st)
+	h2.ocBarrier(st)
+	h2.stop()
+	assert.Nil(t, storedState(t, s, key), "the watermark of the deleted session is deleted")
+	assert.Empty(t, h2.eventsOfSession(ses))
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.uber.org/zap"
@@ -46,6 +47,7 @@ type opencodeSource struct {
 	reported map[string]string      // path → signature of the bad object reported
 	noted    map[string]bool        // data directories whose layout was logged
 	polls    int
+	swept    time.Time
 }
 
 func newOpenCodeSource(set sourceSettings) *opencodeSource {
@@ -73,9 +75,13 @@ func (rd *opencodeSource) stop(ctx context.Context) error {
 	}
 	var errs []error
 	for _, d := range rd.dbs {
+		d.marks.flush(context.WithoutCancel(ctx))
 		errs = append(errs, d.close())
 	}
 	rd.dbs = map[string]*dbReader{}
+	for _, t := range rd.trees {
+		t.marks.flush(context.WithoutCancel(ctx))
+	}
 	return errors.Join(errs...)
 }
 
@@ -103,6 +109,10 @@ func (rd *opencodeSource) dataDirs() []string {
 func (rd *opencodeSource) poll(ctx context.Context) {
 	first := rd.polls == 0
 	rd.polls++
+	sweep := false
+	if now := rd.clock.now(); now.Sub(rd.swept) >= rd.sweepInterval() {
+		rd.swept, sweep = now, true
+	}
 	for _, dir := range rd.dataDirs() {
 		if ctx.Err() != nil {
 			return
@@ -123,7 +133,7 @@ func (rd *opencodeSource) poll(ctx context.Context) {
 				rd.dbs[db] = d
 				rd.note(dir, "Reading OpenCode SQLite database", zap.String("database", db))
 			}
-			if err := d.poll(ctx); err != nil && ctx.Err() == nil {
+			if err := d.poll(ctx, sweep); err != nil && ctx.Err() == nil {
 				rd.dbError(db, err)
 			}
 			continue
@@ -137,7 +147,7 @@ func (rd *opencodeSource) poll(ctx context.Context) {
 			rd.trees[storage] = t
 			rd.note(dir, "Reading OpenCode JSON storage", zap.String("storage", storage))
 		}
-		t.poll(ctx)
+		t.poll(ctx, sweep)
 	}
 }
 

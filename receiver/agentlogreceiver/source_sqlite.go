@@ -48,6 +48,8 @@ type dbReader struct {
 	// pending are sessions with a message not final yet: read every poll.
 	pending  map[string]bool
 	sessions map[string]*dbSession
+	// marks are the sessions' watermarks (life cycle: checkpoint.go).
+	marks *sessionTable[*storedMark]
 	// spawnedBy maps a child session to the task call that runs it (see
 	// treeReader.spawnedBy).
 	spawnedBy map[string]string
@@ -87,8 +89,16 @@ func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader,
 	if err != nil {
 		return nil, err
 	}
-	return &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
-		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{}}, nil
+	d := &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
+		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{}}
+	d.marks = newSessionTable(rd.checkpoints, "db."+path, markCodec(), rd.life, rd.storageError)
+	d.marks.onForget = func(key string, _ []string) {
+		id := strings.TrimPrefix(key, dbSessionKey(path, ""))
+		delete(d.sessions, id)
+		delete(d.spawnedBy, id)
+		delete(d.pending, id)
+	}
+	return d, nil
 }
 
 func (d *dbReader) close() error { return d.db.Close() }
@@ -96,7 +106,10 @@ func (d *dbReader) close() error { return d.db.Close() }
 func (d *dbReader) stateKey() string          { return dbKey(d.path) }
 func (d *dbReader) markKey(ses string) string { return dbSessionKey(d.path, ses) }
 
-func (d *dbReader) poll(ctx context.Context) error {
+func (d *dbReader) poll(ctx context.Context, sweep bool) error {
+	if sweep {
+		d.marks.sweep(ctx, func(p string) bool { return d.exists(ctx, p) })
+	}
 	if !d.loaded {
 		if err := d.loadState(ctx); err != nil {
 			return err
@@ -193,7 +206,9 @@ func (d *dbReader) loadState(ctx context.Context) error {
 		}
 		s := &dbSession{info: opencode.Session{ID: ses}, loaded: true, mark: sessionMark{Last: last}}
 		d.sessions[ses] = s
-		d.saveMark(ctx, s)
+		m := d.marks.acquire(ctx, d.markKey(ses), d.probe(ses))
+		d.saveMark(ctx, s, m)
+		d.marks.release(m)
 	}
 	return rows.Err()
 }
@@ -211,17 +226,23 @@ func (d *dbReader) saveState(ctx context.Context) {
 	}
 }
 
-func (d *dbReader) saveMark(ctx context.Context, s *dbSession) {
-	if !d.rd.checkpoints.persist {
-		return
-	}
-	b, err := json.Marshal(s.mark)
-	if err == nil {
-		err = d.rd.checkpoints.set(ctx, d.markKey(s.info.ID), b, false)
-	}
-	if err != nil {
-		d.rd.storageError(fmt.Errorf("save watermark of OpenCode session %s: %w", s.info.ID, err))
-	}
+// saveMark commits a session's watermark.
+func (d *dbReader) saveMark(ctx context.Context, s *dbSession, m *tracked[*storedMark]) {
+	m.state.mark, m.state.stored = s.mark, true
+	d.marks.commit(ctx, m)
+}
+
+// probe names a session's rows for the life cycle: the database and the
+// session id.
+func (d *dbReader) probe(ses string) string { return d.path + "#" + ses }
+
+// exists says whether a session's row is still in the database (and, when
+// the database cannot be asked, that it is).
+func (d *dbReader) exists(ctx context.Context, probe string) bool {
+	ses := probe[strings.LastIndexByte(probe, '#')+1:]
+	var one int
+	err := d.db.QueryRowContext(ctx, `SELECT 1 FROM session WHERE id = ?`, ses).Scan(&one)
+	return !errors.Is(err, sql.ErrNoRows)
 }
 
 // loadSessions reads the session rows of the candidates and of their
@@ -303,16 +324,11 @@ func (d *dbReader) lookupProject(id string) (opencode.Project, bool) {
 }
 
 func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
-	if !s.loaded {
-		s.loaded = true
-		if d.rd.checkpoints.persist {
-			b, err := d.rd.checkpoints.get(ctx, d.markKey(s.info.ID))
-			if err != nil {
-				d.rd.storageError(fmt.Errorf("read watermark of OpenCode session %s: %w", s.info.ID, err))
-			} else if b != nil {
-				_ = json.Unmarshal(b, &s.mark) // unreadable: the session is read again
-			}
-		}
+	m := d.marks.acquire(ctx, d.markKey(s.info.ID), d.probe(s.info.ID))
+	defer d.marks.release(m)
+	s.loaded = true
+	if m.state.stored {
+		s.mark = m.state.mark
 	}
 	type msgRow struct {
 		id   string
@@ -393,7 +409,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		d.pending[s.info.ID] = true
 		return err
 	}
-	d.saveMark(context.WithoutCancel(ctx), s)
+	d.saveMark(context.WithoutCancel(ctx), s, m)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +34,8 @@ type treeReader struct {
 	skipExisting bool
 
 	projects map[string]*cachedObject[opencode.Project]
+	// marks are the sessions' watermarks (life cycle: checkpoint.go).
+	marks    *sessionTable[*storedMark]
 	sessions map[string]*treeSession // by session id
 	byPath   map[string]*treeSession
 	// spawnedBy maps a child session to the task call that runs it, as
@@ -62,6 +63,25 @@ type treeSession struct {
 	idle      bool
 }
 
+// storedMark is a session's watermark in a session table; stored says it
+// came from the storage (or an earlier read), not fresh.
+type storedMark struct {
+	mark   sessionMark
+	stored bool
+}
+
+// markCodec keeps sessionMarks in a session table.
+func markCodec() sessionCodec[*storedMark] {
+	return sessionCodec[*storedMark]{
+		fresh:   func(string) *storedMark { return &storedMark{} },
+		marshal: func(m *storedMark) ([]byte, error) { return json.Marshal(m.mark) },
+		unmarshal: func(_ string, b []byte) (*storedMark, error) {
+			m := &storedMark{stored: true}
+			return m, json.Unmarshal(b, &m.mark)
+		},
+	}
+}
+
 // sessionMark is the watermark of one session, kept in the storage.
 type sessionMark struct {
 	Last string `json:"last_message_id"`
@@ -69,7 +89,7 @@ type sessionMark struct {
 }
 
 func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeReader {
-	return &treeReader{
+	t := &treeReader{
 		rd:           rd,
 		storage:      storage,
 		skipExisting: skipExisting,
@@ -78,6 +98,17 @@ func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeR
 		byPath:       map[string]*treeSession{},
 		spawnedBy:    map[string]string{},
 	}
+	t.marks = newSessionTable(rd.checkpoints, "tree."+storage, markCodec(), rd.life, rd.storageError)
+	t.marks.onForget = func(key string, probes []string) {
+		id := strings.TrimPrefix(key, treeKey(storage, ""))
+		if s := t.sessions[id]; s != nil {
+			delete(t.byPath, s.path)
+		}
+		delete(t.sessions, id)
+		delete(t.spawnedBy, id)
+		rd.emitter.forget(probes...)
+	}
+	return t
 }
 
 // jsonFiles lists the *.json files of a directory, sorted by name.
@@ -95,7 +126,10 @@ func jsonFiles(dir string) ([]os.DirEntry, error) {
 	return out, nil
 }
 
-func (t *treeReader) poll(ctx context.Context) {
+func (t *treeReader) poll(ctx context.Context, sweep bool) {
+	if sweep {
+		t.marks.sweep(ctx, fileExists)
+	}
 	t.readProjects(ctx)
 	sessions := t.readSessions(ctx)
 	for _, s := range sessions {
@@ -194,22 +228,17 @@ func (t *treeReader) markKey(sessionID string) string {
 	return treeKey(t.storage, sessionID)
 }
 
-func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os.DirEntry) {
-	if s.loaded {
+// loadMark takes the session's watermark from its session table: stored,
+// or, for a session without one under start_at: end, after the messages
+// written before the receiver started.
+func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *tracked[*storedMark], messages []os.DirEntry) {
+	s.loaded = true
+	if m.state.stored {
+		s.mark = m.state.mark
 		return
 	}
-	s.loaded = true
-	if t.rd.checkpoints.persist {
-		b, err := t.rd.checkpoints.get(ctx, t.markKey(s.info.ID))
-		if err != nil {
-			t.rd.storageError(fmt.Errorf("read watermark of OpenCode session %s: %w", s.info.ID, err))
-		} else if b != nil {
-			if err := json.Unmarshal(b, &s.mark); err == nil {
-				return
-			}
-			s.mark = sessionMark{}
-		}
-	}
+	m.state.stored = true
+	s.mark = sessionMark{}
 	if !t.skipExisting {
 		return
 	}
@@ -224,21 +253,14 @@ func (t *treeReader) loadMark(ctx context.Context, s *treeSession, messages []os
 		}
 	}
 	if s.mark.Last != "" {
-		t.saveMark(ctx, s)
+		t.saveMark(ctx, s, m)
 	}
 }
 
-func (t *treeReader) saveMark(ctx context.Context, s *treeSession) {
-	if !t.rd.checkpoints.persist {
-		return
-	}
-	b, err := json.Marshal(s.mark)
-	if err == nil {
-		err = t.rd.checkpoints.set(ctx, t.markKey(s.info.ID), b, false)
-	}
-	if err != nil {
-		t.rd.storageError(fmt.Errorf("save watermark of OpenCode session %s: %w", s.info.ID, err))
-	}
+// saveMark commits the session's watermark.
+func (t *treeReader) saveMark(ctx context.Context, s *treeSession, m *tracked[*storedMark]) {
+	m.state.mark = s.mark
+	t.marks.commit(ctx, m)
 }
 
 func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
@@ -260,7 +282,9 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	for _, e := range entries {
 		ids = append(ids, strings.TrimSuffix(e.Name(), ".json"))
 	}
-	t.loadMark(ctx, s, entries)
+	m := t.marks.acquire(ctx, t.markKey(s.info.ID), s.path)
+	defer t.marks.release(m)
+	t.loadMark(ctx, s, m, entries)
 	pending := ids[:0:0]
 	for _, id := range ids {
 		if id > s.mark.Last {
@@ -329,7 +353,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		s.mark, s.idle = before, false
 		return
 	}
-	t.saveMark(context.WithoutCancel(ctx), s)
+	t.saveMark(context.WithoutCancel(ctx), s, m)
 }
 
 // badPart is a part file that could not be decoded.
