@@ -27,6 +27,9 @@ const (
 	closedByNextPrompt closeReason = iota
 	closedByIdle
 	closedByShutdown
+	// closedByEnd: the vendor's end-of-turn marker arrived and the reader
+	// had nothing more of the session.
+	closedByEnd
 )
 
 // unit holds the events of one open turn or subagent run.
@@ -39,6 +42,12 @@ type unit struct {
 	lastArrival time.Time // wall clock
 	lastEvent   time.Time // latest event timestamp, kept as events arrive
 	saved       int       // events[:saved] are in storage
+	// openCalls are the tool call ids with a call and no result yet;
+	// answered those with a result (which may come first).
+	openCalls, answered map[string]bool
+	// ended is the vendor's end-of-turn marker (agentevent.AttrTurnEnd) of
+	// the latest event that carried one, "" while none did.
+	ended string
 }
 
 // thread is what the connector remembers of a conversation thread.
@@ -170,6 +179,8 @@ type callRef struct {
 // no I/O and reads no clock: callers pass the wall-clock time.
 type assembler struct {
 	idleTimeout time.Duration
+	// maxOpenTool replaces idleTimeout for a group with a tool call open.
+	maxOpenTool time.Duration
 	opts        mapOptions
 
 	units   map[unitKey]*unit
@@ -202,6 +213,7 @@ const pruneInterval = time.Minute
 func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 	return &assembler{
 		idleTimeout: idleTimeout,
+		maxOpenTool: max(idleTimeout, defaultMaxOpenToolDuration),
 		opts:        opts,
 		units:       map[unitKey]*unit{},
 		threads:     map[threadKey]*thread{},
@@ -238,6 +250,9 @@ const (
 	// replayed: the event went out before in a unit now closed (a record
 	// delivered again, e.g. re-read after a crash).
 	replayed
+	// lateResult: the result of a tool call whose turn went out with the
+	// call in_progress.
+	lateResult
 )
 
 // add ingests one event.
@@ -253,9 +268,15 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	a.touch(th.sess())
 	t := a.threads[th]
 	key, inTurn := unitOf(&ev)
-	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq {
-		if _, open := a.units[key]; !open || !inTurn {
-			return replayed
+	_, open := a.units[key]
+	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq && (!open || !inTurn) {
+		return replayed
+	}
+	if t != nil && inTurn && !open && ev.Type == agentevent.TypeToolResult && ev.ToolCallID != "" {
+		if m, sent := t.closedFor(key.Prompt); sent && slices.Contains(m.Skip, toolSpanID(th, ev.ToolCallID)) {
+			// The call went out in_progress: its turn was closed before
+			// the result came (max_open_tool_duration, the next prompt).
+			return lateResult
 		}
 	}
 	if t == nil {
@@ -353,6 +374,26 @@ func (u *unit) addEvent(ev agentevent.Event) {
 	u.events = append(u.events, ev)
 	if ev.Timestamp.After(u.lastEvent) {
 		u.lastEvent = ev.Timestamp
+	}
+	if ev.ToolCallID != "" {
+		switch ev.Type {
+		case agentevent.TypeToolCall:
+			if !u.answered[ev.ToolCallID] {
+				if u.openCalls == nil {
+					u.openCalls = map[string]bool{}
+				}
+				u.openCalls[ev.ToolCallID] = true
+			}
+		case agentevent.TypeToolResult:
+			delete(u.openCalls, ev.ToolCallID)
+			if u.answered == nil {
+				u.answered = map[string]bool{}
+			}
+			u.answered[ev.ToolCallID] = true
+		}
+	}
+	if end, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok && end != "" {
+		u.ended = end
 	}
 }
 
@@ -547,6 +588,15 @@ func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey
 }
 
 // closeReason decides whether the group topped by k is complete.
+//
+// A turn closes on its thread's next prompt; on the vendor's end marker
+// once the reader has nothing more of the session (caught up); or when idle.
+// Idle is measured two ways, never at a read-batch boundary: the reader has
+// caught up with the session and the group's last event is older than the
+// bound (history, and a live turn gone quiet), or nothing of the group has
+// arrived for the bound of wall-clock time (a live file, or a reader that
+// does not say it caught up). The bound is turn_idle_timeout, or
+// max_open_tool_duration while a tool call of the group has no result.
 func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (closeReason, bool) {
 	if shutdown {
 		return closedByShutdown, true
@@ -569,14 +619,78 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 	if k.Thread.subagent() {
 		if l, ok := a.links[k.Thread]; !ok || !l.Resolved {
 			// Nobody has claimed this subagent yet: wait (wall clock) for the
-			// spawning call to show up before emitting it as its own trace.
-			return closedByIdle, now.Sub(arrived) >= a.idleTimeout
+			// spawning call to show up before emitting it as its own trace —
+			// longer while a tool call of its session is still running (it
+			// may be the one that spawned it, or one of its own).
+			bound := a.idleTimeout
+			if a.sessionOpenCall(k.Thread.sess()) {
+				bound = a.maxOpenTool
+			}
+			return closedByIdle, now.Sub(arrived) >= bound
 		}
+	}
+	caughtUp := false
+	if idx := a.sessions[k.Thread.sess()]; idx != nil {
+		caughtUp = idx.caughtUp
+	}
+	if caughtUp && a.units[k].ended != "" {
+		return closedByEnd, true
+	}
+	bound := a.idleTimeout
+	if a.groupOpenCall(k, children, map[unitKey]bool{}) {
+		bound = a.maxOpenTool
+	}
+	if now.Sub(arrived) >= bound {
+		return closedByIdle, true
 	}
 	if last.IsZero() {
 		last = arrived
 	}
-	return closedByIdle, !last.Add(a.idleTimeout).After(now)
+	return closedByIdle, caughtUp && now.Sub(last) >= bound
+}
+
+// groupOpenCall tells whether a unit of the group topped by k has a tool
+// call without a result.
+func (a *assembler) groupOpenCall(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
+	if visited[k] {
+		return false
+	}
+	visited[k] = true
+	if len(a.units[k].openCalls) > 0 {
+		return true
+	}
+	for _, c := range children[k] {
+		if a.groupOpenCall(c, children, visited) {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionOpenCall tells whether an open unit of the session has a tool
+// call without a result.
+func (a *assembler) sessionOpenCall(sk sessKey) bool {
+	idx := a.sessions[sk]
+	if idx == nil {
+		return false
+	}
+	for k := range idx.units {
+		if len(a.units[k].openCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// noteRead records whether the reader said, with this event of the
+// session, that it has nothing more of the session for now. The last event
+// of a session in a batch decides.
+func (a *assembler) noteRead(sk sessKey, caughtUp bool) {
+	idx := a.ensure(sk)
+	if idx.caughtUp != caughtUp {
+		idx.caughtUp = caughtUp
+		a.dirty[sk] = true
+	}
 }
 
 // lastActivity is the latest event timestamp of the group topped by k and

@@ -18,6 +18,10 @@ const (
 	defaultTurnIdleTimeout = 5 * time.Minute
 	// defaultMaxContentLength bounds each content attribute (bytes).
 	defaultMaxContentLength = 4096
+	// defaultMaxOpenToolDuration is how long a turn with a tool call still
+	// running waits: long builds, test suites and subagents take minutes to
+	// hours; a call still open after four is taken as lost.
+	defaultMaxOpenToolDuration = 4 * time.Hour
 )
 
 // Config is the configuration of the agent_span connector.
@@ -28,6 +32,10 @@ type Config struct {
 	// last event arrived) a subagent's events wait for the tool call that
 	// spawned them before they are emitted as a trace of their own.
 	TurnIdleTimeout time.Duration `mapstructure:"turn_idle_timeout"`
+	// MaxOpenToolDuration replaces TurnIdleTimeout for a turn with a tool
+	// call that has no result yet (a long build, a subagent): such a turn
+	// is idle-closed only after this long. Must be at least TurnIdleTimeout.
+	MaxOpenToolDuration time.Duration `mapstructure:"max_open_tool_duration"`
 	// Storage is the id of a storage extension (e.g. file_storage). When set,
 	// open turns and the link and emitted-span maps are saved there at
 	// shutdown and restored at start; when unset, shutdown flushes open turns
@@ -52,6 +60,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.TurnIdleTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("`turn_idle_timeout` must be positive, got %s", c.TurnIdleTimeout))
+	}
+	if c.MaxOpenToolDuration < c.TurnIdleTimeout {
+		errs = append(errs, fmt.Errorf("`max_open_tool_duration` must be at least `turn_idle_timeout` (%s), got %s", c.TurnIdleTimeout, c.MaxOpenToolDuration))
 	}
 	if c.MaxContentLength <= 0 {
 		errs = append(errs, fmt.Errorf("`max_content_length` must be a positive number of bytes, got %d", c.MaxContentLength))

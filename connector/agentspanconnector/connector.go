@@ -77,6 +77,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Traces) (*a
 		asm:       newAssembler(cfg.TurnIdleTimeout, mapOptions{includeContent: cfg.IncludeContent, maxContentLength: cfg.MaxContentLength}),
 		warned:    map[string]bool{},
 	}
+	c.asm.maxOpenTool = cfg.MaxOpenToolDuration
 	err = tb.RegisterAgentSpanOpenTurnsCallback(func(_ context.Context, o metric.Int64Observer) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -154,8 +155,9 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 // with the same ids.
 func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	type hosted struct {
-		ev   agentevent.Event
-		host string
+		ev       agentevent.Event
+		host     string
+		caughtUp bool
 	}
 	var evs []hosted
 	notEvents, malformed := 0, 0
@@ -183,7 +185,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 					notEvents++
 					continue
 				}
-				evs = append(evs, hosted{ev, host})
+				evs = append(evs, hosted{ev, host, agentevent.CaughtUp(lrs.At(k))})
 			}
 		}
 	}
@@ -194,10 +196,21 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 	defer c.mu.Unlock()
 	now := c.now()
 	replays := 0
+	var late []agentevent.Event
 	for _, h := range evs {
-		if c.asm.add(h.ev, h.host, now) == replayed {
+		switch c.asm.add(h.ev, h.host, now) {
+		case replayed:
 			replays++
+		case lateResult:
+			late = append(late, h.ev)
 		}
+		c.asm.noteRead(sessKey{h.ev.Source, h.ev.SessionID}, h.caughtUp)
+	}
+	for _, ev := range late {
+		c.telemetry.AgentSpanLateToolResults.Add(ctx, 1)
+		c.set.Logger.Warn("A tool result came after its turn went out with the call in_progress (max_open_tool_duration or the next prompt closed it); it is not emitted",
+			zap.String("session", ev.SessionID), zap.String("tool_call_id", ev.ToolCallID), zap.String("tool", ev.ToolName),
+			zap.String("record", fmt.Sprintf("%s:%d", ev.LogFile, ev.LogLine)))
 	}
 	if err := c.asm.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))

@@ -93,7 +93,7 @@ func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
 			require.NoError(t, err)
-			batches := splitLogs(logs, 5)
+			batches := splitLogs(markCaughtUp(logs), 5)
 			rng := rand.New(rand.NewPCG(uint64(len(batches)), 8))
 
 			run := func(crashAfter func(i int) bool) []ptrace.Span {

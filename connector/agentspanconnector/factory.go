@@ -24,8 +24,9 @@ func NewFactory() connector.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		TurnIdleTimeout:  defaultTurnIdleTimeout,
-		MaxContentLength: defaultMaxContentLength,
+		TurnIdleTimeout:     defaultTurnIdleTimeout,
+		MaxOpenToolDuration: defaultMaxOpenToolDuration,
+		MaxContentLength:    defaultMaxContentLength,
 	}
 }
 

@@ -44,7 +44,7 @@ func runGolden(t *testing.T, eventsFile string) ptrace.Traces {
 	require.NoError(t, err)
 	h := newHarness(t)
 	h.history()
-	require.NoError(t, h.c.ConsumeLogs(context.Background(), logs))
+	require.NoError(t, h.c.ConsumeLogs(context.Background(), markCaughtUp(logs)))
 	h.setNow(365*24*time.Hour + time.Hour)
 	h.tick()
 	require.Empty(t, h.c.asm.units, "everything closed")
@@ -93,7 +93,17 @@ func checkTraceShape(t *testing.T, td ptrace.Traces) {
 	for ref, n := range ids {
 		assert.Equal(t, 1, n, "span %v emitted %d times", ref, n)
 	}
+	rootOf := map[string]ptrace.Span{}
 	for _, sp := range spans {
+		if sp.ParentSpanID().IsEmpty() {
+			rootOf[sp.TraceID().String()] = sp
+		}
+	}
+	for _, sp := range spans {
+		if root, ok := rootOf[sp.TraceID().String()]; ok {
+			assert.False(t, sp.StartTimestamp() < root.StartTimestamp() || sp.EndTimestamp() > root.EndTimestamp(),
+				"the root of trace %s [%s, %s] must cover %s [%s, %s]", sp.TraceID(), root.StartTimestamp(), root.EndTimestamp(), sp.Name(), sp.StartTimestamp(), sp.EndTimestamp())
+		}
 		assert.Equal(t, 1, roots[sp.TraceID().String()], "trace %s must have one root", sp.TraceID())
 		if !sp.ParentSpanID().IsEmpty() {
 			assert.Contains(t, ids, spanRef{sp.TraceID().String(), sp.ParentSpanID().String()}, "parent of %s is missing", sp.Name())

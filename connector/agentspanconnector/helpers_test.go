@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
@@ -157,9 +158,39 @@ func (h *harness) setNow(d time.Duration) {
 // history puts the wall clock a year after the events: every turn is old.
 func (h *harness) history() { h.setNow(365 * 24 * time.Hour) }
 
+// feed hands events over as one read that reached the end of every
+// session's file (the receiver's caught-up flag on each session's last).
 func (h *harness) feed(evs ...agentevent.Event) {
 	h.t.Helper()
+	require.NoError(h.t, h.c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(evs, "host1"))))
+}
+
+// feedPartial hands events over as a read with more of each file to come.
+func (h *harness) feedPartial(evs ...agentevent.Event) {
+	h.t.Helper()
 	require.NoError(h.t, h.c.ConsumeLogs(context.Background(), agentevent.EncodeLogs(evs, "host1")))
+}
+
+// markCaughtUp sets agentevent.AttrReadCaughtUp on the last record of each
+// session, as the receiver does when it has read a file to its end.
+func markCaughtUp(ld plog.Logs) plog.Logs {
+	last := map[string]plog.LogRecord{}
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrSessionID); ok {
+					last[v.AsString()] = lrs.At(k)
+				}
+			}
+		}
+	}
+	for _, lr := range last {
+		lr.Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
+	}
+	return ld
 }
 
 func (h *harness) tick() { h.c.tick(context.Background()) }

@@ -652,8 +652,12 @@ func (m *mapper) tool(t *tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 func runStatus(evs []agentevent.Event, reason closeReason) (status, errType string) {
 	interrupted := false
 	lastTool, lastAPIError, lastAnswer := -1, -1, -1
+	ended, endErr := "", ""
 	for i := range evs {
 		ev := &evs[i]
+		if end, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok && end != "" {
+			ended, endErr = end, ev.ErrorType // the vendor's own end marker: the last one holds
+		}
 		switch ev.Status {
 		case statusError:
 			if errType == "" {
@@ -679,6 +683,12 @@ func runStatus(evs []agentevent.Event, reason closeReason) (status, errType stri
 		return statusError, errType
 	case interrupted:
 		return statusInterrupted, ""
+	case ended == agentevent.TurnEndError:
+		return statusError, firstNonEmpty(endErr, errorTypeAgent)
+	case ended == agentevent.TurnEndInterrupted:
+		return statusInterrupted, ""
+	case ended == agentevent.TurnEndCompleted:
+		return statusCompleted, ""
 	case reason == closedByShutdown:
 		return statusInProgress, ""
 	case reason == closedByIdle && (lastAnswer < 0 || lastAnswer < lastTool):

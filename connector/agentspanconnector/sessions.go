@@ -31,6 +31,9 @@ type sessIndex struct {
 	units   map[unitKey]struct{}
 	links   map[threadKey]struct{}
 	calls   map[callKey]struct{}
+	// caughtUp: the reader said, with the session's latest event, that it
+	// has nothing more of it for now (agentevent.AttrReadCaughtUp).
+	caughtUp bool
 }
 
 func newSessIndex() *sessIndex {
@@ -68,7 +71,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 	}
 	rec, err := a.load.loadSession(sk)
 	if err == nil && rec != nil {
-		err = a.apply(rec)
+		err = a.apply(sk, rec)
 	}
 	if err != nil && a.loadErr == nil {
 		a.loadErr = err

@@ -58,11 +58,12 @@ func eventStorageKey(k unitKey, i int) string {
 
 // sessionRecord is the saved form of one session.
 type sessionRecord struct {
-	Version int           `json:"version"`
-	Threads []savedThread `json:"threads,omitempty"`
-	Units   []savedUnit   `json:"units,omitempty"`
-	Links   []savedLink   `json:"links,omitempty"`
-	Calls   []savedCall   `json:"calls,omitempty"`
+	Version  int           `json:"version"`
+	CaughtUp bool          `json:"caught_up,omitempty"`
+	Threads  []savedThread `json:"threads,omitempty"`
+	Units    []savedUnit   `json:"units,omitempty"`
+	Links    []savedLink   `json:"links,omitempty"`
+	Calls    []savedCall   `json:"calls,omitempty"`
 }
 
 type savedUnit struct {
@@ -109,7 +110,7 @@ type savedRange struct {
 // record builds the saved form of a session from memory.
 func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
 	idx := a.sessions[sk]
-	rec := &sessionRecord{Version: stateVersion}
+	rec := &sessionRecord{Version: stateVersion, CaughtUp: idx.caughtUp}
 	for th := range idx.threads {
 		t := a.threads[th]
 		var pre []byte
@@ -144,7 +145,8 @@ func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
 }
 
 // apply loads a saved session into memory (its index entry exists).
-func (a *assembler) apply(rec *sessionRecord) error {
+func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
+	a.sessions[sk].caughtUp = rec.CaughtUp
 	for _, st := range rec.Threads {
 		pre, err := decodeEvents(st.Preamble)
 		if err != nil {

@@ -25,13 +25,14 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                 metric.Meter
-	mu                    sync.Mutex
-	registrations         []metric.Registration
-	AgentSpanInputDropped metric.Int64Counter
-	AgentSpanOpenTurns    metric.Int64ObservableGauge
-	AgentSpanSpansEmitted metric.Int64Counter
-	AgentSpanTurnsEmitted metric.Int64Counter
+	meter                    metric.Meter
+	mu                       sync.Mutex
+	registrations            []metric.Registration
+	AgentSpanInputDropped    metric.Int64Counter
+	AgentSpanLateToolResults metric.Int64Counter
+	AgentSpanOpenTurns       metric.Int64ObservableGauge
+	AgentSpanSpansEmitted    metric.Int64Counter
+	AgentSpanTurnsEmitted    metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -92,6 +93,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_agent_span_input_dropped",
 		metric.WithDescription("Number of log records or spans not emitted; each reason is logged once at Warn. [Development]"),
 		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentSpanLateToolResults, err = builder.meter.Int64Counter(
+		"otelcol_agent_span_late_tool_results",
+		metric.WithDescription("Number of tool results that came after their turn went out with the call in_progress (closed by max_open_tool_duration or the next prompt); each is logged at Warn and not emitted. [Development]"),
+		metric.WithUnit("{result}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.AgentSpanOpenTurns, err = builder.meter.Int64ObservableGauge(

@@ -37,6 +37,22 @@ func AssertEqualAgentSpanInputDropped(t *testing.T, tt *componenttest.Telemetry,
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualAgentSpanLateToolResults(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_agent_span_late_tool_results",
+		Description: "Number of tool results that came after their turn went out with the call in_progress (closed by max_open_tool_duration or the next prompt); each is logged at Warn and not emitted. [Development]",
+		Unit:        "{result}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_agent_span_late_tool_results")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualAgentSpanOpenTurns(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_agent_span_open_turns",

@@ -25,9 +25,13 @@ func TestSetupTelemetry(t *testing.T) {
 		return nil
 	}))
 	tb.AgentSpanInputDropped.Add(context.Background(), 1)
+	tb.AgentSpanLateToolResults.Add(context.Background(), 1)
 	tb.AgentSpanSpansEmitted.Add(context.Background(), 1)
 	tb.AgentSpanTurnsEmitted.Add(context.Background(), 1)
 	AssertEqualAgentSpanInputDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentSpanLateToolResults(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentSpanOpenTurns(t, testTel,
