@@ -39,7 +39,8 @@ type flusher interface {
 // AgentConfig field in Config, its default in createDefaultConfig, and one
 // row here: its default paths, the shape of its data (kind) and its parser
 // — newParser for appended JSONL (tailed by fileconsumer), newSnapshot for
-// whole files rewritten in place. Nothing else in the receiver knows the
+// whole files rewritten in place, both for an agent with files of each
+// kind (sourceJSONLAndSnapshot). Nothing else in the receiver knows the
 // agent; see "Adding an agent" in the README.
 type agent struct {
 	// key is the agent's block in the configuration, the prefix of its
@@ -105,6 +106,25 @@ var agents = []agent{
 		defaultInclude: geminiInclude,
 		kind:           sourceSnapshot,
 		newSnapshot:    newGeminiMapper,
+		optional:       true,
+	},
+	{
+		key:            "copilot_cli",
+		source:         agentevent.SourceCopilotCLI,
+		config:         func(c *Config) *AgentConfig { return &c.CopilotCLI },
+		defaultInclude: copilotInclude,
+		kind:           sourceJSONLAndSnapshot,
+		newParser:      newCopilotParser,
+		newSnapshot:    newCopilotHistoryMapper,
+		optional:       true,
+	},
+	{
+		key:            "amp",
+		source:         agentevent.SourceAmp,
+		config:         func(c *Config) *AgentConfig { return &c.Amp },
+		defaultInclude: ampInclude,
+		kind:           sourceSnapshot,
+		newSnapshot:    newAmpMapper,
 		optional:       true,
 	},
 }

@@ -26,6 +26,8 @@ import (
 //	<agent>.db.<path>                  watermark of one OpenCode database
 //	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
 //	<agent>.sessions                   the index of the sessions above (life cycle)
+//	<agent>.snapshot.…                 the rewritten files of an agent that has both
+//	                                   kinds (Copilot CLI history JSON): thread.<id>, sessions
 //
 // Without a storage extension the keys live in memory: only the state of a
 // session evicted by the cap is kept there (see sessionTable), so that it

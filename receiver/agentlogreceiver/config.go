@@ -104,6 +104,14 @@ type Config struct {
 	// Gemini configures Gemini CLI's chat files and logs.json (rewritten in
 	// place: re-read whole on change, emitted once by message).
 	Gemini AgentConfig `mapstructure:"gemini"`
+	// CopilotCLI configures GitHub Copilot CLI's session files: events.jsonl
+	// (folder per session) and flat <id>.jsonl files are tailed; patterns of
+	// *.json files (the older history-session-state/) are read as files
+	// rewritten in place.
+	CopilotCLI AgentConfig `mapstructure:"copilot_cli"`
+	// Amp configures Amp's thread files (rewritten in place: re-read whole
+	// on change, emitted once by message).
+	Amp AgentConfig `mapstructure:"amp"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

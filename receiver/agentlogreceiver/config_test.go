@@ -84,6 +84,16 @@ func TestLoadConfig(t *testing.T) {
 			Include: []string{"~/.gemini/tmp/*/chats/*.json", "~/.gemini/tmp/*/logs.json"},
 			Exclude: []string{"~/.gemini/tmp/scratch/**"},
 		},
+		CopilotCLI: AgentConfig{
+			Enabled: true,
+			Include: []string{"~/.copilot/session-state/*/events.jsonl", "~/.copilot/history-session-state/*.json"},
+			Exclude: []string{"~/.copilot/session-state/scratch-*/**"},
+		},
+		Amp: AgentConfig{
+			Enabled:          true,
+			Include:          []string{"~/.local/share/amp/threads/T-*.json"},
+			ExcludeOlderThan: 720 * time.Hour,
+		},
 	}
 	tests := []struct {
 		id   component.ID

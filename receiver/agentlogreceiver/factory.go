@@ -55,6 +55,8 @@ func createDefaultConfig() component.Config {
 		Codex:              AgentConfig{Enabled: true},
 		Pi:                 AgentConfig{Enabled: true},
 		Gemini:             AgentConfig{Enabled: true},
+		CopilotCLI:         AgentConfig{Enabled: true},
+		Amp:                AgentConfig{Enabled: true},
 	}
 }
 

@@ -48,6 +48,8 @@ func testConfig(dir string) *Config {
 	cfg.Pi.Enabled = false       // the Pi tests set their own files
 	cfg.Codex.Enabled = false    // the Codex tests set their own files
 	cfg.Gemini.Enabled = false   // the Gemini tests set their own files
+	cfg.CopilotCLI.Enabled = false
+	cfg.Amp.Enabled = false
 	return cfg
 }
 

@@ -158,6 +158,25 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		return newSnapshotSource(set), nil
 	case sourceOpenCode:
 		return newOpenCodeSource(set), nil
+	case sourceJSONLAndSnapshot:
+		jsonl, snapshots := splitJSONL(include)
+		var all sources
+		if len(jsonl) > 0 {
+			js := set
+			js.include = jsonl
+			src, err := newJSONLSource(js)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, src)
+		}
+		if len(snapshots) > 0 {
+			ss := set
+			ss.include = snapshots
+			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil)
+			all = append(all, newSnapshotSource(ss))
+		}
+		return all, nil
 	}
 	return nil, fmt.Errorf("agent %s: unknown source kind %d", a.key, a.kind)
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -28,6 +29,11 @@ const (
 	// sourceOpenCode: OpenCode data directories, a JSON tree (≤1.1,
 	// source_tree.go) or a SQLite database (≥1.2, source_sqlite.go).
 	sourceOpenCode
+	// sourceJSONLAndSnapshot: an agent with both (GitHub Copilot CLI:
+	// events.jsonl, and older history JSON files rewritten in place). Its
+	// include patterns of *.jsonl files go to a JSONL source, the others to
+	// a snapshot source with its own storage scope (<agent>.snapshot).
+	sourceJSONLAndSnapshot
 )
 
 // source is where one agent's records come from. A source finds the
@@ -133,6 +139,40 @@ func (l *loop) halt(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sources runs several sources as one (an agent whose data comes in two
+// shapes).
+type sources []source
+
+func (ss sources) start(ctx context.Context) error {
+	for i, s := range ss {
+		if err := s.start(ctx); err != nil {
+			return errors.Join(err, sources(ss[:i]).stop(ctx))
+		}
+	}
+	return nil
+}
+
+func (ss sources) stop(ctx context.Context) error {
+	var errs []error
+	for _, s := range ss {
+		errs = append(errs, s.stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// splitJSONL separates the patterns of JSONL files (tailed) from the others
+// (read as snapshots).
+func splitJSONL(patterns []string) (jsonl, other []string) {
+	for _, p := range patterns {
+		if strings.HasSuffix(p, ".jsonl") {
+			jsonl = append(jsonl, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	return jsonl, other
 }
 
 // nopSource reads nothing: an optional agent whose location is unknown.

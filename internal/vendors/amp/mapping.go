@@ -38,9 +38,9 @@ const (
 	ErrRejected    = "rejected"
 )
 
-// Context locates a thread: the file it was read from. Sequence is the
-// first Sequence the events get (the caller stores the next one with its
-// watermark).
+// Context locates a thread: the file it was read from. Sequence is the last
+// sequence number the thread used (0 at first): events are numbered from
+// Sequence+1 (the caller stores the last one with its watermark).
 type Context struct {
 	LogFile  string
 	Sequence int64
@@ -317,9 +317,6 @@ func (m *mapper) user(msg Message, key string) {
 		if msg.AgentMode != "" {
 			agentevent.SetAttr(&ev, attrAgentMode, msg.AgentMode)
 		}
-		if msg.MessageID == 0 && m.th.Title != "" {
-			agentevent.SetAttr(&ev, attrTitle, m.th.Title)
-		}
 		m.emit(ev, msg.Raw)
 	}
 	m.unknownBlocks(msg, unknown)
@@ -464,6 +461,11 @@ func (m *mapper) ledger(pending []LedgerEvent, msgID int64, prompt string) []Led
 			TokensTotal:  agentevent.Int(e.Tokens.Input + e.Tokens.Output),
 		}
 		agentevent.SetAttr(&ev, attrOperation, e.OperationType)
+		if e.OperationType == "title-generation" && m.th.Title != "" {
+			// The title it made (it can be regenerated later; this is the
+			// title when the call was read).
+			agentevent.SetAttr(&ev, attrTitle, m.th.Title)
+		}
 		agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
 		if e.Credits != nil {
 			agentevent.SetAttr(&ev, attrCredits, *e.Credits)

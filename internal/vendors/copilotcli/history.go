@@ -5,9 +5,11 @@ package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/co
 
 import (
 	"bytes"
+	stdjson "encoding/json" // state is encoded with the standard library only
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-json"
@@ -81,11 +83,51 @@ func HistorySessionID(path string) string {
 	return ""
 }
 
-// HistoryContext locates a history file. Sequence is the first Sequence the
-// events get (the caller stores the next one with its watermark).
+// HistoryContext locates a history file. Sequence is the last sequence
+// number the session used (0 at first): events are numbered from
+// Sequence+1 (the caller stores the last one with its watermark).
 type HistoryContext struct {
 	LogFile  string
 	Sequence int64
+}
+
+// Watermark is what a reader stores per history session: the keys
+// MapHistory reported as emitted.
+type Watermark map[string]bool
+
+// Add records the keys of a Result once its events are sent.
+func (w Watermark) Add(keys []string) {
+	for _, k := range keys {
+		w[k] = true
+	}
+}
+
+// MarshalState encodes the watermark (sorted keys: the same set encodes to
+// the same bytes).
+func (w Watermark) MarshalState() ([]byte, error) {
+	keys := make([]string, 0, len(w))
+	for k, ok := range w {
+		if ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return stdjson.Marshal(keys)
+}
+
+// UnmarshalWatermark decodes what MarshalState stored; empty data is an
+// empty watermark.
+func UnmarshalWatermark(data []byte) (Watermark, error) {
+	w := Watermark{}
+	if len(data) == 0 {
+		return w, nil
+	}
+	var keys []string
+	if err := stdjson.Unmarshal(data, &keys); err != nil {
+		return nil, fmt.Errorf("copilot cli history watermark: %w", err)
+	}
+	w.Add(keys)
+	return w, nil
 }
 
 // Result is what MapHistory made of a snapshot.

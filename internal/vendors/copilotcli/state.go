@@ -186,6 +186,11 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	if st.Output == nil {
 		st.Output = fresh.Output
 	}
+	// A workspace.yaml read by the caller since the state was saved (it
+	// can appear after the first lines) is kept.
+	if st.WorkspaceRoot == "" && st.WorkspaceBranch == "" {
+		st.WorkspaceRoot, st.WorkspaceBranch = p.st.WorkspaceRoot, p.st.WorkspaceBranch
+	}
 	p.st = st
 	return nil
 }
