@@ -30,6 +30,10 @@ const (
 	AttrTestRun    = "agent.test.run"
 	AttrTestPassed = "agent.test.passed"
 	AttrTestFailed = "agent.test.failed"
+	// AttrTokensCacheCreation1h is the part of the cache-creation tokens
+	// written with a 1-hour lifetime (Claude's ephemeral_1h_input_tokens),
+	// which is priced higher than the default 5-minute write.
+	AttrTokensCacheCreation1h = "agent.usage.cache_creation.1h.input_tokens"
 )
 
 // Values of AttrFileChangeType.

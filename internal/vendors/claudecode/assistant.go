@@ -88,8 +88,10 @@ func (p *Parser) rowUsage(c *rowCtx, m *message, out []pending) {
 	u := m.Usage
 	in, read, create, o := u.InputTokens.V, u.CacheReadInputTokens.V, u.CacheCreationInputTokens.V, u.OutputTokens.V
 	s := &p.st
+	create1h := u.cacheCreation1h()
 	if m.ID == "" {
 		setUsage(&out[0].ev, in, read, create, o)
+		setCacheCreation1h(&out[0].ev, create1h, create)
 		return
 	}
 	if cu, ok := s.counted(m.ID); ok {
@@ -112,6 +114,7 @@ func (p *Parser) rowUsage(c *rowCtx, m *message, out []pending) {
 		// The row with the largest output_tokens is the response's final
 		// usage (ccusage keeps the largest too).
 		h.Input, h.CacheRead, h.CacheCreation, h.Output = in, read, create, o
+		h.CacheCreation1h = create1h
 	}
 	if h.Model != m.Model {
 		h.Model = strings.Clone(m.Model)
@@ -121,6 +124,7 @@ func (p *Parser) rowUsage(c *rowCtx, m *message, out []pending) {
 	h.UUID, h.LineNo, h.Offset, h.Timestamp = strings.Clone(c.uuid), c.lineNo, c.offset, c.ts
 	if m.StopReason != nil && *m.StopReason != "" {
 		setUsage(&out[0].ev, h.Input, h.CacheRead, h.CacheCreation, h.Output)
+		setCacheCreation1h(&out[0].ev, h.CacheCreation1h, h.CacheCreation)
 		s.markCounted(h.ID, h.Output)
 		s.Held = nil
 	}
@@ -144,6 +148,7 @@ func (p *Parser) flushHeld() []agentevent.Event {
 	ev.Provider = providerAnthropic
 	ev.ResponseID = h.ID
 	setUsage(&ev, h.Input, h.CacheRead, h.CacheCreation, h.Output)
+	setCacheCreation1h(&ev, h.CacheCreation1h, h.CacheCreation)
 	agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierDeferred)
 	id := ""
 	if h.UUID != "" {
@@ -178,6 +183,22 @@ func setUsage(ev *agentevent.Event, in, read, create, out int64) {
 	ev.TokensCacheCreation = agentevent.Int(create)
 	ev.TokensOutput = agentevent.Int(out)
 	ev.TokensTotal = agentevent.Int(input + out)
+}
+
+// setCacheCreation1h records the part of the cache writes made with a
+// 1-hour lifetime, which costs more than a 5-minute write.
+func setCacheCreation1h(ev *agentevent.Event, create1h, create int64) {
+	if create1h > 0 && create > 0 {
+		agentevent.SetAttr(ev, agentevent.AttrTokensCacheCreation1h, min(create1h, create))
+	}
+}
+
+// cacheCreation1h is the usage's 1-hour cache writes (0 when not split).
+func (u *usage) cacheCreation1h() int64 {
+	if u.CacheCreation == nil {
+		return 0
+	}
+	return u.CacheCreation.Ephemeral1h.V
 }
 
 // toolCall maps a tool_use block and opens the call.

@@ -111,6 +111,11 @@ type usage struct {
 	OutputTokens             num `json:"output_tokens"`
 	CacheCreationInputTokens num `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     num `json:"cache_read_input_tokens"`
+	// CacheCreation splits cache_creation_input_tokens by cache lifetime
+	// (a 1-hour write costs more than a 5-minute one).
+	CacheCreation *struct {
+		Ephemeral1h num `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 }
 
 // block is one content block (text, thinking, tool_use, tool_result, ...).

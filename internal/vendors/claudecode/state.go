@@ -88,6 +88,7 @@ type heldUsage struct {
 	Input            int64     `json:"in"`
 	CacheRead        int64     `json:"read"`
 	CacheCreation    int64     `json:"create"`
+	CacheCreation1h  int64     `json:"create_1h,omitempty"`
 	Output           int64     `json:"out"`
 }
 
