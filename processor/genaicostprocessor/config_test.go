@@ -1,0 +1,162 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package genaicostprocessor
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/metadata"
+	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
+)
+
+func f(v float64) *float64 { return &v }
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		id      component.ID
+		want    *Config
+		wantErr []string
+	}{
+		{id: component.NewID(metadata.Type), want: &Config{}},
+		{
+			id: component.NewIDWithName(metadata.Type, "full"),
+			want: &Config{
+				Models: map[string]ModelPrice{
+					"claude-sonnet-4-5": {Input: f(2.4), Output: f(12)},
+					"my-company/coder-large": {
+						Input: f(0.5), Output: f(1.5), CacheRead: f(0.05),
+						Tier: &TierPrice{AboveInputTokens: 128000, Input: f(1), Output: f(3)},
+					},
+				},
+				Aliases: map[string]string{"sonnet-latest": "claude-sonnet-4-5"},
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "invalid"),
+			wantErr: []string{
+				"`models::unheard-of-model`: \"unheard-of-model\" is not in the embedded price table, so `input` and `output` are required",
+				"`models::unheard-of-model::output` must not be negative",
+				"`models::unheard-of-model::tier::above_input_tokens` must be a positive number of tokens",
+				"`models::unheard-of-model::tier::input` must not be negative",
+				"`aliases::fast`: \"no-such-model\" is neither in the embedded price table nor in `models`",
+			},
+		},
+	} {
+		t.Run(tc.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tc.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = confmap.Validate(cfg)
+			if len(tc.wantErr) > 0 {
+				require.Error(t, err)
+				for _, w := range tc.wantErr {
+					assert.ErrorContains(t, err, w)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg)
+		})
+	}
+}
+
+func TestUnknownSettingIsRejected(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig()
+	sub := confmap.NewFromStringMap(map[string]any{"modles": map[string]any{}})
+	assert.ErrorContains(t, sub.Unmarshal(cfg), "modles")
+}
+
+// TestConfigTable: an override changes only the rates it sets, a new model
+// gets what it does not set from its input rate, aliases resolve.
+func TestConfigTable(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	sub, err := cm.Sub("gen_ai_cost/full")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	tbl := cfg.table()
+
+	embedded, ok := pricing.Embedded("claude-sonnet-4-5")
+	require.True(t, ok)
+	p, name, ok := tbl.Lookup("claude-sonnet-4-5-20250929")
+	require.True(t, ok)
+	assert.Equal(t, "claude-sonnet-4-5", name)
+	assert.True(t, tbl.Overridden(name))
+	assert.InDelta(t, 2.4e-6, p.Input, 1e-15)
+	assert.InDelta(t, 12e-6, p.Output, 1e-15)
+	assert.Equal(t, embedded.CacheRead, p.CacheRead, "rates not set keep the table's")
+	assert.Equal(t, embedded.Threshold, p.Threshold)
+
+	p, _, ok = tbl.Lookup("sonnet-latest")
+	require.True(t, ok)
+	assert.InDelta(t, 2.4e-6, p.Input, 1e-15)
+
+	p, name, ok = tbl.Lookup("my-company/coder-large")
+	require.True(t, ok)
+	assert.True(t, tbl.Overridden(name))
+	assert.InDelta(t, 0.5e-6, p.CacheCreation, 1e-15, "a new model's cache write costs its input")
+	assert.InDelta(t, 0.05e-6, p.CacheRead, 1e-15)
+	assert.Equal(t, int64(128000), p.Threshold)
+	assert.InDelta(t, 3e-6, p.Above.Output, 1e-15)
+	assert.InDelta(t, 0.05e-6, p.Above.CacheRead, 1e-15, "a tier rate not set is the base rate")
+
+	_, _, ok = tbl.Lookup("gpt-5")
+	assert.True(t, ok)
+	assert.False(t, tbl.Overridden("gpt-5"))
+}
+
+// TestREADMEExamples loads every gen_ai_cost block of the README's YAML
+// examples: each must load and validate, and the full example must be
+// gen_ai_cost/full of testdata/config.yaml.
+func TestREADMEExamples(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	require.NotEmpty(t, blocks)
+	testdata, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	loaded := 0
+	for _, blk := range blocks {
+		var raw map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(blk[1]), &raw), blk[1])
+		processors, ok := raw["processors"].(map[string]any)
+		if !ok {
+			continue
+		}
+		for name, v := range processors {
+			if !strings.HasPrefix(name, "gen_ai_cost") {
+				continue
+			}
+			section, _ := v.(map[string]any)
+			cfg := NewFactory().CreateDefaultConfig()
+			require.NoError(t, confmap.NewFromStringMap(section).Unmarshal(cfg), name)
+			require.NoError(t, confmap.Validate(cfg), name)
+			loaded++
+			if name != "gen_ai_cost/full" {
+				continue
+			}
+			want := NewFactory().CreateDefaultConfig()
+			sub, err := testdata.Sub(name)
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(want))
+			assert.Equal(t, want, cfg, "README's %s differs from testdata/config.yaml", name)
+		}
+	}
+	assert.GreaterOrEqual(t, loaded, 2)
+}
