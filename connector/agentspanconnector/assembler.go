@@ -15,9 +15,6 @@ import (
 )
 
 const (
-	// threadRetention is how long a thread's last prompt is remembered for
-	// the link from its next turn to the previous one.
-	threadRetention = 7 * 24 * time.Hour
 )
 
 // closeReason says why a unit was closed; it feeds agent.turn.status.
@@ -205,6 +202,13 @@ type assembler struct {
 	loadErr error
 	// indexed are the active sessions as last saved in the index.
 	indexed map[sessKey]bool
+	// unresolved are the subagent threads whose link is not resolved yet;
+	// preambled the threads holding events that wait for a prompt. Both
+	// index what a pass must look at, so that it never walks every thread.
+	unresolved map[threadKey]bool
+	preambled  map[threadKey]bool
+	// uses counts session accesses, for evicting the least recently used.
+	uses uint64
 }
 
 // pruneInterval spaces out the walks over the emitted-span and call maps.
@@ -222,6 +226,8 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		sessions:    map[sessKey]*sessIndex{},
 		dirty:       map[sessKey]bool{},
 		indexed:     map[sessKey]bool{},
+		unresolved:  map[threadKey]bool{},
+		preambled:   map[threadKey]bool{},
 	}
 }
 
@@ -334,6 +340,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		if t.preambleHost == "" {
 			t.preambleHost = host
 		}
+		a.preambled[th] = true
 		return added
 	}
 
@@ -359,6 +366,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			u.addEvent(p)
 		}
 		t.preamble, t.preambleHost = nil, ""
+		delete(a.preambled, th)
 	}
 	u.addEvent(ev)
 	return added
@@ -481,14 +489,17 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		keepNew(td, skip, &out)
 	}
 
-	for th, t := range a.threads {
-		if len(t.preamble) > 0 && (shutdown || now.Sub(t.lastArrival) >= a.idleTimeout) {
+	for th := range a.preambled {
+		t := a.threads[th]
+		if t == nil || len(t.preamble) == 0 {
+			delete(a.preambled, th)
+			continue
+		}
+		if shutdown || now.Sub(t.lastArrival) >= a.idleTimeout {
 			out.noTurn += len(t.preamble)
 			t.preamble, t.preambleHost = nil, ""
+			delete(a.preambled, th)
 			a.touch(th.sess())
-		}
-		if t.lastArrival.Add(threadRetention).Before(now) && !a.threadOpen(th) {
-			a.delThread(th)
 		}
 	}
 	a.prune(now)
@@ -556,15 +567,18 @@ func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcomm
 // subagent none of whose events has arrived yet (its file not read yet).
 func (a *assembler) awaitingSubagents() map[unitKey]bool {
 	out := map[unitKey]bool{}
-	for child, l := range a.links {
-		if !l.Resolved || out[l.Parent] {
-			continue
-		}
-		if _, open := a.units[l.Parent]; !open {
-			continue
-		}
-		if _, seen := a.threads[child]; !seen {
-			out[l.Parent] = true
+	for sk := range a.openSessions() {
+		for child := range a.sessions[sk].links {
+			l := a.links[child]
+			if !l.Resolved || out[l.Parent] {
+				continue
+			}
+			if _, open := a.units[l.Parent]; !open {
+				continue
+			}
+			if _, seen := a.threads[child]; !seen {
+				out[l.Parent] = true
+			}
 		}
 	}
 	return out
@@ -798,7 +812,8 @@ func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 
 // resolveLinks resolves links known only by the spawning call id.
 func (a *assembler) resolveLinks() {
-	for th, l := range a.links {
+	for th := range a.unresolved {
+		l := a.links[th]
 		if l.Resolved {
 			continue
 		}
@@ -877,12 +892,25 @@ func (a *assembler) threadOpen(th threadKey) bool {
 	if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
 		return true
 	}
-	for k := range a.units {
+	idx := a.sessions[th.sess()]
+	if idx == nil {
+		return false
+	}
+	for k := range idx.units {
 		if k.Thread == th {
 			return true
 		}
 	}
 	return false
+}
+
+// openSessions are the sessions with an open unit.
+func (a *assembler) openSessions() map[sessKey]bool {
+	out := map[sessKey]bool{}
+	for k := range a.units {
+		out[k.Thread.sess()] = true
+	}
+	return out
 }
 
 // openUnits is the number of open turns and subagent runs.

@@ -22,6 +22,10 @@ const (
 	// running waits: long builds, test suites and subagents take minutes to
 	// hours; a call still open after four is taken as lost.
 	defaultMaxOpenToolDuration = 4 * time.Hour
+	// defaultMaxCachedSessions bounds the finished sessions kept in memory.
+	// A session's marker is a few KB; past this many, the least recently
+	// used are read back from storage when needed.
+	defaultMaxCachedSessions = 256
 )
 
 // Config is the configuration of the agent_span connector.
@@ -36,6 +40,11 @@ type Config struct {
 	// call that has no result yet (a long build, a subagent): such a turn
 	// is idle-closed only after this long. Must be at least TurnIdleTimeout.
 	MaxOpenToolDuration time.Duration `mapstructure:"max_open_tool_duration"`
+	// MaxCachedSessions is how many sessions the connector keeps in memory
+	// beyond those with open turns: the least recently used of the others
+	// are dropped from memory (with storage they are read back when an
+	// event of theirs comes; without, they are forgotten).
+	MaxCachedSessions int `mapstructure:"max_cached_sessions"`
 	// Storage is the id of a storage extension (e.g. file_storage). When set,
 	// open turns and the link and emitted-span maps are saved there at
 	// shutdown and restored at start; when unset, shutdown flushes open turns
@@ -63,6 +72,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxOpenToolDuration < c.TurnIdleTimeout {
 		errs = append(errs, fmt.Errorf("`max_open_tool_duration` must be at least `turn_idle_timeout` (%s), got %s", c.TurnIdleTimeout, c.MaxOpenToolDuration))
+	}
+	if c.MaxCachedSessions <= 0 {
+		errs = append(errs, fmt.Errorf("`max_cached_sessions` must be a positive number of sessions, got %d", c.MaxCachedSessions))
 	}
 	if c.MaxContentLength <= 0 {
 		errs = append(errs, fmt.Errorf("`max_content_length` must be a positive number of bytes, got %d", c.MaxContentLength))

@@ -32,15 +32,15 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			id:   component.NewID(metadata.Type),
-			want: &Config{TurnIdleTimeout: 5 * time.Minute, MaxOpenToolDuration: 4 * time.Hour, MaxContentLength: 4096},
+			want: &Config{TurnIdleTimeout: 5 * time.Minute, MaxOpenToolDuration: 4 * time.Hour, MaxCachedSessions: 256, MaxContentLength: 4096},
 		},
 		{
 			id:   component.NewIDWithName(metadata.Type, "full"),
-			want: &Config{TurnIdleTimeout: 2 * time.Minute, MaxOpenToolDuration: 8 * time.Hour, Storage: &storage, IncludeContent: true, MaxContentLength: 1024},
+			want: &Config{TurnIdleTimeout: 2 * time.Minute, MaxOpenToolDuration: 8 * time.Hour, MaxCachedSessions: 64, Storage: &storage, IncludeContent: true, MaxContentLength: 1024},
 		},
 		{
 			id:      component.NewIDWithName(metadata.Type, "invalid"),
-			wantErr: []string{"`turn_idle_timeout` must be positive", "`max_open_tool_duration` must be at least `turn_idle_timeout`", "`max_content_length` must be a positive number"},
+			wantErr: []string{"`turn_idle_timeout` must be positive", "`max_open_tool_duration` must be at least `turn_idle_timeout`", "`max_cached_sessions` must be a positive number", "`max_content_length` must be a positive number"},
 		},
 	} {
 		t.Run(tc.id.String(), func(t *testing.T) {

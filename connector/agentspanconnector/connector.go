@@ -230,6 +230,8 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		return errors.Join(err, c.rollback(ctx))
 	}
 	if c.client == nil {
+		c.asm.committed()
+		c.asm.evict(c.cfg.MaxCachedSessions)
 		return nil
 	}
 	ops, err := c.asm.flush()
@@ -239,6 +241,7 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
+	c.asm.evict(c.cfg.MaxCachedSessions)
 	return nil
 }
 

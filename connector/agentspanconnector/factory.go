@@ -26,6 +26,7 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		TurnIdleTimeout:     defaultTurnIdleTimeout,
 		MaxOpenToolDuration: defaultMaxOpenToolDuration,
+		MaxCachedSessions:   defaultMaxCachedSessions,
 		MaxContentLength:    defaultMaxContentLength,
 	}
 }

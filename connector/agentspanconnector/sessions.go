@@ -4,6 +4,7 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -34,6 +35,8 @@ type sessIndex struct {
 	// caughtUp: the reader said, with the session's latest event, that it
 	// has nothing more of it for now (agentevent.AttrReadCaughtUp).
 	caughtUp bool
+	// used is when the session was last used (assembler.uses).
+	used uint64
 }
 
 func newSessIndex() *sessIndex {
@@ -61,10 +64,13 @@ type loader interface {
 // the first time. A read error is kept in loadErr: the caller fails the
 // whole batch rather than go on with a state it does not know.
 func (a *assembler) ensure(sk sessKey) *sessIndex {
+	a.uses++
 	if idx, ok := a.sessions[sk]; ok {
+		idx.used = a.uses
 		return idx
 	}
 	idx := newSessIndex()
+	idx.used = a.uses
 	a.sessions[sk] = idx
 	if a.load == nil {
 		return idx
@@ -117,12 +123,22 @@ func (a *assembler) setLink(child threadKey, l link) {
 	a.touch(child.sess())
 	a.links[child] = l
 	a.sessions[child.sess()].links[child] = struct{}{}
+	a.indexLink(child, l)
+}
+
+func (a *assembler) indexLink(child threadKey, l link) {
+	if l.Resolved {
+		delete(a.unresolved, child)
+	} else {
+		a.unresolved[child] = true
+	}
 }
 
 func (a *assembler) delLink(child threadKey) {
 	a.touch(child.sess())
 	delete(a.links, child)
 	delete(a.sessions[child.sess()].links, child)
+	delete(a.unresolved, child)
 }
 
 func (a *assembler) setCall(c callKey, ref callRef) {
@@ -145,12 +161,14 @@ func (a *assembler) drop(sk sessKey) {
 	}
 	for th := range idx.threads {
 		delete(a.threads, th)
+		delete(a.preambled, th)
 	}
 	for k := range idx.units {
 		delete(a.units, k)
 	}
 	for th := range idx.links {
 		delete(a.links, th)
+		delete(a.unresolved, th)
 	}
 	for c := range idx.calls {
 		delete(a.calls, c)
@@ -193,3 +211,29 @@ func (a *assembler) dirtySessions() []sessKey {
 func compareSessions(x, y sessKey) int {
 	return compareThreads(threadKey{Source: x.Source, Session: x.Session}, threadKey{Source: y.Source, Session: y.Session})
 }
+
+// evict drops least recently used sessions from memory while more than max
+// are held, down to nine in ten of max. Only sessions with nothing left to
+// do (not active) and nothing unsaved are dropped: with storage their state
+// is there and is read back when the session is next needed; without, they
+// are forgotten (see the README).
+func (a *assembler) evict(max int) {
+	if len(a.sessions) <= max {
+		return
+	}
+	var cands []sessKey
+	for sk := range a.sessions {
+		if !a.dirty[sk] && !a.active(sk) {
+			cands = append(cands, sk)
+		}
+	}
+	slices.SortFunc(cands, func(x, y sessKey) int { return cmp.Compare(a.sessions[x].used, a.sessions[y].used) })
+	target := max - max/10
+	for _, sk := range cands {
+		if len(a.sessions) <= target {
+			break
+		}
+		a.drop(sk)
+	}
+}
+

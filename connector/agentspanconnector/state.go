@@ -157,6 +157,9 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 			preamble: pre, preambleHost: st.PreambleHost, lastArrival: time.Unix(0, st.LastArrival),
 			prompts: st.Prompts, closed: st.Closed, closedSeq: st.ClosedSeq,
 		}
+		if len(pre) > 0 {
+			a.preambled[st.Key] = true
+		}
 		a.sessions[st.Key.sess()].threads[st.Key] = struct{}{}
 	}
 	for _, su := range rec.Units {
@@ -175,6 +178,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 	}
 	for _, sl := range rec.Links {
 		a.links[sl.Thread] = sl.Link
+		a.indexLink(sl.Thread, sl.Link)
 		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
 	}
 	for _, sc := range rec.Calls {
