@@ -14,8 +14,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-const (
-)
+const ()
 
 // closeReason says why a unit was closed; it feeds agent.turn.status.
 type closeReason int

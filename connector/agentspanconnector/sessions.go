@@ -236,4 +236,3 @@ func (a *assembler) evict(max int) {
 		a.drop(sk)
 	}
 }
-
