@@ -14,8 +14,6 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-const ()
-
 // closeReason says why a unit was closed; it feeds agent.turn.status.
 type closeReason int
 
