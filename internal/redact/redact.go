@@ -264,7 +264,7 @@ func redactAssignments(s string) string {
 		for v0 < len(s) && (s[v0] == ' ' || s[v0] == '\t') {
 			v0++
 		}
-		if (k != i || v0 != i+1) && (v0 == len(s) || s[v0] != '"' && s[v0] != '\'') {
+		if (k != i || v0 != i+1) && (v0 == len(s) || s[v0] != '"' && s[v0] != '\'' && !strings.HasPrefix(s[v0:], `\"`)) {
 			continue
 		}
 		start, end := valueExtent(s, v0)
@@ -312,8 +312,19 @@ func valueExtent(s string, i int) (start, end int) {
 		}
 		return i + 1, len(s)
 	}
+	if strings.HasPrefix(s[i:], `\"`) { // quoted inside a JSON string
+		if k := strings.Index(s[i+2:], `\"`); k >= 0 {
+			return i + 2, i + 2 + k
+		}
+		return i + 2, len(s)
+	}
 	end = i
 	for end < len(s) && !strings.ContainsRune(" \t\r\n&;|\"'`)<>,}#", rune(s[end])) {
+		// Inside a JSON string the value also ends at an escaped quote or
+		// an escaped "&", "<" or ">" (\u0026: Go's encoder writes "&" so).
+		if s[end] == '\\' && (strings.HasPrefix(s[end:], `\"`) || strings.HasPrefix(s[end:], `\u00`)) {
+			break
+		}
 		end++
 	}
 	return i, end

@@ -76,6 +76,13 @@ type Config struct {
 	// and logged). Formats such as the universal schema's agent.unparsed
 	// want them; everything else ignores them.
 	EmitUnparsed bool `mapstructure:"emit_unparsed"`
+	// Redact replaces well-known credential shapes (authorization headers,
+	// secret-named assignments and flags, passwords in URLs, common token
+	// prefixes; see internal/redact) in what can carry them before the
+	// events leave the receiver: commands, file paths and URLs, every other
+	// vendor fact, and, with include_content, tool call arguments (MCP
+	// arguments included). On by default.
+	Redact bool `mapstructure:"redact"`
 
 	// RetryOnFailure is how a refusal by the next consumer is retried: the
 	// read position is held (the refused records are not read past) and the

@@ -48,6 +48,7 @@ func TestLoadConfig(t *testing.T) {
 		IncludeContent:     true,
 		IncludeRaw:         true,
 		EmitUnparsed:       true,
+		Redact:             true,
 		RetryOnFailure: configretry.BackOffConfig{
 			Enabled:             true,
 			InitialInterval:     500 * time.Millisecond,

@@ -43,6 +43,9 @@ type delivery struct {
 	// file, snapshot fully emitted, no more rows). The last record of each
 	// session in the delivery then carries agent.read.caught_up.
 	caughtUp bool
+	// from and to are the byte positions in the file the delivery covers,
+	// when the source reads by position (JSONL); 0 otherwise.
+	from, to int64
 }
 
 // emitter is what every source shares: it counts and reports bad records,
@@ -67,6 +70,8 @@ type emitter struct {
 	logger    *zap.Logger
 	hostname  string
 	agentAttr metric.MeasurementOption
+	// progress follows the backfill (nil: not followed).
+	progress *progress
 	// wait sleeps d or until ctx ends (injected by tests).
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
@@ -165,6 +170,9 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 	if !e.cfg.IncludeRaw {
 		ev.Raw = nil
 	}
+	if e.cfg.Redact {
+		redactEvent(ev)
+	}
 	return true
 }
 
@@ -182,10 +190,16 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 			out = append(out, ev)
 		}
 	}
-	if len(out) == 0 {
-		return nil
+	if len(out) > 0 {
+		if err := e.consume(ctx, d.path, out, d.caughtUp); err != nil {
+			return err
+		}
 	}
-	return e.consume(ctx, d.path, out, d.caughtUp)
+	if e.progress != nil {
+		e.progress.observe(ctx, e.agent.key, out)
+		e.progress.read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
+	}
+	return nil
 }
 
 func cmpOr(a, b string) string {

@@ -47,6 +47,7 @@ func createDefaultConfig() component.Config {
 		MaxLogSize:         helper.ByteSize(defaultMaxLogSize),
 		MaxConcurrentFiles: defaultMaxConcurrentFiles,
 		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),
+		Redact:             true,
 		RetryOnFailure:     defaultRetry(),
 		MaxTrackedSessions: defaultMaxTrackedSessions,
 		ForgetAfter:        defaultForgetAfter,

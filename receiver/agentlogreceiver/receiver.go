@@ -46,6 +46,7 @@ type logsReceiver struct {
 	client   storage.Client
 	sources  []source
 	emitters []*emitter
+	progress *progress
 	shutdown bool
 }
 
@@ -107,6 +108,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	env := processEnvironment()
 	startedAt := r.clock.now()
+	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
@@ -121,6 +123,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		}
 		r.sources = append(r.sources, src)
 	}
+	r.progress.start()
 	return nil
 }
 
@@ -137,6 +140,11 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	}
 	em := newEmitter(a, r.cfg, r.next, r.obsrecv, r.telemetry, r.set.Logger, hostname, r.clock)
 	r.emitters = append(r.emitters, em)
+	if r.cfg.StartAt == StartAtBeginning {
+		// The history to read, as it is before any of it is read.
+		em.progress = r.progress
+		r.progress.found(ctx, a.key, historyOf(a.kind, include, exclude))
+	}
 	set := sourceSettings{
 		agent: a, cfg: r.cfg, ac: ac, include: include, exclude: exclude,
 		emitter:     em,
@@ -150,7 +158,6 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		sweepEvery:  r.sweep,
 		startedAt:   startedAt,
 	}
-	_ = ctx
 	switch a.kind {
 	case sourceJSONL:
 		return newJSONLSource(set)
@@ -192,6 +199,9 @@ func (r *logsReceiver) Shutdown(ctx context.Context) error {
 }
 
 func (r *logsReceiver) stopLocked(ctx context.Context) error {
+	if r.progress != nil {
+		r.progress.shutdown()
+	}
 	errs := make([]error, len(r.sources))
 	var wg sync.WaitGroup
 	for i, s := range r.sources {

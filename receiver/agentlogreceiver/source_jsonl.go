@@ -201,7 +201,7 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 		// The end of the file's data: what the parser held back goes out.
 		events = append(events, fl.Flush()...)
 	}
-	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp})
+	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp, from: offsets[0], to: end})
 	if err != nil {
 		s.positions.hold()
 		return err

@@ -23,12 +23,22 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                   metric.Meter
-	mu                      sync.Mutex
-	registrations           []metric.Registration
-	AgentLogEventsEmitted   metric.Int64Counter
-	AgentLogRecordsRead     metric.Int64Counter
-	AgentLogRecordsUnparsed metric.Int64Counter
+	meter                     metric.Meter
+	mu                        sync.Mutex
+	registrations             []metric.Registration
+	AgentLogBackfillBytes     metric.Int64Gauge
+	AgentLogBackfillBytesRead metric.Int64Counter
+	AgentLogBackfillDuration  metric.Float64Gauge
+	AgentLogBackfillFiles     metric.Int64Gauge
+	AgentLogBackfillFilesRead metric.Int64Counter
+	AgentLogBackfillSessions  metric.Int64Gauge
+	AgentLogEventsEmitted     metric.Int64Counter
+	AgentLogRecordsRead       metric.Int64Counter
+	AgentLogRecordsUnparsed   metric.Int64Counter
+	AgentLogTokens            metric.Int64Counter
+	AgentLogToolCalls         metric.Int64Counter
+	AgentLogToolCallsFailed   metric.Int64Counter
+	AgentLogTurns             metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -60,6 +70,42 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.AgentLogBackfillBytes, err = builder.meter.Int64Gauge(
+		"otelcol_agent_log_backfill_bytes",
+		metric.WithDescription("Bytes of the agent's history found at start (the size of the files then). [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogBackfillBytesRead, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_backfill_bytes_read",
+		metric.WithDescription("Bytes of history read (files read again from a stored position count from there). [Development]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogBackfillDuration, err = builder.meter.Float64Gauge(
+		"otelcol_agent_log_backfill_duration",
+		metric.WithDescription("Seconds the agent's backfill took, set once it is done. [Development]"),
+		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogBackfillFiles, err = builder.meter.Int64Gauge(
+		"otelcol_agent_log_backfill_files",
+		metric.WithDescription("Session files of the agent's history found at start (the backfill's work). [Development]"),
+		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogBackfillFilesRead, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_backfill_files_read",
+		metric.WithDescription("History files read to the size they had at start. [Development]"),
+		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogBackfillSessions, err = builder.meter.Int64Gauge(
+		"otelcol_agent_log_backfill_sessions",
+		metric.WithDescription("Sessions the agent's backfill read, set once it is done. [Development]"),
+		metric.WithUnit("{session}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.AgentLogEventsEmitted, err = builder.meter.Int64Counter(
 		"otelcol_agent_log_events_emitted",
 		metric.WithDescription("Number of agent events emitted as log records. [Development]"),
@@ -76,6 +122,30 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_agent_log_records_unparsed",
 		metric.WithDescription("Number of records that could not be mapped to an agent event; each is logged once at Warn with its file and line. [Development]"),
 		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogTokens, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_tokens",
+		metric.WithDescription("Tokens the events read add to their sessions' totals (input, cache included, plus output, reasoning included). [Development]"),
+		metric.WithUnit("{token}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogToolCalls, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_tool_calls",
+		metric.WithDescription("Tool calls read. [Development]"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogToolCallsFailed, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_tool_calls_failed",
+		metric.WithDescription("Tool results read that report a failure. [Development]"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogTurns, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_turns",
+		metric.WithDescription("User turns read (prompts of a main thread, not of subagents). [Development]"),
+		metric.WithUnit("{turn}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

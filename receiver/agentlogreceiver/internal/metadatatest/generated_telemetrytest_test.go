@@ -19,9 +19,37 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.AgentLogBackfillBytes.Record(context.Background(), 1)
+	tb.AgentLogBackfillBytesRead.Add(context.Background(), 1)
+	tb.AgentLogBackfillDuration.Record(context.Background(), 1)
+	tb.AgentLogBackfillFiles.Record(context.Background(), 1)
+	tb.AgentLogBackfillFilesRead.Add(context.Background(), 1)
+	tb.AgentLogBackfillSessions.Record(context.Background(), 1)
 	tb.AgentLogEventsEmitted.Add(context.Background(), 1)
 	tb.AgentLogRecordsRead.Add(context.Background(), 1)
 	tb.AgentLogRecordsUnparsed.Add(context.Background(), 1)
+	tb.AgentLogTokens.Add(context.Background(), 1)
+	tb.AgentLogToolCalls.Add(context.Background(), 1)
+	tb.AgentLogToolCallsFailed.Add(context.Background(), 1)
+	tb.AgentLogTurns.Add(context.Background(), 1)
+	AssertEqualAgentLogBackfillBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogBackfillBytesRead(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogBackfillDuration(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogBackfillFiles(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogBackfillFilesRead(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogBackfillSessions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentLogEventsEmitted(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -29,6 +57,18 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentLogRecordsUnparsed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogTokens(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogToolCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogToolCallsFailed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogTurns(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

@@ -1,0 +1,490 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+)
+
+// progressInterval is how often the backfill's progress is logged while it runs.
+const progressInterval = 10 * time.Second
+
+// progress follows the history backfill per agent and reports it, in the
+// log and as self-telemetry: what was found at start, how far reading is
+// (files and bytes, MB/s, time left) at a steady interval, and one summary
+// when an agent's history has been read (sessions, turns, tool calls, failed
+// tools, tokens, elapsed). The readers call found once per agent at start,
+// then for each batch of a file observe with its events and read with the
+// positions it spans (in that order: the batch that completes the history
+// is then in the summary).
+//
+// An agent's backfill is done when every file found at start has been read
+// to the size it had then, or, for files an earlier run has already read
+// (fileconsumer resumes them at their stored position and may have nothing
+// new to read), when nothing more has been read for quietAfter.
+type progress struct {
+	logger     *zap.Logger
+	telemetry  *metadata.TelemetryBuilder
+	now        func() time.Time
+	interval   time.Duration
+	quietAfter time.Duration
+
+	mu     sync.Mutex
+	agents map[string]*agentProgress
+	order  []string // agents in the order found
+	total  bool     // the all-agents summary was logged
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// agentProgress is one agent's backfill.
+type agentProgress struct {
+	key  string
+	attr metric.MeasurementOption
+
+	start      time.Time
+	lastRead   time.Time
+	doneAt     time.Time
+	filesFound int
+	bytesFound int64
+	sizes      map[string]int64 // path → size at start; emptied as files are read
+	offsets    map[string]int64 // path → read position reached
+	filesRead  int
+	bytesRead  int64 // bytes actually read (not those skipped by a resume)
+
+	unmeasured   bool                // read as a whole, not file by file
+	sessions     map[string]struct{} // distinct sessions read during the backfill
+	sessionCount int                 // len(sessions), kept once they are dropped
+	turns        int64
+	toolCalls    int64
+	toolFails    int64
+	tokens       int64
+}
+
+// newProgress follows a backfill read every pollInterval, whose rewritten
+// files are taken as final after settle.
+func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval, settle time.Duration) *progress {
+	return &progress{
+		logger:     logger,
+		telemetry:  tb,
+		now:        time.Now,
+		interval:   progressInterval,
+		quietAfter: max(10*pollInterval, settle+2*time.Second, 3*time.Second),
+		agents:     map[string]*agentProgress{},
+		stop:       make(chan struct{}),
+	}
+}
+
+// found records the history an agent has to read: its files and their sizes
+// now. An agent without history is done at once. A history whose reading is
+// not followed file by file (OpenCode's data directories: one database, or
+// a tree of many small files per session) is reported without a share done
+// or time left, and is done when it goes quiet.
+func (p *progress) found(ctx context.Context, agent string, h history) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := &agentProgress{
+		key:      agent,
+		attr:     metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", agent))),
+		start:    p.now(),
+		sizes:    map[string]int64{},
+		offsets:  map[string]int64{},
+		sessions: map[string]struct{}{},
+	}
+	a.lastRead = a.start
+	for path, size := range h.sizes {
+		a.filesFound++
+		a.bytesFound += size
+		if !h.unmeasured {
+			a.sizes[path] = size
+		}
+	}
+	a.unmeasured = h.unmeasured
+	p.agents[agent] = a
+	p.order = append(p.order, agent)
+	p.telemetry.AgentLogBackfillFiles.Record(ctx, int64(a.filesFound), a.attr)
+	p.telemetry.AgentLogBackfillBytes.Record(ctx, a.bytesFound, a.attr)
+	unit := "session file"
+	if a.unmeasured {
+		unit = "file"
+	}
+	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, plural(a.filesFound, unit), formatBytes(a.bytesFound)),
+		zap.String("agent", agent), zap.Int("files", a.filesFound), zap.Int64("bytes", a.bytesFound))
+	if a.filesFound == 0 && !a.unmeasured {
+		p.finishLocked(ctx, a, a.start)
+	}
+}
+
+// read records that path has been read from position from up to position to
+// (0, 0 for a source that does not read by position), and whether it has
+// been read to its end (caughtUp).
+func (p *progress) read(ctx context.Context, agent, path string, from, to int64, caughtUp bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.agents[agent]
+	if a == nil || !a.doneAt.IsZero() {
+		return
+	}
+	a.lastRead = p.now()
+	size, ok := a.sizes[path]
+	if !ok {
+		return // a file created after the start (live, not history), or part of an unmeasured history
+	}
+	if caughtUp {
+		to = size // nothing left but, perhaps, a line still being written
+	}
+	prev, seen := a.offsets[path]
+	if !seen {
+		prev = from // a resumed file: what lies before its first batch was read by an earlier run
+	}
+	to = min(to, size)
+	if to > prev {
+		a.bytesRead += to - prev
+		p.telemetry.AgentLogBackfillBytesRead.Add(ctx, to-prev, a.attr)
+	}
+	a.offsets[path] = max(prev, to)
+	if to >= size {
+		delete(a.sizes, path)
+		delete(a.offsets, path)
+		a.filesRead++
+		p.telemetry.AgentLogBackfillFilesRead.Add(ctx, 1, a.attr)
+		if len(a.sizes) == 0 {
+			p.finishLocked(ctx, a, a.lastRead)
+		}
+	}
+}
+
+// observe counts what a batch of one agent's events holds.
+func (p *progress) observe(ctx context.Context, agent string, events []agentevent.Event) {
+	var turns, calls, fails, tokens int64
+	for i := range events {
+		ev := &events[i]
+		if ev.Unparsed != "" {
+			continue
+		}
+		switch {
+		case ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" && !ev.IsSidechain:
+			turns++
+		case ev.Type == agentevent.TypeToolCall:
+			calls++
+		case ev.Type == agentevent.TypeToolResult && ev.ToolStatus == agentevent.ToolError:
+			fails++
+		}
+		if ev.TokensTotal != nil {
+			tokens += *ev.TokensTotal
+		} else {
+			tokens += agentevent.Value(ev.TokensInput) + agentevent.Value(ev.TokensOutput)
+		}
+	}
+	p.mu.Lock()
+	a := p.agents[agent]
+	if a != nil && a.doneAt.IsZero() {
+		for i := range events {
+			if events[i].SessionID != "" && events[i].Unparsed == "" {
+				a.sessions[events[i].SessionID] = struct{}{}
+			}
+		}
+		a.turns += turns
+		a.toolCalls += calls
+		a.toolFails += fails
+		a.tokens += tokens
+	}
+	p.mu.Unlock()
+	attr := metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", agent)))
+	if a != nil {
+		attr = a.attr
+	}
+	if turns > 0 {
+		p.telemetry.AgentLogTurns.Add(ctx, turns, attr)
+	}
+	if calls > 0 {
+		p.telemetry.AgentLogToolCalls.Add(ctx, calls, attr)
+	}
+	if fails > 0 {
+		p.telemetry.AgentLogToolCallsFailed.Add(ctx, fails, attr)
+	}
+	if tokens > 0 {
+		p.telemetry.AgentLogTokens.Add(ctx, tokens, attr)
+	}
+}
+
+// start logs the progress every interval until shutdown.
+func (p *progress) start() {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(p.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				if p.tick(context.Background()) {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// shutdown stops the logging; safe to call more than once and before start.
+func (p *progress) shutdown() {
+	p.mu.Lock()
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// tick logs one progress line per agent still reading its history, and
+// finishes the agents that have gone quiet. It reports whether every agent
+// is done (nothing more to report).
+func (p *progress) tick(ctx context.Context) (allDone bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	allDone = true
+	for _, key := range p.order {
+		a := p.agents[key]
+		if !a.doneAt.IsZero() {
+			continue
+		}
+		if now.Sub(a.lastRead) >= p.quietAfter {
+			p.finishLocked(ctx, a, a.lastRead) // done when it last read
+			continue
+		}
+		allDone = false
+		p.logProgressLocked(a, now)
+	}
+	return allDone
+}
+
+func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
+	elapsed := now.Sub(a.start)
+	if a.unmeasured {
+		p.logger.Info(fmt.Sprintf("%s: reading, %s and %s so far", a.key, plural(len(a.sessions), "session"), plural(int(a.turns), "turn")),
+			zap.String("agent", a.key), zap.Int("sessions", len(a.sessions)), zap.Int64("turns", a.turns), zap.Duration("elapsed", elapsed))
+		return
+	}
+	done := a.bytesFound - a.remainingLocked()
+	pct := 0.0
+	if a.bytesFound > 0 {
+		pct = 100 * float64(done) / float64(a.bytesFound)
+	}
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(a.bytesRead) / elapsed.Seconds()
+	}
+	left := "unknown"
+	var leftDur time.Duration
+	if rate > 0 {
+		leftDur = time.Duration(float64(a.remainingLocked()) / rate * float64(time.Second))
+		left = "about " + formatDuration(leftDur)
+	}
+	p.logger.Info(fmt.Sprintf("%s: %d/%d files, %s of %s (%.0f%%), %s/s, %s left",
+		a.key, a.filesRead, a.filesFound, formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
+		zap.String("agent", a.key), zap.Int("files_read", a.filesRead), zap.Int("files", a.filesFound),
+		zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound),
+		zap.Float64("mb_per_s", rate/1e6), zap.Duration("eta", leftDur))
+}
+
+// remainingLocked is the history still to read: the unread part of each file.
+func (a *agentProgress) remainingLocked() int64 {
+	var n int64
+	for path, size := range a.sizes {
+		n += size - a.offsets[path]
+	}
+	return n
+}
+
+// finishLocked logs an agent's summary once, and the all-agents summary once
+// every agent is done.
+func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.Time) {
+	if !a.doneAt.IsZero() {
+		return
+	}
+	a.doneAt = at
+	elapsed := a.doneAt.Sub(a.start)
+	if a.filesFound > 0 && len(a.sizes) > 0 {
+		// Gone quiet: the rest was read by an earlier run.
+		a.filesRead = a.filesFound
+	}
+	sessions := len(a.sessions)
+	p.telemetry.AgentLogBackfillDuration.Record(ctx, elapsed.Seconds(), a.attr)
+	p.telemetry.AgentLogBackfillSessions.Record(ctx, int64(sessions), a.attr)
+	if a.filesFound > 0 || a.unmeasured {
+		p.logger.Info(fmt.Sprintf("%s: history read in %s: %s, %s, %s (%d failed), %s tokens",
+			a.key, formatDuration(elapsed), plural(sessions, "session"), plural(int(a.turns), "turn"),
+			plural(int(a.toolCalls), "tool call"), a.toolFails, formatCount(a.tokens)),
+			zap.String("agent", a.key), zap.Int("sessions", sessions), zap.Int64("turns", a.turns),
+			zap.Int64("tool_calls", a.toolCalls), zap.Int64("tool_calls_failed", a.toolFails),
+			zap.Int64("tokens", a.tokens), zap.Int("files", a.filesFound), zap.Int64("bytes_read", a.bytesRead),
+			zap.Duration("elapsed", elapsed))
+	}
+	a.sessionCount = sessions
+	a.sessions = nil // bounded: only the backfill needs them
+	a.sizes, a.offsets = nil, nil
+	p.logTotalLocked()
+}
+
+// logTotalLocked logs, once every agent is done, one line for the whole
+// history when more than one agent had any.
+func (p *progress) logTotalLocked() {
+	if p.total {
+		return
+	}
+	var (
+		withHistory, sessions, files int
+		turns, calls, fails, tokens  int64
+		first, last                  time.Time
+	)
+	for _, key := range p.order {
+		a := p.agents[key]
+		if a.doneAt.IsZero() {
+			return
+		}
+		if first.IsZero() || a.start.Before(first) {
+			first = a.start
+		}
+		if a.doneAt.After(last) {
+			last = a.doneAt
+		}
+		if a.filesFound == 0 && !a.unmeasured {
+			continue
+		}
+		withHistory++
+		sessions += a.sessionCount
+		files += a.filesFound
+		turns += a.turns
+		calls += a.toolCalls
+		fails += a.toolFails
+		tokens += a.tokens
+	}
+	p.total = true
+	if withHistory < 2 {
+		return
+	}
+	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%d failed), %s tokens",
+		withHistory, formatDuration(last.Sub(first)), plural(sessions, "session"), plural(int(turns), "turn"),
+		plural(int(calls), "tool call"), fails, formatCount(tokens)),
+		zap.Int("agents", withHistory), zap.Int("files", files), zap.Int("sessions", sessions), zap.Int64("turns", turns),
+		zap.Int64("tool_calls", calls), zap.Int64("tool_calls_failed", fails), zap.Int64("tokens", tokens),
+		zap.Duration("elapsed", last.Sub(first)))
+}
+
+// history is what an agent has to read at start.
+type history struct {
+	sizes      map[string]int64 // file → size
+	unmeasured bool             // read as a whole (see found)
+}
+
+// historyOf finds an agent's history: the files its patterns match now, with
+// their sizes; OpenCode's data directories are reported as unmeasured.
+func historyOf(kind sourceKind, include, exclude []string) history {
+	if kind == sourceOpenCode {
+		return history{sizes: treeSizes(include), unmeasured: true}
+	}
+	return history{sizes: historySizes(include, exclude)}
+}
+
+// historySizes finds an agent's history: the files its patterns match now
+// (as fileconsumer matches them), with their sizes.
+func historySizes(include, exclude []string) map[string]int64 {
+	out := map[string]int64{}
+	m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude})
+	if err != nil {
+		return out
+	}
+	files, _ := m.MatchFiles() // no match is an error to it, an empty history to us
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			out[f] = fi.Size()
+		}
+	}
+	return out
+}
+
+// treeSizes is the history of an agent whose include patterns name
+// directories (OpenCode's data directory): every regular file below them.
+func treeSizes(dirs []string) map[string]int64 {
+	out := map[string]int64{}
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return nil
+			}
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+				out[path] = fi.Size()
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return formatCount(int64(n)) + " " + word + "s"
+}
+
+// formatCount writes a count with thousands separators: 12,345.
+func formatCount(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + formatCount(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// formatBytes writes a size in decimal units: 812.0 MB.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// formatDuration rounds a duration for people: 1m05s, 4.2s, 120ms.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

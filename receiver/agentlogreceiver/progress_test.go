@@ -1,0 +1,285 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+)
+
+// stepClock is the progress' clock, moved by the test.
+type stepClock struct{ t time.Time }
+
+func (c *stepClock) now() time.Time          { return c.t }
+func (c *stepClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newStepClock() *stepClock               { return &stepClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+func agentAttr(key string) attribute.Set     { return attribute.NewSet(attribute.String("agent", key)) }
+func messages(logs *observer.ObservedLogs) []string {
+	var out []string
+	for _, e := range logs.All() {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+func newTestProgress(t *testing.T) (*progress, *stepClock, *observer.ObservedLogs, *componenttest.Telemetry) {
+	t.Helper()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	tb, err := metadata.NewTelemetryBuilder(metadatatest.NewSettings(tel).TelemetrySettings)
+	require.NoError(t, err)
+	core, logs := observer.New(zapcore.InfoLevel)
+	clock := newStepClock()
+	p := newProgress(zap.New(core), tb, 200*time.Millisecond, 0)
+	p.now = clock.now
+	return p, clock, logs, tel
+}
+
+// goldenFigures are the summary's figures computed from a case's golden events, independently
+// of progress: distinct sessions, main-thread prompts, tool calls, failed tool results, tokens.
+type goldenFigures struct {
+	sessions                    map[string]bool
+	turns, calls, fails, tokens int64
+}
+
+func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
+	t.Helper()
+	f := goldenFigures{sessions: map[string]bool{}}
+	for _, p := range paths {
+		logs, err := golden.ReadLogs(p)
+		require.NoError(t, err)
+		evs, _ := agentevent.DecodeLogs(logs)
+		for _, ev := range evs {
+			if ev.Unparsed != "" {
+				continue
+			}
+			f.sessions[ev.SessionID] = true
+			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" && !ev.IsSidechain {
+				f.turns++
+			}
+			if ev.Type == agentevent.TypeToolCall {
+				f.calls++
+			}
+			if ev.Type == agentevent.TypeToolResult && ev.ToolStatus == agentevent.ToolError {
+				f.fails++
+			}
+			f.tokens += agentevent.Value(ev.TokensTotal)
+		}
+	}
+	return f
+}
+
+// TestProgressOnClaudeTestdata feeds progress the Claude testdata the way the reader does — each
+// file's events in two batches, then its read positions — and checks the found line, a progress
+// line mid-way with its figures, the summary line with the figures the golden events give, and
+// the self-telemetry.
+func TestProgressOnClaudeTestdata(t *testing.T) {
+	p, clock, logs, tel := newTestProgress(t)
+	ctx := context.Background()
+	a := agents[0]
+	require.Equal(t, "claude_code", a.key)
+
+	goldens, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "claude_code", "*", "events.yaml"))
+	require.NoError(t, err)
+	sizes := map[string]int64{}
+	var files []string
+	var total int64
+	for _, g := range goldens {
+		c := filepath.Dir(g)
+		for _, f := range jsonlFiles(t, c) {
+			fi, err := os.Stat(f)
+			require.NoError(t, err)
+			sizes[f] = fi.Size()
+			total += fi.Size()
+			files = append(files, f)
+		}
+	}
+	require.NotEmpty(t, files)
+	want := figuresFromGoldens(t, goldens...)
+	require.Positive(t, want.turns)
+	require.Positive(t, want.calls)
+	require.Positive(t, want.fails, "the testdata holds failed tool calls")
+	require.Positive(t, want.tokens)
+
+	p.found(ctx, a.key, history{sizes: sizes})
+	assert.Equal(t, []string{fmt.Sprintf("claude_code: found %d session files (%s) of history to read", len(files), formatBytes(total))}, messages(logs))
+
+	// Read the first half of the files, 2s apart each, then look at the progress line.
+	half := len(files) / 2
+	var doneBytes int64
+	readFile := func(f string) {
+		evs := parseDirect(t, a, f)
+		mid := len(evs) / 2
+		p.observe(ctx, a.key, evs[:mid])
+		p.read(ctx, a.key, f, 0, sizes[f]/2, false)
+		p.observe(ctx, a.key, evs[mid:])
+		p.read(ctx, a.key, f, sizes[f]/2, sizes[f], false)
+		doneBytes += sizes[f]
+	}
+	for _, f := range files[:half] {
+		clock.advance(2 * time.Second)
+		readFile(f)
+	}
+	logs.TakeAll()
+	assert.False(t, p.tick(ctx))
+	elapsed := time.Duration(half) * 2 * time.Second
+	rate := float64(doneBytes) / elapsed.Seconds()
+	left := time.Duration(float64(total-doneBytes) / rate * float64(time.Second))
+	line := logs.TakeAll()
+	require.Len(t, line, 1)
+	assert.Equal(t, fmt.Sprintf("claude_code: %d/%d files, %s of %s (%.0f%%), %s/s, about %s left",
+		half, len(files), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
+		formatBytes(int64(rate)), formatDuration(left)), line[0].Message)
+	assert.Equal(t, int64(half), line[0].ContextMap()["files_read"])
+
+	for _, f := range files[half:] {
+		clock.advance(time.Second)
+		readFile(f)
+	}
+	summary := logs.TakeAll()
+	require.Len(t, summary, 1, "one summary line when the last file is read: %v", summary)
+	took := elapsed + time.Duration(len(files)-half)*time.Second
+	assert.Equal(t, fmt.Sprintf("claude_code: history read in %s: %s, %s, %s (%d failed), %s tokens",
+		formatDuration(took), plural(len(want.sessions), "session"), plural(int(want.turns), "turn"),
+		plural(int(want.calls), "tool call"), want.fails, formatCount(want.tokens)), summary[0].Message)
+	fields := summary[0].ContextMap()
+	assert.Equal(t, want.turns, fields["turns"])
+	assert.Equal(t, want.calls, fields["tool_calls"])
+	assert.Equal(t, want.fails, fields["tool_calls_failed"])
+	assert.Equal(t, want.tokens, fields["tokens"])
+	assert.Equal(t, int64(len(want.sessions)), fields["sessions"])
+	assert.True(t, p.tick(ctx), "nothing more to report")
+	assert.Empty(t, logs.TakeAll(), "no line after the summary")
+
+	attrs := agentAttr("claude_code")
+	opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars()}
+	metadatatest.AssertEqualAgentLogBackfillFiles(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: int64(len(files))}}, opts...)
+	metadatatest.AssertEqualAgentLogBackfillBytes(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: total}}, opts...)
+	metadatatest.AssertEqualAgentLogBackfillFilesRead(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: int64(len(files))}}, opts...)
+	metadatatest.AssertEqualAgentLogBackfillBytesRead(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: total}}, opts...)
+	metadatatest.AssertEqualAgentLogBackfillSessions(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: int64(len(want.sessions))}}, opts...)
+	metadatatest.AssertEqualAgentLogBackfillDuration(t, tel, []metricdata.DataPoint[float64]{{Attributes: attrs, Value: took.Seconds()}}, opts...)
+	metadatatest.AssertEqualAgentLogTurns(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: want.turns}}, opts...)
+	metadatatest.AssertEqualAgentLogToolCalls(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: want.calls}}, opts...)
+	metadatatest.AssertEqualAgentLogToolCallsFailed(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: want.fails}}, opts...)
+	metadatatest.AssertEqualAgentLogTokens(t, tel, []metricdata.DataPoint[int64]{{Attributes: attrs, Value: want.tokens}}, opts...)
+}
+
+// A restart: files an earlier run read completely are never read again, a resumed file counts
+// from its stored position; the backfill ends when nothing has been read for quietAfter.
+func TestProgressResumedAndQuiet(t *testing.T) {
+	p, clock, logs, tel := newTestProgress(t)
+	ctx := context.Background()
+	p.found(ctx, "codex", history{sizes: map[string]int64{"/h/a.jsonl": 1000, "/h/b.jsonl": 3000}})
+	p.found(ctx, "pi", history{sizes: map[string]int64{"/h/p.jsonl": 500}})
+	p.found(ctx, "gemini", history{})
+	logs.TakeAll()
+
+	clock.advance(time.Second)
+	p.read(ctx, "codex", "/h/b.jsonl", 2000, 3000, true) // resumed at 2000
+	p.read(ctx, "codex", "/h/new.jsonl", 0, 10, true)    // created after the start: live, not history
+	p.read(ctx, "pi", "/h/p.jsonl", 0, 500, false)
+	pi := logs.TakeAll()
+	require.Len(t, pi, 1)
+	assert.Equal(t, "pi: history read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", pi[0].Message)
+
+	assert.False(t, p.tick(ctx))
+	line := logs.TakeAll()
+	require.Len(t, line, 1)
+	assert.Equal(t, "codex: 1/2 files, 3.0 kB of 4.0 kB (75%), 1.0 kB/s, about 1s left", line[0].Message,
+		"a.jsonl is still to read; b.jsonl's first 2000 bytes were read by an earlier run and count as done, not in the rate")
+
+	clock.advance(p.quietAfter)
+	assert.True(t, p.tick(ctx))
+	done := logs.TakeAll()
+	require.Len(t, done, 2)
+	assert.Equal(t, "codex: history read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[0].Message,
+		"done when it last read")
+	assert.Equal(t, "History of 2 agents read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[1].Message)
+	metadatatest.AssertEqualAgentLogBackfillBytesRead(t, tel, []metricdata.DataPoint[int64]{
+		{Attributes: agentAttr("codex"), Value: 1000}, {Attributes: agentAttr("pi"), Value: 500},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+func TestProgressStartAndShutdown(t *testing.T) {
+	p, _, _, _ := newTestProgress(t)
+	p.shutdown() // before start
+	p, _, _, _ = newTestProgress(t)
+	p.interval = time.Millisecond
+	p.start()
+	p.shutdown()
+	p.shutdown()
+}
+
+func TestFormatting(t *testing.T) {
+	assert.Equal(t, "1,234,567", formatCount(1234567))
+	assert.Equal(t, "999", formatCount(999))
+	assert.Equal(t, "812.0 MB", formatBytes(812_000_000))
+	assert.Equal(t, "1.5 GB", formatBytes(1_500_000_000))
+	assert.Equal(t, "512 B", formatBytes(512))
+	assert.Equal(t, "1m5s", formatDuration(65*time.Second+200*time.Millisecond))
+	assert.Equal(t, "4.2s", formatDuration(4230*time.Millisecond))
+	assert.Equal(t, "1 turn", plural(1, "turn"))
+	assert.Equal(t, "2,000 turns", plural(2000, "turn"))
+}
+
+// TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in
+// place, and checks the lines a user sees: what was found at start, and the summary once the
+// history is read, with the figures the golden events give.
+func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
+	root := filepath.Join(repoRoot(t), "testdata", "claude_code")
+	goldens, err := filepath.Glob(filepath.Join(root, "*", "events.yaml"))
+	require.NoError(t, err)
+	want := figuresFromGoldens(t, goldens...)
+	files := jsonlFiles(t, root)
+	var total int64
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		total += fi.Size()
+	}
+
+	cfg := testConfig(root)
+	h := newHarness(t, cfg, nil)
+	h.start()
+	const summary = "claude_code: history read in"
+	require.Eventually(t, func() bool { return h.logs.FilterMessageSnippet(summary).Len() == 1 }, 30*time.Second, 10*time.Millisecond,
+		"waiting for the summary line")
+
+	found := h.logs.FilterMessageSnippet("claude_code: found").All()
+	require.Len(t, found, 1)
+	assert.Equal(t, fmt.Sprintf("claude_code: found %d session files (%s) of history to read", len(files), formatBytes(total)), found[0].Message)
+	assert.Equal(t, total, found[0].ContextMap()["bytes"])
+
+	line := h.logs.FilterMessageSnippet(summary).All()[0]
+	assert.Regexp(t, fmt.Sprintf(`^claude_code: history read in \S+: %s, %s, %s \(%d failed\), %s tokens$`,
+		plural(len(want.sessions), "session"), plural(int(want.turns), "turn"), plural(int(want.calls), "tool call"),
+		want.fails, formatCount(want.tokens)), line.Message)
+	fields := line.ContextMap()
+	assert.Equal(t, int64(len(want.sessions)), fields["sessions"])
+	assert.Equal(t, want.turns, fields["turns"])
+	assert.Equal(t, want.calls, fields["tool_calls"])
+	assert.Equal(t, want.fails, fields["tool_calls_failed"])
+	assert.Equal(t, want.tokens, fields["tokens"])
+	assert.Equal(t, total, fields["bytes_read"])
+}
