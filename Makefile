@@ -1,6 +1,8 @@
 # agentotel — build, run and test the otelcol-agentotel collector.
 #   make run    build the collector and run it on your agent logs (config/default.yaml)
 #   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger, brief fuzzing
+#   make check  the fidelity table (tokens three ways against ccusage, statuses, duplicates, orphans)
+#               over ../shared/fixtures; `make check HOME_DIR=~` over your own history (read only)
 #   make chaos  the fault-injection suite (tests/faults) with at least 100 kills per scenario
 #   make fuzz   the fuzz targets, FUZZTIME (default 5m) each
 SHELL := /bin/bash
@@ -22,7 +24,7 @@ BENCH_CORPUS_MB ?= 200
 # How long each fuzz target runs: briefly in `make test`, longer in `make fuzz`.
 FUZZTIME ?= 5m
 
-.PHONY: run build test test-unit chaos fuzz generate lint jaeger bench tools clean
+.PHONY: run build test test-unit check chaos fuzz generate lint jaeger bench tools clean
 
 run: $(COLLECTOR)
 	@mkdir -p "$(AGENTOTEL_STATE_DIR)" "$(AGENTOTEL_OUT_DIR)"
@@ -64,6 +66,16 @@ fuzz:
 
 test-unit:
 	go test -short ./...
+
+# The fidelity check (cmd/agentcheck): the built collector over a home — the fixtures placed into each
+# agent's default location in a temporary home, or HOME_DIR read as it is (nothing is written there:
+# state and outputs go to a temporary directory) — one table per agent, non-zero exit on any problem
+# or unexplained difference. `make test` runs it over the fixtures (cmd/agentcheck TestFixtures).
+HOME_DIR ?=
+FIXTURES ?= ../shared/fixtures
+check: $(COLLECTOR)
+	@cc=$$(scripts/ensure-ccusage.sh) && go run ./cmd/agentcheck -collector $(COLLECTOR) -ccusage "$$cc" \
+		$(if $(HOME_DIR),-home "$(HOME_DIR)",-fixtures "$(FIXTURES)")
 
 # The collector killed (kill -9) and stopped (SIGTERM) at random moments, compared with an
 # uninterrupted run; a failing seed is logged, AGENTOTEL_FAULTS_SEED=<seed> repeats its schedule.

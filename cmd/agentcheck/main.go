@@ -1,0 +1,177 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Command agentcheck is the fidelity check behind `make check`: it runs the
+// built collector over a directory laid out as a home (by default the
+// fixture corpus placed into each agent's default location in a temporary
+// home; with -home, a user's own home, read only), and prints one table per
+// agent — sessions, turns by status, events, unparsed records, duplicate
+// event ids, tool calls unanswered and not marked in_progress, orphan spans,
+// traces without exactly one root, root spans ending before a child, and
+// per-session tokens three ways: summed over events, over chat spans, and
+// from ccusage. It exits non-zero on any problem or unexplained difference.
+// README.md lists the definitions that explain a difference.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	collector := fs.String("collector", "_build/otelcol-agentotel", "the built collector")
+	ccusage := fs.String("ccusage", "", "ccusage 20.0.24 (scripts/ensure-ccusage.sh prints its path); empty: no ccusage column")
+	fixtures := fs.String("fixtures", "../shared/fixtures", "the fixture corpus, staged into a temporary home (when -home is not set)")
+	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
+	quiet := fs.Duration("quiet", 3*time.Second, "how long the collector's outputs must stay unchanged before it is stopped")
+	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
+	keep := fs.Bool("keep", false, "keep the temporary directory (state, events.jsonl, traces.jsonl)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx := context.Background()
+
+	tmp, err := os.MkdirTemp("", "agentcheck-")
+	if err != nil {
+		fmt.Fprintln(stderr, "agentcheck:", err)
+		return 2
+	}
+	if *keep {
+		fmt.Fprintln(stderr, "agentcheck: outputs kept in", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+
+	var notes []string
+	dir := *home
+	if dir == "" {
+		dir = tmp + "/home"
+		if notes, err = stageFixtures(*fixtures, dir); err != nil {
+			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", err)
+			return 2
+		}
+	} else if strings.HasPrefix(dir, "~") {
+		h, _ := os.UserHomeDir()
+		dir = h + dir[1:]
+	}
+	out := tmp + "/out"
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fmt.Fprintln(stderr, "agentcheck:", err)
+		return 2
+	}
+	events, spans, err := runCollector(ctx, *collector, dir, out, *quiet, *timeout)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentcheck:", err)
+		return 2
+	}
+
+	bySource := map[agentevent.Source][]agentevent.Event{}
+	for _, ev := range events {
+		bySource[ev.Source] = append(bySource[ev.Source], ev)
+	}
+	byService := map[string][]span{}
+	for _, s := range spans {
+		byService[s.service] = append(byService[s.service], s)
+	}
+	var failures []string
+	for _, src := range []agentevent.Source{agentevent.SourceClaudeCode, agentevent.SourceCodex, agentevent.SourceGemini,
+		agentevent.SourcePi, agentevent.SourceOpenCode, agentevent.SourceCopilotCLI, agentevent.SourceAmp} {
+		evs := bySource[src]
+		var cc []ccSession
+		if _, ok := ccusageAgents[src]; ok && *ccusage != "" && len(evs) > 0 {
+			if cc, err = runCcusage(ctx, *ccusage, src, dir); err != nil {
+				fmt.Fprintln(stderr, "agentcheck:", err)
+				return 2
+			}
+		}
+		if len(evs) == 0 && len(cc) == 0 {
+			continue
+		}
+		r := analyze(src, evs, byService[src.ServiceName()], cc)
+		printReport(stdout, r, *ccusage != "")
+		failures = append(failures, r.failures()...)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stdout, "note:", n)
+	}
+	if len(failures) > 0 {
+		fmt.Fprintf(stdout, "\nFAIL: %d problem(s)\n", len(failures))
+		for _, f := range failures {
+			fmt.Fprintln(stdout, "  "+f)
+		}
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nOK: every session's event and span tokens agree with each other and with ccusage up to the documented definitions")
+	return 0
+}
+
+func printReport(w io.Writer, r *report, withCcusage bool) {
+	fmt.Fprintf(w, "\n== %s\n", r.Agent)
+	var statuses []string
+	for _, s := range slices.Sorted(mapKeys(r.TurnsByStatus)) {
+		statuses = append(statuses, fmt.Sprintf("%s %d", s, r.TurnsByStatus[s]))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "sessions\t%d\n", r.Sessions)
+	fmt.Fprintf(tw, "turns\t%s\n", strings.Join(statuses, ", "))
+	fmt.Fprintf(tw, "events\t%d\n", r.Events)
+	fmt.Fprintf(tw, "unparsed records\t%d\n", r.Unparsed)
+	fmt.Fprintf(tw, "duplicate event ids\t%d\n", r.DuplicateIDs)
+	fmt.Fprintf(tw, "tool calls unanswered, not marked in_progress\t%d\n", r.UnmarkedOpen)
+	fmt.Fprintf(tw, "orphan spans\t%d\n", r.OrphanSpans)
+	fmt.Fprintf(tw, "traces without exactly one root\t%d\n", r.BadRootTraces)
+	fmt.Fprintf(tw, "root spans ending before a child\t%d\n", r.RootEndsEarly)
+	_ = tw.Flush()
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "session\tevents in/out/cache r/cache w\tchat spans\t"
+	if withCcusage {
+		head += "ccusage\tdefinitions\t"
+	}
+	fmt.Fprintln(tw, head+"")
+	for _, row := range r.Rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t", short(row.Session), cells(row.Events), mark(cells(row.Spans), row.Spans == row.Events))
+		if withCcusage {
+			cc, defs := "-", strings.Join(row.Definitions, ",")
+			if row.HasCcusage {
+				cc = mark(cells(row.Ccusage), row.Ccusage == row.Events)
+			}
+			line += cc + "\t" + defs + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
+}
+
+func cells(t tokens) string {
+	return fmt.Sprintf("%d/%d/%d/%d", t.Input, t.Output, t.CacheRead, t.CacheCreation)
+}
+
+func mark(s string, ok bool) string {
+	if ok {
+		return s
+	}
+	return s + " ≠"
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "…"
+	}
+	return s
+}

@@ -1,0 +1,352 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// stageFixtures lays the fixture corpus out as a home: each agent's files in
+// its default location. Formats the receiver does not read from a default
+// location (OpenCode API dumps) and agents it does not read yet are left
+// out, and said so.
+func stageFixtures(fixtures, home string) (notes []string, err error) {
+	cp := func(src, dst string) error {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o600)
+	}
+	tree := func(src, dst string) error {
+		return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			return cp(p, filepath.Join(dst, rel))
+		})
+	}
+	glob := func(pattern string) []string {
+		m, _ := filepath.Glob(filepath.Join(fixtures, pattern))
+		return m
+	}
+	// Claude Code: ~/.claude/projects/<project>/...; a loose file goes to a
+	// project of its own.
+	for _, p := range glob("claude_code/*") {
+		dst := filepath.Join(home, ".claude", "projects", filepath.Base(p))
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			dst = filepath.Join(home, ".claude", "projects", "fixtures", filepath.Base(p))
+			err = cp(p, dst)
+		} else {
+			err = tree(p, dst)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Codex: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl.
+	for _, p := range glob("codex/*.jsonl") {
+		if err := cp(p, filepath.Join(home, ".codex", "sessions", "2025", "01", "01", "rollout-"+filepath.Base(p))); err != nil {
+			return nil, err
+		}
+	}
+	// Gemini CLI: ~/.gemini/tmp/<project>/chats/session-*.json and logs.json.
+	for _, p := range glob("gemini/chat_*.json") {
+		name := "session-" + strings.TrimPrefix(filepath.Base(p), "chat_")
+		if err := cp(p, filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", name)); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range glob("gemini/logs_*.json") {
+		if err := cp(p, filepath.Join(home, ".gemini", "tmp", fmt.Sprintf("fixtures-logs-%d", i), "logs.json")); err != nil {
+			return nil, err
+		}
+	}
+	// Pi: ~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl.
+	for _, p := range glob("pi/*.jsonl") {
+		if err := cp(p, filepath.Join(home, ".pi", "agent", "sessions", "--fixtures--", filepath.Base(p))); err != nil {
+			return nil, err
+		}
+	}
+	// OpenCode: ~/.local/share/opencode/storage (every fixture tree merged).
+	for _, p := range glob("opencode/*/storage") {
+		if err := tree(p, filepath.Join(home, ".local", "share", "opencode", "storage")); err != nil {
+			return nil, err
+		}
+	}
+	if m := glob("opencode/*.json"); len(m) > 0 {
+		notes = append(notes, fmt.Sprintf("opencode: %d API dump file(s) left out: not a format OpenCode keeps in its data directory", len(m)))
+	}
+	// GitHub Copilot CLI: ~/.copilot/session-state/ and history-session-state/
+	// (every fixture's folders merged).
+	for _, p := range glob("copilot_cli/*/*") {
+		if err := tree(p, filepath.Join(home, ".copilot", filepath.Base(p))); err != nil {
+			return nil, err
+		}
+	}
+	// Amp: ~/.local/share/amp/threads/T-*.json.
+	for _, p := range glob("amp/threads/*.json") {
+		if err := cp(p, filepath.Join(home, ".local", "share", "amp", "threads", filepath.Base(p))); err != nil {
+			return nil, err
+		}
+	}
+	return notes, nil
+}
+
+// collectorConfig reads every agent of home with the receiver's defaults and
+// writes the events and the traces to files of out; state goes to out too.
+const collectorConfig = `extensions:
+  file_storage:
+    directory: %[1]s/state
+    create_directory: true
+receivers:
+  agent_log:
+    storage: file_storage
+    emit_unparsed: true
+connectors:
+  agent_span:
+    storage: file_storage
+exporters:
+  file/events:
+    path: %[1]s/events.jsonl
+    format: json
+  file/traces:
+    path: %[1]s/traces.jsonl
+    format: json
+service:
+  extensions: [file_storage]
+  pipelines:
+    logs:
+      receivers: [agent_log]
+      exporters: [agent_span, file/events]
+    traces:
+      receivers: [agent_span]
+      exporters: [file/traces]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: warn
+`
+
+// agentEnv is the environment the agents' default locations depend on:
+// HOME, and nothing that would point the receiver (or ccusage) elsewhere.
+func agentEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "GEMINI_DIR",
+			"COPILOT_HOME", "AMP_DATA_DIR":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home)
+}
+
+// runCollector runs the built collector over home until its outputs have
+// been quiet for quiet, then stops it (SIGTERM) and returns what it wrote.
+func runCollector(ctx context.Context, bin, home, out string, quiet, timeout time.Duration) ([]agentevent.Event, []span, error) {
+	cfg := filepath.Join(out, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(collectorConfig, out)), 0o600); err != nil {
+		return nil, nil, err
+	}
+	var logs bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	cmd.Env = agentEnv(home)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	size := func() int64 {
+		var n int64
+		for _, f := range []string{"events.jsonl", "traces.jsonl"} {
+			if fi, err := os.Stat(filepath.Join(out, f)); err == nil {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	start := time.Now()
+	last, lastChange := int64(-1), time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err := <-done:
+			return nil, nil, fmt.Errorf("the collector exited early (%v):\n%s", err, logs.String())
+		case <-tick.C:
+			if n := size(); n != last {
+				last, lastChange = n, time.Now()
+			}
+			if last > 0 && time.Since(lastChange) >= quiet {
+				break wait
+			}
+			if time.Since(start) > timeout {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+				return nil, nil, fmt.Errorf("no output settled within %s:\n%s", timeout, logs.String())
+			}
+		}
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	events, err := readEvents(filepath.Join(out, "events.jsonl"))
+	if err != nil {
+		return nil, nil, err
+	}
+	spans, err := readSpans(filepath.Join(out, "traces.jsonl"))
+	return events, spans, err
+}
+
+func eachLine(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := fn(line); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func readEvents(path string) ([]agentevent.Event, error) {
+	var events []agentevent.Event
+	var u plog.JSONUnmarshaler
+	err := eachLine(path, func(b []byte) error {
+		ld, err := u.UnmarshalLogs(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		evs, skipped := agentevent.DecodeLogs(ld)
+		if skipped > 0 {
+			return fmt.Errorf("%s: %d log records are not agent events", path, skipped)
+		}
+		events = append(events, evs...)
+		return nil
+	})
+	return events, err
+}
+
+func readSpans(path string) ([]span, error) {
+	var spans []span
+	var u ptrace.JSONUnmarshaler
+	err := eachLine(path, func(b []byte) error {
+		td, err := u.UnmarshalTraces(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		spans = append(spans, spansOf(td)...)
+		return nil
+	})
+	return spans, err
+}
+
+// ccusageAgents names the ccusage command of each agent the check compares.
+var ccusageAgents = map[agentevent.Source]string{
+	agentevent.SourceClaudeCode: "claude",
+	agentevent.SourceCodex:      "codex",
+	agentevent.SourceGemini:     "gemini",
+	agentevent.SourcePi:         "pi",
+	agentevent.SourceOpenCode:   "opencode",
+	agentevent.SourceCopilotCLI: "copilot",
+	agentevent.SourceAmp:        "amp",
+}
+
+// runCcusage runs `ccusage <agent> session --json --offline` over home.
+func runCcusage(ctx context.Context, bin string, src agentevent.Source, home string) ([]ccSession, error) {
+	cmd := exec.CommandContext(ctx, bin, ccusageAgents[src], "session", "--json", "--offline")
+	cmd.Env = agentEnv(home)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("ccusage %s: %w: %s", ccusageAgents[src], err, stderr.String())
+	}
+	return parseCcusage(src, out)
+}
+
+// parseCcusage reads ccusage's session report. Its inputTokens are net of
+// cache reads for every agent; Gemini's and OpenCode's outputTokens leave
+// thoughts / reasoning out (their totalTokens have them).
+func parseCcusage(src agentevent.Source, out []byte) ([]ccSession, error) {
+	var report struct {
+		Sessions []struct {
+			SessionID           string `json:"sessionId"`
+			SessionFile         string `json:"sessionFile"`
+			InputTokens         int64  `json:"inputTokens"`
+			OutputTokens        int64  `json:"outputTokens"`
+			CacheReadTokens     int64  `json:"cacheReadTokens"`
+			CacheCreationTokens int64  `json:"cacheCreationTokens"`
+			TotalTokens         int64  `json:"totalTokens"`
+		} `json:"sessions"`
+	}
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:] // a notice before the JSON
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		return nil, fmt.Errorf("ccusage %s output: %w", ccusageAgents[src], err)
+	}
+	var sessions []ccSession
+	for _, s := range report.Sessions {
+		cs := ccSession{Key: s.SessionID, Tokens: tokens{
+			Input: s.InputTokens, Output: s.OutputTokens, CacheRead: s.CacheReadTokens, CacheCreation: s.CacheCreationTokens,
+		}}
+		if s.SessionFile != "" {
+			cs.Key = s.SessionFile
+		}
+		if src == agentevent.SourceGemini || src == agentevent.SourceOpenCode {
+			cs.Reasoning = s.TotalTokens - s.InputTokens - s.OutputTokens - s.CacheReadTokens - s.CacheCreationTokens
+		}
+		sessions = append(sessions, cs)
+	}
+	return sessions, nil
+}
