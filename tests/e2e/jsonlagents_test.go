@@ -115,6 +115,8 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 		"XDG_DATA_HOME=",
 		"PI_CODING_AGENT_DIR=",
 		"CODEX_HOME=",
+		"COPILOT_HOME=",
+		"AMP_DATA_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
 	}
