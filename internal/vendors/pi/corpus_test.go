@@ -131,7 +131,7 @@ func TestCorpus(t *testing.T) {
 			events := parseFile(t, dir, rel)
 			require.NotEmpty(t, events)
 			for _, ev := range events {
-				assert.Emptyf(t, ev.Unparsed, "line %d unparsed: %v", ev.LogLine, ev.Attributes[attrUnparsedDetail])
+				assert.Emptyf(t, ev.Unparsed, "line %d unparsed: %v", ev.LogLine, ev.Attributes[agentevent.AttrUnparsedDetail])
 				assert.Equal(t, agentevent.SourcePi, ev.Source)
 				assert.NotEmpty(t, ev.SessionID)
 				assert.False(t, ev.Timestamp.IsZero(), "line %d has no timestamp", ev.LogLine)

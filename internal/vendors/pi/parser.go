@@ -10,7 +10,6 @@ package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,21 +20,19 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Unparsed reasons.
+// Unparsed reasons (the shared ones of agentevent's parser skeleton).
 const (
 	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
-	ReasonMalformedJSON = "malformed_json"
+	ReasonMalformedJSON = agentevent.ReasonMalformedJSON
 	// ReasonUnknownType: an entry type or message role this parser does not know.
-	ReasonUnknownType = "unknown_type"
+	ReasonUnknownType = agentevent.ReasonUnknownType
 	// ReasonUnexpectedShape: JSON of a known type whose fields do not have
 	// the expected shape.
-	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
 	// ReasonParserError: the mapping failed on an internal error; the record
 	// is kept rather than lost.
-	ReasonParserError = "parser_error"
+	ReasonParserError = agentevent.ReasonParserError
 )
-
-const attrUnparsedDetail = "agent.unparsed.detail"
 
 // Parser maps the records of one session file. It is not safe for
 // concurrent use; each file gets its own Parser.
@@ -83,33 +80,25 @@ type pending struct {
 // unknown entry type or message role yields one event with Unparsed set,
 // Type log, Role system, Raw = line.
 func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
-	if offset <= p.st.LastOffset {
+	if !p.st.Admit(offset) {
 		return nil
 	}
-	p.st.LastOffset = offset
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil
 	}
 	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
-	defer func() {
-		if r := recover(); r != nil {
-			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
-		}
-	}()
+	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
+		return p.unparsed(c, reason, detail)
+	})
 	if trimmed[0] != '{' {
-		if json.Valid(trimmed) {
-			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
-		}
-		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+		reason, detail := agentevent.NotAnObject(trimmed)
+		return p.unparsed(c, reason, detail)
 	}
 	var e entry
 	if err := json.Unmarshal(trimmed, &e); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(trimmed) {
-			return p.unparsed(c, ReasonMalformedJSON, err.Error())
-		}
-		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+		reason, detail := agentevent.DecodeFailure(trimmed, err)
+		return p.unparsed(c, reason, detail)
 	}
 	if t, ok := parseTime(e.Timestamp); ok {
 		c.ts = t
@@ -376,19 +365,12 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		if ev.EventID == "" {
 			ev.EventID = p.eventID(c, pe.idx, n)
 		}
-		if ev.Type == agentevent.TypeUserMessage {
-			ev.ParentEventID = ""
-			if c.entryID != "" && p.st.FormatVersion >= 2 {
-				// The turn before this one on its branch, not in the file.
-				agentevent.SetAttr(&ev, agentevent.AttrPreviousPrompt, p.st.promptBefore(p.st.Parents[c.entryID]))
-				p.st.Prompts[c.entryID] = ev.EventID
-			}
-			p.st.Prompt = ev.EventID
-		} else {
-			ev.ParentEventID = p.st.Prompt
+		if ev.Type == agentevent.TypeUserMessage && c.entryID != "" && p.st.FormatVersion >= 2 {
+			// The turn before this one on its branch, not in the file.
+			agentevent.SetAttr(&ev, agentevent.AttrPreviousPrompt, p.st.promptBefore(p.st.Parents[c.entryID]))
+			p.st.Prompts[c.entryID] = ev.EventID
 		}
-		p.st.Sequence++
-		ev.Sequence = p.st.Sequence
+		p.st.Chain(&ev)
 		ev.LogFile = p.path
 		ev.LogLine = c.lineNo
 		ev.Raw = c.raw
@@ -408,7 +390,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
+		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
 	}
 	return p.finish(c, []pending{{ev: ev}})
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Bounds of the state kept per file.
@@ -28,9 +30,10 @@ const stateVersion = 1
 // state is everything Parse needs to continue mid-file. It is persisted as
 // JSON by MarshalState.
 type state struct {
-	Version    int   `json:"v"`
-	LastOffset int64 `json:"last_offset"`
-	Sequence   int64 `json:"sequence"`
+	Version int `json:"v"`
+	// Cursor: the last offset parsed, the last sequence number, and the
+	// event id of the latest user_message (the parent of every other event).
+	agentevent.Cursor
 
 	// Header values.
 	SessionID     string    `json:"session_id,omitempty"`
@@ -46,9 +49,6 @@ type state struct {
 	// Timestamp is the last record time seen.
 	Timestamp time.Time `json:"timestamp"`
 
-	// Prompt is the event id of the latest user_message: the parent of every
-	// other event.
-	Prompt string `json:"prompt,omitempty"`
 	// Calls are the tool calls still waiting for their result, by id.
 	Calls map[string]*openCall `json:"calls,omitempty"`
 	// NotRun are the ids of the last tool calls closed as never run (their
@@ -84,23 +84,16 @@ type openCall struct {
 }
 
 func newState() state {
-	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}, Parents: map[string]string{}, Prompts: map[string]string{}}
+	return state{Version: stateVersion, Cursor: agentevent.NewCursor(), Calls: map[string]*openCall{}, Parents: map[string]string{}, Prompts: map[string]string{}}
 }
+
+// Order places the call among the calls of the file (agentevent.Ordered).
+func (c *openCall) Order() int64 { return c.Seq }
 
 func (s *state) addCall(id string, c *openCall) {
 	s.CallSeq++
 	c.Seq = s.CallSeq
-	s.Calls[id] = c
-	if len(s.Calls) <= maxOpenCalls {
-		return
-	}
-	oldest, seq := "", int64(-1)
-	for k, v := range s.Calls {
-		if seq < 0 || v.Seq < seq {
-			oldest, seq = k, v.Seq
-		}
-	}
-	delete(s.Calls, oldest)
+	agentevent.AddOpenCall(s.Calls, id, c, maxOpenCalls)
 }
 
 // maxNotRun bounds state.NotRun.
@@ -158,8 +151,8 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("pi parser state: %w", err)
 	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("pi parser state: version %d, want %d", st.Version, stateVersion)
+	if err := agentevent.CheckStateVersion("pi", st.Version, stateVersion); err != nil {
+		return err
 	}
 	if st.Calls == nil {
 		st.Calls = map[string]*openCall{}
