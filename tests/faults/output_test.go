@@ -175,11 +175,7 @@ func (o *output) addEvents(at loc, line []byte) error {
 				if key.id == "" {
 					return fmt.Errorf("a log record without agent.event.id: %v", a.AsRaw())
 				}
-				o.events[key] = append(o.events[key], at)
-				o.runEvents[at.run]++
-				o.eventKind[key] = attr(a, "agent.event.type")
-				o.eventFile[key] = attr(a, "log.file.path")
-				o.inGroup(group{"event", at.run, o.eventFile[key]}, at.line)
+				o.putEvent(key, attr(a, "agent.event.type"), attr(a, "log.file.path"), at)
 			}
 		}
 	}
@@ -208,15 +204,29 @@ func (o *output) addSpans(at loc, line []byte) error {
 				if !sp.ParentSpanID().IsEmpty() {
 					c.parent = sp.ParentSpanID().String()
 				}
-				o.spans[key] = append(o.spans[key], spanCopy{at, c})
-				o.runSpans[at.run]++
-				o.spanAgent[key] = agent
-				o.spanSession[key] = attr(sp.Attributes(), "gen_ai.conversation.id")
-				o.inGroup(group{"span", at.run, o.spanSession[key]}, at.line)
+				o.putSpan(key, agent, attr(sp.Attributes(), "gen_ai.conversation.id"), c, at)
 			}
 		}
 	}
 	return nil
+}
+
+// putEvent records a copy of an event of the given type from a session file.
+func (o *output) putEvent(key eventKey, kind, file string, at loc) {
+	o.events[key] = append(o.events[key], at)
+	o.runEvents[at.run]++
+	o.eventKind[key] = kind
+	o.eventFile[key] = file
+	o.inGroup(group{"event", at.run, file}, at.line)
+}
+
+// putSpan records a copy of a span of the given agent and session.
+func (o *output) putSpan(key spanKey, agent, session string, c spanContent, at loc) {
+	o.spans[key] = append(o.spans[key], spanCopy{at, c})
+	o.runSpans[at.run]++
+	o.spanAgent[key] = agent
+	o.spanSession[key] = session
+	o.inGroup(group{"span", at.run, session}, at.line)
 }
 
 func attr(m pcommon.Map, key string) string {
