@@ -23,15 +23,13 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Unparsed reasons.
+// Unparsed reasons (the shared ones of agentevent's parser skeleton).
 const (
-	ReasonMalformedJSON   = "malformed_json"
-	ReasonUnknownType     = "unknown_type"
-	ReasonUnexpectedShape = "unexpected_shape"
-	ReasonParserError     = "parser_error"
+	ReasonMalformedJSON   = agentevent.ReasonMalformedJSON
+	ReasonUnknownType     = agentevent.ReasonUnknownType
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
+	ReasonParserError     = agentevent.ReasonParserError
 )
-
-const attrUnparsedDetail = "agent.unparsed.detail"
 
 // Parser maps the records of one rollout file. Not safe for concurrent use.
 type Parser struct {
@@ -65,25 +63,20 @@ type rowCtx struct {
 // before the last offset already parsed yields nothing. Never panics: a
 // malformed line or an unknown record type yields one Unparsed event.
 func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
-	if offset <= p.st.LastOffset {
+	if !p.st.Admit(offset) {
 		return nil
 	}
-	p.st.LastOffset = offset
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
 	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
-	defer func() {
-		if r := recover(); r != nil {
-			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
-		}
-	}()
+	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
+		return p.unparsed(c, reason, detail)
+	})
 	var r record
 	if err := json.Unmarshal(line, &r); err != nil {
-		if json.Valid(line) {
-			return p.unparsed(c, ReasonUnexpectedShape, err.Error())
-		}
-		return p.unparsed(c, ReasonMalformedJSON, err.Error())
+		reason, detail := agentevent.DecodeFailure(line, err)
+		return p.unparsed(c, reason, detail)
 	}
 	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
 		p.st.Timestamp = t
@@ -191,14 +184,7 @@ func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 	for i := range out {
 		ev := &out[i]
 		ev.EventID = agentevent.StableID(p.path, c.offset, i)
-		if ev.Type == agentevent.TypeUserMessage {
-			ev.ParentEventID = ""
-			p.st.Prompt = ev.EventID
-		} else {
-			ev.ParentEventID = p.st.Prompt
-		}
-		p.st.Sequence++
-		ev.Sequence = p.st.Sequence
+		p.st.Chain(ev)
 		ev.LogFile = p.path
 		ev.LogLine = c.lineNo
 		ev.Raw = raw
@@ -211,7 +197,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
+		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
 	}
 	return p.finish(c, []agentevent.Event{ev})
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps
 	"fmt"
 	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // maxOpenCalls bounds the tool calls waiting for a result; beyond it the
@@ -17,9 +19,10 @@ const stateVersion = 1
 
 // state is everything Parse needs to continue mid-file (MarshalState).
 type state struct {
-	Version    int   `json:"v"`
-	LastOffset int64 `json:"last_offset"`
-	Sequence   int64 `json:"sequence"`
+	Version int `json:"v"`
+	// Cursor: the last offset parsed, the last sequence number, and the
+	// event id of the latest user_message (the parent of every other event).
+	agentevent.Cursor
 
 	// Session envelope, from session_meta and turn_context.
 	MetaSeen     int    `json:"meta_seen,omitempty"`
@@ -56,8 +59,6 @@ type state struct {
 	ReplayTurns int  `json:"replay_turns,omitempty"`
 	ReplayItems bool `json:"replay_items,omitempty"`
 
-	// Prompt is the event id of the latest user_message (turn parent).
-	Prompt string `json:"prompt,omitempty"`
 	// PromptText/PromptFrom/PromptMatched dedupe the two copies of a prompt
 	// (response_item message and event_msg user_message).
 	PromptText    string `json:"prompt_hash,omitempty"` // sha256 hex of the text
@@ -99,23 +100,16 @@ type openCall struct {
 }
 
 func newState() state {
-	return state{Version: stateVersion, LastOffset: -1, Calls: map[string]*openCall{}}
+	return state{Version: stateVersion, Cursor: agentevent.NewCursor(), Calls: map[string]*openCall{}}
 }
+
+// Order places the call among the calls of the file (agentevent.Ordered).
+func (c *openCall) Order() int64 { return c.Seq }
 
 func (s *state) addCall(id string, c *openCall) {
 	s.CallSeq++
 	c.Seq = s.CallSeq
-	s.Calls[id] = c
-	if len(s.Calls) <= maxOpenCalls {
-		return
-	}
-	oldest, seq := "", int64(-1)
-	for k, v := range s.Calls {
-		if seq < 0 || v.Seq < seq {
-			oldest, seq = k, v.Seq
-		}
-	}
-	delete(s.Calls, oldest)
+	agentevent.AddOpenCall(s.Calls, id, c, maxOpenCalls)
 }
 
 // MarshalState returns everything Parse needs to continue mid-file.
@@ -130,8 +124,8 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("codex parser state: %w", err)
 	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("codex parser state: version %d, want %d", st.Version, stateVersion)
+	if err := agentevent.CheckStateVersion("codex", st.Version, stateVersion); err != nil {
+		return err
 	}
 	if st.Calls == nil {
 		st.Calls = map[string]*openCall{}
