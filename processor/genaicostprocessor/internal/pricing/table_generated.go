@@ -9,6 +9,8 @@ const TableDate = "2026-11-23"
 const TableSource = "LiteLLM model_prices_and_context_window.json via ccusage 20.0.24 offline snapshot; models.dev for non-OpenAI/Anthropic entries"
 
 var table = map[string]Price{
+	"claude-3-5-haiku-20241022":     {Rates: Rates{Input: 8e-07, Output: 4e-06, CacheRead: 8e-08, CacheCreation: 1e-06, CacheCreation1h: 1.6e-06}},
+	"claude-3-5-sonnet-20241022":    {Rates: Rates{Input: 3e-06, Output: 1.5e-05, CacheRead: 3e-07, CacheCreation: 3.75e-06, CacheCreation1h: 6e-06}},
 	"claude-3-7-sonnet-20250219":    {Rates: Rates{Input: 3e-06, Output: 1.5e-05, CacheRead: 3e-07, CacheCreation: 3.75e-06, CacheCreation1h: 6e-06}},
 	"claude-3-haiku-20240307":       {Rates: Rates{Input: 2.5e-07, Output: 1.25e-06, CacheRead: 3e-08, CacheCreation: 3e-07, CacheCreation1h: 5e-07}},
 	"claude-3-opus-20240229":        {Rates: Rates{Input: 1.5e-05, Output: 7.5e-05, CacheRead: 1.5e-06, CacheCreation: 1.875e-05, CacheCreation1h: 3e-05}},
