@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The parser skeleton: what every line-oriented parser in
@@ -66,9 +67,23 @@ func (c *Cursor) Admit(offset int64) bool {
 func (c *Cursor) Chain(ev *Event) {
 	if ev.Type == TypeUserMessage {
 		ev.ParentEventID = ""
-		c.Prompt = ev.EventID
+		c.Prompt = strings.Clone(ev.EventID) // not a view into the record
 	} else {
 		ev.ParentEventID = c.Prompt
+	}
+	c.Sequence++
+	ev.Sequence = c.Sequence
+}
+
+// ChainIn is Chain for a file that holds several threads (a session and
+// its subagents): prompts holds the prompt of each thread, by the
+// parser's thread key; the sequence is the file's.
+func (c *Cursor) ChainIn(ev *Event, prompts map[string]string, thread string) {
+	if ev.Type == TypeUserMessage {
+		ev.ParentEventID = ""
+		prompts[thread] = strings.Clone(ev.EventID)
+	} else {
+		ev.ParentEventID = prompts[thread]
 	}
 	c.Sequence++
 	ev.Sequence = c.Sequence

@@ -109,3 +109,21 @@ func TestCheckStateVersion(t *testing.T) {
 	require.NoError(t, CheckStateVersion("pi", 1, 1))
 	assert.EqualError(t, CheckStateVersion("pi", 2, 1), "pi parser state: version 2, want 1")
 }
+
+func TestCursorChainsThreadsApart(t *testing.T) {
+	c := NewCursor()
+	prompts := map[string]string{}
+	evs := []Event{
+		{EventID: "u1", Type: TypeUserMessage},
+		{EventID: "s1", Type: TypeUserMessage}, // the subagent's prompt
+		{EventID: "sa", Type: TypeAssistantMessage},
+		{EventID: "a1", Type: TypeAssistantMessage},
+	}
+	threads := []string{"main", "sub", "sub", "main"}
+	for i := range evs {
+		c.ChainIn(&evs[i], prompts, threads[i])
+	}
+	assert.Equal(t, "s1", evs[2].ParentEventID)
+	assert.Equal(t, "u1", evs[3].ParentEventID)
+	assert.Equal(t, int64(4), evs[3].Sequence, "one sequence per file")
+}

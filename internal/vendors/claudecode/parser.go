@@ -10,7 +10,6 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendors/cl
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -24,15 +23,15 @@ import (
 // Unparsed reasons.
 const (
 	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
-	ReasonMalformedJSON = "malformed_json"
+	ReasonMalformedJSON = agentevent.ReasonMalformedJSON
 	// ReasonUnknownType: a record type this parser does not know.
-	ReasonUnknownType = "unknown_type"
+	ReasonUnknownType = agentevent.ReasonUnknownType
 	// ReasonUnexpectedShape: JSON of a known type whose fields do not have
 	// the expected shape (not an object, no message, content of a wrong type).
-	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
 	// ReasonParserError: the mapping failed on an internal error; the record
 	// is kept rather than lost.
-	ReasonParserError = "parser_error"
+	ReasonParserError = agentevent.ReasonParserError
 )
 
 const (
@@ -109,7 +108,7 @@ type pending struct {
 // here. Never panics: a malformed line or an unknown record type yields one
 // event with Unparsed set, Type log, Role system, Raw = line.
 func (p *Parser) Parse(line []byte, lineNo, offset int64) []agentevent.Event {
-	if offset <= p.st.LastOffset {
+	if !p.st.Admit(offset) {
 		return nil
 	}
 	return p.release(p.parse(line, lineNo, offset))
@@ -133,32 +132,24 @@ func (p *Parser) Flush() []agentevent.Event {
 }
 
 func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
-	p.st.LastOffset = offset
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil
 	}
 	c := &rowCtx{lineNo: lineNo, offset: offset, line: line}
-	defer func() {
-		if r := recover(); r != nil {
-			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
-		}
-	}()
+	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
+		return p.unparsed(c, reason, detail)
+	})
 	if trimmed[0] != '{' {
 		pre := p.flushHeld()
-		if json.Valid(trimmed) {
-			return append(pre, p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")...)
-		}
-		return append(pre, p.unparsed(c, ReasonMalformedJSON, "record is not JSON")...)
+		reason, detail := agentevent.NotAnObject(trimmed)
+		return append(pre, p.unparsed(c, reason, detail)...)
 	}
 	var r record
 	if err := json.Unmarshal(line, &r); err != nil {
 		pre := p.flushHeld()
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(line) {
-			return append(pre, p.unparsed(c, ReasonMalformedJSON, err.Error())...)
-		}
-		return append(pre, p.unparsed(c, ReasonUnexpectedShape, err.Error())...)
+		reason, detail := agentevent.DecodeFailure(line, err)
+		return append(pre, p.unparsed(c, reason, detail)...)
 	}
 	// A record that is not a row of the response whose usage is held ends
 	// that response: its usage goes out first, in its own turn.
@@ -371,15 +362,7 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		default:
 			ev.EventID = agentevent.StableID(p.path, c.offset, pe.idx)
 		}
-		k := threadKey(ev.SessionID, ev.AgentID)
-		if ev.Type == agentevent.TypeUserMessage {
-			ev.ParentEventID = ""
-			p.st.Prompts[k] = strings.Clone(ev.EventID)
-		} else {
-			ev.ParentEventID = p.st.Prompts[k]
-		}
-		p.st.Sequence++
-		ev.Sequence = p.st.Sequence
+		p.st.ChainIn(&ev, p.st.Prompts, threadKey(ev.SessionID, ev.AgentID))
 		ev.LogFile = p.path
 		ev.LogLine = c.lineNo
 		ev.Raw = c.raw
@@ -407,7 +390,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		ev.Attributes = map[string]any{attrUnparsedDetail: detail}
+		ev.Attributes = map[string]any{agentevent.AttrUnparsedDetail: detail}
 	}
 	return p.finish(c, []pending{{ev: ev}})
 }

@@ -34,9 +34,10 @@ const stateVersion = 2
 // state is everything Parse needs to continue mid-file. It is persisted as
 // JSON by MarshalState.
 type state struct {
-	Version    int   `json:"v"`
-	LastOffset int64 `json:"last_offset"`
-	Sequence   int64 `json:"sequence"`
+	Version int `json:"v"`
+	// Cursor: the last offset parsed and the last sequence number (the
+	// prompts are per thread: Prompts).
+	agentevent.Cursor
 
 	// Envelope values carried to records that lack them.
 	SessionID  string    `json:"session_id,omitempty"`
@@ -119,7 +120,7 @@ type countedUsage struct {
 func newState() state {
 	return state{
 		Version:    stateVersion,
-		LastOffset: -1,
+		Cursor:     agentevent.NewCursor(),
 		Prompts:    map[string]string{},
 		Calls:      map[string]*openCall{},
 		Sidechains: map[string]string{},
@@ -145,8 +146,8 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	for i := range st.Aside {
 		numbers(st.Aside[i].Attributes)
 	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("claudecode: parser state version %d, want %d", st.Version, stateVersion)
+	if err := agentevent.CheckStateVersion("claudecode", st.Version, stateVersion); err != nil {
+		return err
 	}
 	if st.Prompts == nil {
 		st.Prompts = map[string]string{}
@@ -168,18 +169,11 @@ func (s *state) nextCallSeq() int64 {
 
 // addCall records an open tool call, forgetting the oldest beyond the bound.
 func (s *state) addCall(c *openCall) {
-	s.Calls[c.ID] = c
-	if len(s.Calls) <= maxOpenCalls {
-		return
-	}
-	var oldest *openCall
-	for _, oc := range s.Calls {
-		if oldest == nil || oc.Seq < oldest.Seq {
-			oldest = oc
-		}
-	}
-	delete(s.Calls, oldest.ID)
+	agentevent.AddOpenCall(s.Calls, c.ID, c, maxOpenCalls)
 }
+
+// Order places the call among the calls of the file (agentevent.Ordered).
+func (c *openCall) Order() int64 { return c.Seq }
 
 // numbers turns the json.Number attribute values of a decoded event back
 // into int64 (or float64 when not an integer).

@@ -50,7 +50,6 @@ const (
 	attrPRRepository         = "agent.pr.repository"
 	attrTeleportSession      = "agent.teleport.remote_session_id"
 	attrTeleportBranch       = "agent.teleport.branch"
-	attrUnparsedDetail       = "agent.unparsed.detail"
 )
 
 // Values of agent.meta.kind on meta events that do not come from a system
