@@ -644,7 +644,9 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 	if idx := a.sessions[k.Thread.sess()]; idx != nil {
 		caughtUp = idx.caughtUp
 	}
-	if caughtUp && a.units[k].ended != "" {
+	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
+		// Ended by the vendor, or more of a unit that went out already
+		// (usage written after the end): nothing to wait for.
 		return closedByEnd, true
 	}
 	bound := a.idleTimeout
@@ -658,6 +660,16 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		last = arrived
 	}
 	return closedByIdle, caughtUp && now.Sub(last) >= bound
+}
+
+// wentOut tells whether the unit was emitted before (these are late events).
+func (a *assembler) wentOut(k unitKey) bool {
+	t := a.threads[k.Thread]
+	if t == nil {
+		return false
+	}
+	_, sent := t.closedFor(k.Prompt)
+	return sent
 }
 
 // groupOpenCall tells whether a unit of the group topped by k has a tool
@@ -736,6 +748,7 @@ func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited m
 	// sort keeps arrival order among equal (unknown) sequences.
 	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
 	t := &tree{key: k, events: evs, prevPrompt: u.prevPrompt, host: u.host}
+	t.late = a.wentOut(k)
 	if l, ok := a.links[k.Thread]; ok && k.Thread.subagent() {
 		t.nameHint = a.calls[callKey{k.Thread.Source, k.Thread.Session, l.CallID}].SubagentType
 	}

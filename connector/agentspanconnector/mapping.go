@@ -39,6 +39,7 @@ const (
 	attrTurnSummary      = "agent.turn.summary"
 	attrTurnUsagePrefix  = "agent.turn.usage."
 	attrLinkType         = "agent.link.type"
+	attrLate             = "agent.span.late"
 
 	opInvokeAgent = "invoke_agent"
 	opChat        = "chat"
@@ -93,6 +94,9 @@ type tree struct {
 	// nameHint is the subagent type the spawning call asked for, used when
 	// the subagent's own events do not name it.
 	nameHint string
+	// late: the unit went out before; these are events of it that came
+	// after (its own span is not emitted again).
+	late     bool
 	children []child
 }
 
@@ -415,12 +419,15 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	var u usage
 	var cost float64
 	hasCost := false
-	model, provider, responseID, errType := "", "", "", ""
+	model, provider, responseID, errType, carrier := "", "", "", "", ""
 	var finish []string
 	end := time.Time{}
 	for _, i := range g.members {
 		ev := &evs[i]
 		u.addEvent(ev)
+		if c, ok := ev.Attributes[agentevent.AttrUsageCarrier].(string); ok && (carrier == "" || c == agentevent.UsageCarrierOwn) {
+			carrier = c
+		}
 		if ev.CostUSD != nil {
 			cost += *ev.CostUSD
 			hasCost = true
@@ -456,7 +463,14 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		break
 	}
 
-	sp := m.newSpan(chatSpanID(t.key.Thread, g.key), parent, opChat, model, ptrace.SpanKindClient, start, end)
+	key := g.key
+	if t.late {
+		// More of a unit that went out: its response may be one already
+		// emitted (usage written after the turn closed). A span id of its
+		// own keeps both — each event's tokens on exactly one chat span.
+		key += "\x00late\x00" + evs[g.members[0]].EventID
+	}
+	sp := m.newSpan(chatSpanID(t.key.Thread, key), parent, opChat, model, ptrace.SpanKindClient, start, end)
 	a := sp.Attributes()
 	a.PutStr(attrOperationName, opChat)
 	putStr(a, agentevent.AttrProvider, provider)
@@ -471,6 +485,11 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		}
 	}
 	u.put(a, "gen_ai.usage.")
+	putStr(a, agentevent.AttrUsageCarrier, carrier)
+	if t.late {
+		// Say so: the turn's root went out before this span.
+		a.PutBool(attrLate, true)
+	}
 	if hasCost {
 		a.PutDouble(agentevent.AttrCostUSD, cost)
 	}
