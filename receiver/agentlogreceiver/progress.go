@@ -120,15 +120,18 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 	p.order = append(p.order, agent)
 	p.telemetry.AgentLogBackfillFiles.Record(ctx, int64(a.filesFound), a.attr)
 	p.telemetry.AgentLogBackfillBytes.Record(ctx, a.bytesFound, a.attr)
+	if a.filesFound == 0 {
+		// Nothing to read (the agent is not installed, or has no history
+		// yet): done, without a line.
+		p.finishLocked(ctx, a, a.start)
+		return
+	}
 	unit := "session file"
 	if a.unmeasured {
 		unit = "file"
 	}
 	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, plural(a.filesFound, unit), formatBytes(a.bytesFound)),
 		zap.String("agent", agent), zap.Int("files", a.filesFound), zap.Int64("bytes", a.bytesFound))
-	if a.filesFound == 0 && !a.unmeasured {
-		p.finishLocked(ctx, a, a.start)
-	}
 }
 
 // read records that path has been read from position from up to position to
@@ -301,8 +304,8 @@ func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
 		leftDur = time.Duration(float64(a.remainingLocked()) / rate * float64(time.Second))
 		left = "about " + formatDuration(leftDur)
 	}
-	p.logger.Info(fmt.Sprintf("%s: %d/%d files, %s of %s (%.0f%%), %s/s, %s left",
-		a.key, a.filesRead, a.filesFound, formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
+	p.logger.Info(fmt.Sprintf("%s: %s/%s files, %s of %s (%.0f%%), %s/s, %s left",
+		a.key, formatCount(int64(a.filesRead)), formatCount(int64(a.filesFound)), formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
 		zap.String("agent", a.key), zap.Int("files_read", a.filesRead), zap.Int("files", a.filesFound),
 		zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound),
 		zap.Float64("mb_per_s", rate/1e6), zap.Duration("eta", leftDur))
@@ -332,10 +335,10 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 	sessions := len(a.sessions)
 	p.telemetry.AgentLogBackfillDuration.Record(ctx, elapsed.Seconds(), a.attr)
 	p.telemetry.AgentLogBackfillSessions.Record(ctx, int64(sessions), a.attr)
-	if a.filesFound > 0 || a.unmeasured {
-		p.logger.Info(fmt.Sprintf("%s: history read in %s: %s, %s, %s (%d failed), %s tokens",
+	if a.filesFound > 0 {
+		p.logger.Info(fmt.Sprintf("%s: history read in %s: %s, %s, %s (%s failed), %s tokens",
 			a.key, formatDuration(elapsed), plural(sessions, "session"), plural(int(a.turns), "turn"),
-			plural(int(a.toolCalls), "tool call"), a.toolFails, formatCount(a.tokens)),
+			plural(int(a.toolCalls), "tool call"), formatCount(a.toolFails), formatCount(a.tokens)),
 			zap.String("agent", a.key), zap.Int("sessions", sessions), zap.Int64("turns", a.turns),
 			zap.Int64("tool_calls", a.toolCalls), zap.Int64("tool_calls_failed", a.toolFails),
 			zap.Int64("tokens", a.tokens), zap.Int("files", a.filesFound), zap.Int64("bytes_read", a.bytesRead),
@@ -369,7 +372,7 @@ func (p *progress) logTotalLocked() {
 		if a.doneAt.After(last) {
 			last = a.doneAt
 		}
-		if a.filesFound == 0 && !a.unmeasured {
+		if a.filesFound == 0 {
 			continue
 		}
 		withHistory++
@@ -384,9 +387,9 @@ func (p *progress) logTotalLocked() {
 	if withHistory < 2 {
 		return
 	}
-	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%d failed), %s tokens",
+	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%s failed), %s tokens",
 		withHistory, formatDuration(last.Sub(first)), plural(sessions, "session"), plural(int(turns), "turn"),
-		plural(int(calls), "tool call"), fails, formatCount(tokens)),
+		plural(int(calls), "tool call"), formatCount(fails), formatCount(tokens)),
 		zap.Int("agents", withHistory), zap.Int("files", files), zap.Int("sessions", sessions), zap.Int64("turns", turns),
 		zap.Int64("tool_calls", calls), zap.Int64("tool_calls_failed", fails), zap.Int64("tokens", tokens),
 		zap.Duration("elapsed", last.Sub(first)))

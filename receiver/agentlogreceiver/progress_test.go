@@ -147,8 +147,8 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	left := time.Duration(float64(total-doneBytes) / rate * float64(time.Second))
 	line := logs.TakeAll()
 	require.Len(t, line, 1)
-	assert.Equal(t, fmt.Sprintf("claude_code: %d/%d files, %s of %s (%.0f%%), %s/s, about %s left",
-		half, len(files), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
+	assert.Equal(t, fmt.Sprintf("claude_code: %s/%s files, %s of %s (%.0f%%), %s/s, about %s left",
+		formatCount(int64(half)), formatCount(int64(len(files))), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
 		formatBytes(int64(rate)), formatDuration(left)), line[0].Message)
 	assert.Equal(t, int64(half), line[0].ContextMap()["files_read"])
 
@@ -159,9 +159,9 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	summary := logs.TakeAll()
 	require.Len(t, summary, 1, "one summary line when the last file is read: %v", summary)
 	took := elapsed + time.Duration(len(files)-half)*time.Second
-	assert.Equal(t, fmt.Sprintf("claude_code: history read in %s: %s, %s, %s (%d failed), %s tokens",
+	assert.Equal(t, fmt.Sprintf("claude_code: history read in %s: %s, %s, %s (%s failed), %s tokens",
 		formatDuration(took), plural(len(want.sessions), "session"), plural(int(want.turns), "turn"),
-		plural(int(want.calls), "tool call"), want.fails, formatCount(want.tokens)), summary[0].Message)
+		plural(int(want.calls), "tool call"), formatCount(want.fails), formatCount(want.tokens)), summary[0].Message)
 	fields := summary[0].ContextMap()
 	assert.Equal(t, want.turns, fields["turns"])
 	assert.Equal(t, want.calls, fields["tool_calls"])
@@ -193,6 +193,11 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 	p.found(ctx, "codex", history{sizes: map[string]int64{"/h/a.jsonl": 1000, "/h/b.jsonl": 3000}})
 	p.found(ctx, "pi", history{sizes: map[string]int64{"/h/p.jsonl": 500}})
 	p.found(ctx, "gemini", history{})
+	p.found(ctx, "opencode", history{unmeasured: true})
+	assert.Equal(t, []string{
+		"codex: found 2 session files (4.0 kB) of history to read",
+		"pi: found 1 session file (500 B) of history to read",
+	}, messages(logs), "an agent with nothing to read is done without a line")
 	logs.TakeAll()
 
 	clock.advance(time.Second)
@@ -272,9 +277,9 @@ func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
 	assert.Equal(t, total, found[0].ContextMap()["bytes"])
 
 	line := h.logs.FilterMessageSnippet(summary).All()[0]
-	assert.Regexp(t, fmt.Sprintf(`^claude_code: history read in \S+: %s, %s, %s \(%d failed\), %s tokens$`,
+	assert.Regexp(t, fmt.Sprintf(`^claude_code: history read in \S+: %s, %s, %s \(%s failed\), %s tokens$`,
 		plural(len(want.sessions), "session"), plural(int(want.turns), "turn"), plural(int(want.calls), "tool call"),
-		want.fails, formatCount(want.tokens)), line.Message)
+		formatCount(want.fails), formatCount(want.tokens)), line.Message)
 	fields := line.ContextMap()
 	assert.Equal(t, int64(len(want.sessions)), fields["sessions"])
 	assert.Equal(t, want.turns, fields["turns"])

@@ -89,7 +89,12 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
 	s.positions = &heldPersister{Persister: set.checkpoints.persister}
 	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
-	m, err := fc.Build(set.telemetry, s.emit, fileconsumer.WithSplitFunc(splitLines))
+	// fileconsumer logs every file it starts watching at info: thousands of
+	// lines for a user's history. Its warnings and errors still show; the
+	// receiver reports what it found and read (progress.go).
+	tel := set.telemetry
+	tel.Logger = tel.Logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
+	m, err := fc.Build(tel, s.emit, fileconsumer.WithSplitFunc(splitLines))
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
 	}
