@@ -182,9 +182,7 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 			agentevent.SetAttr(&ev, attrEvent, "timeline."+e.Type)
 			if e.Type == "error" {
 				ev.Role = agentevent.RoleSystem
-				ev.ErrorType = ErrSession
-				ev.Status = "error"
-				agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
+				ev.ErrorType = ErrSession // an error notice, as session.error
 			}
 			evs = append(evs, ev)
 		case "tool_call_completed":

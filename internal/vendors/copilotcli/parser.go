@@ -231,13 +231,14 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		agentevent.SetAttr(&ev, attrInfoType, firstNonEmpty(d.InfoType, d.WarningType))
 		return []agentevent.Event{ev}, "", ""
 	case "session.error":
-		// The CLI gave up on the request (a lost connection, an API error):
-		// the turn ends in error.
+		// A failed request (a lost connection, a rate limit, an API
+		// error). Not an end of turn by itself: the CLI can go on (the
+		// corpus has a turn that answered after a lost connection). An
+		// error notice: the turn ends in error when nothing answered after
+		// it.
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.Message
 		ev.ErrorType = firstNonEmpty(d.ErrorType, ErrSession)
-		ev.Status = "error"
-		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		agentevent.SetAttr(&ev, attrEvent, r.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "session.truncation":
