@@ -37,6 +37,7 @@ type settings struct {
 	backfillKills int
 	claudeBytes   int64 // backfill corpus
 	codexBytes    int64
+	geminiBytes   int64
 	liveDur       time.Duration // how long the live sessions are written
 	liveKills     int           // at least this many kill -9 of the live deployment
 	terms         int           // SIGTERMs mid-turn
@@ -50,10 +51,10 @@ func loadSettings(t *testing.T) settings {
 		t.Skip("fault injection runs with AGENTOTEL_FAULTS=1 (make test) or AGENTOTEL_CHAOS=1 (make chaos)")
 	}
 	if os.Getenv("AGENTOTEL_CHAOS") != "" {
-		return settings{chaos: true, backfillKills: 100, claudeBytes: 24 << 20, codexBytes: 12 << 20,
+		return settings{chaos: true, backfillKills: 100, claudeBytes: 24 << 20, codexBytes: 12 << 20, geminiBytes: 6 << 20,
 			liveDur: 100 * time.Second, liveKills: 100, terms: 10}
 	}
-	return settings{backfillKills: 20, claudeBytes: 12 << 20, codexBytes: 6 << 20,
+	return settings{backfillKills: 20, claudeBytes: 12 << 20, codexBytes: 6 << 20, geminiBytes: 2 << 20,
 		liveDur: 12 * time.Second, liveKills: 10, terms: 3}
 }
 
@@ -156,13 +157,13 @@ func judge(t *testing.T, ref, got *output, d *deployment) {
 	t.Logf("same events and spans as the uninterrupted run:\n%s", report)
 }
 
-// TestBackfillKill9 reads a replicated history of real Claude Code and Codex sessions, killed with
+// TestBackfillKill9 reads a replicated history of real Claude Code, Codex and Gemini CLI sessions, killed with
 // kill -9 at random moments, and compares with one uninterrupted read.
 func TestBackfillKill9(t *testing.T) {
 	cfg := loadSettings(t)
 	r := newRand(t)
 	logs := filepath.Join(t.TempDir(), "logs")
-	files, size := writeBackfill(t, logs, cfg.claudeBytes, cfg.codexBytes)
+	files, size := writeBackfill(t, logs, cfg.claudeBytes, cfg.codexBytes, cfg.geminiBytes)
 	t.Logf("history: %d session files, %.1f MB", files, float64(size)/(1<<20))
 
 	// The uninterrupted run: how long it takes to start and to read everything sets the schedule.

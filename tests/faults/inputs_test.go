@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,11 +64,12 @@ func firstTime(data []byte) time.Time {
 	return first
 }
 
-// writeBackfill writes a history of at least claudeBytes of Claude Code sessions and codexBytes of
-// Codex rollouts, made by replicating the real fixture sessions: each copy with its own session id
+// writeBackfill writes a history of at least claudeBytes of Claude Code sessions, codexBytes of
+// Codex rollouts and geminiBytes of Gemini CLI chats, made by replicating the real fixture
+// sessions: each copy with its own session id
 // and its timestamps a week after the previous copy's (so that no two copies overlap in time, which
 // the connector's cross-session anchoring of Codex /review rollouts would otherwise see as a tie).
-func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes int64) (files int, total int64) {
+func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiBytes int64) (files int, total int64) {
 	t.Helper()
 	fx := fixtures(t)
 	jsonl := func(p string) bool { return strings.HasSuffix(p, ".jsonl") }
@@ -92,7 +94,38 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes int64) (fi
 		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o644))
 		files++
 	}
+	gemini, n := testenv.Replicate(t, filepath.Join(fx, "gemini"), func(p string) bool {
+		return strings.HasPrefix(filepath.Base(p), "chat_") && strings.HasSuffix(p, ".json")
+	}, geminiSessionID, geminiBytes)
+	total += n
+	for _, f := range gemini {
+		id := geminiSessionID(f.Data)
+		require.NotEmpty(t, id, f.Rel)
+		path := filepath.Join(logs, "gemini", "tmp", fmt.Sprintf("project-r%03d", f.Replica), "chats", "session-"+id+".json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o644))
+		files++
+	}
+	// History: written a month ago, so that no reader takes a file for one still being written.
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	require.NoError(t, filepath.WalkDir(logs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
 	return files, total
+}
+
+// geminiSessionID is the session id of a Gemini CLI chat.
+func geminiSessionID(data []byte) string {
+	var chat struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(data, &chat) != nil {
+		return ""
+	}
+	return chat.SessionID
 }
 
 // step is one write an agent makes to its log: a line appended, or a whole chat rewritten.
