@@ -1,0 +1,99 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/codex"
+	"github.com/agentotel/agentotel/internal/vendors/pi"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+)
+
+// fixtureEvents parses a single-file session of ../shared/fixtures (read
+// in place) as the receiver would.
+func fixtureEvents(t *testing.T, path string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	type parser interface {
+		Parse(line []byte, lineNo, offset int64) []agentevent.Event
+	}
+	var p parser
+	switch filepath.Base(filepath.Dir(path)) {
+	case "codex":
+		p = codex.NewParser(path)
+	case "pi":
+		p = pi.NewParser(path)
+	}
+	var evs []agentevent.Event
+	for _, l := range vendortest.SplitLines(data) {
+		evs = append(evs, p.Parse(l.Data, l.No, l.Offset)...)
+	}
+	return evs
+}
+
+// TestFixtureTurnsDoNotDependOnReads: every Codex and Pi session of the
+// shared fixtures (where turns used to be cut between two reads), read in
+// reads of a few records, yields exactly the traces of one whole read —
+// same ids, same content — and every trace has one root that covers all
+// its spans, no turn that the vendor ended is abandoned, and the chat
+// spans carry all the events' tokens.
+func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
+	dir := vendortest.FixturesDir(t)
+	var files []string
+	for _, agent := range []string{"codex", "pi"} {
+		m, _ := filepath.Glob(filepath.Join(dir, agent, "*.jsonl"))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skipf("no Codex or Pi fixtures under %s", dir)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+			evs := fixtureEvents(t, f)
+			logs := markCaughtUp(agentevent.EncodeLogs(evs, "host1"))
+			run := func(size int) []ptrace.Span {
+				h := newHarness(t)
+				h.history()
+				for _, b := range splitLogs(logs, size) {
+					require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+				}
+				h.setNow(2 * 365 * 24 * time.Hour)
+				h.tick()
+				require.NoError(t, h.c.Shutdown(context.Background()))
+				return h.spans()
+			}
+			whole := run(1 << 20)
+			assert.Equal(t, spanKeys(whole), spanKeys(run(4)), "reads of 4 records")
+			assert.Equal(t, eventTokens(evs), chatTokens(whole), "every token on a chat span")
+			merged := ptrace.NewTraces()
+			ss := merged.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			for _, sp := range whole {
+				sp.CopyTo(ss.AppendEmpty())
+			}
+			checkTraceShape(t, merged)
+			ended := map[string]bool{}
+			for _, ev := range evs {
+				if _, ok := ev.Attributes[agentevent.AttrTurnEnd]; ok && ev.AgentID == "" {
+					ended[ev.ParentEventID] = true
+				}
+			}
+			for _, r := range roots(whole) {
+				if id, _ := attr(r, agentevent.AttrEventID).(string); ended[id] {
+					assert.NotEqual(t, statusAbandoned, attr(r, attrTurnStatus), "turn %s has the vendor's end marker", id)
+				}
+			}
+		})
+	}
+}
