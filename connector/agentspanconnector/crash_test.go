@@ -5,6 +5,7 @@ package agentspanconnector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -16,9 +17,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // splitLogs cuts ld into batches of at most n records, in order, as a
@@ -179,4 +183,49 @@ func FuzzConsumeLogs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refusing is a next consumer that refuses while refuse is set.
+type refusing struct {
+	consumertest.TracesSink
+	refuse bool
+}
+
+func (r *refusing) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if r.refuse {
+		return errors.New("downstream unavailable")
+	}
+	return r.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// TestRefusedSpansComeAgainWithTheBatch: when the next consumer refuses a
+// batch's spans, ConsumeLogs returns the error and keeps nothing of the
+// batch, so the receiver's retry of the same batch emits every turn once.
+func TestRefusedSpansComeAgainWithTheBatch(t *testing.T) {
+	id := storagetest.NewStorageID("state")
+	h := newHarness(t, func(c *Config) { c.Storage = &id })
+	next := &refusing{refuse: true}
+	h.c.next = next
+	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	h.history()
+	s := newSession("s1")
+	batch := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+		s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.call("c2", "m2", "toolu_2", "Bash", 3),
+		s.result("r2", "toolu_2", "Bash", 4), s.answer("a2", "m3", 5),
+	}, "host1"))
+	require.Error(t, h.c.ConsumeLogs(context.Background(), batch))
+	h.tick() // nothing is left to close: the batch was dropped
+	assert.Empty(t, next.AllTraces())
+	next.refuse = false
+	require.NoError(t, h.c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
+	require.NoError(t, h.c.Shutdown(context.Background()))
+	var spans []ptrace.Span
+	for _, td := range next.AllTraces() {
+		spans = append(spans, allSpans(td)...)
+	}
+	assert.Len(t, roots(spans), 2, "both turns, once")
+	for k, n := range spanKeys(spans) {
+		assert.Equal(t, 1, n, k)
+	}
+	assert.Len(t, spans, 6)
 }
