@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Message types of a chat.
@@ -159,10 +161,10 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// Decode reasons.
+// Decode reasons (the shared ones of agentevent's parser skeleton).
 const (
-	ReasonMalformedJSON   = "malformed_json"
-	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonMalformedJSON   = agentevent.ReasonMalformedJSON
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
 )
 
 // decodeReason tells why data did not decode: it is not JSON at all

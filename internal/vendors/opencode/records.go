@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Project is storage/project/<id>.json (≤1.1) or a row of the project
@@ -158,18 +160,18 @@ type MessageWithParts struct {
 	Parts []Part  `json:"parts"`
 }
 
-// Unparsed reasons.
+// Unparsed reasons (the shared ones of agentevent's parser skeleton).
 const (
 	// ReasonMalformedJSON: the object is not JSON (e.g. a file cut mid-write).
-	ReasonMalformedJSON = "malformed_json"
+	ReasonMalformedJSON = agentevent.ReasonMalformedJSON
 	// ReasonUnexpectedShape: JSON that is not an object of the expected
 	// shape (no id, a field of the wrong JSON type).
-	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
 	// ReasonUnknownType: a part type or message role this package does not know.
-	ReasonUnknownType = "unknown_type"
+	ReasonUnknownType = agentevent.ReasonUnknownType
 	// ReasonParserError: the mapping failed on an internal error; the
 	// object is kept rather than lost.
-	ReasonParserError = "parser_error"
+	ReasonParserError = agentevent.ReasonParserError
 )
 
 // DecodeError is why an object could not be decoded; Reason is one of the
