@@ -6,6 +6,7 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -193,3 +194,13 @@ func runUntil(ctx context.Context, fn func() error) error {
 		return ctx.Err()
 	}
 }
+
+// fileSig tells whether a file changed since it was decoded.
+type fileSig struct {
+	mod  time.Time
+	size int64
+}
+
+func (s fileSig) String() string { return fmt.Sprintf("%d/%d", s.mod.UnixNano(), s.size) }
+
+func sigOf(fi os.FileInfo) fileSig { return fileSig{mod: fi.ModTime(), size: fi.Size()} }

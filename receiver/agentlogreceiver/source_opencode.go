@@ -5,6 +5,7 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -169,4 +170,38 @@ func (rd *opencodeSource) badObject(path, signature string, ev agentevent.Event)
 	}
 	rd.reported[path] = signature
 	return []agentevent.Event{ev}
+}
+
+// What the JSON tree and the database readers share: the watermark of a
+// session, kept in a session table, and a part that could not be decoded.
+
+// storedMark is a session's watermark in a session table; stored says it
+// came from the storage (or an earlier read), not fresh.
+type storedMark struct {
+	mark   sessionMark
+	stored bool
+}
+
+// markCodec keeps sessionMarks in a session table.
+func markCodec() sessionCodec[*storedMark] {
+	return sessionCodec[*storedMark]{
+		fresh:   func(string) *storedMark { return &storedMark{} },
+		marshal: func(m *storedMark) ([]byte, error) { return json.Marshal(m.mark) },
+		unmarshal: func(_ string, b []byte) (*storedMark, error) {
+			m := &storedMark{stored: true}
+			return m, json.Unmarshal(b, &m.mark)
+		},
+	}
+}
+
+// sessionMark is the watermark of one session, kept in the storage.
+type sessionMark struct {
+	Last string `json:"last_message_id"`
+	Seq  int64  `json:"sequence"`
+}
+
+// badPart is a part file that could not be decoded.
+type badPart struct {
+	path, sig string
+	ev        agentevent.Event
 }

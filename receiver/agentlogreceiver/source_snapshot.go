@@ -6,7 +6,6 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"time"
@@ -155,16 +154,6 @@ type snapshotFile struct {
 	// records seen at the last read, for the counters (mapper's use).
 	records, skipped int
 }
-
-// fileSig tells whether a file changed since it was decoded.
-type fileSig struct {
-	mod  time.Time
-	size int64
-}
-
-func (s fileSig) String() string { return fmt.Sprintf("%d/%d", s.mod.UnixNano(), s.size) }
-
-func sigOf(fi os.FileInfo) fileSig { return fileSig{mod: fi.ModTime(), size: fi.Size()} }
 
 func newSnapshotSource(set sourceSettings) *snapshotSource {
 	m := set.agent.newSnapshot()

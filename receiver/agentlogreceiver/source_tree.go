@@ -6,7 +6,6 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -61,31 +60,6 @@ type treeSession struct {
 	// whose directory has not changed is not listed again.
 	msgDirMod time.Time
 	idle      bool
-}
-
-// storedMark is a session's watermark in a session table; stored says it
-// came from the storage (or an earlier read), not fresh.
-type storedMark struct {
-	mark   sessionMark
-	stored bool
-}
-
-// markCodec keeps sessionMarks in a session table.
-func markCodec() sessionCodec[*storedMark] {
-	return sessionCodec[*storedMark]{
-		fresh:   func(string) *storedMark { return &storedMark{} },
-		marshal: func(m *storedMark) ([]byte, error) { return json.Marshal(m.mark) },
-		unmarshal: func(_ string, b []byte) (*storedMark, error) {
-			m := &storedMark{stored: true}
-			return m, json.Unmarshal(b, &m.mark)
-		},
-	}
-}
-
-// sessionMark is the watermark of one session, kept in the storage.
-type sessionMark struct {
-	Last string `json:"last_message_id"`
-	Seq  int64  `json:"sequence"`
 }
 
 func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeReader {
@@ -354,12 +328,6 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		return
 	}
 	t.saveMark(context.WithoutCancel(ctx), s, m)
-}
-
-// badPart is a part file that could not be decoded.
-type badPart struct {
-	path, sig string
-	ev        agentevent.Event
 }
 
 // readParts decodes the parts of a message; parts that cannot be decoded
