@@ -529,7 +529,14 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 	ev := m.base(msg, m.eventID(msg, "result:"+b.ToolUseID), agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
 	ev.ToolCallID = b.ToolUseID
 	var in toolInput
-	if call := m.calls[b.ToolUseID]; call != nil {
+	call := m.calls[b.ToolUseID]
+	if call == nil {
+		// No tool_use of this id in the thread: a result whose call is not
+		// identified, rather than a pairing that breaks.
+		ev.ToolCallID = ""
+		agentevent.SetAttr(&ev, "agent.tool.late_call_id", b.ToolUseID)
+	}
+	if call != nil {
 		if !m.emitted["call:"+b.ToolUseID] && !slices.Contains(m.keys, "call:"+b.ToolUseID) {
 			return // its call is held with its message: the result follows it
 		}

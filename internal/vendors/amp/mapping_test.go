@@ -92,6 +92,20 @@ func TestRewrites(t *testing.T) {
 	assert.Empty(t, empty)
 }
 
+// TestResultWithoutCall: a tool_result whose tool_use is not in the thread
+// is kept without a pairing.
+func TestResultWithoutCall(t *testing.T) {
+	th, err := DecodeThread([]byte(`{"id":"T-1","messages":[
+		{"role":"user","messageId":0,"content":[{"type":"text","text":"hi"}]},
+		{"role":"user","messageId":1,"content":[{"type":"tool_result","toolUseID":"ghost","run":{"status":"done","result":"x"}}]}]}`))
+	require.NoError(t, err)
+	r := MapThread(Context{LogFile: "t"}, th, nil, true)
+	require.Len(t, r.Events, 2)
+	assert.Empty(t, r.Events[1].ToolCallID)
+	assert.Equal(t, "ghost", r.Events[1].Attributes["agent.tool.late_call_id"])
+	assert.Empty(t, agentevent.Validate(r.Events).Violations)
+}
+
 func TestProvider(t *testing.T) {
 	assert.Equal(t, "anthropic", Provider("claude-sonnet-4-5-20250929"))
 	assert.Equal(t, "openai", Provider("gpt-5"))

@@ -70,6 +70,7 @@ const (
 	attrLinesAdded     = "agent.copilot.lines_added"
 	attrLinesRemoved   = "agent.copilot.lines_removed"
 	attrTruncPrefix    = "agent.truncation."
+	attrLateCallID     = "agent.tool.late_call_id"
 )
 
 // Parser maps the records of one events.jsonl (or flat <id>.jsonl) file. It
@@ -172,6 +173,12 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	}
 	if d.ParentToolCallID != "" {
 		c.agent = strings.Clone(d.ParentToolCallID)
+		if _, known := p.st.Subagents[c.agent]; !known {
+			// A subagent's record before (or without) its
+			// subagent.started: the thread exists all the same, and the
+			// call's result will name it.
+			p.st.addSubagent(c.agent, "")
+		}
 	}
 	out, reason, detail := p.mapRecord(&r, &d, c)
 	if reason != "" {
@@ -509,7 +516,6 @@ func (p *Parser) subagentStarted(d *data, c *rowCtx) []agentevent.Event {
 	name := strings.Clone(firstNonEmpty(d.AgentName, d.AgentDisplayName))
 	prompt := ""
 	if oc := p.st.Calls[d.ToolCallID]; oc != nil {
-		oc.Subagent = true
 		prompt = oc.Prompt
 		name = firstNonEmpty(name, oc.AgentType)
 	}

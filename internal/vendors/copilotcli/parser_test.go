@@ -162,3 +162,30 @@ func TestHistory(t *testing.T) {
 	}()).Events, "nothing twice")
 	assert.Empty(t, agentevent.Validate(all.Events).Violations)
 }
+
+// TestUnknownCallsAndThreads: a result whose call was never seen is kept
+// without a pairing; a subagent's records without subagent.started still
+// form its thread, and the spawning call's result names it.
+func TestUnknownCallsAndThreads(t *testing.T) {
+	lines := []string{
+		`{"type":"user.message","data":{"content":"go"},"id":"1","timestamp":"2026-01-01T00:00:00Z"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"ghost","success":true,"result":{"content":"x"}},"id":"2","timestamp":"2026-01-01T00:00:01Z"}`,
+		`{"type":"assistant.message","data":{"messageId":"m","content":"","toolRequests":[{"toolCallId":"t1","name":"task","arguments":{"prompt":"look"}}]},"id":"3","timestamp":"2026-01-01T00:00:02Z"}`,
+		`{"type":"assistant.message","data":{"messageId":"n","content":"found it","parentToolCallId":"t1"},"id":"4","timestamp":"2026-01-01T00:00:03Z"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":true,"result":{"content":"found it"}},"id":"5","timestamp":"2026-01-01T00:00:04Z"}`,
+	}
+	var data []byte
+	for _, l := range lines {
+		data = append(data, l+"\n"...)
+	}
+	evs := parseBytes("f.jsonl", data, nil)
+	rep := agentevent.Validate(evs)
+	assert.Empty(t, rep.Violations)
+	assert.Empty(t, rep.OpenToolCalls)
+	require.Len(t, evs, 5)
+	assert.Empty(t, evs[1].ToolCallID)
+	assert.Equal(t, "ghost", evs[1].Attributes["agent.tool.late_call_id"])
+	assert.Equal(t, "t1", evs[3].AgentID)
+	assert.True(t, evs[3].IsSidechain)
+	assert.Equal(t, "t1", evs[4].SpawnedAgentID)
+}

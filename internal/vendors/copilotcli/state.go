@@ -77,7 +77,6 @@ type openCall struct {
 	Runner    string    `json:"runner,omitempty"`
 	Prompt    string    `json:"prompt,omitempty"`
 	AgentType string    `json:"agent_type,omitempty"`
-	Subagent  bool      `json:"subagent,omitempty"`
 	// CreateLines is the line count of a create call's file_text (-1: unknown).
 	CreateLines int64 `json:"create_lines"`
 }

@@ -124,7 +124,12 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 		ev.Channel = agentevent.Channel(oc.Channel)
 		ev.FilePath, ev.FileOp, ev.FileLanguage = oc.FilePath, agentevent.FileOp(oc.FileOp), oc.Language
 	} else {
+		// No call of this id was seen (the file read from the middle, or
+		// the call forgotten past maxOpenCalls): a result whose call is not
+		// identified, rather than a pairing that breaks.
 		ev.ToolName = strings.Clone(d.ToolName)
+		ev.ToolCallID = ""
+		agentevent.SetAttr(&ev, attrLateCallID, d.ToolCallID)
 	}
 	if ev.Channel == "" {
 		ev.Channel = agentevent.ChannelChat
@@ -170,10 +175,8 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 	}
 	if oc != nil {
 		p.toolFacts(&ev, d, oc)
-		if oc.Subagent || oc.Name == toolTask {
-			if _, ok := p.st.Subagents[d.ToolCallID]; ok {
-				ev.SpawnedAgentID = ev.ToolCallID
-			}
+		if _, ok := p.st.Subagents[d.ToolCallID]; ok {
+			ev.SpawnedAgentID = ev.ToolCallID
 		}
 	}
 	return []agentevent.Event{ev}
