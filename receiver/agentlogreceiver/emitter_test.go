@@ -4,12 +4,15 @@
 package agentlogreceiver
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 // TestBadRecordLogsAreRateLimited: the first bad record of each reason in
@@ -62,4 +65,41 @@ func TestRefusalPastMaxElapsedTimeIsDropped(t *testing.T) {
 		return h.logs.FilterMessageSnippet("kept refusing agent events for retry_on_failure::max_elapsed_time").Len() == 1
 	}, 10*time.Second, 5*time.Millisecond)
 	assert.Greater(t, next.calls.Load(), int64(1), "retried before giving up")
+}
+
+// blockingConsumer never returns until released.
+type blockingConsumer struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (b *blockingConsumer) ConsumeLogs(context.Context, plog.Logs) error {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	<-b.release
+	return nil
+}
+
+// TestShutdownHonoursItsContext: a next consumer that never returns does
+// not hold Shutdown past its context.
+func TestShutdownHonoursItsContext(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "s1.jsonl")
+	writeFile(t, path, userLine("u1", "s1", "one"))
+	next := &blockingConsumer{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h := newHarness(t, testConfig(dir), nil)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	require.NoError(t, err)
+	h.rcv = rcv
+	h.start()
+	<-next.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = h.rcv.Shutdown(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	close(next.release) // the stop finishes in the background
 }
