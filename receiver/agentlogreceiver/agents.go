@@ -30,7 +30,10 @@ type parser interface {
 // flusher is a parser that holds some events back until the end of the
 // file's data (Claude Code: the usage of a response whose last row has no
 // stop_reason, the rows of a /btw side-question file). The JSONL source calls
-// Flush when a batch ends where the file ends (caught up).
+// Flush when a batch ends where the file ends (caught up) and the file has
+// not changed for the settle delay; a file still being written is flushed
+// once it has settled (see jsonlSource.flushSettled), so what comes out
+// depends on the file's content, never on when the reader caught up.
 type flusher interface {
 	Flush() []agentevent.Event
 }

@@ -26,6 +26,8 @@ import (
 //	<agent>.db.<path>                  watermark of one OpenCode database
 //	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
 //	<agent>.sessions                   the index of the sessions above (life cycle)
+//	<agent>.pending_flush              JSONL files read to their end while being written,
+//	                                   whose parser flushes once they settle
 //	<agent>.snapshot.…                 the rewritten files of an agent that has both
 //	                                   kinds (Copilot CLI history JSON): thread.<id>, sessions
 //

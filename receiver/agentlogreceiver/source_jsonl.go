@@ -9,11 +9,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
 	fcattrs "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
@@ -44,6 +48,10 @@ type jsonlSource struct {
 	positions *heldPersister
 	sessions  *sessionTable[*jsonlSession]
 	sweeper   *loop
+	// pending are the files read to their end while still being written,
+	// whose parser may hold events back until they settle (flushSettled).
+	pending *pendingFlushes
+	flusher *loop
 }
 
 // jsonlSession is the state of one file path.
@@ -88,6 +96,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 	}, set.life, set.storageError)
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
 	s.positions = &heldPersister{Persister: set.checkpoints.persister}
+	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
 	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
 	// fileconsumer logs every file it starts watching at info: thousands of
 	// lines for a user's history. Its warnings and errors still show; the
@@ -108,6 +117,8 @@ func (s *jsonlSource) start(ctx context.Context) error {
 		return fmt.Errorf("start reading %s files: %w", s.agent.key, err)
 	}
 	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
+	s.pending.load(ctx, s.storageError)
+	s.flusher = startLoop(s.flushInterval(), s.flushSettled)
 	s.logger.Info("Reading agent session files",
 		zap.String("agent", s.agent.key), zap.Strings("include", s.include), zap.Strings("exclude", s.exclude))
 	return nil
@@ -116,7 +127,7 @@ func (s *jsonlSource) start(ctx context.Context) error {
 // stop stops tailing (fileconsumer saves its read positions unless a
 // delivery was given up) and writes the session index.
 func (s *jsonlSource) stop(ctx context.Context) error {
-	err := s.sweeper.halt(ctx)
+	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
 	if err == nil {
 		err = runUntil(ctx, s.manager.Stop)
 	}
@@ -201,10 +212,21 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 	if len(lines) < len(offsets) {
 		end = offsets[len(lines)]
 	}
-	caughtUp := readToEnd(path, end)
+	caughtUp, modified := readToEnd(path, end)
+	deferred := false
 	if fl, ok := f.parser.(flusher); ok && caughtUp {
-		// The end of the file's data: what the parser held back goes out.
-		events = append(events, fl.Flush()...)
+		if s.settled(modified) {
+			// The end of the file's data: what the parser held back goes out.
+			events = append(events, fl.Flush()...)
+		} else {
+			// A file still being written: what is held goes out once it
+			// settles (flushSettled), so that what comes out depends on the
+			// file's content, not on when the reader caught up with the
+			// writer. Recorded before the delivery, so that a crash after it
+			// cannot lose the flush.
+			deferred = true
+			s.pending.put(ctx, path, end, s.storageError)
+		}
 	}
 	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp, from: offsets[0], to: end})
 	if err != nil {
@@ -212,7 +234,137 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 		return err
 	}
 	s.sessions.commit(ctx, sess)
+	if !deferred {
+		s.pending.remove(ctx, path, s.storageError)
+	}
 	return nil
+}
+
+// settled reports whether a file last modified at modified has stayed
+// unchanged for the settle delay: its writer is done for now.
+func (s *jsonlSource) settled(modified time.Time) bool {
+	return !s.clock.now().Before(modified.Add(s.settleDelay))
+}
+
+// flushInterval is how often files waiting to settle are looked at.
+func (s *jsonlSource) flushInterval() time.Duration {
+	return min(max(s.settleDelay/4, 100*time.Millisecond), time.Second)
+}
+
+// flushSettled flushes the parser of every file read to its end while it was
+// being written, once the file has settled (or is gone), and delivers what
+// the parser held back, as emit does at the end of a file that is not
+// being written.
+func (s *jsonlSource) flushSettled(ctx context.Context) {
+	for path, end := range s.pending.snapshot() {
+		if ctx.Err() != nil {
+			return
+		}
+		caughtUp, modified := readToEnd(path, end)
+		gone := !fileExists(path)
+		if !gone && (!caughtUp || !s.settled(modified)) {
+			continue // more to read (emit takes over) or still being written
+		}
+		s.flushOne(ctx, path, end)
+	}
+}
+
+func (s *jsonlSource) flushOne(ctx context.Context, path string, end int64) {
+	sess := s.sessions.acquire(ctx, parserKey(path), path)
+	defer s.sessions.release(sess)
+	if e, ok := s.pending.get(path); !ok || e != end {
+		return // emit read more of the file meanwhile
+	}
+	var events []agentevent.Event
+	if fl, ok := sess.state.parser.(flusher); ok {
+		events = fl.Flush()
+	}
+	if len(events) > 0 {
+		if err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: true, from: end, to: end}); err != nil {
+			return // stopping: the stored parser state still holds them
+		}
+		s.sessions.commit(ctx, sess)
+	}
+	s.pending.remove(ctx, path, s.storageError)
+}
+
+// pendingFlushKey is the storage key of the files waiting to settle: a
+// restart flushes them once they have (their parser state is in storage,
+// and no new line may ever come to trigger emit).
+const pendingFlushKey = "pending_flush"
+
+// pendingFlushes are the files whose parser may hold events back until the
+// file settles, with the end of the data read. Only files read to their end
+// while being written are here, so it stays as small as the set of live
+// sessions.
+type pendingFlushes struct {
+	cp   *checkpoints
+	mu   sync.Mutex
+	ends map[string]int64
+}
+
+func (p *pendingFlushes) load(ctx context.Context, onError func(error)) {
+	b, err := p.cp.get(ctx, pendingFlushKey)
+	if err != nil {
+		onError(fmt.Errorf("read %s: %w", pendingFlushKey, err))
+		return
+	}
+	if len(b) == 0 {
+		return
+	}
+	ends := map[string]int64{}
+	if err := json.Unmarshal(b, &ends); err != nil {
+		onError(fmt.Errorf("decode %s: %w", pendingFlushKey, err))
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range ends {
+		p.ends[k] = v
+	}
+}
+
+func (p *pendingFlushes) get(path string) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	end, ok := p.ends[path]
+	return end, ok
+}
+
+func (p *pendingFlushes) snapshot() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.ends)
+}
+
+func (p *pendingFlushes) put(ctx context.Context, path string, end int64, onError func(error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ends[path]; ok && e == end {
+		return
+	}
+	p.ends[path] = end
+	p.saveLocked(ctx, onError)
+}
+
+func (p *pendingFlushes) remove(ctx context.Context, path string, onError func(error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.ends[path]; !ok {
+		return
+	}
+	delete(p.ends, path)
+	p.saveLocked(ctx, onError)
+}
+
+func (p *pendingFlushes) saveLocked(ctx context.Context, onError func(error)) {
+	b, err := json.Marshal(p.ends)
+	if err == nil {
+		err = p.cp.set(ctx, pendingFlushKey, b, false)
+	}
+	if err != nil {
+		onError(fmt.Errorf("write %s: %w", pendingFlushKey, err))
+	}
 }
 
 // readToEnd reports whether a file holds nothing to read past end but,
@@ -220,28 +372,29 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 // batch every 100 lines and at the end of the file, and a batch that ends
 // on a multiple of 100 lines at the end of the file does not say so: the
 // file's size does.
-func readToEnd(path string, end int64) bool {
+func readToEnd(path string, end int64) (caughtUp bool, modified time.Time) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, time.Time{}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || fi.Size() < end {
-		return false
+		return false, time.Time{}
 	}
+	modified = fi.ModTime()
 	rest := fi.Size() - end
 	if rest == 0 {
-		return true
+		return true, modified
 	}
 	if rest > caughtUpTail {
-		return false
+		return false, modified
 	}
 	tail := make([]byte, rest)
 	if _, err := f.ReadAt(tail, end); err != nil && err != io.EOF {
-		return false
+		return false, modified
 	}
-	return bytes.IndexByte(tail, '\n') < 0
+	return bytes.IndexByte(tail, '\n') < 0, modified
 }
 
 // unparsedEvent stands for a line the parser never saw (cut at
