@@ -226,6 +226,29 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
+// OpenCode's data is not followed file by file: its progress line counts sessions and turns, and
+// it is done when it goes quiet.
+func TestProgressUnmeasured(t *testing.T) {
+	p, clock, logs, _ := newTestProgress(t)
+	ctx := context.Background()
+	p.found(ctx, "opencode", history{sizes: map[string]int64{"/d/opencode.db": 4_000_000, "/d/opencode.db-wal": 1000}, unmeasured: true})
+	assert.Equal(t, []string{"opencode: found 2 files (4.0 MB) of history to read"}, messages(logs))
+	logs.TakeAll()
+	clock.advance(time.Second)
+	p.observe(ctx, "opencode", []agentevent.Event{
+		{SessionID: "ses_1", Type: agentevent.TypeUserMessage},
+		{SessionID: "ses_1", Type: agentevent.TypeToolCall},
+		{SessionID: "ses_2", Type: agentevent.TypeUserMessage, TokensTotal: agentevent.Int(1200)},
+	})
+	p.read(ctx, "opencode", "/d/opencode.db", 0, 0, true)
+	assert.False(t, p.tick(ctx))
+	assert.Equal(t, []string{"opencode: reading, 2 sessions and 2 turns so far"}, messages(logs))
+	logs.TakeAll()
+	clock.advance(p.quietAfter)
+	assert.True(t, p.tick(ctx))
+	assert.Equal(t, []string{"opencode: history read in 1s: 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
+}
+
 func TestProgressStartAndShutdown(t *testing.T) {
 	p, _, _, _ := newTestProgress(t)
 	p.shutdown() // before start
@@ -287,4 +310,30 @@ func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
 	assert.Equal(t, want.fails, fields["tool_calls_failed"])
 	assert.Equal(t, want.tokens, fields["tokens"])
 	assert.Equal(t, total, fields["bytes_read"])
+}
+
+// With start_at: end there is no history to follow: no progress lines, but what is read live is
+// counted.
+func TestReceiverCountsLiveWithoutBackfill(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.jsonl")
+	writeFile(t, path, userLine("u0", "s-live", "before the start: not read"))
+	cfg := testConfig(dir)
+	cfg.StartAt = StartAtEnd
+	h := newHarness(t, cfg, nil)
+	h.start()
+	// Lines appended before the first poll count as the end the reading starts at: append
+	// until one is read.
+	n := 0
+	require.Eventually(t, func() bool {
+		n++
+		appendFile(t, path, userLine(fmt.Sprintf("u%d", n), "s-live", "hello")+"\n")
+		return len(h.eventsOf(path)) > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	h.barrier(dir) // every line appended has been read (the barrier's prompt is a turn too)
+	evs := h.events()
+	assert.Zero(t, h.logs.FilterMessageSnippet("of history to read").Len())
+	assert.Zero(t, h.logs.FilterMessageSnippet("history read in").Len())
+	metadatatest.AssertEqualAgentLogTurns(t, h.tel, []metricdata.DataPoint[int64]{{Attributes: agentAttr("claude_code"), Value: int64(len(evs))}},
+		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }

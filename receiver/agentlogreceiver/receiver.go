@@ -140,9 +140,9 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	}
 	em := newEmitter(a, r.cfg, r.next, r.obsrecv, r.telemetry, r.set.Logger, hostname, r.clock)
 	r.emitters = append(r.emitters, em)
+	em.progress = r.progress // counts what is read, history and live
 	if r.cfg.StartAt == StartAtBeginning {
 		// The history to read, as it is before any of it is read.
-		em.progress = r.progress
 		r.progress.found(ctx, a.key, historyOf(a.kind, include, exclude))
 	}
 	set := sourceSettings{
