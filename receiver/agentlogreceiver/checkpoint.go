@@ -207,19 +207,23 @@ func (t *sessionTable[S]) acquire(ctx context.Context, key string, probes ...str
 		t.lru.MoveToFront(s.elem)
 	}
 	s.inUse++
+	// Only a session whose data is known (probes) is indexed: one looked up
+	// without (a watermark peeked at) is never taken for gone.
 	e := t.index[key]
-	if e == nil {
+	if e == nil && len(probes) > 0 {
 		e = &indexEntry{}
 		t.index[key] = e
 		t.indexDirty = true
 	}
-	for _, p := range probes {
-		if !slices.Contains(e.Probes, p) {
-			e.Probes = append(e.Probes, p)
-			t.indexDirty = true
+	if e != nil {
+		for _, p := range probes {
+			if !slices.Contains(e.Probes, p) {
+				e.Probes = append(e.Probes, p)
+				t.indexDirty = true
+			}
 		}
+		e.Active = t.life.now().UnixMilli()
 	}
-	e.Active = t.life.now().UnixMilli()
 	t.evictLocked(ctx)
 	t.mu.Unlock()
 
@@ -325,7 +329,7 @@ func (t *sessionTable[S]) sweep(ctx context.Context, exists func(probe string) b
 	var cands []candidate
 	t.mu.Lock()
 	for k, e := range t.index {
-		if e.Active > cutoff {
+		if e.Active > cutoff || len(e.Probes) == 0 {
 			continue
 		}
 		if s := t.resident[k]; s != nil && s.inUse > 0 {

@@ -1,0 +1,127 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+)
+
+// counter is a session state for the table tests.
+type counter struct{ n int }
+
+func counterCodec() sessionCodec[*counter] {
+	return sessionCodec[*counter]{
+		fresh:   func(string) *counter { return &counter{} },
+		marshal: func(c *counter) ([]byte, error) { return []byte(strconv.Itoa(c.n)), nil },
+		unmarshal: func(_ string, b []byte) (*counter, error) {
+			n, err := strconv.Atoi(string(b))
+			return &counter{n: n}, err
+		},
+	}
+}
+
+func newTestTable(t *testing.T, client storage.Client, persist bool, maxSessions int, now func() time.Time) *sessionTable[*counter] {
+	t.Helper()
+	cp := newCheckpoints(client, "agent", persist)
+	return newSessionTable(cp, "", counterCodec(), lifeCycle{maxSessions: maxSessions, forgetAfter: time.Hour, now: now},
+		func(err error) { t.Error(err) })
+}
+
+// bump reads a session once: its count goes up by one and is committed.
+func bump(ctx context.Context, tb *sessionTable[*counter], key string, probes ...string) int {
+	s := tb.acquire(ctx, key, probes...)
+	defer tb.release(s)
+	s.state.n++
+	tb.commit(ctx, s)
+	return s.state.n
+}
+
+// TestSessionTableCapReloads: past the cap, the least recently active
+// session leaves memory and comes back with its state, with storage and
+// without.
+func TestSessionTableCapReloads(t *testing.T) {
+	for _, persist := range []bool{true, false} {
+		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
+			ctx := context.Background()
+			var client storage.Client = storage.NewNopClient()
+			if persist {
+				client = storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
+			}
+			tb := newTestTable(t, client, persist, 2, time.Now)
+			for range 3 {
+				for i := range 5 {
+					bump(ctx, tb, "k"+strconv.Itoa(i), "p"+strconv.Itoa(i))
+				}
+			}
+			assert.LessOrEqual(t, tb.residentCount(), 2)
+			assert.Equal(t, 4, bump(ctx, tb, "k0"), "evicted three times, never lost")
+		})
+	}
+}
+
+// TestSessionTableForgets: a session is forgotten only when all its probes
+// are gone and it has been idle for forget_after; its stored state goes
+// with it. A session known without probes is never taken for gone.
+func TestSessionTableForgets(t *testing.T) {
+	ctx := context.Background()
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
+	now := time.Now()
+	clock := func() time.Time { return now }
+	tb := newTestTable(t, client, true, 10, clock)
+	var forgotten []string
+	tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+	bump(ctx, tb, "a", "fa", "fa-copy")
+	bump(ctx, tb, "b", "fb")
+	peek := tb.acquire(ctx, "c") // no probes: where its data is, is not known
+	tb.release(peek)
+	present := map[string]bool{"fa-copy": true}
+	exists := func(p string) bool { return present[p] }
+
+	tb.sweep(ctx, exists)
+	assert.Empty(t, forgotten, "not idle for forget_after yet")
+	now = now.Add(2 * time.Hour)
+	tb.sweep(ctx, exists)
+	assert.Equal(t, []string{"b"}, forgotten, "a has one probe left; c has none known")
+	b, err := client.Get(ctx, "agent.b")
+	require.NoError(t, err)
+	assert.Nil(t, b, "the stored state is deleted")
+	b, err = client.Get(ctx, "agent.a")
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(b))
+
+	// The index outlives the table: a new one (a restart) forgets a too.
+	delete(present, "fa-copy")
+	tb2 := newTestTable(t, client, true, 10, clock)
+	tb2.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+	tb2.sweep(ctx, exists)
+	assert.Equal(t, []string{"b", "a"}, forgotten)
+}
+
+// TestSessionTableReportsStorageErrors: a failing storage is reported, and
+// the session goes on from a fresh state.
+func TestSessionTableReportsStorageErrors(t *testing.T) {
+	var reported []error
+	cp := newCheckpoints(failingClient{}, "agent", true)
+	tb := newSessionTable(cp, "", counterCodec(), lifeCycle{maxSessions: 1, now: time.Now}, func(err error) { reported = append(reported, err) })
+	assert.Equal(t, 1, bump(context.Background(), tb, "k", "p"))
+	assert.Len(t, reported, 2, "the read and the write")
+}
+
+type failingClient struct{ storage.Client }
+
+func (failingClient) Get(context.Context, string) ([]byte, error) { return nil, errors.New("disk gone") }
+func (failingClient) Set(context.Context, string, []byte) error  { return errors.New("disk gone") }
+func (failingClient) Batch(context.Context, ...*storage.Operation) error {
+	return errors.New("disk gone")
+}
