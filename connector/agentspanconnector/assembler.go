@@ -42,6 +42,8 @@ type unit struct {
 	// ended is the vendor's end-of-turn marker (agentevent.AttrTurnEnd) of
 	// the latest event that carried one, "" while none did.
 	ended string
+	// lastFile is the log file of the latest event added.
+	lastFile string
 }
 
 // thread is what the connector remembers of a conversation thread.
@@ -377,6 +379,7 @@ func (u *unit) addEvent(ev agentevent.Event) {
 		u.seen[ev.EventID] = struct{}{}
 	}
 	u.events = append(u.events, ev)
+	u.lastFile = ev.LogFile
 	if ev.Timestamp.After(u.lastEvent) {
 		u.lastEvent = ev.Timestamp
 	}
@@ -640,10 +643,7 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 			return closedByIdle, now.Sub(arrived) >= bound
 		}
 	}
-	caughtUp := false
-	if idx := a.sessions[k.Thread.sess()]; idx != nil {
-		caughtUp = idx.caughtUp
-	}
+	caughtUp := a.groupCaughtUp(k, children, map[unitKey]bool{})
 	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
 		// Ended by the vendor, or more of a unit that went out already
 		// (usage written after the end): nothing to wait for.
@@ -708,12 +708,43 @@ func (a *assembler) sessionOpenCall(sk sessKey) bool {
 // noteRead records whether the reader said, with this event of the
 // session, that it has nothing more of the session for now. The last event
 // of a session in a batch decides.
-func (a *assembler) noteRead(sk sessKey, caughtUp bool) {
+//
+// The flag is per file: the receiver delivers one file at a time, and a
+// session can have several (Claude Code's subagent files share the main
+// file's session id), so the end of one says nothing of the others. A unit
+// counts as caught up when the file its latest event came from is.
+func (a *assembler) noteRead(sk sessKey, logFile string, caughtUp bool) {
 	idx := a.ensure(sk)
-	if idx.caughtUp != caughtUp {
-		idx.caughtUp = caughtUp
+	if idx.caughtUp[logFile] != caughtUp {
+		if idx.caughtUp == nil {
+			idx.caughtUp = map[string]bool{}
+		}
+		if caughtUp {
+			idx.caughtUp[logFile] = true
+		} else {
+			delete(idx.caughtUp, logFile)
+		}
 		a.dirty[sk] = true
 	}
+}
+
+// groupCaughtUp tells whether the reader is done, for now, with the file
+// of every unit of the group topped by k.
+func (a *assembler) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
+	if visited[k] {
+		return true
+	}
+	visited[k] = true
+	idx := a.sessions[k.Thread.sess()]
+	if idx == nil || !idx.caughtUp[a.units[k].lastFile] {
+		return false
+	}
+	for _, c := range children[k] {
+		if !a.groupCaughtUp(c, children, visited) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastActivity is the latest event timestamp of the group topped by k and

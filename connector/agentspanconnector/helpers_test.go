@@ -172,18 +172,24 @@ func (h *harness) feedPartial(evs ...agentevent.Event) {
 }
 
 // markCaughtUp sets agentevent.AttrReadCaughtUp on the last record of each
-// session, as the receiver does when it has read a file to its end.
+// session in each log file, as the receiver does when it has read a file to
+// its end (one delivery per file).
 func markCaughtUp(ld plog.Logs) plog.Logs {
-	last := map[string]plog.LogRecord{}
+	last := map[[2]string]plog.LogRecord{}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		sls := rls.At(i).ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
+				var key [2]string
 				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrSessionID); ok {
-					last[v.AsString()] = lrs.At(k)
+					key[0] = v.AsString()
 				}
+				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
+					key[1] = v.AsString()
+				}
+				last[key] = lrs.At(k)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -188,4 +189,33 @@ func TestNoMarkerIdleIsAbandoned(t *testing.T) {
 	h.tick()
 	require.Len(t, roots(h.spans()), 1)
 	assert.Equal(t, statusAbandoned, attr(roots(h.spans())[0], attrTurnStatus))
+}
+
+// TestOneFileCaughtUpSaysNothingOfAnother: a Claude Code session has a
+// main file and subagent files under one session id. The reader reaching
+// the end of a subagent file does not close a turn of the main file it is
+// still reading (the faults suite caught that: a turn's end moved with the
+// read schedule).
+func TestOneFileCaughtUpSaysNothingOfAnother(t *testing.T) {
+	h := newHarness(t)
+	h.history()
+	s := newSession("s1")
+	x := s.subagent("ag1", "Explore")
+	inFile := func(f string) mod { return func(e *agentevent.Event) { e.LogFile = f } }
+	mainFile, subFile := inFile("/p/s1.jsonl"), inFile("/p/s1/subagents/agent-ag1.jsonl")
+	h.feedPartial(s.prompt("p1", 0, mainFile), s.answer("a1", "m1", 1, mainFile))
+	h.feed(x.prompt("xp", 0.5, subFile), x.answer("xa", "xm1", 0.8, subFile))
+	h.tick()
+	for _, r := range roots(h.spans()) {
+		assert.NotEqual(t, "p1", attr(r, agentevent.AttrEventID), "the main file is not read to its end yet")
+	}
+	h.feed(s.ev(agentevent.TypeMeta, "q", 5, mainFile), s.prompt("p2", 6, mainFile), s.answer("a2", "m2", 7, mainFile))
+	var p1 ptrace.Span
+	for _, r := range roots(h.spans()) {
+		if attr(r, agentevent.AttrEventID) == "p1" {
+			p1 = r
+		}
+	}
+	require.NotEqual(t, ptrace.Span{}, p1, "turn p1 went out")
+	assert.Equal(t, ts(5), p1.EndTimestamp(), "with everything of its file up to the next prompt")
 }

@@ -32,9 +32,10 @@ type sessIndex struct {
 	units   map[unitKey]struct{}
 	links   map[threadKey]struct{}
 	calls   map[callKey]struct{}
-	// caughtUp: the reader said, with the session's latest event, that it
-	// has nothing more of it for now (agentevent.AttrReadCaughtUp).
-	caughtUp bool
+	// caughtUp are the session's log files the reader said, with their
+	// latest event, it has nothing more of for now
+	// (agentevent.AttrReadCaughtUp).
+	caughtUp map[string]bool
 	// used is when the session was last used (assembler.uses).
 	used uint64
 }

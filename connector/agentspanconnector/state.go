@@ -58,12 +58,12 @@ func eventStorageKey(k unitKey, i int) string {
 
 // sessionRecord is the saved form of one session.
 type sessionRecord struct {
-	Version  int           `json:"version"`
-	CaughtUp bool          `json:"caught_up,omitempty"`
-	Threads  []savedThread `json:"threads,omitempty"`
-	Units    []savedUnit   `json:"units,omitempty"`
-	Links    []savedLink   `json:"links,omitempty"`
-	Calls    []savedCall   `json:"calls,omitempty"`
+	Version  int             `json:"version"`
+	CaughtUp map[string]bool `json:"caught_up,omitempty"`
+	Threads  []savedThread   `json:"threads,omitempty"`
+	Units    []savedUnit     `json:"units,omitempty"`
+	Links    []savedLink     `json:"links,omitempty"`
+	Calls    []savedCall     `json:"calls,omitempty"`
 }
 
 type savedUnit struct {
