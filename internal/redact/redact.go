@@ -8,9 +8,10 @@
 // always-on attribute.
 //
 // It recognizes shapes, not secrets: authorization and API-key headers,
-// assignments and flags whose name says secret (`API_KEY=…`,
-// `--password …`, `"clientSecret": "…"`, `?access_token=…`), passwords in
-// URLs, `curl -u user:password`, PEM private keys, and the prefixes of
+// assignments, flags and YAML/INI/JSON fields whose name says secret
+// (`API_KEY=…`, `--password …`, `"clientSecret": "…"`, `?access_token=…`,
+// `aws_secret_access_key = …`), passwords in URLs, `curl -u user:password`,
+// `docker login -p …`, `mysql -p…`, .netrc passwords, PEM private keys, and the prefixes of
 // common tokens (GitHub, GitLab, Slack, OpenAI, Anthropic, AWS, Google,
 // Stripe, npm, PyPI, Hugging Face, SendGrid, DigitalOcean, JWTs). A name,
 // the scheme of a header and the structure around the secret are kept, so
@@ -43,6 +44,7 @@ func String(s string) string {
 	s = redactFlags(s)
 	s = redactAssignments(s)
 	s = redactYAMLFields(s)
+	s = redactShortPasswordFlags(s)
 	s = redactTokens(s)
 	return s
 }
@@ -284,12 +286,55 @@ func redactAssignments(s string) string {
 	return b.String()
 }
 
+// --- -p of login commands and MySQL clients, .netrc ------------------------------
+
+var (
+	// `docker login -u ci -p secret`, `helm registry login … --password-stdin` is fine.
+	loginPasswordRE = regexp.MustCompile(`(\blogin\b[^\n|;&]*?\s-p)(\s+|=)([^\s"'|;&-][^\s"'|;&]*|"[^"]*"|'[^']*')`)
+	// `mysql -u root -psecret db` (the password glued to -p; `-p` alone prompts).
+	mysqlPasswordRE = regexp.MustCompile(`(\bmysql(?:dump|admin|import|show|check)?\b[^\n|;&]*?\s-p)([^\s"']\S*|"[^"]*"|'[^']*')`)
+	// `machine host login user password secret` (.netrc).
+	netrcPasswordRE = regexp.MustCompile(`(\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+)([^\s"']+)`)
+)
+
+func redactShortPasswordFlags(s string) string {
+	if strings.Contains(s, "login") {
+		s = replaceSubmatch(loginPasswordRE, s, func(m []string) string {
+			v, q := unquote(m[3])
+			if isReference(v) || strings.HasPrefix(v, Placeholder) {
+				return m[0]
+			}
+			return m[1] + m[2] + q + Placeholder + q
+		})
+	}
+	if strings.Contains(s, "mysql") {
+		s = replaceSubmatch(mysqlPasswordRE, s, func(m []string) string {
+			v, q := unquote(m[2])
+			if isReference(v) || strings.HasPrefix(v, Placeholder) {
+				return m[0]
+			}
+			return m[1] + q + Placeholder + q
+		})
+	}
+	if strings.Contains(s, "machine") {
+		s = replaceSubmatch(netrcPasswordRE, s, func(m []string) string {
+			if isReference(m[2]) || strings.HasPrefix(m[2], Placeholder) {
+				return m[0]
+			}
+			return m[1] + Placeholder
+		})
+	}
+	return s
+}
+
 // --- name: value (YAML and .netrc-like lines in a here-document) ----------------
 
-var yamlFieldRE = regexp.MustCompile(`(?m)^([ \t-]*)([A-Za-z0-9_.-]+)(:[ \t]+)(.*?)[ \t]*$`)
+// A YAML `name: value` or INI `name = value` line (a here-document writing
+// a compose file, ~/.aws/credentials, a .pypirc).
+var yamlFieldRE = regexp.MustCompile(`(?m)^([ \t-]*)([A-Za-z0-9_.-]+)(:[ \t]+|[ \t]+=[ \t]*|=[ \t]+)(.*?)[ \t]*$`)
 
 func redactYAMLFields(s string) string {
-	if !strings.Contains(s, ": ") && !strings.Contains(s, ":\t") {
+	if !strings.Contains(s, ": ") && !strings.Contains(s, ":\t") && !strings.Contains(s, " =") && !strings.Contains(s, "= ") {
 		return s
 	}
 	return replaceSubmatch(yamlFieldRE, s, func(m []string) string {
