@@ -120,8 +120,10 @@ func TestSessionTableReportsStorageErrors(t *testing.T) {
 
 type failingClient struct{ storage.Client }
 
-func (failingClient) Get(context.Context, string) ([]byte, error) { return nil, errors.New("disk gone") }
-func (failingClient) Set(context.Context, string, []byte) error  { return errors.New("disk gone") }
+func (failingClient) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("disk gone")
+}
+func (failingClient) Set(context.Context, string, []byte) error { return errors.New("disk gone") }
 func (failingClient) Batch(context.Context, ...*storage.Operation) error {
 	return errors.New("disk gone")
 }
