@@ -20,11 +20,13 @@ export AGENTOTEL_OUT_DIR ?= $(CURDIR)/_out
 export OTLP_ENDPOINT ?= 127.0.0.1:4317
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './internal/tools/*') go.mod go.sum
 CONFIG ?= config/default.yaml
-BENCH_CORPUS_MB ?= 200
+# make bench: size of the generated history (MB); BENCH_OUT: where the JSON report goes.
+BENCH_CORPUS_MB ?= 1024
+BENCH_COLLECTOR := _build/bench/otelcol-agentotel-bench
 # How long each fuzz target runs: briefly in `make test`, longer in `make fuzz`.
 FUZZTIME ?= 5m
 
-.PHONY: run build test test-unit check chaos fuzz generate lint jaeger bench tools clean
+.PHONY: run build test test-unit check chaos fuzz generate lint jaeger bench bench-collector tools clean
 
 run: $(COLLECTOR)
 	@mkdir -p "$(AGENTOTEL_STATE_DIR)" "$(AGENTOTEL_OUT_DIR)"
@@ -100,8 +102,20 @@ jaeger:
 		echo "  docker run --rm -p 127.0.0.1:16686:16686 -p 127.0.0.1:4317:4317 -p 127.0.0.1:4318:4318 jaegertracing/jaeger:2.13.0" && \
 		exec $$bin --config config/jaeger-server.yaml
 
-bench:
-	AGENTOTEL_BENCH_CORPUS_MB=$(BENCH_CORPUS_MB) go test -run '^$$' -bench . -benchmem -benchtime 1x -count 1 ./tests/bench/
+# The side-by-side benchmark (README "Benchmark"): a history of BENCH_CORPUS_MB made from the
+# shared fixtures, read end to end, events only, by contrib's file_log, by ccusage and by the
+# decode floor; prints the table and writes it as JSON. The micro-benchmarks of the mapping path
+# (BenchmarkParse*, for pprof) run with `go test -bench Parse ./tests/bench/`.
+bench: $(BENCH_COLLECTOR)
+	AGENTOTEL_BENCH_CORPUS_MB=$(BENCH_CORPUS_MB) AGENTOTEL_BENCH_COLLECTOR=$(CURDIR)/$(BENCH_COLLECTOR) \
+		go test -run '^$$' -bench '^BenchmarkSideBySide$$' -benchtime 1x -count 1 -timeout 120m ./tests/bench/
+
+bench-collector: $(BENCH_COLLECTOR)
+
+# The bench build: the distribution plus filelog and nop (tests/bench/builder-filelog.yaml).
+$(BENCH_COLLECTOR): $(OCB) tests/bench/builder-filelog.yaml $(GO_SOURCES)
+	@mkdir -p _build
+	$(OCB) --config tests/bench/builder-filelog.yaml
 
 clean:
 	rm -rf _build _out

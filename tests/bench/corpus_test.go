@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package bench measures agentotel's mapping path — vendor records → AgentEvents → spans — on a
-// corpus made by replicating real session files to a chosen size (default 200 MB, env
+// corpus made by replicating real session files to a chosen size (default 1 GB, env
 // AGENTOTEL_BENCH_CORPUS_MB). Run it with `make bench`.
 package bench
 
@@ -92,7 +92,7 @@ func buildCorpus(tb testing.TB, targetBytes int64) ([]sessionFile, int64) {
 }
 
 func corpusTarget() int64 {
-	mb := int64(200)
+	mb := int64(1024)
 	if v := os.Getenv("AGENTOTEL_BENCH_CORPUS_MB"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			mb = n

@@ -1,0 +1,392 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/tests/testenv"
+)
+
+// The side-by-side benchmark (`make bench`): one history, five readers, one table.
+//
+//	end to end   otelcol agent_log → agent_span → nop, until the last span
+//	events only  otelcol agent_log → nop
+//	file_log     otelcol file_log (json_parser) → nop, over the history's JSONL files
+//	ccusage      ccusage 20.0.24 `session --json --offline` (every agent it reads)
+//	floor        the project's JSON decoder (goccy) over every record, one core, in process
+//
+// Every collector runs the bench build (tests/bench/builder-filelog.yaml: the distribution plus
+// filelog and nop) with file_storage, as config/default.yaml does, and is timed from its start
+// until its own metrics (Prometheus self-telemetry on a loopback port) stop moving: the run ends
+// at the scrape where the final values were first seen. Peak RSS is VmHWM before the collector is
+// stopped; CPU is utime+stime at that scrape.
+
+// benchCollector is the bench build: $AGENTOTEL_BENCH_COLLECTOR (set by `make bench`), else
+// built here with `make bench-collector`.
+func benchCollector(tb testing.TB) string {
+	tb.Helper()
+	if bin := os.Getenv("AGENTOTEL_BENCH_COLLECTOR"); bin != "" {
+		return bin
+	}
+	cmd := exec.Command("make", "-s", "bench-collector")
+	cmd.Dir = repoRoot(tb)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("make bench-collector: %v\n%s", err, out)
+	}
+	return filepath.Join(repoRoot(tb), "_build", "bench", "otelcol-agentotel-bench")
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// telemetry is the service.telemetry block: warnings only, metrics on a loopback port.
+func telemetry(port int) string {
+	return fmt.Sprintf(`  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %d
+`, port)
+}
+
+const storageBlock = `extensions:
+  file_storage:
+    directory: ${env:AGENTOTEL_BENCH_STATE}
+    create_directory: true
+`
+
+func endToEndConfig(port int) string {
+	return storageBlock + `receivers:
+  agent_log:
+    storage: file_storage
+connectors:
+  agent_span:
+    storage: file_storage
+exporters:
+  nop:
+service:
+  extensions: [file_storage]
+  pipelines:
+    logs:
+      receivers: [agent_log]
+      exporters: [agent_span]
+    traces:
+      receivers: [agent_span]
+      exporters: [nop]
+` + telemetry(port)
+}
+
+func eventsConfig(port int) string {
+	return storageBlock + `receivers:
+  agent_log:
+    storage: file_storage
+exporters:
+  nop:
+service:
+  extensions: [file_storage]
+  pipelines:
+    logs:
+      receivers: [agent_log]
+      exporters: [nop]
+` + telemetry(port)
+}
+
+// fileLogConfig is what a user wires by hand: filelog over the same files from the beginning,
+// every line parsed by json_parser, positions in file_storage; lines up to agent_log's
+// max_log_size.
+func fileLogConfig(port int, include []string) string {
+	quoted := make([]string, len(include))
+	for i, p := range include {
+		quoted[i] = fmt.Sprintf("%q", p)
+	}
+	return storageBlock + `receivers:
+  file_log:
+    include: [` + strings.Join(quoted, ", ") + `]
+    start_at: beginning
+    max_log_size: 256MiB
+    storage: file_storage
+    operators:
+      - type: json_parser
+exporters:
+  nop:
+service:
+  extensions: [file_storage]
+  pipelines:
+    logs:
+      receivers: [file_log]
+      exporters: [nop]
+` + telemetry(port)
+}
+
+// row is one line of the table.
+type row struct {
+	Name       string  `json:"name"`
+	What       string  `json:"what"`
+	Bytes      int64   `json:"bytes"`
+	Records    int64   `json:"records"`
+	Out        int64   `json:"out,omitempty"`
+	OutUnit    string  `json:"out_unit,omitempty"`
+	Seconds    float64 `json:"seconds"`
+	MBps       float64 `json:"mb_per_s"`
+	RecordsPS  float64 `json:"records_per_s"`
+	PeakRSSMB  float64 `json:"peak_rss_mb,omitempty"`
+	CPUSeconds float64 `json:"cpu_s"`
+	SpeedX     float64 `json:"mb_per_s_vs_file_log,omitempty"`
+	RSSX       float64 `json:"peak_rss_vs_file_log,omitempty"`
+}
+
+func newRow(name, what string, bytes, records int64, r run) row {
+	s := r.Wall.Seconds()
+	return row{
+		Name: name, What: what, Bytes: bytes, Records: records, Seconds: s,
+		MBps: float64(bytes) / 1e6 / s, RecordsPS: float64(records) / s,
+		PeakRSSMB: float64(r.PeakRSS) / 1e6, CPUSeconds: r.CPU,
+	}
+}
+
+// report is what `make bench` writes as JSON.
+type report struct {
+	Date       string         `json:"date"`
+	Machine    string         `json:"machine"`
+	CorpusMB   int64          `json:"corpus_mb"`
+	Files      int            `json:"files"`
+	ByAgent    map[string]any `json:"by_agent"`
+	Rows       []row          `json:"rows"`
+	Latency    *latency       `json:"live_latency,omitempty"`
+	LoadBefore string         `json:"load_average_before"`
+}
+
+// BenchmarkSideBySide is `make bench`: see the top of this file.
+func BenchmarkSideBySide(b *testing.B) {
+	fixtures := fixturesDir(b)
+	bin := benchCollector(b)
+	home := b.TempDir()
+	target := corpusTarget()
+	h := testenv.WriteHistory(b, fixtures, home, target)
+	include, jsonlBytes, jsonlLines := h.JSONL()
+	b.Logf("history: %d files, %.1f MB below %s", len(h.Files), float64(h.Bytes)/1e6, home)
+
+	rep := report{
+		Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(),
+		CorpusMB: h.Bytes >> 20, Files: len(h.Files), ByAgent: map[string]any{}, LoadBefore: loadAverage(),
+	}
+	for a, v := range h.ByAgent() {
+		rep.ByAgent[a] = map[string]int64{"files": v[0], "bytes": v[1]}
+	}
+
+	for range b.N {
+		if os.Getenv("BENCH_LIVE") == "only" {
+			break
+		}
+		// The floor first: it also brings every file into the page cache for the others.
+		floorRead, floorDecode, records := decodeFloor(b, h)
+		rep.Rows = append(rep.Rows,
+			newRow("floor: read lines", "every file, one core, in process", h.Bytes, records, floorRead),
+			newRow("floor: goccy decode", "every record into map[string]any, one core, in process", h.Bytes, records, floorDecode))
+
+		port := freePort(b)
+		fl := collectorRun{
+			bin: bin, home: home, config: fileLogConfig(port, include), port: port,
+			progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
+			done: func(m metrics) bool {
+				return int64(m.series("otelcol_receiver_accepted_log_records")) >= jsonlLines
+			},
+		}.run(b, 60*time.Minute)
+		fileLog := newRow("file_log + json_parser → nop", "the JSONL files (Claude Code, Codex, Pi, Copilot CLI)", jsonlBytes, jsonlLines, fl)
+		fileLog.Out, fileLog.OutUnit = int64(fl.Last.series("otelcol_receiver_accepted_log_records")), "log records"
+
+		port = freePort(b)
+		ev := collectorRun{
+			bin: bin, home: home, config: eventsConfig(port), port: port, settle: settle(),
+			progress: func(m metrics) []float64 {
+				return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
+			},
+		}.run(b, 60*time.Minute)
+		events := newRow("agent_log → nop (events only)", "every file", h.Bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
+		events.Out, events.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
+
+		port = freePort(b)
+		e2e := collectorRun{
+			bin: bin, home: home, config: endToEndConfig(port), port: port, settle: settle(),
+			progress: func(m metrics) []float64 {
+				return []float64{
+					m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
+					m.get("otelcol_agent_span_open_turns"),
+				}
+			},
+		}.run(b, 60*time.Minute)
+		endToEnd := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", h.Bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
+		endToEnd.Out, endToEnd.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
+		if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
+			b.Logf("end to end: %v turns still open at the end", open)
+		}
+
+		cc := ccusageRun(b, home)
+		ccusage := newRow("ccusage 20.0.24 session --offline", "every agent it reads (token totals only)", h.Bytes, records, cc.run)
+		ccusage.Out, ccusage.OutUnit = cc.sessions, "sessions"
+
+		rows := []row{endToEnd, events, fileLog, ccusage}
+		for i := range rows {
+			rows[i].SpeedX = rows[i].MBps / fileLog.MBps
+			rows[i].RSSX = rows[i].PeakRSSMB / fileLog.PeakRSSMB
+		}
+		rep.Rows = append(rows, rep.Rows...)
+	}
+	if os.Getenv("BENCH_LIVE") != "0" {
+		rep.Latency = liveLatency(b, bin, fixtures)
+	}
+	printReport(os.Stdout, rep)
+	writeReport(b, rep)
+	if len(rep.Rows) > 2 {
+		b.ReportMetric(rep.Rows[0].SpeedX, "e2e-vs-file_log")
+		b.ReportMetric(rep.Rows[1].SpeedX, "events-vs-file_log")
+		b.ReportMetric(rep.Rows[0].RSSX, "e2e-rss-vs-file_log")
+	}
+}
+
+// settle is how long a collector's metrics must stand still before its work counts as done:
+// longer than a poll of agent_log (1 s) plus a pause of a loaded machine.
+func settle() time.Duration {
+	if v, err := time.ParseDuration(os.Getenv("BENCH_SETTLE")); err == nil && v > 0 {
+		return v
+	}
+	return 5 * time.Second
+}
+
+func fixturesDir(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(repoRoot(tb), "..", "shared", "fixtures")
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("no fixtures to make a history from (%v)", err)
+	}
+	return dir
+}
+
+// decodeFloor reads every file of the history line by line (a JSON file as one record), then
+// decodes every record with goccy/go-json into map[string]any, on one goroutine.
+func decodeFloor(tb testing.TB, h testenv.History) (read, decode run, records int64) {
+	tb.Helper()
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	each := func(fn func([]byte)) run {
+		runtime.GC()
+		cpu0 := selfCPU()
+		start := time.Now()
+		for _, f := range h.Files {
+			data, err := os.ReadFile(f.Path)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if f.Lines == 0 {
+				fn(data)
+				continue
+			}
+			for len(data) > 0 {
+				i := bytes.IndexByte(data, '\n')
+				if i < 0 {
+					i = len(data)
+				}
+				fn(data[:i])
+				data = data[min(i+1, len(data)):]
+			}
+		}
+		return run{Wall: time.Since(start), CPU: selfCPU() - cpu0}
+	}
+	read = each(func([]byte) { records++ })
+	var bad int
+	decode = each(func(line []byte) {
+		var v map[string]any
+		if gojson.Unmarshal(line, &v) != nil {
+			bad++
+		}
+	})
+	if bad > 0 {
+		tb.Logf("floor: %d records did not decode", bad)
+	}
+	return read, decode, records
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+type ccusageResult struct {
+	run      run
+	sessions int64
+}
+
+// ccusageRun runs `ccusage session --json --offline` over the history (every agent it detects
+// below HOME).
+func ccusageRun(tb testing.TB, home string) ccusageResult {
+	tb.Helper()
+	out, err := exec.Command("bash", filepath.Join(repoRoot(tb), "scripts", "ensure-ccusage.sh")).Output()
+	if err != nil {
+		tb.Fatalf("scripts/ensure-ccusage.sh: %v", err)
+	}
+	bin := strings.TrimSpace(string(out))
+	var stdout bytes.Buffer
+	r := programRun(tb, home, &stdout, bin, "session", "--json", "--offline")
+	var rep struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		tb.Fatalf("ccusage output: %v: %.300s", err, stdout.Bytes())
+	}
+	return ccusageResult{run: r, sessions: int64(len(rep.Sessions))}
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs, %s, %s", runtime.NumCPU(), model, runtime.Version())
+}
+
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
