@@ -109,6 +109,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	env := processEnvironment()
 	startedAt := r.clock.now()
 	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
+	r.progress.now = r.clock.now // the receiver's clock (injected by tests)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
