@@ -247,13 +247,30 @@ func (p *progress) start() {
 	}()
 }
 
-// shutdown stops the logging; safe to call more than once and before start.
+// shutdown stops the logging, saying how far the history of each agent
+// still reading it got; safe to call more than once and before start.
 func (p *progress) shutdown() {
 	p.mu.Lock()
 	select {
 	case <-p.stop:
 	default:
 		close(p.stop)
+		for _, key := range p.order {
+			a := p.agents[key]
+			if !a.doneAt.IsZero() {
+				continue
+			}
+			a.doneAt = p.now() // nothing more to report
+			if a.unmeasured {
+				p.logger.Info(fmt.Sprintf("%s: stopped while reading its history (%s so far)", a.key, plural(len(a.sessions), "session")),
+					zap.String("agent", a.key))
+				continue
+			}
+			done := a.bytesFound - a.remainingLocked()
+			p.logger.Info(fmt.Sprintf("%s: stopped with %s of %s of history read; the rest is read at the next start (with storage: from where it stopped)",
+				a.key, formatBytes(done), formatBytes(a.bytesFound)),
+				zap.String("agent", a.key), zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound))
+		}
 	}
 	p.mu.Unlock()
 	p.wg.Wait()

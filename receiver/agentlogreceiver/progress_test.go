@@ -249,6 +249,23 @@ func TestProgressUnmeasured(t *testing.T) {
 	assert.Equal(t, []string{"opencode: history read in 1s: 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
 }
 
+// Stopped mid-backfill: one line says how far it got, and nothing follows.
+func TestProgressShutdownMidBackfill(t *testing.T) {
+	p, clock, logs, _ := newTestProgress(t)
+	ctx := context.Background()
+	p.found(ctx, "claude_code", history{sizes: map[string]int64{"/h/a.jsonl": 3_000_000, "/h/b.jsonl": 1_000_000}})
+	clock.advance(time.Second)
+	p.read(ctx, "claude_code", "/h/a.jsonl", 0, 3_000_000, true)
+	logs.TakeAll()
+	p.shutdown()
+	assert.Equal(t, []string{"claude_code: stopped with 3.0 MB of 4.0 MB of history read; the rest is read at the next start (with storage: from where it stopped)"},
+		messages(logs))
+	logs.TakeAll()
+	p.shutdown()
+	assert.True(t, p.tick(ctx))
+	assert.Empty(t, logs.TakeAll())
+}
+
 func TestProgressStartAndShutdown(t *testing.T) {
 	p, _, _, _ := newTestProgress(t)
 	p.shutdown() // before start
