@@ -233,7 +233,7 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 // unitOf is the unit an event belongs to. ok is false for a main-thread
 // event that came before any prompt.
 func unitOf(ev *agentevent.Event) (k unitKey, ok bool) {
-	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.AgentID}
 	switch {
 	case th.subagent():
 		return unitKey{Thread: th}, true
@@ -269,7 +269,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if !a.opts.includeContent {
 		agentevent.StripContent(&ev)
 	}
-	th := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.AgentID}
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
 	a.touch(th.sess())
 	t := a.threads[th]
 	key, inTurn := unitOf(&ev)
@@ -291,7 +291,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	t.lastArrival = now
 
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
-		ck := callKey{ev.Source, ev.SessionID, ev.ToolCallID}
+		ck := callKey{ev.Source, agentevent.TreeSession(&ev), ev.ToolCallID}
 		ref := a.calls[ck]
 		ref.Unit = key
 		if ev.SubagentType != "" && !th.subagent() {
@@ -300,7 +300,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		a.setCall(ck, ref)
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
-		child := threadKey{Source: ev.Source, Session: ev.SessionID, Agent: ev.SpawnedAgentID}
+		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.SpawnedAgentID}
 		if child != th {
 			a.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}

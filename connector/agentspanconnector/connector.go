@@ -204,7 +204,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		case lateResult:
 			late = append(late, h.ev)
 		}
-		c.asm.noteRead(sessKey{h.ev.Source, h.ev.SessionID}, h.ev.LogFile, h.caughtUp)
+		c.asm.noteRead(sessKey{h.ev.Source, agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
 	}
 	for _, ev := range late {
 		c.telemetry.AgentSpanLateToolResults.Add(ctx, 1)

@@ -100,6 +100,27 @@ type tree struct {
 	children []child
 }
 
+// session is the run's own session id (gen_ai.conversation.id): the
+// vendor's id of the thread, which for a subagent with an id of its own is
+// not the session the tree is keyed by.
+func (t *tree) session() string {
+	if len(t.events) > 0 && t.events[0].SessionID != "" {
+		return t.events[0].SessionID
+	}
+	return t.key.Thread.Session
+}
+
+// parentSession is the session a subagent with an id of its own was
+// spawned from, "" for any other run.
+func (t *tree) parentSession() string {
+	for i := range t.events {
+		if p, ok := t.events[i].Attributes[agentevent.AttrParentSessionID].(string); ok && p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
 type child struct {
 	callID string // the spawning tool call; "" for a run linked to the turn itself
 	run    *tree
@@ -363,7 +384,10 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 	if th.subagent() {
 		a.PutStr(agentevent.AttrAgentID, th.Agent)
 	}
-	a.PutStr(agentevent.AttrSessionID, th.Session)
+	a.PutStr(agentevent.AttrSessionID, t.session())
+	if parent := t.parentSession(); parent != "" {
+		a.PutStr(agentevent.AttrParentSessionID, parent)
+	}
 	if r.firstProvide != "" {
 		a.PutStr(agentevent.AttrProvider, r.firstProvide)
 	}
@@ -477,7 +501,7 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	putStr(a, attrRequestModel, model)
 	putStr(a, agentevent.AttrModel, model)
 	putStr(a, agentevent.AttrResponseID, responseID)
-	a.PutStr(agentevent.AttrSessionID, t.key.Thread.Session)
+	a.PutStr(agentevent.AttrSessionID, t.session())
 	if len(finish) > 0 {
 		s := a.PutEmptySlice(agentevent.AttrFinishReasons)
 		for _, f := range finish {
@@ -630,7 +654,7 @@ func (m *mapper) tool(t *tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 	putStr(a, agentevent.AttrToolName, name)
 	putStr(a, agentevent.AttrToolCallID, callID)
 	a.PutStr(attrToolType, toolTypeFunction)
-	a.PutStr(agentevent.AttrSessionID, t.key.Thread.Session)
+	a.PutStr(agentevent.AttrSessionID, t.session())
 	a.PutStr(agentevent.AttrToolStatus, string(status))
 	if latency != nil {
 		a.PutInt(agentevent.AttrToolLatencyMs, *latency)

@@ -265,6 +265,28 @@ const (
 	AttrSubagentAnchor = "agent.subagent.anchor"
 )
 
+// A subagent thread the vendor gives an id of its own (a Codex thread_spawn
+// child, an OpenCode child session, a Gemini subagent chat) keeps that id as
+// SessionID (gen_ai.conversation.id); its events then name the session it
+// was spawned from. AttrParentSessionID is the immediate parent's session id;
+// AttrRootSessionID is the session whose turn the whole tree of subagents
+// belongs to (the same, except for a grandchild): the agent_span connector
+// builds the tree of a root session from the threads that name it.
+// ParentToolCallID names the spawning call when the child's log tells it.
+const (
+	AttrParentSessionID = "agent.subagent.parent_session.id"
+	AttrRootSessionID   = "agent.subagent.root_session.id"
+)
+
+// TreeSession is the session an event's thread belongs to for nesting: the
+// root session it names (AttrRootSessionID), else its own.
+func TreeSession(ev *Event) string {
+	if r, ok := ev.Attributes[AttrRootSessionID].(string); ok && r != "" {
+		return r
+	}
+	return ev.SessionID
+}
+
 // AttrPreviousPrompt, on a user_message of an agent whose log is a tree of
 // branches (Pi), is the event id of the previous prompt on the same branch
 // ("" on a branch's first prompt): the turn links to that turn, not to the

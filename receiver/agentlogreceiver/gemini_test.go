@@ -484,7 +484,8 @@ func TestGeminiDefaultPaths(t *testing.T) {
 	h.start()
 	h.waitEvents(top, 1)
 	sub := h.waitEvents(nested, 1)
-	assert.Equal(t, "top", sub[0].SessionID, "a nested chat belongs to the session of its directory")
+	assert.Equal(t, "helper", sub[0].SessionID, "a nested chat keeps its own session id")
+	assert.Equal(t, "top", agentevent.TreeSession(&sub[0]), "a nested chat belongs to the session of its directory")
 	assert.Equal(t, "helper", sub[0].AgentID)
 	h.geminiBarrier(filepath.Join(home, ".gemini"))
 	for _, ev := range h.events() {

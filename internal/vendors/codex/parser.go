@@ -137,11 +137,18 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 	if ev.SessionID == "" {
 		ev.SessionID = p.fileID
 	}
+	if s.AgentID != "" && s.OwnID != "" && s.SessionID != s.OwnID {
+		// A child with a thread id of its own keeps it; it names the
+		// session it was spawned from (agentevent.AttrRootSessionID).
+		ev.SessionID = s.OwnID
+		ev.Attributes = map[string]any{agentevent.AttrParentSessionID: s.SessionID, agentevent.AttrRootSessionID: s.SessionID}
+	}
 	switch {
 	case s.TurnLink:
-		ev.Attributes = map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkTurn}
+		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 	case s.Anchor != "":
-		ev.Attributes = map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkAnchor, agentevent.AttrSubagentAnchor: s.Anchor}
+		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkAnchor)
+		agentevent.SetAttr(&ev, agentevent.AttrSubagentAnchor, s.Anchor)
 	}
 	return ev
 }
@@ -376,7 +383,8 @@ const anchorReview = "review"
 // records none: a /review rollout (source {"subagent":"review"}) carries no
 // parent thread id, so only a caller that sees the other rollouts can tell
 // (e.g. the parent's entered_review_mode at the child's start, same cwd).
-// The rollout's events then get SessionID = parentID, AgentID = the
+// The rollout's events then keep their own SessionID, name parentID in
+// agentevent.AttrParentSessionID / AttrRootSessionID, and get AgentID = the
 // rollout's own id and agent.subagent.link "turn". It applies to the events
 // parsed after the call; it is ignored for a rollout that is no subagent or
 // already names its parent. The hint is kept in the state.

@@ -59,7 +59,11 @@ func TestForkSkipsReplay(t *testing.T) {
 	events := parseBytes("c.jsonl", data)
 	var prompts []string
 	for _, ev := range events {
-		assert.Equal(t, "parent", ev.SessionID)
+		// The child keeps its own thread id and names its parent (issue 10).
+		assert.Equal(t, "child", ev.SessionID)
+		assert.Equal(t, "parent", ev.Attributes[agentevent.AttrParentSessionID])
+		assert.Equal(t, "parent", ev.Attributes[agentevent.AttrRootSessionID])
+		assert.Equal(t, "parent", agentevent.TreeSession(&ev))
 		assert.Equal(t, "child", ev.AgentID)
 		assert.Equal(t, "worker", ev.SubagentType)
 		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
@@ -227,7 +231,8 @@ func TestReviewRollout(t *testing.T) {
 	}
 	require.Len(t, events, 2)
 	for _, ev := range events {
-		assert.Equal(t, "parent", ev.SessionID)
+		assert.Equal(t, "rev", ev.SessionID)
+		assert.Equal(t, "parent", agentevent.TreeSession(&ev))
 		assert.Equal(t, "rev", ev.AgentID)
 		assert.True(t, ev.IsSidechain)
 		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])

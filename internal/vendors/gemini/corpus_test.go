@@ -70,7 +70,10 @@ func corpusChat(t *testing.T, path, name string) {
 		require.Empty(t, ev.Unparsed, "event %s: %v", ev.EventID, ev.Attributes)
 		require.Equal(t, agentevent.SourceGemini, ev.Source)
 		if parent != "" {
-			require.Equal(t, parent, ev.SessionID)
+			// A subagent chat keeps its own session id and names its parent.
+			require.Equal(t, chat.SessionID, ev.SessionID)
+			require.Equal(t, parent, ev.Attributes[agentevent.AttrParentSessionID])
+			require.Equal(t, parent, agentevent.TreeSession(&ev))
 			require.Equal(t, chat.SessionID, ev.AgentID)
 			require.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
 		}

@@ -80,9 +80,11 @@ type Result struct {
 func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result {
 	var r Result
 	m := mapper{c: c, chat: chat, seq: c.Sequence, emitted: emitted}
+	// A subagent chat keeps its own session id and names its parent
+	// session (issue 10).
 	m.sessionID, m.agentID = chat.SessionID, ""
 	if c.ParentSessionID != "" {
-		m.sessionID, m.agentID = c.ParentSessionID, chat.SessionID
+		m.agentID = chat.SessionID
 	}
 	// ParentEventID: the latest user message before each message.
 	lastUser := ""
@@ -178,6 +180,8 @@ func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role age
 	if m.agentID != "" {
 		ev.IsSidechain = true
 		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
+		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, m.c.ParentSessionID)
+		agentevent.SetAttr(&ev, agentevent.AttrRootSessionID, m.c.ParentSessionID)
 		agentevent.SetAttr(&ev, attrChatKind, firstNonEmpty(m.chat.Kind, KindSubagent))
 		if m.c.SkillExtraction {
 			agentevent.SetAttr(&ev, attrSkillExtract, true)

@@ -257,7 +257,9 @@ func TestSubagentChat(t *testing.T) {
 	chat.Kind = KindSubagent
 	r := MapChat(Context{ParentSessionID: "P", SkillExtraction: true}, chat, nil, true)
 	for _, ev := range r.Events {
-		assert.Equal(t, "P", ev.SessionID)
+		assert.Equal(t, "s1", ev.SessionID, "a subagent chat keeps its own session id")
+		assert.Equal(t, "P", ev.Attributes[agentevent.AttrParentSessionID])
+		assert.Equal(t, "P", ev.Attributes[agentevent.AttrRootSessionID])
 		assert.Equal(t, "s1", ev.AgentID)
 		assert.True(t, ev.IsSidechain)
 		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])

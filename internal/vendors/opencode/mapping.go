@@ -163,7 +163,7 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 	}
 	ev := agentevent.Event{
 		Source:       agentevent.SourceOpenCode,
-		SessionID:    b.root,
+		SessionID:    b.session,
 		EventID:      id,
 		Type:         typ,
 		Timestamp:    ms(at),
@@ -185,6 +185,10 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		// Where no task call names the child session, nest it under the
 		// parent's turn that was open when it started (a task call wins).
 		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
+		// A child session keeps its own id; it names its parent and the
+		// root session whose turn the tree belongs to.
+		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, firstNonEmpty(b.c.Session.ParentID, b.root))
+		agentevent.SetAttr(&ev, agentevent.AttrRootSessionID, b.root)
 	}
 	b.events = append(b.events, ev)
 	return &b.events[len(b.events)-1]
@@ -411,7 +415,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 	}
 	ev := agentevent.Event{
 		Source:        agentevent.SourceOpenCode,
-		SessionID:     session,
+		SessionID:     firstNonEmpty(c.Session.ID, session),
 		EventID:       id,
 		ParentEventID: prompt,
 		Type:          agentevent.TypeLog,
@@ -426,6 +430,8 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 	if c.Session.ID != "" && c.Session.ID != session {
 		ev.AgentID = c.Session.ID
 		ev.IsSidechain = true
+		ev.Attributes[agentevent.AttrParentSessionID] = firstNonEmpty(c.Session.ParentID, session)
+		ev.Attributes[agentevent.AttrRootSessionID] = session
 	}
 	agentevent.Normalize(&ev)
 	return ev

@@ -4,12 +4,14 @@
 package opencode
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 func mustMessage(t *testing.T, s string) Message {
@@ -239,4 +241,24 @@ func TestSpawnedSessions(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"ses_child": "c1"}, SpawnedSessions(parts))
 	assert.Nil(t, SpawnedSessions(nil))
+}
+
+// Issue 10: a child session keeps its own id as SessionID and names its
+// parent and root session; its spawning task call is ParentToolCallID.
+func TestChildSessionIdentity(t *testing.T) {
+	events := mapTree(t, filepath.Join(vendortest.RepoRoot(t), "testdata", "opencode", "storage_tree"))
+	var children int
+	for _, ev := range events {
+		if ev.AgentID == "" {
+			assert.Nil(t, ev.Attributes[agentevent.AttrParentSessionID])
+			continue
+		}
+		children++
+		assert.Equal(t, ev.AgentID, ev.SessionID, "a child session keeps its own id")
+		assert.Equal(t, "ses_2f1e0c7d1ffeAbCdEfGhIjKlMn", ev.Attributes[agentevent.AttrParentSessionID])
+		assert.Equal(t, "ses_2f1e0c7d1ffeAbCdEfGhIjKlMn", agentevent.TreeSession(&ev))
+		assert.Equal(t, "toolu_01TaskExploreCccc", ev.ParentToolCallID)
+	}
+	assert.NotZero(t, children)
+	assert.Empty(t, agentevent.Validate(events).Violations)
 }
