@@ -1,10 +1,10 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package alerting tests the tool-error alerting recipe: the Prometheus rules of
-// config/alerts.yaml with promtool (`promtool check rules`, `promtool test rules`), and the
-// ocb-built collector running config/alerting.yaml as written, scraped through its prometheus
-// exporter.
+// Package alerting tests the alerting recipe: the Prometheus rules of config/alerts.yaml with
+// promtool (`promtool check rules`, `promtool test rules`), the ocb-built collector running
+// config/alerting.yaml as written, scraped through its prometheus exporter, and the Grafana
+// dashboard's queries run against a real Prometheus.
 package alerting
 
 import (

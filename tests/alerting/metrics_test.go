@@ -295,8 +295,12 @@ func labelString(labels map[string]string) string {
 
 // collector is the ocb-built collector running config/alerting.yaml.
 type collector struct {
-	proc *process
-	port int // of its prometheus exporter
+	proc    *process
+	port    int    // of its prometheus exporter
+	home    string // the HOME it reads
+	batches int    // session batches written
+	// probeTurns is the number of probe turns read (see waitForFirstLook).
+	probeTurns int
 }
 
 // startCollector runs the collector with config/alerting.yaml as written, only its environment
@@ -307,16 +311,29 @@ type collector struct {
 // new session files once that look happened — as an agent would write them.
 func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	t.Helper()
+	c := launchCollector(t)
+	c.writeSessions(t, true, extra)
+	return c
+}
+
+// launchCollector starts the collector and returns once it has taken its first look at the
+// files (nothing read yet).
+func launchCollector(t *testing.T) *collector {
+	t.Helper()
 	root := repoRoot(t)
 	bin := collectorBinary(t)
 	home := t.TempDir()
 	projects := filepath.Join(home, ".claude", "projects")
 	// A session file present at start, with 3 failed tool calls: history, which start_at: end
-	// leaves unread (the expected counts leave it out). The collector logs when it found the
-	// file, which tells that its first look is over.
+	// leaves unread (the expected counts leave it out).
 	sentinel := filepath.Join(projects, "-alerting-history", "0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(sentinel), 0o755))
 	require.NoError(t, os.WriteFile(sentinel, outageSession("0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b", 3), 0o644))
+	// The probe session, present at start too: what is appended to it once the collector has
+	// looked is read (see waitForFirstLook).
+	probe := filepath.Join(projects, "-alerting-probe", probeSession+".jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(probe), 0o755))
+	require.NoError(t, os.WriteFile(probe, probeTurn(0), 0o644))
 
 	port := freePort(t)
 	env := []string{
@@ -325,37 +342,106 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 		"XDG_DATA_HOME=",
 		"CODEX_HOME=",
 		"PI_CODING_AGENT_DIR=",
+		"COPILOT_HOME=",
+		"AMP_DATA_DIR=",
 		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
 		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
 	}
 	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
-	waitFor(t, 60*time.Second, "the collector to find the session file present at start", func() (bool, string) {
-		if proc.Exited() {
-			t.Fatalf("collector exited: %s", proc.LogText())
-		}
-		for _, line := range strings.Split(proc.LogText(), "\n") {
-			if strings.Contains(line, "Started watching file") && strings.Contains(line, sentinel) {
-				return true, ""
+	c := &collector{proc: proc, port: port, home: home}
+	c.waitForFirstLook(t, probe)
+	return c
+}
+
+const (
+	probeSession = "5e1f0a2b-7c3d-4e9f-8a1b-2c3d4e5f6a7b"
+	// probeModel prefixes the model of each probe turn (unknown to the price table: no cost).
+	probeModel = "agentotel-probe-"
+)
+
+// probeTurn is turn k of the probe session: a prompt, an answer by model agentotel-probe-<k>
+// with its usage, and Claude Code's end-of-turn record.
+func probeTurn(k int) []byte {
+	ts := time.Date(2025, 12, 3, 9, 0, k, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
+	u, a := fmt.Sprintf("5e1f0a2b-0000-4000-8000-%012d", 3*k+1), fmt.Sprintf("5e1f0a2b-0000-4000-8000-%012d", 3*k+2)
+	common := fmt.Sprintf(`"isSidechain":false,"userType":"external","cwd":"/home/dev/src/probe","sessionId":%q,"version":"2.0.50","gitBranch":"main","timestamp":%q`, probeSession, ts)
+	return []byte(fmt.Sprintf(`{"parentUuid":null,%s,"type":"user","message":{"role":"user","content":"probe %d"},"uuid":%q}
+{"parentUuid":%q,%s,"type":"assistant","message":{"id":"msg_probe%d","type":"message","role":"assistant","model":"%s%d","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}},"requestId":"req_probe%d","uuid":%q}
+{"parentUuid":%q,%s,"type":"system","subtype":"turn_duration","durationMs":1000,"isMeta":false,"uuid":"5e1f0a2b-0000-4000-8000-%012d"}
+`, common, k, u, u, common, k, probeModel, k, k, a, a, common, 3*k+3))
+}
+
+// waitForFirstLook returns once the collector has taken its first look at the session files:
+// from then on what is written is read (start_at: end). The collector says nothing about that
+// look, so the test appends a turn to the probe session, present at start, until one shows up
+// in the metrics: what was appended before the look is history and never read, what was
+// appended after is read in file order. The probe turns read are counted in probeTurns (their
+// own model, no tools, completed), so that the expectations can add them.
+func (c *collector) waitForFirstLook(t *testing.T, probe string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for k := 1; time.Now().Before(deadline); k++ {
+		f, err := os.OpenFile(probe, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.Write(probeTurn(k))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		tick := time.NewTicker(100 * time.Millisecond)
+		wait := time.After(3 * time.Second)
+	poll:
+		for {
+			select {
+			case <-wait:
+				break poll
+			case <-tick.C:
+				if c.proc.Exited() {
+					t.Fatalf("collector exited: %s", c.proc.LogText())
+				}
+				samples, err := scrape(c.metricsURL())
+				if err != nil {
+					continue
+				}
+				models := map[string]bool{}
+				for _, s := range samples {
+					if s.name == tokensMetric && strings.HasPrefix(s.labels["gen_ai_request_model"], probeModel) {
+						models[s.labels["gen_ai_request_model"]] = true
+					}
+				}
+				if models[fmt.Sprintf("%s%d", probeModel, k)] {
+					tick.Stop()
+					c.probeTurns = len(models)
+					return
+				}
 			}
 		}
-		return false, "not yet"
-	})
+		tick.Stop()
+	}
+	t.Fatalf("no probe turn read in 90s: %s", c.proc.LogText())
+}
 
-	// Each session folder is written outside the watched tree and renamed into it, so the
-	// collector never sees a half-written file.
-	staging := filepath.Join(home, "staging")
-	cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
-	require.NoError(t, err)
+// writeSessions puts new session folders under ~/.claude/projects: the Claude testdata cases
+// with golden events (when testdata is set) and the extra files. Each folder is written outside
+// the watched tree and renamed into it, so the collector never sees a half-written file.
+func (c *collector) writeSessions(t *testing.T, testdata bool, extra map[string][]byte) {
+	t.Helper()
+	root := repoRoot(t)
+	projects := filepath.Join(c.home, ".claude", "projects")
+	c.batches++
+	staging := filepath.Join(c.home, fmt.Sprintf("staging-%d", c.batches))
 	var dirs []string
-	for _, c := range cases {
-		// Only the cases with golden events: the expectation is computed from them.
-		if !c.IsDir() || !fileExists(filepath.Join(root, "testdata", "claude_code", c.Name(), "events.yaml")) {
-			continue
+	if testdata {
+		cases, err := os.ReadDir(filepath.Join(root, "testdata", "claude_code"))
+		require.NoError(t, err)
+		for _, tc := range cases {
+			// Only the cases with golden events: the expectation is computed from them.
+			if !tc.IsDir() || !fileExists(filepath.Join(root, "testdata", "claude_code", tc.Name(), "events.yaml")) {
+				continue
+			}
+			copyTree(t, filepath.Join(root, "testdata", "claude_code", tc.Name()), filepath.Join(staging, "-alerting-"+tc.Name()),
+				func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+			dirs = append(dirs, "-alerting-"+tc.Name())
 		}
-		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(staging, "-alerting-"+c.Name()),
-			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
-		dirs = append(dirs, "-alerting-"+c.Name())
 	}
 	for name, content := range extra {
 		path := filepath.Join(staging, name)
@@ -366,7 +452,6 @@ func startCollector(t *testing.T, extra map[string][]byte) *collector {
 	for _, d := range dirs {
 		require.NoError(t, os.Rename(filepath.Join(staging, d), filepath.Join(projects, d)))
 	}
-	return &collector{proc: proc, port: port}
 }
 
 func (c *collector) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.port) }
@@ -375,7 +460,7 @@ func (c *collector) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%
 // that scrape.
 func (c *collector) waitForCounters(t *testing.T, exp expectation) []sample {
 	t.Helper()
-	want := observed{tools: exp.tools, turns: exp.turns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
+	want := observed{tools: exp.tools, turns: exp.turns + c.probeTurns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
 		services: map[string]bool{exp.service: true}}
 	var samples []sample
 	waitFor(t, 90*time.Second, "the span counters the events predict", func() (bool, string) {

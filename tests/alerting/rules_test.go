@@ -14,7 +14,9 @@ import (
 // (testdata/alerts_test.yaml): the tool error ratio alert fires above 50% over at least 5 calls
 // per agent and tool, not at or below 50% nor under 5 calls, and counts a tool's first failures;
 // the turn-failure alert fires for failed turn roots only (not subagent runs nor tool calls),
-// for the 5 minutes after each failure.
+// for the 5 minutes after each failure; the spend alert fires per agent above $10 over the last
+// hour (a new series' whole value counted), the token-burn alert above 10 million tokens in 10
+// minutes.
 func TestAlertRules(t *testing.T) {
 	promtool := promtoolBinary(t)
 	root := repoRoot(t)
