@@ -117,7 +117,7 @@ func status(s string) mod { return func(e *agentevent.Event) { e.Status = s } }
 
 // harness drives a connector with an injected wall clock and a sink.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	c    *agentSpanConnector
 	sink *consumertest.TracesSink
 
@@ -125,7 +125,7 @@ type harness struct {
 	now time.Time
 }
 
-func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
+func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	for _, m := range mutate {

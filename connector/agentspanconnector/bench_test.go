@@ -1,0 +1,112 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// BenchmarkHistoryMemory reads a history of many sessions (ten turns of a
+// prompt, a tool call with its result and an answer each) through the
+// connector with file-backed storage, and reports the live heap after
+// 1000 and after 4000 sessions: with max_cached_sessions bounding what
+// stays in memory, the two are about equal (memory does not grow with the
+// history). Run: go test -run '^$' -bench HistoryMemory ./connector/agentspanconnector/
+func BenchmarkHistoryMemory(b *testing.B) {
+	for b.Loop() {
+		h := newHarness(b)
+		// The storage's own memory is not the connector's: a client that
+		// keeps nothing in memory (storagetest's keeps a map of it all).
+		h.c.client = diskClient(b.TempDir())
+		h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
+		h.history()
+		heapAt := map[int]float64{}
+		for i := 1; i <= 4000; i++ {
+			s := newSession(fmt.Sprintf("s%05d", i))
+			var evs []agentevent.Event
+			for turn := 0; turn < 10; turn++ {
+				sec := float64(turn * 10)
+				p := fmt.Sprintf("p%d", turn)
+				evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Bash", sec+1),
+					s.result(p+"r", p+"t", "Bash", sec+2), s.answer(p+"a", p+"m2", sec+3))
+			}
+			require.NoError(b, h.c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(evs, "host1"))))
+			h.sink.Reset()
+			if i == 1000 || i == 4000 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				heapAt[i] = float64(m.HeapInuse) / (1 << 20)
+			}
+		}
+		b.ReportMetric(heapAt[1000], "heap-MB@1000")
+		b.ReportMetric(heapAt[4000], "heap-MB@4000")
+		b.ReportMetric(float64(len(h.c.asm.sessions)), "sessions-in-memory")
+		require.NoError(b, h.c.Shutdown(context.Background()))
+	}
+}
+
+// diskClient is a storage.Client with one file per key and nothing in memory.
+type diskClient string
+
+func (d diskClient) path(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(string(d), hex.EncodeToString(sum[:16]))
+}
+
+func (d diskClient) Get(_ context.Context, key string) ([]byte, error) {
+	b, err := os.ReadFile(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (d diskClient) Set(_ context.Context, key string, value []byte) error {
+	return os.WriteFile(d.path(key), value, 0o600)
+}
+
+func (d diskClient) Delete(_ context.Context, key string) error {
+	err := os.Remove(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (d diskClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	for _, op := range ops {
+		var err error
+		switch op.Type {
+		case storage.Get:
+			op.Value, err = d.Get(ctx, op.Key)
+		case storage.Set:
+			err = d.Set(ctx, op.Key, op.Value)
+		case storage.Delete:
+			err = d.Delete(ctx, op.Key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (diskClient) Close(context.Context) error { return nil }
