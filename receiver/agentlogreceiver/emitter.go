@@ -248,7 +248,8 @@ func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
 // again with exponential back-off (retry_on_failure) for as long as
 // max_elapsed_time allows (0: until accepted or the receiver stops); a
 // permanent refusal, or one that outlasts max_elapsed_time, drops the
-// events: counted (otelcol_receiver_refused_log_records) and logged.
+// events: counted (otelcol_agent_log_events_dropped) and logged. Every
+// refused attempt also counts in otelcol_receiver_refused_log_records.
 func (e *emitter) consume(ctx context.Context, path string, events []agentevent.Event, caughtUp bool) error {
 	rc := e.cfg.RetryOnFailure
 	start := e.now()
@@ -271,13 +272,16 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		switch {
 		case consumererror.IsPermanent(err):
 			e.logger.Error("The next consumer refused agent events permanently; they are dropped", fields...)
+			e.dropped(ctx, len(events), "permanent")
 			return nil
 		case !rc.Enabled:
 			e.logger.Error("The next consumer refused agent events and retry_on_failure is disabled; they are dropped", fields...)
+			e.dropped(ctx, len(events), "retry_disabled")
 			return nil
 		case rc.MaxElapsedTime > 0 && e.now().Add(interval).Sub(start) > rc.MaxElapsedTime:
 			e.logger.Error("The next consumer kept refusing agent events for retry_on_failure::max_elapsed_time; they are dropped",
 				append(fields, zap.Int("attempts", attempt))...)
+			e.dropped(ctx, len(events), "max_elapsed_time")
 			return nil
 		}
 		if attempt == 1 {
@@ -290,6 +294,12 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		}
 		interval = min(time.Duration(float64(interval)*max(rc.Multiplier, 1)), max(rc.MaxInterval, rc.InitialInterval))
 	}
+}
+
+// dropped counts events dropped after a refusal, by why.
+func (e *emitter) dropped(ctx context.Context, n int, reason string) {
+	e.telemetry.AgentLogEventsDropped.Add(ctx, int64(n), metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("agent", e.agent.key), attribute.String("reason", reason))))
 }
 
 func jitter(d time.Duration, factor float64) time.Duration {

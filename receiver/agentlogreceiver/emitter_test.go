@@ -13,6 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
 
 // TestBadRecordLogsAreRateLimited: the first bad record of each reason in
@@ -65,6 +70,10 @@ func TestRefusalPastMaxElapsedTimeIsDropped(t *testing.T) {
 		return h.logs.FilterMessageSnippet("kept refusing agent events for retry_on_failure::max_elapsed_time").Len() == 1
 	}, 10*time.Second, 5*time.Millisecond)
 	assert.Greater(t, next.calls.Load(), int64(1), "retried before giving up")
+	metadatatest.AssertEqualAgentLogEventsDropped(t, h.tel, []metricdata.DataPoint[int64]{{
+		Attributes: attribute.NewSet(attribute.String("agent", "claude_code"), attribute.String("reason", "max_elapsed_time")),
+		Value:      1,
+	}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
 // blockingConsumer never returns until released.

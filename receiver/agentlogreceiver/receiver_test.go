@@ -517,6 +517,10 @@ func TestPermanentRefusalIsDroppedAndCounted(t *testing.T) {
 		n += dp.Value
 	}
 	assert.Equal(t, int64(3), n, "the dropped events are counted as refused")
+	metadatatest.AssertEqualAgentLogEventsDropped(t, h.tel, []metricdata.DataPoint[int64]{{
+		Attributes: attribute.NewSet(attribute.String("agent", "claude_code"), attribute.String("reason", "permanent")),
+		Value:      3,
+	}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 }
 
 // TestRefusalUntilShutdownIsReadAgain: the next consumer refuses until the

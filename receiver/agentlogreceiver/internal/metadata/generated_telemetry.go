@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	AgentLogBackfillFiles     metric.Int64Gauge
 	AgentLogBackfillFilesRead metric.Int64Counter
 	AgentLogBackfillSessions  metric.Int64Gauge
+	AgentLogEventsDropped     metric.Int64Counter
 	AgentLogEventsEmitted     metric.Int64Counter
 	AgentLogRecordsRead       metric.Int64Counter
 	AgentLogRecordsUnparsed   metric.Int64Counter
@@ -104,6 +105,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_agent_log_backfill_sessions",
 		metric.WithDescription("Sessions the agent's backfill read, set once it is done. [Development]"),
 		metric.WithUnit("{session}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentLogEventsDropped, err = builder.meter.Int64Counter(
+		"otelcol_agent_log_events_dropped",
+		metric.WithDescription("Number of agent events dropped after the next consumer refused them (a permanent error, retry_on_failure disabled, or refused for longer than max_elapsed_time); each drop is logged at Error. [Development]"),
+		metric.WithUnit("{event}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.AgentLogEventsEmitted, err = builder.meter.Int64Counter(

@@ -25,6 +25,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.AgentLogBackfillFiles.Record(context.Background(), 1)
 	tb.AgentLogBackfillFilesRead.Add(context.Background(), 1)
 	tb.AgentLogBackfillSessions.Record(context.Background(), 1)
+	tb.AgentLogEventsDropped.Add(context.Background(), 1)
 	tb.AgentLogEventsEmitted.Add(context.Background(), 1)
 	tb.AgentLogRecordsRead.Add(context.Background(), 1)
 	tb.AgentLogRecordsUnparsed.Add(context.Background(), 1)
@@ -48,6 +49,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentLogBackfillSessions(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentLogEventsDropped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentLogEventsEmitted(t, testTel,
