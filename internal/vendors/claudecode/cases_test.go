@@ -333,3 +333,26 @@ func TestCaseAsideQuestion(t *testing.T) {
 	assert.Equal(t, want, sumTokens(append(main, aside...)))
 	assert.Empty(t, agentevent.Validate(append(main, aside...)).Violations)
 }
+
+// The vendor's end-of-turn markers, in the form the connector reads
+// (agentevent.AttrTurnEnd): turn_duration (completed), the interrupt rows
+// (interrupted), Claude Code giving up on a model call (error).
+func TestTurnEndMarkers(t *testing.T) {
+	ends := func(name string) map[string]int {
+		got := map[string]int{}
+		for _, ev := range parseCase(t, name) {
+			if e, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok {
+				got[e]++
+			}
+		}
+		return got
+	}
+	assert.Equal(t, map[string]int{agentevent.TurnEndCompleted: 1}, ends("streaming_split"))
+	assert.Equal(t, 2, ends("interrupt")[agentevent.TurnEndInterrupted])
+	assert.Equal(t, 1, ends("synthetic_api_error")[agentevent.TurnEndError])
+	for _, ev := range parseCase(t, "streaming_split") {
+		if ev.Attributes[agentevent.AttrTurnEnd] != nil {
+			assert.Equal(t, agentevent.TypeMeta, ev.Type, "on the turn_duration row")
+		}
+	}
+}

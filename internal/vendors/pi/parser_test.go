@@ -335,3 +335,22 @@ func TestTurnsFollowTheBranch(t *testing.T) {
 	assert.Equal(t, prompts[0].EventID, prev(prompts[1]))
 	assert.Equal(t, prompts[0].EventID, prev(prompts[2]), "skips the abandoned branch's prompt")
 }
+
+// The vendor's end-of-turn markers (agentevent.AttrTurnEnd): an answer that
+// stopped on "stop" completes the turn; aborted and error responses end it
+// interrupted / error, on their log event.
+func TestTurnEndMarkers(t *testing.T) {
+	events := parseDir(t, filepath.Join(repoRoot(t), "testdata", "pi", "aborted_and_error"))
+	got := map[string][]agentevent.EventType{}
+	for _, ev := range events {
+		if e, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok {
+			got[e] = append(got[e], ev.Type)
+			if e == agentevent.TurnEndCompleted {
+				assert.Equal(t, "stop", ev.FinishReason)
+			}
+		}
+	}
+	assert.Equal(t, []agentevent.EventType{agentevent.TypeLog}, got[agentevent.TurnEndInterrupted])
+	assert.Equal(t, []agentevent.EventType{agentevent.TypeLog}, got[agentevent.TurnEndError])
+	assert.NotEmpty(t, got[agentevent.TurnEndCompleted])
+}
