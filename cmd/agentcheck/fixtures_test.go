@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -78,4 +79,43 @@ func TestFixtures(t *testing.T) {
 	if code == 0 {
 		t.Log("make check is clean over the fixtures")
 	}
+}
+
+// TestHomeIsReadOnly: `make check HOME_DIR=…` writes nothing into the home
+// it reads (state and outputs go to a temporary directory).
+func TestHomeIsReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the built collector")
+	}
+	collector := os.Getenv("AGENTOTEL_COLLECTOR")
+	if collector == "" {
+		t.Skip("AGENTOTEL_COLLECTOR not set (make test sets it to the built collector)")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	home := t.TempDir()
+	_, err = stageFixtures(filepath.Join(root, "testdata"), home) // the repository's own testdata, as a home
+	require.NoError(t, err)
+	listing := func() map[string]string {
+		files := map[string]string{}
+		require.NoError(t, filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files[p] = info.Mode().String() + " " + info.ModTime().String() + " " + strconv.FormatInt(info.Size(), 10)
+			return nil
+		}))
+		return files
+	}
+	before := listing()
+	require.NotEmpty(t, before)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-collector", collector, "-home", home, "-quiet", "2s"}, &stdout, &stderr)
+	require.NotEqual(t, 2, code, "the check could not run: %s", stderr.String())
+	assert.Contains(t, stdout.String(), "== claude-code")
+	assert.Equal(t, before, listing(), "the home is left as it was")
 }

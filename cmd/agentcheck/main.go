@@ -38,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ccusage := fs.String("ccusage", "", "ccusage 20.0.24 (scripts/ensure-ccusage.sh prints its path); empty: no ccusage column")
 	fixtures := fs.String("fixtures", "../shared/fixtures", "the fixture corpus, staged into a temporary home (when -home is not set)")
 	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
-	quiet := fs.Duration("quiet", 3*time.Second, "how long the collector's outputs must stay unchanged before it is stopped")
+	quiet := fs.Duration("quiet", 0, "how long the collector's outputs must stay unchanged before it is stopped (default 3s for the fixtures, 10s for -home)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
 	keep := fs.Bool("keep", false, "keep the temporary directory (state, events.jsonl, traces.jsonl)")
 	if err := fs.Parse(args); err != nil {
@@ -59,7 +59,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var notes []string
 	dir := *home
-	if dir == "" {
+	staged := dir == ""
+	if *quiet == 0 {
+		*quiet = 3 * time.Second
+		if !staged {
+			*quiet = 10 * time.Second
+		}
+	}
+	if staged {
 		dir = tmp + "/home"
 		if notes, err = stageFixtures(*fixtures, dir); err != nil {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", err)
@@ -74,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
 	}
-	events, spans, err := runCollector(ctx, *collector, dir, out, *quiet, *timeout)
+	events, spans, err := runCollector(ctx, *collector, dir, staged, out, *quiet, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
@@ -94,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		evs := bySource[src]
 		var cc []ccSession
 		if _, ok := ccusageAgents[src]; ok && *ccusage != "" && len(evs) > 0 {
-			if cc, err = runCcusage(ctx, *ccusage, src, dir); err != nil {
+			if cc, err = runCcusage(ctx, *ccusage, src, dir, staged); err != nil {
 				fmt.Fprintln(stderr, "agentcheck:", err)
 				return 2
 			}

@@ -152,15 +152,21 @@ service:
 `
 
 // agentEnv is the environment the agents' default locations depend on:
-// HOME, and nothing that would point the receiver (or ccusage) elsewhere.
-func agentEnv(home string) []string {
+// HOME and, for a staged home, nothing that would point the receiver (or
+// ccusage) elsewhere. A user's own home keeps the user's settings
+// (CLAUDE_CONFIG_DIR, CODEX_HOME, …): they say where that user's agents write.
+func agentEnv(home string, staged bool) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "GEMINI_DIR",
-			"COPILOT_HOME", "AMP_DATA_DIR":
+		case "HOME":
 			continue
+		case "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "GEMINI_DIR",
+			"COPILOT_HOME", "AMP_DATA_DIR":
+			if staged {
+				continue
+			}
 		}
 		env = append(env, kv)
 	}
@@ -169,14 +175,14 @@ func agentEnv(home string) []string {
 
 // runCollector runs the built collector over home until its outputs have
 // been quiet for quiet, then stops it (SIGTERM) and returns what it wrote.
-func runCollector(ctx context.Context, bin, home, out string, quiet, timeout time.Duration) ([]agentevent.Event, []span, error) {
+func runCollector(ctx context.Context, bin, home string, staged bool, out string, quiet, timeout time.Duration) ([]agentevent.Event, []span, error) {
 	cfg := filepath.Join(out, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(collectorConfig, out)), 0o600); err != nil {
 		return nil, nil, err
 	}
 	var logs bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
-	cmd.Env = agentEnv(home)
+	cmd.Env = agentEnv(home, staged)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -302,9 +308,9 @@ var ccusageAgents = map[agentevent.Source]string{
 }
 
 // runCcusage runs `ccusage <agent> session --json --offline` over home.
-func runCcusage(ctx context.Context, bin string, src agentevent.Source, home string) ([]ccSession, error) {
+func runCcusage(ctx context.Context, bin string, src agentevent.Source, home string, staged bool) ([]ccSession, error) {
 	cmd := exec.CommandContext(ctx, bin, ccusageAgents[src], "session", "--json", "--offline")
-	cmd.Env = agentEnv(home)
+	cmd.Env = agentEnv(home, staged)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
