@@ -128,9 +128,9 @@ func (s *jsonlSource) start(ctx context.Context) error {
 // delivery was given up) and writes the session index.
 func (s *jsonlSource) stop(ctx context.Context) error {
 	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
-	if err == nil {
-		err = runUntil(ctx, s.manager.Stop)
-	}
+	// fileconsumer is stopped in any case (in the background once ctx has
+	// ended), so that nothing reads on after Shutdown.
+	err = errors.Join(err, runUntil(ctx, s.manager.Stop))
 	s.sessions.flush(context.WithoutCancel(ctx))
 	return err
 }

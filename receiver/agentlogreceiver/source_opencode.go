@@ -71,19 +71,28 @@ func (rd *opencodeSource) start(context.Context) error {
 // stop ends polling; a poll under way finishes its current session first
 // (its events are sent and its watermark saved together).
 func (rd *opencodeSource) stop(ctx context.Context) error {
+	closeAll := func() error {
+		var errs []error
+		for _, d := range rd.dbs {
+			d.marks.flush(context.WithoutCancel(ctx))
+			errs = append(errs, d.close())
+		}
+		rd.dbs = map[string]*dbReader{}
+		for _, t := range rd.trees {
+			t.marks.flush(context.WithoutCancel(ctx))
+		}
+		return errors.Join(errs...)
+	}
 	if err := rd.poller.halt(ctx); err != nil {
+		// The poll under way ends in the background; the databases are
+		// closed after it.
+		go func() {
+			<-rd.poller.done
+			_ = closeAll()
+		}()
 		return err
 	}
-	var errs []error
-	for _, d := range rd.dbs {
-		d.marks.flush(context.WithoutCancel(ctx))
-		errs = append(errs, d.close())
-	}
-	rd.dbs = map[string]*dbReader{}
-	for _, t := range rd.trees {
-		t.marks.flush(context.WithoutCancel(ctx))
-	}
-	return errors.Join(errs...)
+	return closeAll()
 }
 
 // dataDirs returns the existing directories the include patterns match.
