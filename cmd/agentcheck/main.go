@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
 	quiet := fs.Duration("quiet", 0, "how long the collector's outputs must stay unchanged before it is stopped (default 3s for the fixtures, 10s for -home)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
+	idle := fs.Duration("turn-idle-timeout", 6*time.Second, "the connector's turn_idle_timeout: the check reads a finished history, so what the default (5m of wall clock) waits for comes out within the run; keep it above the receiver's 5s settle delay")
 	keep := fs.Bool("keep", false, "keep the temporary directory (state, events.jsonl, traces.jsonl)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -81,7 +82,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
 	}
-	events, spans, err := runCollector(ctx, *collector, dir, staged, out, *quiet, *timeout)
+	if *quiet <= *idle {
+		*quiet = *idle + time.Second
+	}
+	events, spans, err := runCollector(ctx, *collector, dir, staged, out, *idle, *quiet, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2

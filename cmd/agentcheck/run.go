@@ -128,6 +128,7 @@ receivers:
 connectors:
   agent_span:
     storage: file_storage
+    turn_idle_timeout: %[2]s
 exporters:
   file/events:
     path: %[1]s/events.jsonl
@@ -175,9 +176,9 @@ func agentEnv(home string, staged bool) []string {
 
 // runCollector runs the built collector over home until its outputs have
 // been quiet for quiet, then stops it (SIGTERM) and returns what it wrote.
-func runCollector(ctx context.Context, bin, home string, staged bool, out string, quiet, timeout time.Duration) ([]agentevent.Event, []span, error) {
+func runCollector(ctx context.Context, bin, home string, staged bool, out string, idle, quiet, timeout time.Duration) ([]agentevent.Event, []span, error) {
 	cfg := filepath.Join(out, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(collectorConfig, out)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(collectorConfig, out, idle)), 0o600); err != nil {
 		return nil, nil, err
 	}
 	var logs bytes.Buffer
