@@ -84,6 +84,22 @@ const storageBlock = `extensions:
     create_directory: true
 `
 
+// withProfile adds, when BENCH_PPROF names a folder, the pprof extension writing the CPU profile
+// of the collector's whole run to <folder>/<name>.pprof.
+func withProfile(config, name string) string {
+	dir := os.Getenv("BENCH_PPROF")
+	if dir == "" {
+		return config
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	_ = os.MkdirAll(abs, 0o755)
+	config = strings.Replace(config, "extensions:\n", fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:0\n    save_to_file: %s\n", filepath.Join(abs, name+".pprof")), 1)
+	return strings.Replace(config, "  extensions: [file_storage]", "  extensions: [file_storage, pprof]", 1)
+}
+
 func endToEndConfig(port int) string {
 	return storageBlock + `receivers:
   agent_log:
@@ -215,7 +231,7 @@ func BenchmarkSideBySide(b *testing.B) {
 
 		port := freePort(b)
 		fl := collectorRun{
-			bin: bin, home: home, config: fileLogConfig(port, include), port: port,
+			bin: bin, home: home, config: withProfile(fileLogConfig(port, include), "file_log"), port: port,
 			progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
 			done: func(m metrics) bool {
 				return int64(m.series("otelcol_receiver_accepted_log_records")) >= jsonlLines
@@ -226,7 +242,7 @@ func BenchmarkSideBySide(b *testing.B) {
 
 		port = freePort(b)
 		ev := collectorRun{
-			bin: bin, home: home, config: eventsConfig(port), port: port, settle: settle(),
+			bin: bin, home: home, config: withProfile(eventsConfig(port), "events"), port: port, settle: settle(),
 			progress: func(m metrics) []float64 {
 				return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
 			},
@@ -236,7 +252,7 @@ func BenchmarkSideBySide(b *testing.B) {
 
 		port = freePort(b)
 		e2e := collectorRun{
-			bin: bin, home: home, config: endToEndConfig(port), port: port, settle: settle(),
+			bin: bin, home: home, config: withProfile(endToEndConfig(port), "end_to_end"), port: port, settle: settle(),
 			progress: func(m metrics) []float64 {
 				return []float64{
 					m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
