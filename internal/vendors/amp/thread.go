@@ -12,6 +12,7 @@ package amp // import "github.com/agentotel/agentotel/internal/vendors/amp"
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 
@@ -150,7 +151,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func DecodeThread(data []byte) (Thread, error) {
 	var th Thread
 	trimmed := bytes.TrimSpace(data)
-	if !json.Valid(trimmed) {
+	// The standard library's Valid, a linear scan: goccy's decodes the whole file into
+	// interface{} with its stream decoder, which moves the rest of its buffer at every escape
+	// (quadratic on a thread of long escaped strings).
+	if !stdjson.Valid(trimmed) {
 		return th, &DecodeError{Reason: ReasonMalformedJSON, Err: errors.New("not JSON")}
 	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {

@@ -57,7 +57,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func DecodeHistory(data []byte) (History, error) {
 	var h History
 	trimmed := bytes.TrimSpace(data)
-	if !json.Valid(trimmed) {
+	// The standard library's Valid, a linear scan: goccy's decodes the whole file into
+	// interface{} with its stream decoder, which moves the rest of its buffer at every escape
+	// (quadratic on a history of long escaped strings).
+	if !stdjson.Valid(trimmed) {
 		return h, &DecodeError{Reason: ReasonMalformedJSON, Err: errors.New("not JSON")}
 	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
