@@ -38,8 +38,11 @@ const (
 	attrTurnSubagents    = "agent.turn.subagents"
 	attrTurnSummary      = "agent.turn.summary"
 	attrTurnUsagePrefix  = "agent.turn.usage."
-	attrLinkType         = "agent.link.type"
-	attrLate             = "agent.span.late"
+	// attrCostSource, set on events by the gen_ai_cost processor, says where
+	// their agent.usage.cost_usd came from; the chat span carries it on.
+	attrCostSource = "agent.usage.cost_source"
+	attrLinkType   = "agent.link.type"
+	attrLate       = "agent.span.late"
 
 	opInvokeAgent = "invoke_agent"
 	opChat        = "chat"
@@ -443,6 +446,7 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	var u usage
 	var cost float64
 	hasCost := false
+	costSource := "" // where the cost came from (gen_ai_cost: log, table, config)
 	model, provider, responseID, errType, carrier := "", "", "", "", ""
 	var finish []string
 	end := time.Time{}
@@ -455,6 +459,9 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		if ev.CostUSD != nil {
 			cost += *ev.CostUSD
 			hasCost = true
+			if src, ok := ev.Attributes[attrCostSource].(string); ok {
+				costSource = firstNonEmpty(costSource, src)
+			}
 		}
 		model = firstNonEmpty(model, ev.Model)
 		provider = firstNonEmpty(provider, ev.Provider)
@@ -516,6 +523,7 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 	if hasCost {
 		a.PutDouble(agentevent.AttrCostUSD, cost)
+		putStr(a, attrCostSource, costSource)
 	}
 	if errType != "" {
 		a.PutStr(agentevent.AttrErrorType, errType)
