@@ -4,6 +4,8 @@
 package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 
 import (
+	"time"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -36,6 +38,9 @@ type parser interface {
 // depends on the file's content, never on when the reader caught up.
 type flusher interface {
 	Flush() []agentevent.Event
+	// HeldAt tells whether anything is held and the time of the newest
+	// record it comes from (zero when unknown).
+	HeldAt() (at time.Time, holding bool)
 }
 
 // agent is one supported coding agent. Adding an agent is one

@@ -19,10 +19,14 @@ import (
 
 // rowWithoutStop is a Claude Code ≤2.0 assistant row: no stop_reason, so
 // nothing in the row says it is the response's last.
-func rowWithoutStop(uuid, parent, session, msgID string, output int) string {
-	return fmt.Sprintf(`{"parentUuid":%q,"isSidechain":false,"userType":"external","cwd":"/home/dev/proj","sessionId":%q,"version":"1.0.98","gitBranch":"main","message":{"id":%q,"type":"message","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"a"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":%d,"service_tier":"standard"}},"requestId":"req_%s","type":"assistant","uuid":%q,"timestamp":"2025-06-01T10:00:01.000Z"}`,
-		parent, session, msgID, output, msgID, uuid)
+// at is the row's timestamp.
+func rowWithoutStop(uuid, parent, session, msgID string, output int, at time.Time) string {
+	return fmt.Sprintf(`{"parentUuid":%q,"isSidechain":false,"userType":"external","cwd":"/home/dev/proj","sessionId":%q,"version":"1.0.98","gitBranch":"main","message":{"id":%q,"type":"message","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"a"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":%d,"service_tier":"standard"}},"requestId":"req_%s","type":"assistant","uuid":%q,"timestamp":%q}`,
+		parent, session, msgID, output, msgID, uuid, at.UTC().Format("2006-01-02T15:04:05.000Z"))
 }
+
+// historyTime is when the history rows of these tests were written.
+var historyTime = time.Date(2025, 6, 1, 10, 0, 1, 0, time.UTC)
 
 // usageEvents are the events of path that carry a response's usage.
 func usageEvents(evs []agentevent.Event) []agentevent.Event {
@@ -37,7 +41,8 @@ func usageEvents(evs []agentevent.Event) []agentevent.Event {
 
 // TestHeldUsageWaitsForTheFileToSettle: a response whose rows carry no
 // stop_reason has its usage held by the Claude Code parser until the end of
-// the file's data. While the file is being written, reaching its end says
+// the file's data. While the file is being written (the file and the
+// response's rows are new), reaching its end says
 // nothing about the response (the writer may be between two of its rows),
 // so the usage goes out only once the file has stayed unchanged for the
 // settle delay: what comes out depends on the file, not on when the reader
@@ -48,7 +53,7 @@ func TestHeldUsageWaitsForTheFileToSettle(t *testing.T) {
 	path := filepath.Join(dir, "p", "live.jsonl")
 	writeFile(t, path,
 		userLine("u1", "live", "q"),
-		rowWithoutStop("a1", "u1", "live", "msg_live", 7),
+		rowWithoutStop("a1", "u1", "live", "msg_live", 7, time.Now()),
 	)
 	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
 	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
@@ -91,26 +96,38 @@ func TestHeldUsageWaitsForTheFileToSettle(t *testing.T) {
 	assert.Empty(t, h3.eventsOf(path), "the usage went out once")
 }
 
-// TestHeldUsageOfHistoryGoesOutAtTheEnd: a file that has not changed for the
-// settle delay is history: its held usage goes out as soon as the reader
-// reaches its end.
+// TestHeldUsageOfHistoryGoesOutAtTheEnd: history — a file that has not
+// changed for the settle delay, or a file just copied (new to the file
+// system) whose records were written long ago — has its held usage go out as
+// soon as the reader reaches its end.
 func TestHeldUsageOfHistoryGoesOutAtTheEnd(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "p", "old.jsonl")
-	writeFile(t, path,
-		userLine("u1", "old", "q"),
-		rowWithoutStop("a1", "u1", "old", "msg_old", 3),
-		rowWithoutStop("a2", "u1", "old", "msg_old", 9),
-	)
-	clk := &fakeClock{}
-	clk.advance(time.Minute) // the file was written a minute "ago"
-	h := newHarness(t, testConfig(dir), nil, withClock(clk.clock()), withSettleDelay(time.Second))
-	h.start()
-	evs := h.waitEvents(path, 4)
-	u := usageEvents(evs)
-	require.Len(t, u, 1)
-	assert.Equal(t, "a2#usage", u[0].EventID, "at the response's last row")
-	assert.Equal(t, int64(9), *u[0].TokensOutput, "the largest output of the response's rows")
-	_, pending := jsonlSourceOf(t, h, "claude_code").pending.get(path)
-	assert.False(t, pending)
+	for _, tc := range []struct {
+		name  string
+		clock time.Duration // how far the receiver's clock is ahead of the file's modification
+		rows  time.Time
+	}{
+		{name: "settled file", clock: time.Minute, rows: time.Now()},
+		{name: "copied history", clock: 0, rows: historyTime},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "p", "old.jsonl")
+			writeFile(t, path,
+				userLine("u1", "old", "q"),
+				rowWithoutStop("a1", "u1", "old", "msg_old", 3, tc.rows),
+				rowWithoutStop("a2", "u1", "old", "msg_old", 9, tc.rows),
+			)
+			clk := &fakeClock{}
+			clk.advance(tc.clock)
+			h := newHarness(t, testConfig(dir), nil, withClock(clk.clock()), withSettleDelay(time.Second))
+			h.start()
+			evs := h.waitEvents(path, 4)
+			u := usageEvents(evs)
+			require.Len(t, u, 1)
+			assert.Equal(t, "a2#usage", u[0].EventID, "at the response's last row")
+			assert.Equal(t, int64(9), *u[0].TokensOutput, "the largest output of the response's rows")
+			_, pending := jsonlSourceOf(t, h, "claude_code").pending.get(path)
+			assert.False(t, pending)
+		})
+	}
 }

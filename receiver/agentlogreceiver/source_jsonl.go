@@ -215,7 +215,7 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 	caughtUp, modified := readToEnd(path, end)
 	deferred := false
 	if fl, ok := f.parser.(flusher); ok && caughtUp {
-		if s.settled(modified) {
+		if s.flushable(fl, modified) {
 			// The end of the file's data: what the parser held back goes out.
 			events = append(events, fl.Flush()...)
 		} else {
@@ -238,6 +238,21 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 		s.pending.remove(ctx, path, s.storageError)
 	}
 	return nil
+}
+
+// historyAge is how old the newest held record must be for a file that
+// looks freshly written (copied into place) to count as history: far longer
+// than a live writer takes between two rows of one response, so that a live
+// file, however late the reader is, is never taken for history.
+const historyAge = 10 * time.Minute
+
+// flushable tells whether a parser's held-back events may go out at the end
+// of a file's data: nothing is held, or the file has settled, or the newest
+// held record is older than historyAge (history that was copied, so the file
+// looks freshly written, is not being completed by its writer).
+func (s *jsonlSource) flushable(fl flusher, modified time.Time) bool {
+	at, holding := fl.HeldAt()
+	return !holding || s.settled(modified) || (!at.IsZero() && !s.clock.now().Before(at.Add(historyAge)))
 }
 
 // settled reports whether a file last modified at modified has stayed

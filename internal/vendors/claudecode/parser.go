@@ -131,6 +131,25 @@ func (p *Parser) Flush() []agentevent.Event {
 	return out
 }
 
+// HeldAt tells whether the parser holds events back for Flush and the time
+// of the newest record they come from (zero when the records have none). A
+// record written long ago is not being completed by a live writer: the
+// receiver flushes at the end of the data when that time is older than its
+// settle delay, even in a file that was just copied and so looks freshly
+// written.
+func (p *Parser) HeldAt() (at time.Time, holding bool) {
+	if h := p.st.Held; h != nil {
+		at, holding = h.Timestamp, true
+	}
+	if n := len(p.st.Aside); n > 0 {
+		holding = true
+		if ts := p.st.Aside[n-1].Timestamp; ts.After(at) {
+			at = ts
+		}
+	}
+	return at, holding
+}
+
 func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
