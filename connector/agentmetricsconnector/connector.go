@@ -232,8 +232,14 @@ func (c *metricsConnector) observe(ctx context.Context, service string, ev *agen
 	if ev.ResponseID != th.response {
 		th.response, th.respStart = ev.ResponseID, th.last
 	}
+	// The call started at the event before its response; an event without a
+	// response id is a response of its own.
+	start := th.respStart
+	if ev.ResponseID == "" {
+		start = th.last
+	}
 	if !ev.Timestamp.IsZero() && ev.Timestamp.After(th.last) {
-		defer func() { th.last = ev.Timestamp }()
+		th.last = ev.Timestamp
 	}
 	in, out := agentevent.Value(ev.TokensInput), agentevent.Value(ev.TokensOutput)
 	if ev.TokensInput == nil && ev.TokensOutput == nil || in+out == 0 {
@@ -252,10 +258,6 @@ func (c *metricsConnector) observe(ctx context.Context, service string, ev *agen
 		c.record(ctx, k, tokenBuckets, float64(out), ts, ev.SessionID)
 	}
 	correction := ev.Attributes[agentevent.AttrUsageCarrier] == agentevent.UsageCarrierCorrection
-	start := th.respStart
-	if ev.ResponseID == "" {
-		start = th.last
-	}
 	if !correction && !start.IsZero() && !ev.Timestamp.Before(start) {
 		k := base
 		k.kind, k.errorType = kindDuration, ev.ErrorType

@@ -109,13 +109,12 @@ func (p *costProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 
 // span is what the roll-up needs of a span.
 type span struct {
-	parent      pcommon.SpanID
-	invoke      bool
-	attrs       pcommon.Map
-	cost        float64
-	hasCost     bool
-	pricedHere  bool
-	descendants bool
+	parent     pcommon.SpanID
+	invoke     bool
+	attrs      pcommon.Map
+	cost       float64
+	hasCost    bool
+	pricedHere bool
 }
 
 func (p *costProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
