@@ -72,10 +72,21 @@ func stageFixtures(fixtures, home string) (notes []string, err error) {
 			return nil, err
 		}
 	}
-	// Gemini CLI: ~/.gemini/tmp/<project>/chats/session-*.json and logs.json.
+	// Gemini CLI: ~/.gemini/tmp/<project>/chats/session-*.json and logs.json;
+	// a subagent chat (kind "subagent") in chats/<parent session>/<its id>.json,
+	// its parent named "parent-of-<its id>" (the corpus has no parent chat).
 	for _, p := range glob("gemini/chat_*.json") {
-		name := "session-" + strings.TrimPrefix(filepath.Base(p), "chat_")
-		if err := cp(p, filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", name)); err != nil {
+		dst := filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", "session-"+strings.TrimPrefix(filepath.Base(p), "chat_"))
+		if b, err := os.ReadFile(p); err == nil {
+			var chat struct {
+				SessionID string `json:"sessionId"`
+				Kind      string `json:"kind"`
+			}
+			if json.Unmarshal(b, &chat) == nil && chat.Kind == "subagent" && chat.SessionID != "" {
+				dst = filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", "parent-of-"+chat.SessionID, chat.SessionID+".json")
+			}
+		}
+		if err := cp(p, dst); err != nil {
 			return nil, err
 		}
 	}
