@@ -22,8 +22,14 @@ const (
 	defaultPollInterval = time.Second
 	// Single transcript lines reach several MB (base64 images, large tool
 	// outputs); the buffer grows to this size only when a line needs it.
-	defaultMaxLogSize         = 256 * 1024 * 1024
-	defaultMaxConcurrentFiles = 1024
+	defaultMaxLogSize = 256 * 1024 * 1024
+	// Files are read in batches of half this number, each file by its own
+	// goroutine that holds its lines and events until the batch is handed
+	// on: more files at once than cores buys no speed, only memory. On the
+	// bench's 50 MB history (2 cores) 16 instead of fileconsumer's 1024 cut
+	// the collector's peak RSS from 326 to 156 MB and its time from 8.7 to
+	// 5.1 s.
+	defaultMaxConcurrentFiles = 16
 	defaultFingerprintSize    = 1000
 	// A session is a few KB of parser state; a user's history holds
 	// thousands of files, most of them finished.

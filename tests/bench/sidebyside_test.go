@@ -104,7 +104,7 @@ func endToEndConfig(port int) string {
 	return storageBlock + `receivers:
   agent_log:
     storage: file_storage
-connectors:
+` + receiverExtra() + `connectors:
   agent_span:
     storage: file_storage
 exporters:
@@ -121,11 +121,23 @@ service:
 ` + telemetry(port)
 }
 
+// receiverExtra is BENCH_AGENT_LOG: more agent_log settings, one "key: value" per line (to try a
+// setting, e.g. BENCH_AGENT_LOG='max_concurrent_files: 16').
+func receiverExtra() string {
+	var out string
+	for _, line := range strings.Split(os.Getenv("BENCH_AGENT_LOG"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			out += "    " + strings.TrimSpace(line) + "\n"
+		}
+	}
+	return out
+}
+
 func eventsConfig(port int) string {
 	return storageBlock + `receivers:
   agent_log:
     storage: file_storage
-exporters:
+` + receiverExtra() + `exporters:
   nop:
 service:
   extensions: [file_storage]
