@@ -154,6 +154,12 @@ func TestRotationAndTruncation(t *testing.T) {
 		h.start()
 		h.waitEvents(path, 1)
 		require.NoError(t, os.Rename(path, moved))
+		// fileconsumer names a file's lines by the path it opened it under:
+		// lines appended before a poll has seen the rename are read as the
+		// old path's (a poll that opened it just before the rename, or that
+		// reads it as lost). A poll after the rename reads it on as the
+		// moved file; the barrier orders the append after one.
+		h.barrier(dir)
 		appendFile(t, moved, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
 		writeFile(t, path, userLine("v1", "s2", "new session"))
 		h.waitEvents(moved, 1)
