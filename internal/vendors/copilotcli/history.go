@@ -193,7 +193,7 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 		default:
 			ev := base(key, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 			ev.Unparsed = ReasonUnknownType
-			agentevent.SetAttr(&ev, attrUnparsedDetail, "timeline entry type "+e.Type)
+			agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, "timeline entry type "+e.Type)
 			evs = append(evs, ev)
 		}
 		for j := range evs {

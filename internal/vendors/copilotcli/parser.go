@@ -11,7 +11,6 @@ package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/co
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -23,17 +22,12 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Unparsed reasons.
+// Unparsed reasons (the shared ones of agentevent's parser skeleton).
 const (
-	// ReasonMalformedJSON: the line is not JSON (e.g. cut mid-write).
-	ReasonMalformedJSON = "malformed_json"
-	// ReasonUnknownType: a record type this parser does not know.
-	ReasonUnknownType = "unknown_type"
-	// ReasonUnexpectedShape: JSON whose fields do not have the expected shape.
-	ReasonUnexpectedShape = "unexpected_shape"
-	// ReasonParserError: the mapping failed on an internal error; the record
-	// is kept rather than lost.
-	ReasonParserError = "parser_error"
+	ReasonMalformedJSON   = agentevent.ReasonMalformedJSON
+	ReasonUnknownType     = agentevent.ReasonUnknownType
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
+	ReasonParserError     = agentevent.ReasonParserError
 )
 
 // Error types.
@@ -47,7 +41,6 @@ const (
 
 // Attribute keys of this package.
 const (
-	attrUnparsedDetail = "agent.unparsed.detail"
 	attrEvent          = "agent.copilot.event"
 	attrInfoType       = "agent.copilot.info_type"
 	attrMode           = "agent.copilot.mode"
@@ -129,33 +122,25 @@ type rowCtx struct {
 // an unknown record type yields one event with Unparsed set, Type log, Role
 // system, Raw = line.
 func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.Event) {
-	if offset <= p.st.LastOffset {
+	if !p.st.Admit(offset) {
 		return nil
 	}
-	p.st.LastOffset = offset
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil
 	}
 	c := &rowCtx{lineNo: lineNo, offset: offset, line: line, ts: p.st.Timestamp}
-	defer func() {
-		if r := recover(); r != nil {
-			events = p.unparsed(c, ReasonParserError, fmt.Sprint(r))
-		}
-	}()
+	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
+		return p.unparsed(c, reason, detail)
+	})
 	if trimmed[0] != '{' {
-		if json.Valid(trimmed) {
-			return p.unparsed(c, ReasonUnexpectedShape, "record is not a JSON object")
-		}
-		return p.unparsed(c, ReasonMalformedJSON, "record is not JSON")
+		reason, detail := agentevent.NotAnObject(trimmed)
+		return p.unparsed(c, reason, detail)
 	}
 	var r record
 	if err := json.Unmarshal(trimmed, &r); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(trimmed) {
-			return p.unparsed(c, ReasonMalformedJSON, err.Error())
-		}
-		return p.unparsed(c, ReasonUnexpectedShape, err.Error())
+		reason, detail := agentevent.DecodeFailure(trimmed, err)
+		return p.unparsed(c, reason, detail)
 	}
 	if t, ok := parseTime(r.Timestamp); ok {
 		c.ts = t
@@ -613,14 +598,7 @@ func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 		if ev.EventID == "" {
 			ev.EventID = p.eventID(c, i, len(out))
 		}
-		if ev.Type == agentevent.TypeUserMessage {
-			ev.ParentEventID = ""
-			p.st.setPrompt(ev.AgentID, ev.EventID)
-		} else {
-			ev.ParentEventID = p.st.prompt(ev.AgentID)
-		}
-		p.st.Sequence++
-		ev.Sequence = p.st.Sequence
+		p.st.ChainIn(ev, p.st.Prompts, ev.AgentID)
 		ev.LogFile = p.path
 		ev.LogLine = c.lineNo
 		ev.Raw = raw
@@ -639,7 +617,7 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Unparsed = reason
 	if detail != "" {
-		agentevent.SetAttr(&ev, attrUnparsedDetail, detail)
+		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
 	}
 	return p.finish(c, []agentevent.Event{ev})
 }

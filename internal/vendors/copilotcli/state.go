@@ -7,6 +7,8 @@ import (
 	"encoding/json" // state is encoded with the standard library only
 	"fmt"
 	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Bounds of the state kept per file.
@@ -26,9 +28,10 @@ const stateVersion = 1
 // state is everything Parse needs to continue mid-file. It is persisted as
 // JSON by MarshalState.
 type state struct {
-	Version    int   `json:"v"`
-	LastOffset int64 `json:"last_offset"`
-	Sequence   int64 `json:"sequence"`
+	Version int `json:"v"`
+	// Cursor: the last offset parsed and the last sequence number (its
+	// Prompt stays empty: the prompts are per thread, in Prompts).
+	agentevent.Cursor
 
 	SessionID string `json:"session_id,omitempty"`
 	Started   bool   `json:"started,omitempty"`
@@ -83,30 +86,19 @@ type openCall struct {
 
 func newState() state {
 	return state{
-		Version: stateVersion, LastOffset: -1,
+		Version: stateVersion, Cursor: agentevent.NewCursor(),
 		Prompts: map[string]string{}, Calls: map[string]*openCall{}, Hooks: map[string]time.Time{},
 		Subagents: map[string]string{}, SubagentModels: map[string]string{}, Output: map[string]int64{},
 	}
 }
 
-func (s *state) prompt(agent string) string { return s.Prompts[agent] }
-
-func (s *state) setPrompt(agent, id string) { s.Prompts[agent] = id }
+// Order places the call among the calls of the file (agentevent.Ordered).
+func (c *openCall) Order() int64 { return c.Seq }
 
 func (s *state) addCall(id string, c *openCall) {
 	s.CallSeq++
 	c.Seq = s.CallSeq
-	s.Calls[id] = c
-	if len(s.Calls) <= maxOpenCalls {
-		return
-	}
-	oldest, seq := "", int64(-1)
-	for k, v := range s.Calls {
-		if seq < 0 || v.Seq < seq {
-			oldest, seq = k, v.Seq
-		}
-	}
-	delete(s.Calls, oldest)
+	agentevent.AddOpenCall(s.Calls, id, c, maxOpenCalls)
 }
 
 func (s *state) addHook(id string, t time.Time) {
@@ -163,8 +155,8 @@ func (p *Parser) UnmarshalState(b []byte) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("copilot cli parser state: %w", err)
 	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("copilot cli parser state: version %d, want %d", st.Version, stateVersion)
+	if err := agentevent.CheckStateVersion("copilot cli", st.Version, stateVersion); err != nil {
+		return err
 	}
 	fresh := newState()
 	if st.Prompts == nil {
