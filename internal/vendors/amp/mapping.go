@@ -21,7 +21,6 @@ import (
 
 // Attribute keys of this package.
 const (
-	attrUnparsed   = "agent.unparsed.detail"
 	attrOperation  = "agent.amp.operation"
 	attrCredits    = "agent.amp.credits"
 	attrAgentMode  = "agent.amp.agent_mode"
@@ -269,7 +268,7 @@ func (m *mapper) message(msg Message, prompt string) {
 			ev := m.base(msg, m.eventID(msg, ""), agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 			ev.ParentEventID = prompt
 			ev.Unparsed = ReasonUnexpectedShape
-			agentevent.SetAttr(&ev, attrUnparsed, msg.Bad.Error())
+			agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, msg.Bad.Error())
 			m.emit(ev, msg.Raw)
 			m.keys = append(m.keys, key)
 		}
@@ -284,7 +283,7 @@ func (m *mapper) message(msg Message, prompt string) {
 		if !m.emitted[key] {
 			ev := m.base(msg, m.eventID(msg, ""), agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 			ev.Unparsed = ReasonUnknownType
-			agentevent.SetAttr(&ev, attrUnparsed, "message role "+msg.Role)
+			agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, "message role "+msg.Role)
 			m.emit(ev, msg.Raw)
 			m.keys = append(m.keys, key)
 		}
@@ -327,7 +326,7 @@ func (m *mapper) unknownBlocks(msg Message, types []string) {
 	for i, t := range types {
 		ev := m.base(msg, m.eventID(msg, "unknown:"+strconv.Itoa(i)), agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Unparsed = ReasonUnknownType
-		agentevent.SetAttr(&ev, attrUnparsed, "content block type "+t)
+		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, "content block type "+t)
 		m.emit(ev, msg.Raw)
 	}
 }

@@ -17,18 +17,20 @@ import (
 	"fmt"
 
 	"github.com/goccy/go-json"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Unparsed reasons.
+// Unparsed reasons (the shared ones of agentevent's parser skeleton).
 const (
 	// ReasonMalformedJSON: the file is not JSON (caught mid-rewrite).
-	ReasonMalformedJSON = "malformed_json"
+	ReasonMalformedJSON = agentevent.ReasonMalformedJSON
 	// ReasonUnexpectedShape: JSON that is not a thread, or a message or
 	// block whose fields do not have the expected shape.
-	ReasonUnexpectedShape = "unexpected_shape"
+	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
 	// ReasonUnknownType: a message role or content block type this package
 	// does not know.
-	ReasonUnknownType = "unknown_type"
+	ReasonUnknownType = agentevent.ReasonUnknownType
 )
 
 // Thread is a decoded thread file. Only what the mapping reads is decoded.
