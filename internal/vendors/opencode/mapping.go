@@ -93,11 +93,9 @@ type builder struct {
 // panics: an object it cannot map becomes an event with Unparsed set.
 func MapMessage(c Context, m Message, parts []Part) (events []agentevent.Event) {
 	b := newBuilder(c, m)
-	defer func() {
-		if r := recover(); r != nil {
-			events = []agentevent.Event{Unparsed(c, m.ID+":error", b.prompt, m.Raw, ReasonParserError, fmt.Sprint(r))}
-		}
-	}()
+	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
+		return []agentevent.Event{Unparsed(c, m.ID+":error", b.prompt, m.Raw, reason, detail)}
+	})
 	parts = slices.Clone(parts)
 	slices.SortStableFunc(parts, func(a, b Part) int { return strings.Compare(a.ID, b.ID) })
 	switch m.Role {
@@ -425,7 +423,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 		Raw:           raw,
 		Unparsed:      reason,
 		Sequence:      c.Sequence,
-		Attributes:    map[string]any{"agent.unparsed.detail": detail},
+		Attributes:    map[string]any{agentevent.AttrUnparsedDetail: detail},
 	}
 	if c.Session.ID != "" && c.Session.ID != session {
 		ev.AgentID = c.Session.ID

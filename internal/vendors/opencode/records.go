@@ -193,10 +193,8 @@ func decodeObject(b []byte, v any) error {
 		return &DecodeError{ReasonMalformedJSON, errors.New("not JSON")}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		if !json.Valid(trimmed) {
-			return &DecodeError{ReasonMalformedJSON, err}
-		}
-		return &DecodeError{ReasonUnexpectedShape, err}
+		reason, _ := agentevent.DecodeFailure(trimmed, err)
+		return &DecodeError{reason, err}
 	}
 	return nil
 }
