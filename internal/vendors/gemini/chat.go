@@ -165,16 +165,16 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 const (
 	ReasonMalformedJSON   = agentevent.ReasonMalformedJSON
 	ReasonUnexpectedShape = agentevent.ReasonUnexpectedShape
+	// ReasonUnknownType: a message type this package does not know.
+	ReasonUnknownType = agentevent.ReasonUnknownType
 )
 
-// decodeReason tells why data did not decode: it is not JSON at all
-// (malformed_json: a file caught mid-rewrite, a line cut mid-write), or JSON
-// of another shape (unexpected_shape).
-func decodeReason(data []byte) string {
-	if json.Valid(data) {
-		return ReasonUnexpectedShape
-	}
-	return ReasonMalformedJSON
+// decodeReason tells why data did not decode (agentevent.DecodeFailure): it
+// is not JSON at all (malformed_json: a file caught mid-rewrite, a line cut
+// mid-write), or JSON of another shape (unexpected_shape).
+func decodeReason(data []byte, err error) string {
+	reason, _ := agentevent.DecodeFailure(data, err)
+	return reason
 }
 
 // DecodeChat decodes a whole .json chat snapshot. A file cut mid-write (the
@@ -186,7 +186,7 @@ func DecodeChat(data []byte) (Chat, error) {
 		Messages []json.RawMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return Chat{}, &DecodeError{Reason: decodeReason(data), Err: err}
+		return Chat{}, &DecodeError{Reason: decodeReason(data, err), Err: err}
 	}
 	if raw.SessionID == "" {
 		return Chat{}, &DecodeError{Reason: ReasonUnexpectedShape, Err: errors.New("no sessionId")}
@@ -273,7 +273,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			Session  *string         `json:"sessionId"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil {
-			errs = append(errs, &DecodeError{Reason: decodeReason(line), Line: lineNo, Err: err})
+			errs = append(errs, &DecodeError{Reason: decodeReason(line, err), Line: lineNo, Err: err})
 			continue
 		}
 		switch {

@@ -33,7 +33,7 @@ func (e LogEntry) Key() string {
 func DecodeLogs(data []byte) (entries []LogEntry, skipped int, err error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, 0, &DecodeError{Reason: decodeReason(data), Err: err}
+		return nil, 0, &DecodeError{Reason: decodeReason(data, err), Err: err}
 	}
 	for _, r := range raw {
 		var e LogEntry

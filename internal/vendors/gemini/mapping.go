@@ -23,7 +23,6 @@ const (
 	attrChatKind     = "agent.gemini.chat_kind"
 	attrSkillExtract = "agent.gemini.skill_extraction"
 	attrThoughtSubj  = "agent.reasoning.subject"
-	attrUnparsed     = "agent.unparsed.detail"
 	attrAnswerTool   = "agent.gemini.answer_tool"
 )
 
@@ -104,7 +103,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			if !m.emitted[msg.ID] {
 				ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 				ev.Unparsed = ReasonUnexpectedShape
-				agentevent.SetAttr(&ev, attrUnparsed, msg.Bad.Error())
+				agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, msg.Bad.Error())
 				m.emit(ev)
 				m.keys = append(m.keys, msg.ID)
 			}
@@ -226,8 +225,8 @@ func (m *mapper) message(msg Message) {
 		m.emit(ev)
 	default:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
-		ev.Unparsed = "unknown_type"
-		agentevent.SetAttr(&ev, attrUnparsed, "message type "+msg.Type)
+		ev.Unparsed = ReasonUnknownType
+		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, "message type "+msg.Type)
 		m.emit(ev)
 	}
 }
