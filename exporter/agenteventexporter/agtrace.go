@@ -121,7 +121,7 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 		Channel:        nullable(string(ev.Channel)),
 		ToolName:       nullable(ev.ToolName),
 		ToolCallID:     nullable(ev.ToolCallID),
-		ToolStatus:     nullable(string(ev.ToolStatus)),
+		ToolStatus:     nullable(string(toolStatus(ev))),
 		ToolLatencyMs:  ev.ToolLatencyMs,
 		ToolExitCode:   ev.ToolExitCode,
 		FilePath:       nullable(ev.FilePath),
@@ -164,6 +164,18 @@ func (f *agtraceFormat) line(ev *agentevent.Event) *agtraceEvent {
 		a.Raw = rawJSON(ev.Raw)
 	}
 	return a
+}
+
+// toolStatus is the status a line shows: a tool_call's is the call's at that
+// moment — in_progress, unless the vendor wrote one on the call record — and
+// its outcome comes with its tool_result. Lines are written as events arrive,
+// so a call line cannot wait for its result; a call never answered is thus
+// in_progress to the end, as it should be.
+func toolStatus(ev *agentevent.Event) agentevent.ToolStatus {
+	if ev.Type == agentevent.TypeToolCall && ev.ToolStatus == "" {
+		return agentevent.ToolInProgress
+	}
+	return ev.ToolStatus
 }
 
 // vendorFacts keeps the agent.* attributes: the vendor facts the parsers

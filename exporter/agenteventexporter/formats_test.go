@@ -290,3 +290,31 @@ func TestAgentManagerMetric(t *testing.T) {
 		"totalCostUsd": 0.0125, "model": "claude-opus-4-7",
 	}, data(m[0]))
 }
+
+// TestAgtraceToolStatus: a tool_call line shows the call's status when it is
+// written — in_progress, or the vendor's own when the call record has one —
+// and its tool_result line the outcome; a call never answered stays
+// in_progress.
+func TestAgtraceToolStatus(t *testing.T) {
+	s := newTestSession("77777777-0000-4000-8000-000000000007")
+	answered := s.call("c1", "r1", "toolu_1", "Bash", `{"command":"false"}`, 1)
+	failed := s.result("t1", answered, "exit 1", 2)
+	failed.ToolStatus, failed.ErrorType = agentevent.ToolError, "exit_code"
+	unanswered := s.call("c2", "r2", "toolu_2", "Read", `{"file_path":"/src/a.go"}`, 3)
+	vendor := s.call("c3", "r2", "toolu_3", "Read", `{"file_path":"/src/b.go"}`, 3)
+	vendor.ToolStatus = agentevent.ToolUnknown // a status on the call record, kept as written
+	events := []agentevent.Event{s.userPrompt("p1", "look", 0), answered, failed, unanswered, vendor}
+	lines := exportEvents(t, testConfig(FormatAgtraceV1, t.TempDir()), events...)
+
+	got := map[string]any{}
+	for _, l := range lines {
+		got[l["event_id"].(string)] = l["tool_status"]
+	}
+	assert.Equal(t, map[string]any{
+		"p1": nil,
+		"c1": "in_progress", // written before its result
+		"t1": "error",
+		"c2": "in_progress", // never answered
+		"c3": "unknown",
+	}, got)
+}

@@ -239,6 +239,9 @@ func TestEveryAgentsTestdata(t *testing.T) {
 			got := exportLogs(t, goldenConfig(format, t.TempDir()), []plog.Logs{logs})
 			assert.NotEmpty(t, got, "%s %s", format, name)
 			requireSchema(t, format, got)
+			if format == FormatAgtraceV1 {
+				assertCallsHaveStatus(t, name, got)
+			}
 		}
 		evs, _ := agentevent.DecodeLogs(logs)
 		assert.Empty(t, agentevent.Validate(evs).Violations, name)
@@ -248,5 +251,31 @@ func TestEveryAgentsTestdata(t *testing.T) {
 		}
 		got := exportTraces(t, goldenConfig(FormatCanonicalTask, t.TempDir()), []ptrace.Traces{traces})
 		assert.Equal(t, countTurnRoots(traces), requireSchema(t, FormatCanonicalTask, got), name)
+	}
+}
+
+// assertCallsHaveStatus requires every agtrace tool_call line to carry a
+// tool_status — in_progress unless the event had one — and every call without
+// a result in its session to be in_progress (TestAgtraceToolStatus has one;
+// the repository's testdata answers every call).
+func assertCallsHaveStatus(t *testing.T, name string, files map[string][]byte) {
+	t.Helper()
+	for file, b := range files {
+		lines := decodeLines(t, b)
+		answered := map[any]bool{}
+		for _, l := range lines {
+			if l["event_type"] == "tool_result" {
+				answered[l["tool_call_id"]] = true
+			}
+		}
+		for _, l := range lines {
+			if l["event_type"] != "tool_call" {
+				continue
+			}
+			assert.NotNil(t, l["tool_status"], "%s %s: tool_call %v without tool_status", name, file, l["event_id"])
+			if !answered[l["tool_call_id"]] {
+				assert.Equal(t, "in_progress", l["tool_status"], "%s %s: unanswered tool_call %v", name, file, l["event_id"])
+			}
+		}
 	}
 }
