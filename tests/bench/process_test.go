@@ -262,6 +262,9 @@ func (c collectorRun) run(tb testing.TB, timeout time.Duration) run {
 		prog := c.progress(m)
 		if !equal(prog, last) {
 			last, lastChange, changeCPU = prog, now, cpu
+			if os.Getenv("BENCH_TRACE") != "" {
+				fmt.Fprintf(os.Stderr, "bench trace: %6.1fs cpu %5.1fs progress %v\n", now.Sub(p.start).Seconds(), cpu, prog)
+			}
 		}
 		if c.done != nil && c.done(m) {
 			break

@@ -219,7 +219,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	bin := benchCollector(b)
 	home := b.TempDir()
 	target := corpusTarget()
-	h := testenv.WriteHistory(b, fixtures, home, target)
+	h := testenv.WriteHistoryShares(b, fixtures, home, target, historyShares(b))
 	include, jsonlBytes, jsonlLines := h.JSONL()
 	b.Logf("history: %d files, %.1f MB below %s", len(h.Files), float64(h.Bytes)/1e6, home)
 
@@ -299,6 +299,25 @@ func BenchmarkSideBySide(b *testing.B) {
 		b.ReportMetric(rep.Rows[1].SpeedX, "events-vs-file_log")
 		b.ReportMetric(rep.Rows[0].RSSX, "e2e-rss-vs-file_log")
 	}
+}
+
+// historyShares is the mix of the history: BENCH_AGENTS as agent=share,… (e.g.
+// "claude_code=1,codex=1" for a Claude Code and Codex history), else testenv's default.
+func historyShares(tb testing.TB) map[string]float64 {
+	v := os.Getenv("BENCH_AGENTS")
+	if v == "" {
+		return testenv.DefaultHistoryShares
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(v, ",") {
+		name, share, ok := strings.Cut(strings.TrimSpace(part), "=")
+		var f float64
+		if _, err := fmt.Sscan(share, &f); !ok || err != nil || f < 0 {
+			tb.Fatalf("BENCH_AGENTS: %q is not agent=share", part)
+		}
+		out[name] = f
+	}
+	return out
 }
 
 // settle is how long a collector's metrics must stand still before its work counts as done:

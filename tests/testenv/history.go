@@ -232,13 +232,28 @@ func (t idTemplate) copy(r int, buf []byte) []byte {
 	return append(buf, t.text[last:]...)
 }
 
-// WriteHistory writes a history of at least targetBytes below home by copying the sessions of
-// every agent in fixtures (the shared fixtures folder) until the copies hold that much: copy r of
+// WriteHistory writes a history of about targetBytes below home by copying the sessions of
+// every agent in fixtures (the shared fixtures folder), each agent up to its share of
+// DefaultHistoryShares (at least one copy of each): copy r of
 // every file with each session, message, request, part and tool-call id made unique (the same
 // way in every file of the copy, so references between files hold), laid out where the agent
 // keeps its sessions. Line-delimited files end with "\n" and hold no blank line (a reader never
 // waits for an unterminated last line). Agents whose fixtures are absent are left out.
 func WriteHistory(tb testing.TB, fixtures, home string, targetBytes int64) History {
+	tb.Helper()
+	return WriteHistoryShares(tb, fixtures, home, targetBytes, DefaultHistoryShares)
+}
+
+// DefaultHistoryShares is the mix of a history by agent (shares of its bytes): mostly Claude Code
+// and Codex, as the histories users report, and every other agent the receiver reads.
+var DefaultHistoryShares = map[string]float64{
+	"claude_code": 0.45, "codex": 0.30,
+	"pi": 0.05, "copilot_cli": 0.05, "gemini": 0.05, "opencode": 0.05, "amp": 0.05,
+}
+
+// WriteHistoryShares is WriteHistory with each agent's share of the bytes given (agents absent
+// from shares, or with a share of 0, are left out).
+func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64, shares map[string]float64) History {
 	tb.Helper()
 	type source struct {
 		agent string
@@ -298,33 +313,55 @@ func WriteHistory(tb testing.TB, fixtures, home string, targetBytes int64) Histo
 	// would read a copy that starts like another once: every file must start its own way.
 	heads := map[string]string{}
 	var buf []byte
-	for r := 0; h.Bytes < targetBytes; r++ {
-		for _, s := range srcs {
-			buf = s.data.copy(r, buf)
-			rel := string(s.rel.copy(r, nil))
-			path := filepath.Join(home, historyAgents[s.agent].place(r, rel, buf))
-			if written[path] {
-				continue // the same file in every copy (OpenCode's project file)
-			}
-			written[path] = true
-			if head := string(buf[:min(len(buf), 1000)]); len(buf) >= 16 {
-				if other, ok := heads[head]; ok {
-					tb.Fatalf("history: %s starts like %s (an id of the fixture is not made unique)", path, other)
+	byAgent := map[string][]int{}
+	var agents []string
+	for i, s := range srcs {
+		if _, ok := byAgent[s.agent]; !ok {
+			agents = append(agents, s.agent)
+		}
+		byAgent[s.agent] = append(byAgent[s.agent], i)
+	}
+	var total float64
+	for _, a := range agents {
+		total += shares[a]
+	}
+	for _, a := range agents {
+		if shares[a] <= 0 {
+			continue
+		}
+		// Copies of the agent's sessions until it holds its share (at least one copy).
+		want := int64(float64(targetBytes) * shares[a] / total)
+		var have int64
+		for r := 0; r == 0 || have < want; r++ {
+			for _, i := range byAgent[a] {
+				s := srcs[i]
+				buf = s.data.copy(r, buf)
+				rel := string(s.rel.copy(r, nil))
+				path := filepath.Join(home, historyAgents[s.agent].place(r, rel, buf))
+				if written[path] {
+					continue // the same file in every copy (OpenCode's project file)
 				}
-				heads[head] = path
+				written[path] = true
+				if head := string(buf[:min(len(buf), 1000)]); len(buf) >= 16 {
+					if other, ok := heads[head]; ok {
+						tb.Fatalf("history: %s starts like %s (an id of the fixture is not made unique)", path, other)
+					}
+					heads[head] = path
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					tb.Fatal(err)
+				}
+				if err := os.WriteFile(path, buf, 0o644); err != nil {
+					tb.Fatal(err)
+				}
+				f := HistoryFile{Agent: s.agent, Path: path, Size: int64(len(buf))}
+				if s.jsonl {
+					f.Lines = s.lines
+				}
+				h.Files = append(h.Files, f)
+				h.Bytes += f.Size
+				have += f.Size
 			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				tb.Fatal(err)
-			}
-			if err := os.WriteFile(path, buf, 0o644); err != nil {
-				tb.Fatal(err)
-			}
-			f := HistoryFile{Agent: s.agent, Path: path, Size: int64(len(buf))}
-			if s.jsonl {
-				f.Lines = s.lines
-			}
-			h.Files = append(h.Files, f)
-			h.Bytes += f.Size
 		}
 	}
 	return h
