@@ -37,6 +37,9 @@ type harness struct {
 	host component.Host
 	// barriers counts the one-line files barrier created.
 	barriers int64
+	// patience is how long waitEvents (and so barrier) waits: a poll over
+	// many thousand files on a loaded machine takes more than the default.
+	patience time.Duration
 }
 
 // testConfig reads *.jsonl below dir, polling fast.
@@ -68,7 +71,7 @@ func newHarness(t *testing.T, cfg *Config, host component.Host, opts ...option) 
 	sink := new(consumertest.LogsSink)
 	rcv, err := newReceiver(set, cfg, sink, agents, append([]option{withSettleDelay(50 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
-	return &harness{t: t, cfg: cfg, sink: sink, tel: tel, logs: logs, rcv: rcv, host: host}
+	return &harness{t: t, cfg: cfg, sink: sink, tel: tel, logs: logs, rcv: rcv, host: host, patience: 20 * time.Second}
 }
 
 func (h *harness) start() {
@@ -113,7 +116,7 @@ func (h *harness) eventsOf(path string) []agentevent.Event {
 
 func (h *harness) waitEvents(path string, n int) []agentevent.Event {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool { return len(h.eventsOf(path)) >= n }, 20*time.Second, 5*time.Millisecond,
+	require.Eventually(h.t, func() bool { return len(h.eventsOf(path)) >= n }, h.patience, 5*time.Millisecond,
 		"waiting for %d events from %s", n, path)
 	return h.eventsOf(path)
 }

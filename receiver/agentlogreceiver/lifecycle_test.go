@@ -115,8 +115,15 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 				writeFile(t, paths[i], userLine(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), "hello"))
 			}
 			h := newHarness(t, cfg, host)
+			// A poll looks at every file: a barrier waits for up to two
+			// polls of n files.
+			h.patience = 5 * time.Minute
 			h.start()
 			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n }, 5*time.Minute, 50*time.Millisecond)
+			// The last files of the first poll are read concurrently, their
+			// sessions released after their events arrive: idle once a later
+			// poll has been through.
+			h.barrier(dir)
 			src := jsonlSourceOf(t, h, "claude_code")
 			require.LessOrEqual(t, src.sessions.residentCount(), 10, "at most max_tracked_sessions in memory once idle")
 
@@ -124,7 +131,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 			for _, i := range grown {
 				appendFile(t, paths[i], joinLines(assistantLine(fmt.Sprintf("a%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), fmt.Sprintf("msg_%d", i), "hi")))
 			}
-			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n+len(grown) }, time.Minute, 10*time.Millisecond)
+			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n+len(grown)+int(h.barriers) }, h.patience, 10*time.Millisecond)
 			h.barrier(dir)
 			byID := map[string]agentevent.Event{}
 			for _, ev := range h.events() {
