@@ -132,7 +132,7 @@ func MapThread(c Context, th Thread, emitted map[string]bool, settled bool) Resu
 		// A user message's tool results answer the previous turn's calls:
 		// they are emitted under its prompt, before the new prompt.
 		m.prompt = prompt
-		m.message(msg, prompt)
+		m.guard(msg, prompt, func() { m.message(msg, prompt) })
 		if msg.Bad == nil && msg.Role == "user" && hasText(msg) {
 			prompt = m.eventID(msg, "")
 		}
@@ -255,6 +255,31 @@ func (m *mapper) emit(ev agentevent.Event, raw []byte) {
 	ev.Raw = raw
 	agentevent.Normalize(&ev)
 	m.events = append(m.events, ev)
+}
+
+// guard maps one message with mapMsg. A panic in it (a mapping bug: a
+// message that does not decode is Bad, not a panic) costs that message
+// only: what mapMsg emitted is rolled back, and the message becomes one
+// parser_error event under its own key "error:<id>" (reported once, even
+// when parts of the message were emitted by an earlier read); the rest of
+// the thread maps (agentevent.RecoverRecord).
+func (m *mapper) guard(msg Message, prompt string, mapMsg func()) {
+	nEvents, nKeys, seq := len(m.events), len(m.keys), m.seq
+	var none []agentevent.Event
+	defer agentevent.RecoverRecord(&none, func(reason, detail string) []agentevent.Event {
+		m.events, m.keys, m.seq = m.events[:nEvents], m.keys[:nKeys], seq
+		key := "error:" + strconv.FormatInt(msg.MessageID, 10)
+		if !m.emitted[key] {
+			ev := m.base(msg, m.eventID(msg, "error"), agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+			ev.ParentEventID = prompt
+			ev.Unparsed = reason
+			agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
+			m.emit(ev, msg.Raw)
+			m.keys = append(m.keys, key)
+		}
+		return nil
+	})
+	mapMsg()
 }
 
 func msgKey(msg Message) string { return "m" + strconv.FormatInt(msg.MessageID, 10) }

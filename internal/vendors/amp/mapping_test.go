@@ -138,3 +138,41 @@ func FuzzDecodeAndMap(f *testing.F) {
 		}
 	})
 }
+
+// TestPanicCostsOnlyItsMessage: a panic while mapping one message rolls
+// back what that message emitted and becomes one parser_error event under
+// its own key, reported once; the next message maps as usual.
+func TestPanicCostsOnlyItsMessage(t *testing.T) {
+	th := Thread{ID: "T-1", Messages: []Message{
+		{MessageID: 0, Role: "user", Content: []Block{{Type: "text", Text: "hi"}}, Raw: []byte(`{"messageId":0}`)},
+		{MessageID: 1, Role: "assistant", Content: []Block{{Type: "text", Text: "hello"}}},
+	}}
+	m := mapper{th: th, seq: 4, emitted: map[string]bool{}}
+	m.prepare()
+	m.guard(th.Messages[0], "p0", func() {
+		m.message(th.Messages[0], "p0") // emits, then fails
+		var calls map[string]*Block
+		calls["x"] = nil
+	})
+	require.Len(t, m.events, 1, "the message's own events are rolled back")
+	ev := m.events[0]
+	assert.Equal(t, agentevent.ReasonParserError, ev.Unparsed)
+	assert.Equal(t, "T-1:0:error", ev.EventID)
+	assert.Equal(t, "p0", ev.ParentEventID)
+	assert.Equal(t, int64(5), ev.Sequence, "numbered after the caller's sequence, as if the rolled-back events never were")
+	assert.Contains(t, ev.Attributes[agentevent.AttrUnparsedDetail], "nil map")
+	assert.Equal(t, []byte(`{"messageId":0}`), ev.Raw)
+	assert.Equal(t, []string{"error:0"}, m.keys)
+
+	m.guard(th.Messages[1], "p0", func() { m.message(th.Messages[1], "p0") })
+	require.Len(t, m.events, 2)
+	assert.Equal(t, int64(6), m.events[1].Sequence)
+	assert.Equal(t, []string{"error:0", "m1"}, m.keys)
+
+	// Read again with what was sent: the failure is not reported twice.
+	m2 := mapper{th: th, emitted: map[string]bool{"error:0": true}}
+	m2.prepare()
+	m2.guard(th.Messages[0], "", func() { panic("again") })
+	assert.Empty(t, m2.events)
+	assert.Empty(t, m2.keys)
+}
