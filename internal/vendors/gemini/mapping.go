@@ -88,6 +88,9 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 	// ParentEventID: the latest user message before each message.
 	lastUser := ""
 	for i, msg := range chat.Messages {
+		// turn is the prompt of the turn the message falls in, before the
+		// message itself opens one.
+		turn := lastUser
 		if msg.Type == TypeUser && msg.Bad == nil {
 			lastUser = msg.ID
 		}
@@ -109,14 +112,16 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			}
 			continue
 		}
-		if msg.Type == TypeGemini {
-			m.gemini(msg)
-			continue
-		}
-		if !m.emitted[msg.ID] {
-			m.message(msg)
-			m.keys = append(m.keys, msg.ID)
-		}
+		m.guard(msg, turn, func() {
+			if msg.Type == TypeGemini {
+				m.gemini(msg)
+				return
+			}
+			if !m.emitted[msg.ID] {
+				m.message(msg)
+				m.keys = append(m.keys, msg.ID)
+			}
+		})
 	}
 	if r.Held == "" && chat.Summary != "" && !m.emitted[summaryKey] {
 		// The CLI writes a one-line summary of the session into the chat's
@@ -187,6 +192,32 @@ func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role age
 		}
 	}
 	return ev
+}
+
+// guard maps one message with mapMsg. A panic in it (a mapping bug: a
+// message that does not decode is Bad, not a panic) costs that message
+// only: what mapMsg emitted is rolled back, and the message becomes one
+// parser_error event in the turn it falls in, id and watermark key
+// "<message id>:error" (reported once, also when parts of the message were
+// sent by an earlier read); the rest of the chat maps
+// (agentevent.RecoverRecord).
+func (m *mapper) guard(msg Message, turn string, mapMsg func()) {
+	nEvents, nKeys, seq := len(m.events), len(m.keys), m.seq
+	var none []agentevent.Event
+	defer agentevent.RecoverRecord(&none, func(reason, detail string) []agentevent.Event {
+		m.events, m.keys, m.seq = m.events[:nEvents], m.keys[:nKeys], seq
+		key := msg.ID + ":error"
+		if !m.emitted[key] {
+			ev := m.base(msg, key, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+			ev.ParentEventID = turn
+			ev.Unparsed = reason
+			agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
+			m.emit(ev)
+			m.keys = append(m.keys, key)
+		}
+		return nil
+	})
+	mapMsg()
 }
 
 func (m *mapper) emit(ev agentevent.Event) {

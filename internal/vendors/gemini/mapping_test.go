@@ -471,3 +471,39 @@ func TestSummary(t *testing.T) {
 	assert.Empty(t, MapChat(Context{}, chat, w, true).Events)
 	assert.Empty(t, agentevent.Validate(MapChat(Context{}, chat, nil, true).Events).Violations)
 }
+
+// TestPanicCostsOnlyItsMessage: a panic while mapping one message rolls
+// back what that message emitted and becomes one parser_error event in the
+// turn it falls in, reported once; the next message maps as usual.
+func TestPanicCostsOnlyItsMessage(t *testing.T) {
+	chat := chatJSON(t, mUser, mAnswer, mUser2)
+	m := mapper{c: Context{LogFile: "chat.json"}, chat: chat, seq: 7, emitted: map[string]bool{}, sessionID: chat.SessionID}
+	m.guard(chat.Messages[1], "u1", func() {
+		m.gemini(chat.Messages[1]) // emits, then fails
+		var calls map[string]bool
+		calls["x"] = true
+	})
+	require.Len(t, m.events, 1, "the message's own events are rolled back")
+	ev := m.events[0]
+	assert.Equal(t, agentevent.ReasonParserError, ev.Unparsed)
+	assert.Equal(t, "g1:error", ev.EventID)
+	assert.Equal(t, "u1", ev.ParentEventID)
+	assert.Equal(t, int64(7), ev.Sequence, "numbered from the caller's sequence, as if the rolled-back events never were")
+	assert.Contains(t, ev.Attributes[agentevent.AttrUnparsedDetail], "nil map")
+	assert.Equal(t, []byte(chat.Messages[1].Raw), ev.Raw)
+	assert.Equal(t, []string{"g1:error"}, m.keys)
+
+	m.guard(chat.Messages[2], "u1", func() {
+		m.message(chat.Messages[2])
+		m.keys = append(m.keys, chat.Messages[2].ID)
+	})
+	require.Len(t, m.events, 2)
+	assert.Equal(t, int64(8), m.events[1].Sequence)
+	assert.Equal(t, []string{"g1:error", "u2"}, m.keys)
+
+	// Read again with what was sent: the failure is not reported twice.
+	m2 := mapper{chat: chat, emitted: map[string]bool{"g1:error": true}, sessionID: chat.SessionID}
+	m2.guard(chat.Messages[1], "u1", func() { panic("again") })
+	assert.Empty(t, m2.events)
+	assert.Empty(t, m2.keys)
+}
