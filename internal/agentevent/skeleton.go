@@ -101,10 +101,13 @@ type Ordered interface {
 func AddOpenCall[T Ordered](calls map[string]T, id string, call T, limit int) (forgotten string) {
 	calls[id] = call
 	for len(calls) > limit {
-		oldest, order := "", int64(0)
+		// A found flag, not oldest == "": a call may have the empty id. Ties
+		// go to the smaller id, so that eviction does not depend on the
+		// map's iteration order.
+		oldest, order, found := "", int64(0), false
 		for k, v := range calls {
-			if oldest == "" || v.Order() < order {
-				oldest, order = k, v.Order()
+			if !found || v.Order() < order || (v.Order() == order && k < oldest) {
+				oldest, order, found = k, v.Order(), true
 			}
 		}
 		delete(calls, oldest)

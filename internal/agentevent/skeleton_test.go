@@ -75,6 +75,25 @@ func TestAddOpenCallForgetsTheOldest(t *testing.T) {
 	assert.Contains(t, calls, "c")
 }
 
+// TestAddOpenCallWithAnEmptyID: a call recorded with the empty id (a vendor
+// record without one) is a call like any other — the oldest goes, whatever
+// its id, and among calls opened at once the smaller id goes first.
+func TestAddOpenCallWithAnEmptyID(t *testing.T) {
+	for range 20 { // map iteration order varies from run to run
+		calls := map[string]*openCallT{}
+		AddOpenCall(calls, "x", &openCallT{seq: 1}, 2)
+		AddOpenCall(calls, "", &openCallT{seq: 2}, 2)
+		assert.Equal(t, "x", AddOpenCall(calls, "y", &openCallT{seq: 3}, 2), "the oldest goes, not the empty id")
+		assert.Contains(t, calls, "")
+		assert.Equal(t, "", AddOpenCall(calls, "z", &openCallT{seq: 4}, 2), "then the empty id, now the oldest")
+
+		tied := map[string]*openCallT{}
+		AddOpenCall(tied, "b", &openCallT{seq: 1}, 2)
+		AddOpenCall(tied, "a", &openCallT{seq: 1}, 2)
+		assert.Equal(t, "a", AddOpenCall(tied, "c", &openCallT{seq: 2}, 2), "a tie goes to the smaller id")
+	}
+}
+
 func TestDecodeFailureReasons(t *testing.T) {
 	var v struct{ N int }
 	bad := []byte(`{"N":`)
