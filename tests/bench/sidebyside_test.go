@@ -407,13 +407,20 @@ func ccusageRun(tb testing.TB, home string) ccusageResult {
 	bin := strings.TrimSpace(string(out))
 	var stdout bytes.Buffer
 	r := programRun(tb, home, &stdout, bin, "session", "--json", "--offline")
+	// `ccusage session` over every agent lists them under "session" (one agent's command under
+	// "sessions").
 	var rep struct {
+		Session  []json.RawMessage `json:"session"`
 		Sessions []json.RawMessage `json:"sessions"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		tb.Fatalf("ccusage output: %v: %.300s", err, stdout.Bytes())
 	}
-	return ccusageResult{run: r, sessions: int64(len(rep.Sessions))}
+	n := int64(len(rep.Session) + len(rep.Sessions))
+	if n == 0 {
+		tb.Fatalf("ccusage found no session in the history: %.300s", stdout.Bytes())
+	}
+	return ccusageResult{run: r, sessions: n}
 }
 
 func machine() string {
