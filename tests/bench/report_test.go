@@ -39,8 +39,8 @@ func printReport(w io.Writer, rep report) {
 			ratio(r.SpeedX), ratio(r.RSSX))
 	}
 	if l := rep.Latency; l != nil {
-		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
-			l.Setup, l.P50ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
+		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
+			l.Setup, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
 	}
 	fmt.Fprintln(w)
 }
