@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // HistoryFile is one file of a written history.
@@ -238,7 +239,8 @@ func (t idTemplate) copy(r int, buf []byte) []byte {
 // every file with each session, message, request, part and tool-call id made unique (the same
 // way in every file of the copy, so references between files hold), laid out where the agent
 // keeps its sessions. Line-delimited files end with "\n" and hold no blank line (a reader never
-// waits for an unterminated last line). Agents whose fixtures are absent are left out.
+// waits for an unterminated last line). Every file is dated two days ago, a finished history.
+// Agents whose fixtures are absent are left out.
 func WriteHistory(tb testing.TB, fixtures, home string, targetBytes int64) History {
 	tb.Helper()
 	return WriteHistoryShares(tb, fixtures, home, targetBytes, DefaultHistoryShares)
@@ -313,6 +315,7 @@ func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64,
 	// would read a copy that starts like another once: every file must start its own way.
 	heads := map[string]string{}
 	var buf []byte
+	finished := time.Now().Add(-48 * time.Hour)
 	byAgent := map[string][]int{}
 	var agents []string
 	for i, s := range srcs {
@@ -352,6 +355,12 @@ func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64,
 					tb.Fatal(err)
 				}
 				if err := os.WriteFile(path, buf, 0o644); err != nil {
+					tb.Fatal(err)
+				}
+				// A finished history: files last written days ago, not files a reader must
+				// expect more of any moment (agent_log holds a fresh file's last events back
+				// until it settles).
+				if err := os.Chtimes(path, finished, finished); err != nil {
 					tb.Fatal(err)
 				}
 				f := HistoryFile{Agent: s.agent, Path: path, Size: int64(len(buf))}
