@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/metadata"
+	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver"
 )
 
@@ -64,13 +65,17 @@ func (s ccSession) cost() float64 {
 }
 
 // divergences are sessions where the cost is deliberately not ccusage's,
-// each with the reason; the test holds them to the value given instead.
+// each with the reason; the test holds them to the value given instead, and
+// holds the embedded table's price of tableModel for the session's tokens
+// to ccusage's (so the table is checked there too).
 var divergences = map[string]struct {
-	want   float64
-	reason string
+	want       float64
+	tableModel string
+	reason     string
 }{
 	"opencode/ses_41aa601e1ffe6z7I4ccw1eIKUY": {
-		want: 0,
+		want:       0,
+		tableModel: "glm-4.7",
 		reason: "OpenCode states cost 0 for this glm-4.7-free response (a free model of OpenCode Zen); a stated " +
 			"cost wins. ccusage ignores a stated 0 and prices the model as the paid glm-4.7 ($0.00707).",
 	},
@@ -293,9 +298,32 @@ func TestCostMatchesCcusage(t *testing.T) {
 		}
 	}
 	for k, d := range divergences {
-		if c, ok := oracle[k]; ok {
-			t.Logf("%s: ccusage $%.6f, ours $%.6f: %s", k, c, d.want, d.reason)
+		c, ok := oracle[k]
+		if !ok {
+			continue
 		}
+		t.Logf("%s: ccusage $%.6f, ours $%.6f: %s", k, c, d.want, d.reason)
+		if d.tableModel == "" {
+			continue
+		}
+		price, ok := pricing.Embedded(d.tableModel)
+		require.True(t, ok, "%s: %s not in the table", k, d.tableModel)
+		table := 0.0
+		for _, l := range sink.AllLogs() {
+			evs, _ := agentevent.DecodeLogs(l)
+			for _, ev := range evs {
+				if a, ok := byAgent[ev.Source]; !ok || a.name+"/"+a.keyOf(home, ev) != k {
+					continue
+				}
+				table += price.Cost(pricing.Usage{
+					Input:         deref(ev.TokensInput),
+					Output:        deref(ev.TokensOutput),
+					CacheRead:     deref(ev.TokensCached),
+					CacheCreation: deref(ev.TokensCacheCreation),
+				})
+			}
+		}
+		assert.InDelta(t, c, table, oracleTolerance*c, "%s: the table's price of %s for the session's tokens", k, d.tableModel)
 	}
 	got := costs()
 	for _, k := range sortedKeys(oracle) {
@@ -372,4 +400,11 @@ func copyTree(t *testing.T, src, dst string) {
 		copyFile(t, p, filepath.Join(dst, rel))
 		return nil
 	}))
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
