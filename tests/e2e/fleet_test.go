@@ -100,8 +100,12 @@ func TestFleetMachinesThroughGateway(t *testing.T) {
 
 	gotTurns := map[string]int{}
 	perMachine := map[string]int{}
+	priced := 0 // chat spans gen_ai_cost priced on the machines
 	for _, tr := range traces {
 		for _, sp := range tr.Spans {
+			if strings.HasPrefix(sp.OperationName, "chat ") && sp.tagString("agent.usage.cost_source") == "table" {
+				priced++
+			}
 			if sp.parent() != "" || sp.OperationName != "invoke_agent claude-code" {
 				continue
 			}
@@ -114,6 +118,7 @@ func TestFleetMachinesThroughGateway(t *testing.T) {
 		}
 	}
 	assert.Equal(t, wantTurns, gotTurns, "every turn once, through the gateway")
+	assert.Positive(t, priced, "chat spans priced by gen_ai_cost on the machines")
 	for _, id := range machines {
 		assert.Positive(t, perMachine[id], "turns from %s", id)
 	}
