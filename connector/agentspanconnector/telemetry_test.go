@@ -5,15 +5,19 @@ package agentspanconnector
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadatatest"
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -53,5 +57,39 @@ func TestTelemetry(t *testing.T) {
 		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropReplayed))},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanOpenTurns(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, c.Shutdown(context.Background()))
+}
+
+// TestMalformedEventsAreLoggedOnce: agent events of the wrong shape in two
+// batches are each counted and skipped, and logged once, naming the file
+// and line of the first.
+func TestMalformedEventsAreLoggedOnce(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	core, logs := observer.New(zap.WarnLevel)
+	set := metadatatest.NewSettings(tel)
+	set.Logger = zap.New(core)
+	c, err := newConnector(set, createDefaultConfig().(*Config), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	c.now = func() time.Time { return t0.Add(time.Minute) }
+
+	s := newSession("s1")
+	for i, line := range []int{7, 9} {
+		ld := agentevent.EncodeLogs([]agentevent.Event{s.prompt(fmt.Sprintf("p%d", i), float64(i))}, "")
+		bad := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+		ev := s.answer(fmt.Sprintf("x%d", i), "m9", float64(i)+0.5)
+		ev.LogFile, ev.LogLine = "s1.jsonl", int64(line)
+		agentevent.Encode(ev, bad)
+		bad.Attributes().PutStr(agentevent.AttrRaw, "{}") // bytes written, a string found
+		require.NotPanics(t, func() { require.NoError(t, c.ConsumeLogs(context.Background(), ld)) })
+	}
+
+	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropMalformed))},
+	}, metricdatatest.IgnoreTimestamp())
+	warned := logs.FilterField(zap.String("reason", dropMalformed)).All()
+	require.Len(t, warned, 1, "logged once")
+	assert.Equal(t, "s1.jsonl:7", warned[0].ContextMap()["first_record"])
+	assert.NotEmpty(t, warned[0].ContextMap()["first"])
 	require.NoError(t, c.Shutdown(context.Background()))
 }

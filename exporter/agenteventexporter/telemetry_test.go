@@ -5,6 +5,7 @@ package agenteventexporter
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -16,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadatatest"
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -201,4 +204,34 @@ func TestMalformedRollup(t *testing.T) {
 	files := readTree(t, dir)
 	requireSchema(t, FormatCanonicalTask, files)
 	assert.Len(t, files, 1, "the turn is written without its file list")
+}
+
+// TestMalformedEventsAreLoggedOnce: agent events of the wrong shape in two
+// batches are each counted and skipped, never a panic, and logged once,
+// naming the file and line of the first; the well-formed events around
+// them are written.
+func TestMalformedEventsAreLoggedOnce(t *testing.T) {
+	tel := newTelemetry(t)
+	core, observed := observer.New(zap.WarnLevel)
+	set := metadatatest.NewSettings(tel)
+	set.Logger = zap.New(core)
+	now := farFuture
+	dir := t.TempDir()
+	e := newTestExporterWithSettings(t, testConfig(FormatAgtraceV1, dir), &now, set)
+	s := newTestSession("dddddddd-0000-4000-8000-00000000000d")
+	for i, line := range []int64{7, 9} {
+		logs := logsOf(s.userPrompt(fmt.Sprintf("p%d", i), "go", 2*i))
+		bad := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
+		ev := s.answer(fmt.Sprintf("x%d", i), "r9", "x", 2*i+1)
+		ev.LogFile, ev.LogLine = "s.jsonl", line
+		agentevent.Encode(ev, bad)
+		bad.Attributes().PutStr(agentevent.AttrRaw, "{}") // bytes written, a string found
+		require.NotPanics(t, func() { require.NoError(t, e.consumeLogs(context.Background(), logs)) })
+	}
+	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonMalformed: 2}), metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualAgentEventLinesWritten(t, tel, points("format", map[string]int64{"agtrace_v1": 2}), metricdatatest.IgnoreTimestamp())
+	warned := observed.FilterMessageSnippet("Malformed agent events").All()
+	require.Len(t, warned, 1, "logged once")
+	assert.Equal(t, "s.jsonl:7", warned[0].ContextMap()["first_record"])
+	assert.NotEmpty(t, warned[0].ContextMap()["first"])
 }
