@@ -58,23 +58,23 @@ func copilotLine(t *testing.T, typ, id, ts string, data map[string]any) string {
 // after the call: a new flat session file only such a poll can find.
 func (h *harness) copilotBarrier(home string) {
 	h.t.Helper()
-	n := barrierSeq.Add(1)
-	h.barriers++
-	path := filepath.Join(home, "session-state", fmt.Sprintf("barrier-%d.jsonl", n))
-	writeFile(h.t, path, copilotLine(h.t, "user.message", fmt.Sprintf("barrier-%d", n), "2026-01-01T00:00:00Z", map[string]any{"content": "poll barrier"}))
-	h.waitEvents(path, 1)
+	h.twoPolls(func(n int64) {
+		path := filepath.Join(home, "session-state", fmt.Sprintf("barrier-%d.jsonl", n))
+		writeFile(h.t, path, copilotLine(h.t, "user.message", fmt.Sprintf("barrier-%d", n), "2026-01-01T00:00:00Z", map[string]any{"content": "poll barrier"}))
+		h.waitEvents(path, 1)
+	})
 }
 
 // ampBarrier: the same with a new Amp thread.
 func (h *harness) ampBarrier(dir string) {
 	h.t.Helper()
-	n := barrierSeq.Add(1)
-	h.barriers++
-	id := fmt.Sprintf("T-barrier-%d", n)
-	writeAmpThread(h.t, filepath.Join(dir, "threads", id+".json"), map[string]any{
-		"id": id, "messages": []any{map[string]any{"role": "user", "messageId": 0, "content": []any{map[string]any{"type": "text", "text": "poll barrier"}}}},
+	h.twoPolls(func(n int64) {
+		id := fmt.Sprintf("T-barrier-%d", n)
+		writeAmpThread(h.t, filepath.Join(dir, "threads", id+".json"), map[string]any{
+			"id": id, "messages": []any{map[string]any{"role": "user", "messageId": 0, "content": []any{map[string]any{"type": "text", "text": "poll barrier"}}}},
+		})
+		h.waitSession(id, 1)
 	})
-	h.waitSession(id, 1)
 }
 
 func writeAmpThread(t *testing.T, path string, thread any) {

@@ -70,14 +70,16 @@ func writeChat(t *testing.T, path, session string, msgs ...gemMsg) {
 
 // geminiBarrier returns once the reader has completed a poll that started
 // after the call: it writes a new one-message chat, which only such a poll
-// can find (every file is looked at in each poll), and waits for it.
+// can find (every file is looked at in each poll), and waits for it — twice,
+// as files are read in path order and the barrier's may come first (see
+// barrier).
 func (h *harness) geminiBarrier(home string) {
 	h.t.Helper()
-	n := barrierSeq.Add(1)
-	h.barriers++
-	session := fmt.Sprintf("barrier-%d", n)
-	writeChat(h.t, filepath.Join(home, "tmp", "barrier", "chats", session+".json"), session, gemUser(session+"-u", "poll barrier", 0))
-	h.waitSession(session, 1)
+	h.twoPolls(func(n int64) {
+		session := fmt.Sprintf("barrier-%d", n)
+		writeChat(h.t, filepath.Join(home, "tmp", "barrier", "chats", session+".json"), session, gemUser(session+"-u", "poll barrier", 0))
+		h.waitSession(session, 1)
+	})
 }
 
 // noBarrier drops the barrier sessions' events.

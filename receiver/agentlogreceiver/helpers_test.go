@@ -126,14 +126,26 @@ var barrierSeq atomic.Int64
 // barrier returns once the receiver has completed a poll that started after
 // the call: it creates a new file, which only a poll that matched the
 // include patterns after its creation can find, and waits for its event.
-// Every other file was read in that same poll.
+// That poll may still be reading other files when the event arrives (files
+// are read concurrently; snapshot sources read them in path order): a
+// second file, written then, is found by the next poll only, which starts
+// once the first is over. The barriers wait for both (twoPolls).
 func (h *harness) barrier(dir string) {
 	h.t.Helper()
-	n := barrierSeq.Add(1)
-	h.barriers++
-	path := filepath.Join(dir, fmt.Sprintf("barrier-%d.jsonl", n))
-	writeFile(h.t, path, userLine(fmt.Sprintf("barrier-%d", n), "barrier-session", "poll barrier"))
-	h.waitEvents(path, 1)
+	h.twoPolls(func(n int64) {
+		path := filepath.Join(dir, fmt.Sprintf("barrier-%d.jsonl", n))
+		writeFile(h.t, path, userLine(fmt.Sprintf("barrier-%d", n), "barrier-session", "poll barrier"))
+		h.waitEvents(path, 1)
+	})
+}
+
+// twoPolls runs one barrier file's write-and-wait twice (see barrier).
+func (h *harness) twoPolls(one func(n int64)) {
+	h.t.Helper()
+	for range 2 {
+		h.barriers++
+		one(barrierSeq.Add(1))
+	}
 }
 
 // warnings returns the Warn logs about bad records.
