@@ -227,3 +227,63 @@ func TestOpenCodeSessionDeletedWhileDownIsForgotten(t *testing.T) {
 	assert.Nil(t, storedState(t, s, key), "the watermark of the deleted session is deleted")
 	assert.Empty(t, h2.eventsOfSession(ses))
 }
+
+// snapshotSourceOf returns the snapshot source of one agent of a running
+// receiver.
+func snapshotSourceOf(t *testing.T, h *harness, key string) *snapshotSource {
+	t.Helper()
+	h.rcv.mu.Lock()
+	defer h.rcv.mu.Unlock()
+	for _, s := range h.rcv.sources {
+		if ss, ok := s.(*snapshotSource); ok && ss.agent.key == key {
+			return ss
+		}
+	}
+	require.FailNow(t, "no snapshot source for "+key)
+	return nil
+}
+
+// TestDeletedThreadIsForgotten: the life cycle of a session read from a
+// file rewritten in place (an Amp thread): once its file is deleted and it
+// has been idle for forget_after, its watermark leaves memory and storage;
+// a thread whose file exists keeps its own.
+func TestDeletedThreadIsForgotten(t *testing.T) {
+	snaps, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "amp", "rewrite_in_place", "snapshots", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, snaps, 3)
+	final, err := os.ReadFile(snaps[2])
+	require.NoError(t, err)
+	const id = "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0002"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "threads", id+".json")
+	writeBytes(t, path, final)
+
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := copilotAmpConfig("", dir)
+	cfg.Storage = &ext.ID
+	cfg.ForgetAfter = time.Hour
+	s := restartSetup{ext: ext, host: host, cfg: cfg}
+	clk := &fakeClock{}
+	h := newHarness(t, cfg, host, withClock(clk.clock()), withSweepInterval(10*time.Millisecond), withSettleDelay(10*time.Millisecond))
+	h.start()
+	h.waitSession(id, 6)
+	h.ampBarrier(dir)
+	src := snapshotSourceOf(t, h, "amp")
+	key := threadKey(id)
+	require.True(t, src.threads.known(key))
+
+	require.NoError(t, os.Remove(path))
+	h.ampBarrier(dir)
+	h.ampBarrier(dir) // sweeps run every 10ms here
+	assert.True(t, src.threads.known(key), "idle for less than forget_after: still known")
+
+	clk.advance(2 * time.Hour)
+	require.Eventually(t, func() bool { return !src.threads.known(key) }, 20*time.Second, 5*time.Millisecond,
+		"gone and idle for forget_after: forgotten")
+	h.stop()
+	assert.Len(t, h.eventsOfSession(id), 6, "each message emitted once")
+	assert.Nil(t, storedState(t, s, "amp."+key), "the watermark is deleted from storage")
+	assert.NotNil(t, storedState(t, s, "amp."+threadKey(fmt.Sprintf("T-barrier-%d", barrierSeq.Load()))),
+		"a thread whose file exists keeps its watermark")
+}
