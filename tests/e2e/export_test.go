@@ -176,6 +176,24 @@ func TestExportSeedFormats(t *testing.T) {
 	// canonical_task: one line per turn, per session.
 	assert.Equal(t, exp.turns, lineCounts(all["canonical_task"]))
 
+	// gen_ai_cost (in the recipe) priced the model responses: agtrace lines and canonical turns
+	// with a cost.
+	priced := func(format, field string) int {
+		n := 0
+		for _, lines := range all[format] {
+			for _, line := range lines {
+				var v map[string]any
+				require.NoError(t, json.Unmarshal(line, &v))
+				if c := findNumber(v, field); c > 0 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	assert.Positive(t, priced("agtrace_v1", "cost_usd"), "agtrace_v1 lines with cost_usd")
+	assert.Positive(t, priced("canonical_task", "costUsd"), "canonical_task turns with costUsd")
+
 	// universal: every session opened and closed, sequence 1..n, the unparsed records.
 	for session, lines := range all["universal"] {
 		var first, last struct{ Type string }
@@ -352,4 +370,26 @@ func TestExportFixtureCorpus(t *testing.T) {
 	}
 	assert.Equal(t, questions, requested, "question.requested per question tool call")
 	assert.Equal(t, questions, resolved, "every question of the corpus was answered")
+}
+
+// findNumber is the first positive number under key anywhere in v (0 when none).
+func findNumber(v any, key string) float64 {
+	switch x := v.(type) {
+	case map[string]any:
+		if f, ok := x[key].(float64); ok && f > 0 {
+			return f
+		}
+		for _, e := range x {
+			if f := findNumber(e, key); f > 0 {
+				return f
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if f := findNumber(e, key); f > 0 {
+				return f
+			}
+		}
+	}
+	return 0
 }
