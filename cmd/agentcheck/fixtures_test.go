@@ -6,14 +6,14 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // TestFixtures runs the check the way `make check` does over
@@ -36,11 +36,8 @@ func TestFixtures(t *testing.T) {
 	if _, err := os.Stat(fixtures); err != nil {
 		t.Skipf("fixture corpus %s absent", fixtures)
 	}
-	out, err := exec.CommandContext(t.Context(), "bash", filepath.Join(root, "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-collector", collector, "-ccusage", strings.TrimSpace(string(out)), "-fixtures", fixtures}, &stdout, &stderr)
+	code := run([]string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures", fixtures}, &stdout, &stderr)
 	t.Log(stdout.String())
 	require.NotEqual(t, 2, code, "the check could not run: %s", stderr.String())
 

@@ -4,13 +4,10 @@
 package genaicostprocessor
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +25,7 @@ import (
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/metadata"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // oracleTolerance is how far a session's cost may be from ccusage's.
@@ -103,7 +101,7 @@ func oracleAgents() []oracleAgent {
 					if e.IsDir() {
 						copyTree(t, filepath.Join(dir, e.Name()), dst)
 					} else {
-						copyFile(t, filepath.Join(dir, e.Name()), filepath.Join(dst, e.Name()))
+						testenv.CopyFile(t, filepath.Join(dir, e.Name()), filepath.Join(dst, e.Name()))
 					}
 				}
 			},
@@ -120,7 +118,7 @@ func oracleAgents() []oracleAgent {
 				files, err := filepath.Glob(filepath.Join(fixtures, "codex", "*.jsonl"))
 				require.NoError(t, err)
 				for _, f := range files {
-					copyFile(t, f, filepath.Join(home, ".codex", "sessions", "2026", "01", "01", "rollout-"+filepath.Base(f)))
+					testenv.CopyFile(t, f, filepath.Join(home, ".codex", "sessions", "2026", "01", "01", "rollout-"+filepath.Base(f)))
 				}
 			},
 			keyOf: byFile(func(h string) string { return filepath.Join(h, ".codex", "sessions") }, func(rel string) string {
@@ -134,7 +132,7 @@ func oracleAgents() []oracleAgent {
 				files, err := filepath.Glob(filepath.Join(fixtures, "pi", "*.jsonl"))
 				require.NoError(t, err)
 				for _, f := range files {
-					copyFile(t, f, filepath.Join(home, ".pi", "agent", "sessions", "--fixtures--", filepath.Base(f)))
+					testenv.CopyFile(t, f, filepath.Join(home, ".pi", "agent", "sessions", "--fixtures--", filepath.Base(f)))
 				}
 			},
 			// ccusage names a Pi session after its file, less the part up to the first "_".
@@ -153,7 +151,7 @@ func oracleAgents() []oracleAgent {
 				files, err := filepath.Glob(filepath.Join(fixtures, "gemini", "chat_*.json"))
 				require.NoError(t, err)
 				for _, f := range files {
-					copyFile(t, f, filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", filepath.Base(f)))
+					testenv.CopyFile(t, f, filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", filepath.Base(f)))
 				}
 			},
 			keyOf:   func(_ string, ev agentevent.Event) string { return ev.SessionID },
@@ -220,10 +218,9 @@ func TestCostMatchesCcusage(t *testing.T) {
 		a.layout(t, fixtures, home)
 	}
 
-	ccusage := ensureCcusage(t, root)
 	oracle := map[string]float64{}
 	for _, a := range agents {
-		for _, s := range runCcusage(t, ccusage, home, a.name) {
+		for _, s := range testenv.CcusageSessions[ccSession](t, home, a.name) {
 			oracle[a.name+"/"+a.keyOfCC(s)] = s.cost()
 		}
 	}
@@ -347,59 +344,11 @@ func partialAgent(agents []oracleAgent, key string) string {
 	return ""
 }
 
-func ensureCcusage(t *testing.T, root string) string {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-	return strings.TrimSpace(string(out))
-}
+var repoRoot = testenv.RepoRoot
 
-func runCcusage(t *testing.T, bin, home, agent string) []ccSession {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, agent, "session", "--json", "--offline")
-	cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"), "CODEX_HOME="+filepath.Join(home, ".codex"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoErrorf(t, err, "ccusage %s: %s", agent, stderr.String())
-	var report struct {
-		Sessions []ccSession `json:"sessions"`
-	}
-	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage %s output: %s", agent, stdout)
-	return report.Sessions
-}
-
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "go.mod not found")
-		dir = parent
-	}
-}
-
-func copyFile(t *testing.T, src, dst string) {
-	data, err := os.ReadFile(src)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-	require.NoError(t, os.WriteFile(dst, data, 0o600))
-}
-
+// copyTree copies every file under src into dst.
 func copyTree(t *testing.T, src, dst string) {
-	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		copyFile(t, p, filepath.Join(dst, rel))
-		return nil
-	}))
+	testenv.CopyTree(t, src, dst, func(string) bool { return true })
 }
 
 func deref(p *int64) int64 {

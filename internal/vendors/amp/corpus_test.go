@@ -4,20 +4,15 @@
 package amp
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no final
@@ -115,44 +110,19 @@ func assertCcusageTotals(t *testing.T, files []string, totals map[string]tokenTo
 // ccusageSessions runs `ccusage amp session --json --offline` with HOME at
 // a scratch home holding the files under ~/.local/share/amp/threads.
 func ccusageSessions(t *testing.T, files []string) map[string]tokenTotals {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(repoRoot(t), "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-	bin := strings.TrimSpace(string(out))
-
-	home := t.TempDir()
-	threads := filepath.Join(home, ".local", "share", "amp", "threads")
-	require.NoError(t, os.MkdirAll(threads, 0o755))
+	home := map[string]string{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(threads, filepath.Base(f)), data, 0o600))
+		home[filepath.Join(".local", "share", "amp", "threads", filepath.Base(f))] = f
 	}
-	cmd := exec.CommandContext(ctx, bin, "amp", "session", "--json", "--offline")
-	env := []string{"HOME=" + home}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AMP_DATA_DIR=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") && !strings.HasPrefix(kv, "HOME=") {
-			env = append(env, kv)
-		}
+	type session struct {
+		SessionID           string `json:"sessionId"`
+		InputTokens         int64  `json:"inputTokens"`
+		CacheReadTokens     int64  `json:"cacheReadTokens"`
+		CacheCreationTokens int64  `json:"cacheCreationTokens"`
+		OutputTokens        int64  `json:"outputTokens"`
 	}
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
-	var report struct {
-		Sessions []struct {
-			SessionID           string `json:"sessionId"`
-			InputTokens         int64  `json:"inputTokens"`
-			CacheReadTokens     int64  `json:"cacheReadTokens"`
-			CacheCreationTokens int64  `json:"cacheCreationTokens"`
-			OutputTokens        int64  `json:"outputTokens"`
-		} `json:"sessions"`
-	}
-	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
 	sessions := map[string]tokenTotals{}
-	for _, s := range report.Sessions {
+	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "amp") {
 		sessions[s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			CacheRead:     s.CacheReadTokens,

@@ -4,23 +4,19 @@
 package claudecode
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no tool_result
@@ -180,48 +176,25 @@ func assertCcusageTotals(t *testing.T, dir string, groups []sessionGroup, totals
 // files are sessions of their own) and counts nested subagent files with
 // their session.
 func ccusageSessions(t *testing.T, dir string, groups []sessionGroup) map[string]tokenTotals {
-	root := repoRoot(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-	bin := strings.TrimSpace(string(out))
-
-	home := t.TempDir()
-	config := filepath.Join(home, ".claude")
+	files := map[string]string{}
 	for _, g := range groups {
 		for _, rel := range g.files {
 			// <project>/<session>.jsonl and <project>/<session>/subagents/...
 			inProject, err := filepath.Rel(filepath.Dir(g.files[0]), rel)
 			require.NoError(t, err)
-			dst := filepath.Join(config, "projects", g.project, inProject)
-			require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-			data, err := os.ReadFile(filepath.Join(dir, rel))
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(dst, data, 0o600))
+			files[filepath.Join(".claude", "projects", g.project, inProject)] = filepath.Join(dir, rel)
 		}
 	}
-
-	cmd := exec.CommandContext(ctx, bin, "claude", "session", "--json", "--offline")
-	cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR="+config)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
-
-	var report struct {
-		Sessions []struct {
-			SessionID           string `json:"sessionId"`
-			ProjectPath         string `json:"projectPath"`
-			InputTokens         int64  `json:"inputTokens"`
-			OutputTokens        int64  `json:"outputTokens"`
-			CacheReadTokens     int64  `json:"cacheReadTokens"`
-			CacheCreationTokens int64  `json:"cacheCreationTokens"`
-		} `json:"sessions"`
+	type session struct {
+		SessionID           string `json:"sessionId"`
+		ProjectPath         string `json:"projectPath"`
+		InputTokens         int64  `json:"inputTokens"`
+		OutputTokens        int64  `json:"outputTokens"`
+		CacheReadTokens     int64  `json:"cacheReadTokens"`
+		CacheCreationTokens int64  `json:"cacheCreationTokens"`
 	}
-	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
 	sessions := map[string]tokenTotals{}
-	for _, s := range report.Sessions {
+	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, files), "claude") {
 		sessions[s.ProjectPath+"/"+s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			Output:        s.OutputTokens,

@@ -4,22 +4,18 @@
 package codex
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no output
@@ -124,40 +120,19 @@ func assertCcusageTotals(t *testing.T, dir string, files []string, totals map[st
 // ccusageSessions runs `ccusage codex session --json --offline` with
 // CODEX_HOME at a scratch copy laid out as sessions/YYYY/MM/DD/<file>.
 func ccusageSessions(t *testing.T, dir string, files []string) map[string]tokenTotals {
-	root := repoRoot(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-	bin := strings.TrimSpace(string(out))
-
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	day := filepath.Join(codexHome, "sessions", "2025", "01", "01")
-	require.NoError(t, os.MkdirAll(day, 0o755))
+	home := map[string]string{}
 	for _, rel := range files {
-		data, err := os.ReadFile(filepath.Join(dir, rel))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(day, filepath.Base(rel)), data, 0o600))
+		home[filepath.Join(".codex", "sessions", "2025", "01", "01", filepath.Base(rel))] = filepath.Join(dir, rel)
 	}
-	cmd := exec.CommandContext(ctx, bin, "codex", "session", "--json", "--offline")
-	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+codexHome)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
-	var report struct {
-		Sessions []struct {
-			SessionFile           string `json:"sessionFile"`
-			InputTokens           int64  `json:"inputTokens"`
-			CacheReadTokens       int64  `json:"cacheReadTokens"`
-			OutputTokens          int64  `json:"outputTokens"`
-			ReasoningOutputTokens int64  `json:"reasoningOutputTokens"`
-		} `json:"sessions"`
+	type session struct {
+		SessionFile           string `json:"sessionFile"`
+		InputTokens           int64  `json:"inputTokens"`
+		CacheReadTokens       int64  `json:"cacheReadTokens"`
+		OutputTokens          int64  `json:"outputTokens"`
+		ReasoningOutputTokens int64  `json:"reasoningOutputTokens"`
 	}
-	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
 	sessions := map[string]tokenTotals{}
-	for _, s := range report.Sessions {
+	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "codex") {
 		sessions[s.SessionFile] = tokenTotals{
 			Input:     s.InputTokens,
 			CacheRead: s.CacheReadTokens,

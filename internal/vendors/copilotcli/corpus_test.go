@@ -4,21 +4,18 @@
 package copilotcli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // expectedOpenCalls lists every tool call of the corpus that no result
@@ -166,44 +163,24 @@ func assertCcusageTotals(t *testing.T, files []string, root string, totals map[s
 // at a scratch home holding the files under ~/.copilot as the CLI lays them
 // out (the path below session-state/ or history-session-state/ kept).
 func ccusageSessions(t *testing.T, files []string, root string) map[string]tokenTotals {
-	rr := repoRoot(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(rr, "scripts", "ensure-ccusage.sh")).Output()
-	require.NoError(t, err, "scripts/ensure-ccusage.sh could not provide ccusage")
-	bin := strings.TrimSpace(string(out))
-
-	home := t.TempDir()
+	home := map[string]string{}
 	for _, f := range files {
 		rel, err := filepath.Rel(root, f)
 		require.NoError(t, err)
 		parts := strings.Split(filepath.ToSlash(rel), "/")
 		i := slices.IndexFunc(parts, func(p string) bool { return p == "session-state" || p == "history-session-state" })
 		require.GreaterOrEqual(t, i, 0, f)
-		dst := filepath.Join(append([]string{home, ".copilot"}, parts[i:]...)...)
-		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-		data, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(dst, data, 0o600))
+		home[filepath.Join(append([]string{".copilot"}, parts[i:]...)...)] = f
 	}
-	cmd := exec.CommandContext(ctx, bin, "copilot", "session", "--json", "--offline")
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	require.NoErrorf(t, err, "ccusage failed: %s", stderr.String())
-	var report struct {
-		Sessions []struct {
-			SessionID           string `json:"sessionId"`
-			InputTokens         int64  `json:"inputTokens"`
-			CacheReadTokens     int64  `json:"cacheReadTokens"`
-			CacheCreationTokens int64  `json:"cacheCreationTokens"`
-			OutputTokens        int64  `json:"outputTokens"`
-		} `json:"sessions"`
+	type session struct {
+		SessionID           string `json:"sessionId"`
+		InputTokens         int64  `json:"inputTokens"`
+		CacheReadTokens     int64  `json:"cacheReadTokens"`
+		CacheCreationTokens int64  `json:"cacheCreationTokens"`
+		OutputTokens        int64  `json:"outputTokens"`
 	}
-	require.NoErrorf(t, json.Unmarshal(stdout, &report), "ccusage output: %s", stdout)
 	sessions := map[string]tokenTotals{}
-	for _, s := range report.Sessions {
+	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "copilot") {
 		sessions[s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			CacheRead:     s.CacheReadTokens,
