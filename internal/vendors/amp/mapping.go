@@ -5,7 +5,6 @@ package amp // import "github.com/agentotel/agentotel/internal/vendors/amp"
 
 import (
 	"bytes"
-	"encoding/json" // state is encoded with the standard library only
 	"fmt"
 	"net/url"
 	"slices"
@@ -58,40 +57,15 @@ type Result struct {
 
 // Watermark is what a reader stores per thread (keyed by the thread id):
 // the keys MapThread reported as emitted.
-type Watermark map[string]bool
+type Watermark = agentevent.Watermark
 
-// Add records the keys of a Result once its events are sent.
-func (w Watermark) Add(keys []string) {
-	for _, k := range keys {
-		w[k] = true
-	}
-}
-
-// MarshalState encodes the watermark (sorted keys: the same set encodes to
-// the same bytes).
-func (w Watermark) MarshalState() ([]byte, error) {
-	keys := make([]string, 0, len(w))
-	for k, ok := range w {
-		if ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return json.Marshal(keys)
-}
-
-// UnmarshalState decodes what MarshalState stored; empty data is an empty
-// watermark.
+// UnmarshalState decodes what Watermark.MarshalState stored; empty data is
+// an empty watermark.
 func UnmarshalState(data []byte) (Watermark, error) {
-	w := Watermark{}
-	if len(data) == 0 {
-		return w, nil
-	}
-	var keys []string
-	if err := json.Unmarshal(data, &keys); err != nil {
+	w, err := agentevent.UnmarshalWatermark(data)
+	if err != nil {
 		return nil, fmt.Errorf("amp watermark: %w", err)
 	}
-	w.Add(keys)
 	return w, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-json"
@@ -96,40 +95,15 @@ type HistoryContext struct {
 
 // Watermark is what a reader stores per history session: the keys
 // MapHistory reported as emitted.
-type Watermark map[string]bool
+type Watermark = agentevent.Watermark
 
-// Add records the keys of a Result once its events are sent.
-func (w Watermark) Add(keys []string) {
-	for _, k := range keys {
-		w[k] = true
-	}
-}
-
-// MarshalState encodes the watermark (sorted keys: the same set encodes to
-// the same bytes).
-func (w Watermark) MarshalState() ([]byte, error) {
-	keys := make([]string, 0, len(w))
-	for k, ok := range w {
-		if ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return stdjson.Marshal(keys)
-}
-
-// UnmarshalWatermark decodes what MarshalState stored; empty data is an
-// empty watermark.
+// UnmarshalWatermark decodes what Watermark.MarshalState stored; empty data
+// is an empty watermark.
 func UnmarshalWatermark(data []byte) (Watermark, error) {
-	w := Watermark{}
-	if len(data) == 0 {
-		return w, nil
-	}
-	var keys []string
-	if err := stdjson.Unmarshal(data, &keys); err != nil {
+	w, err := agentevent.UnmarshalWatermark(data)
+	if err != nil {
 		return nil, fmt.Errorf("copilot cli history watermark: %w", err)
 	}
-	w.Add(keys)
 	return w, nil
 }
 
