@@ -58,6 +58,21 @@ func CopyFile(tb testing.TB, src, dst string) {
 	require.NoError(tb, os.WriteFile(dst, data, 0o600))
 }
 
+// CcusageSession is one session of ccusage's report with the token counts
+// it gives for every agent (inputTokens net of cache reads) and the fields
+// that name the session; a test that needs other fields (costs) decodes
+// into a type of its own.
+type CcusageSession struct {
+	SessionID             string `json:"sessionId"`
+	SessionFile           string `json:"sessionFile"` // codex: the rollout file's name
+	ProjectPath           string `json:"projectPath"`
+	InputTokens           int64  `json:"inputTokens"`
+	OutputTokens          int64  `json:"outputTokens"`
+	CacheReadTokens       int64  `json:"cacheReadTokens"`
+	CacheCreationTokens   int64  `json:"cacheCreationTokens"`
+	ReasoningOutputTokens int64  `json:"reasoningOutputTokens"`
+}
+
 // CcusageSessions runs `ccusage <agent> session --json --offline` over home
 // (HOME there, CLAUDE_CONFIG_DIR and CODEX_HOME at its .claude and .codex,
 // the agents' other location variables unset) and decodes the "sessions" of

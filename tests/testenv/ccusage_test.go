@@ -35,12 +35,8 @@ func TestCcusageSessionsReadsTheScratchHome(t *testing.T) {
 	require.Len(t, files, 1)
 	name := filepath.Base(files[0])
 	home := CcusageHome(t, map[string]string{filepath.Join(".codex", "sessions", "2025", "01", "01", name): files[0]})
-	type session struct {
-		SessionFile string `json:"sessionFile"`
-		TotalTokens int64  `json:"totalTokens"`
-	}
-	sessions := CcusageSessions[session](t, home, "codex")
+	sessions := CcusageSessions[CcusageSession](t, home, "codex")
 	require.Len(t, sessions, 1)
 	assert.Equal(t, strings.TrimSuffix(name, ".jsonl"), sessions[0].SessionFile)
-	assert.Positive(t, sessions[0].TotalTokens)
+	assert.Positive(t, sessions[0].InputTokens+sessions[0].OutputTokens)
 }

@@ -114,15 +114,8 @@ func ccusageSessions(t *testing.T, files []string) map[string]tokenTotals {
 	for _, f := range files {
 		home[filepath.Join(".local", "share", "amp", "threads", filepath.Base(f))] = f
 	}
-	type session struct {
-		SessionID           string `json:"sessionId"`
-		InputTokens         int64  `json:"inputTokens"`
-		CacheReadTokens     int64  `json:"cacheReadTokens"`
-		CacheCreationTokens int64  `json:"cacheCreationTokens"`
-		OutputTokens        int64  `json:"outputTokens"`
-	}
 	sessions := map[string]tokenTotals{}
-	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "amp") {
+	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, home), "amp") {
 		sessions[s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			CacheRead:     s.CacheReadTokens,

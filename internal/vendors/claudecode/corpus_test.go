@@ -185,16 +185,8 @@ func ccusageSessions(t *testing.T, dir string, groups []sessionGroup) map[string
 			files[filepath.Join(".claude", "projects", g.project, inProject)] = filepath.Join(dir, rel)
 		}
 	}
-	type session struct {
-		SessionID           string `json:"sessionId"`
-		ProjectPath         string `json:"projectPath"`
-		InputTokens         int64  `json:"inputTokens"`
-		OutputTokens        int64  `json:"outputTokens"`
-		CacheReadTokens     int64  `json:"cacheReadTokens"`
-		CacheCreationTokens int64  `json:"cacheCreationTokens"`
-	}
 	sessions := map[string]tokenTotals{}
-	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, files), "claude") {
+	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, files), "claude") {
 		sessions[s.ProjectPath+"/"+s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			Output:        s.OutputTokens,

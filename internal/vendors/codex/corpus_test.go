@@ -124,15 +124,8 @@ func ccusageSessions(t *testing.T, dir string, files []string) map[string]tokenT
 	for _, rel := range files {
 		home[filepath.Join(".codex", "sessions", "2025", "01", "01", filepath.Base(rel))] = filepath.Join(dir, rel)
 	}
-	type session struct {
-		SessionFile           string `json:"sessionFile"`
-		InputTokens           int64  `json:"inputTokens"`
-		CacheReadTokens       int64  `json:"cacheReadTokens"`
-		OutputTokens          int64  `json:"outputTokens"`
-		ReasoningOutputTokens int64  `json:"reasoningOutputTokens"`
-	}
 	sessions := map[string]tokenTotals{}
-	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "codex") {
+	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, home), "codex") {
 		sessions[s.SessionFile] = tokenTotals{
 			Input:     s.InputTokens,
 			CacheRead: s.CacheReadTokens,

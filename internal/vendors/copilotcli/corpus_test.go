@@ -172,15 +172,8 @@ func ccusageSessions(t *testing.T, files []string, root string) map[string]token
 		require.GreaterOrEqual(t, i, 0, f)
 		home[filepath.Join(append([]string{".copilot"}, parts[i:]...)...)] = f
 	}
-	type session struct {
-		SessionID           string `json:"sessionId"`
-		InputTokens         int64  `json:"inputTokens"`
-		CacheReadTokens     int64  `json:"cacheReadTokens"`
-		CacheCreationTokens int64  `json:"cacheCreationTokens"`
-		OutputTokens        int64  `json:"outputTokens"`
-	}
 	sessions := map[string]tokenTotals{}
-	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "copilot") {
+	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, home), "copilot") {
 		sessions[s.SessionID] = tokenTotals{
 			Input:         s.InputTokens,
 			CacheRead:     s.CacheReadTokens,
