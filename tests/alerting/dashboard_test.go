@@ -222,25 +222,7 @@ func TestDashboardQueriesReturnSeries(t *testing.T) {
 	prometheus := prometheusBinary(t)
 
 	c := launchCollector(t)
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - %s
-scrape_configs:
-  - job_name: agentotel
-    static_configs:
-      - targets: ['127.0.0.1:%d']
-`, filepath.Join(root, "config", "alerts.yaml"), c.port)
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
-	port := freePort(t)
-	prom := start(t, "prometheus", prometheus, nil,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	prom, base := startPrometheus(t, root, prometheus, c.port)
 
 	exp := expectedFromGoldens(t, root)
 	c.writeSessions(t, true, nil)

@@ -68,6 +68,32 @@ func prometheusBinary(t *testing.T) string {
 	return bin
 }
 
+// startPrometheus runs the Prometheus server bin on a free loopback port, scraping the collector's
+// Prometheus exporter on collectorPort and evaluating config/alerts.yaml as written, both every
+// second; it returns the process and the server's base URL.
+func startPrometheus(t *testing.T, root, bin string, collectorPort int) (*process, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - %s
+scrape_configs:
+  - job_name: agentotel
+    static_configs:
+      - targets: ['127.0.0.1:%d']
+`, filepath.Join(root, "config", "alerts.yaml"), collectorPort)
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	port := freePort(t)
+	prom := start(t, "prometheus", bin, nil,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	return prom, fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
 func fileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir()
@@ -144,24 +170,7 @@ func TestAlertsFireInPrometheus(t *testing.T) {
 	sort.Strings(want)
 	require.Contains(t, want, fmt.Sprintf("AgentToolErrorRateHigh{service_name=%q,gen_ai_tool_name=%q}", exp.service, tool))
 
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - %s
-scrape_configs:
-  - job_name: agentotel
-    static_configs:
-      - targets: ['127.0.0.1:%d']
-`, filepath.Join(root, "config", "alerts.yaml"), col.port)
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
-	port := freePort(t)
-	prom := start(t, "prometheus", prometheus, nil,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	prom, base := startPrometheus(t, root, prometheus, col.port)
 
 	var firing []promAlert
 	var got []string
@@ -169,7 +178,7 @@ scrape_configs:
 		if prom.Exited() {
 			t.Fatalf("prometheus exited: %s", prom.LogText())
 		}
-		as, err := alerts(fmt.Sprintf("http://127.0.0.1:%d/api/v1/alerts", port))
+		as, err := alerts(base + "/api/v1/alerts")
 		if err != nil {
 			return false, err.Error()
 		}
