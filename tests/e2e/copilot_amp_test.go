@@ -28,20 +28,8 @@ import (
 // one trace per turn, the failed commands as Error spans with their exit codes, and the subagent
 // a task call ran nested under that call.
 func TestCopilotCLITracesInJaeger(t *testing.T) {
-	subagent := func(c *assert.CollectT, spans map[string]jSpan) {
-		var found bool
-		for _, sp := range spans {
-			if sp.OperationName != "invoke_agent explore" {
-				continue
-			}
-			found = true
-			parent, ok := spans[sp.parent()]
-			if assert.True(c, ok, "the subagent's run has a parent span") {
-				assert.Equal(c, "execute_tool task", parent.OperationName, "under the task call that ran it")
-			}
-		}
-		assert.True(c, found, "the explore subagent's span")
-	}
+	subagent := nestedUnder("invoke_agent explore", "the explore subagent's span",
+		"execute_tool task", "under the task call that ran it", nil)
 	testJSONLAgentInJaeger(t, "copilot_cli", "copilot-cli", subagent, func(home string, _ int, c string) {
 		// Each case is a ~/.copilot tree; session ids differ between cases.
 		copyTree(t, c, filepath.Join(home, ".copilot"), func(p string) bool {

@@ -34,21 +34,10 @@ func TestPiTracesInJaeger(t *testing.T) {
 // /review rollout (a session of its own that names no parent) is nested under the turn whose
 // entered_review_mode opened it.
 func TestCodexTracesInJaeger(t *testing.T) {
-	review := func(c *assert.CollectT, spans map[string]jSpan) {
-		var found bool
-		for _, sp := range spans {
-			if sp.OperationName != "invoke_agent review" {
-				continue
-			}
-			found = true
-			parent, ok := spans[sp.parent()]
-			if assert.True(c, ok, "the review run has a parent span") {
-				assert.Equal(c, "invoke_agent codex", parent.OperationName, "under the turn's root")
-				assert.Empty(c, parent.parent(), "the turn's root")
-			}
-		}
-		assert.True(c, found, "the /review rollout's span")
-	}
+	review := nestedUnder("invoke_agent review", "the /review rollout's span",
+		"invoke_agent codex", "under the turn's root", func(c *assert.CollectT, parent jSpan) {
+			assert.Empty(c, parent.parent(), "the turn's root")
+		})
 	testJSONLAgentInJaeger(t, "codex", "codex", review, func(home string, i int, c string) {
 		files, err := filepath.Glob(filepath.Join(c, "*.jsonl"))
 		require.NoError(t, err)
@@ -172,5 +161,28 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 			}
 			extra(c, all)
 		}, 30*time.Second, 250*time.Millisecond)
+	}
+}
+
+// nestedUnder is a check for testJSONLAgentInJaeger: the spans hold a span named op (what says
+// which), and each such span's parent is a span named parentOp (under says why); check, when set,
+// sees that parent.
+func nestedUnder(op, what, parentOp, under string, check func(c *assert.CollectT, parent jSpan)) func(c *assert.CollectT, spans map[string]jSpan) {
+	return func(c *assert.CollectT, spans map[string]jSpan) {
+		var found bool
+		for _, sp := range spans {
+			if sp.OperationName != op {
+				continue
+			}
+			found = true
+			parent, ok := spans[sp.parent()]
+			if assert.True(c, ok, "%s has a parent span", op) {
+				assert.Equal(c, parentOp, parent.OperationName, under)
+				if check != nil {
+					check(c, parent)
+				}
+			}
+		}
+		assert.True(c, found, what)
 	}
 }
