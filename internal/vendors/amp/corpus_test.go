@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -116,12 +117,7 @@ func ccusageSessions(t *testing.T, files []string) map[string]tokenTotals {
 	}
 	sessions := map[string]tokenTotals{}
 	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, home), "amp") {
-		sessions[s.SessionID] = tokenTotals{
-			Input:         s.InputTokens,
-			CacheRead:     s.CacheReadTokens,
-			CacheCreation: s.CacheCreationTokens,
-			Output:        s.OutputTokens,
-		}
+		sessions[s.SessionID] = vendortest.CcusageTokens(s)
 	}
 	return sessions
 }

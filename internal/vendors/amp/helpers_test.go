@@ -54,22 +54,7 @@ func mapSnapshots(t testing.TB, name string, paths []string) []agentevent.Event 
 	return events
 }
 
-// tokenTotals are per-thread totals the way ccusage amp reports them:
-// input net of cache reads and cache writes.
-type tokenTotals struct {
-	Input         int64
-	CacheRead     int64
-	CacheCreation int64
-	Output        int64
-}
+// tokenTotals are per-thread totals the way ccusage amp reports them.
+type tokenTotals = vendortest.Tokens
 
-func sumTokens(events []agentevent.Event) tokenTotals {
-	var s tokenTotals
-	for _, ev := range events {
-		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached) - agentevent.Value(ev.TokensCacheCreation)
-		s.CacheRead += agentevent.Value(ev.TokensCached)
-		s.CacheCreation += agentevent.Value(ev.TokensCacheCreation)
-		s.Output += agentevent.Value(ev.TokensOutput)
-	}
-	return s
-}
+var sumTokens = vendortest.SumTokens

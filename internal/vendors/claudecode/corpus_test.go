@@ -187,12 +187,7 @@ func ccusageSessions(t *testing.T, dir string, groups []sessionGroup) map[string
 	}
 	sessions := map[string]tokenTotals{}
 	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, files), "claude") {
-		sessions[s.ProjectPath+"/"+s.SessionID] = tokenTotals{
-			Input:         s.InputTokens,
-			Output:        s.OutputTokens,
-			CacheRead:     s.CacheReadTokens,
-			CacheCreation: s.CacheCreationTokens,
-		}
+		sessions[s.ProjectPath+"/"+s.SessionID] = vendortest.CcusageTokens(s)
 	}
 	return sessions
 }

@@ -73,23 +73,6 @@ func parseDir(t testing.TB, dir string) []agentevent.Event {
 }
 
 // tokenTotals sums the token fields of events the way ccusage reports them.
-type tokenTotals struct {
-	Input         int64 // input tokens net of cache reads and writes
-	Output        int64
-	CacheRead     int64
-	CacheCreation int64
-}
+type tokenTotals = vendortest.Tokens
 
-func sumTokens(events []agentevent.Event) tokenTotals {
-	var s tokenTotals
-	for _, ev := range events {
-		in := agentevent.Value(ev.TokensInput)
-		read := agentevent.Value(ev.TokensCached)
-		create := agentevent.Value(ev.TokensCacheCreation)
-		s.Input += in - read - create
-		s.CacheRead += read
-		s.CacheCreation += create
-		s.Output += agentevent.Value(ev.TokensOutput)
-	}
-	return s
-}
+var sumTokens = vendortest.SumTokens

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -174,12 +175,7 @@ func ccusageSessions(t *testing.T, files []string, root string) map[string]token
 	}
 	sessions := map[string]tokenTotals{}
 	for _, s := range testenv.CcusageSessions[testenv.CcusageSession](t, testenv.CcusageHome(t, home), "copilot") {
-		sessions[s.SessionID] = tokenTotals{
-			Input:         s.InputTokens,
-			CacheRead:     s.CacheReadTokens,
-			CacheCreation: s.CacheCreationTokens,
-			Output:        s.OutputTokens,
-		}
+		sessions[s.SessionID] = vendortest.CcusageTokens(s)
 	}
 	return sessions
 }

@@ -52,23 +52,7 @@ func parseSessionFile(t testing.TB, path, name string) []agentevent.Event {
 	return parseBytes(name, data, ws)
 }
 
-// tokenTotals are per-session totals the way ccusage reports them: input
-// net of cache reads and cache writes (ccusage takes Copilot's inputTokens to
-// include both, as TokensInput does).
-type tokenTotals struct {
-	Input         int64
-	CacheRead     int64
-	CacheCreation int64
-	Output        int64
-}
+// tokenTotals are per-session totals the way ccusage reports them.
+type tokenTotals = vendortest.Tokens
 
-func sumTokens(events []agentevent.Event) tokenTotals {
-	var s tokenTotals
-	for _, ev := range events {
-		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached) - agentevent.Value(ev.TokensCacheCreation)
-		s.CacheRead += agentevent.Value(ev.TokensCached)
-		s.CacheCreation += agentevent.Value(ev.TokensCacheCreation)
-		s.Output += agentevent.Value(ev.TokensOutput)
-	}
-	return s
-}
+var sumTokens = vendortest.SumTokens

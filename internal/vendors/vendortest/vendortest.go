@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // RepoRoot walks up from the test's directory to the directory holding go.mod.
@@ -156,5 +157,40 @@ func SortAttributes(logs plog.Logs) {
 				}
 			}
 		}
+	}
+}
+
+// Tokens are a session's token totals the way ccusage reports them for
+// Claude Code, Copilot CLI and Amp: input net of cache reads and cache
+// writes (the vendors' input counts include both, as TokensInput does).
+type Tokens struct {
+	Input         int64
+	Output        int64
+	CacheRead     int64
+	CacheCreation int64
+}
+
+// SumTokens sums the token fields of events as Tokens.
+func SumTokens(events []agentevent.Event) Tokens {
+	var s Tokens
+	for _, ev := range events {
+		in := agentevent.Value(ev.TokensInput)
+		read := agentevent.Value(ev.TokensCached)
+		create := agentevent.Value(ev.TokensCacheCreation)
+		s.Input += in - read - create
+		s.CacheRead += read
+		s.CacheCreation += create
+		s.Output += agentevent.Value(ev.TokensOutput)
+	}
+	return s
+}
+
+// CcusageTokens is a session of ccusage's report as Tokens.
+func CcusageTokens(s testenv.CcusageSession) Tokens {
+	return Tokens{
+		Input:         s.InputTokens,
+		Output:        s.OutputTokens,
+		CacheRead:     s.CacheReadTokens,
+		CacheCreation: s.CacheCreationTokens,
 	}
 }
