@@ -4,14 +4,13 @@
 package codex
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // FuzzParse feeds arbitrary lines after a session's first records: Parse
@@ -36,12 +35,6 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		p := NewParser("f.jsonl")
 		p.Parse([]byte(meta), 1, 0)
-		for i, ev := range p.Parse(line, 2, int64(len(meta)+1)) {
-			require.NotEqualf(t, ReasonParserError, ev.Unparsed, "event %d: %v", i, ev.Attributes)
-			require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
-			require.NotEmpty(t, ev.EventID)
-			require.True(t, bytes.Equal(line, ev.Raw))
-			require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
-		}
+		vendortest.RequireSoundEvents(t, line, p.Parse(line, 2, int64(len(meta)+1)))
 	})
 }

@@ -4,7 +4,6 @@
 package copilotcli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 const startLine = `{"type":"session.start","data":{"sessionId":"s-1","copilotVersion":"1.0.10","context":{"cwd":"/w"}},"id":"r-1","timestamp":"2026-03-20T20:37:18.960Z","parentId":null}`
@@ -33,13 +33,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		p := NewParser("session-state/s-1/events.jsonl")
 		p.Parse([]byte(startLine), 1, 0)
-		for i, ev := range p.Parse(line, 2, int64(len(startLine)+1)) {
-			require.NotEqualf(t, ReasonParserError, ev.Unparsed, "event %d: %v", i, ev.Attributes)
-			require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
-			require.NotEmpty(t, ev.EventID)
-			require.True(t, bytes.Equal(line, ev.Raw))
-			require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
-		}
+		vendortest.RequireSoundEvents(t, line, p.Parse(line, 2, int64(len(startLine)+1)))
 	})
 }
 

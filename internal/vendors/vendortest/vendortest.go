@@ -194,3 +194,17 @@ func CcusageTokens(s testenv.CcusageSession) Tokens {
 		CacheCreation: s.CacheCreationTokens,
 	}
 }
+
+// RequireSoundEvents is what a parser's fuzz test demands of the events it
+// made of one line: no parser_error (a recovered panic), the schema
+// version, an event id, the line as Raw and a role the type allows.
+func RequireSoundEvents(t *testing.T, line []byte, events []agentevent.Event) {
+	t.Helper()
+	for i, ev := range events {
+		require.NotEqualf(t, agentevent.ReasonParserError, ev.Unparsed, "event %d: %v", i, ev.Attributes)
+		require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
+		require.NotEmpty(t, ev.EventID)
+		require.True(t, bytes.Equal(line, ev.Raw))
+		require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
+	}
+}
