@@ -4,10 +4,7 @@
 package agentmetricsconnector
 
 import (
-	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/agentotel/agentotel/connector/agentmetricsconnector/internal/metadata"
+	"github.com/agentotel/agentotel/internal/readmetest"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -74,38 +71,5 @@ func TestUnknownSettingIsRejected(t *testing.T) {
 // TestREADMEExamples loads every agent_metrics block of the README's YAML
 // examples; the full one must be agent_metrics/full of testdata/config.yaml.
 func TestREADMEExamples(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
-	require.NotEmpty(t, blocks)
-	testdata, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
-	loaded := 0
-	for _, blk := range blocks {
-		var raw map[string]any
-		require.NoError(t, yaml.Unmarshal([]byte(blk[1]), &raw), blk[1])
-		connectors, ok := raw["connectors"].(map[string]any)
-		if !ok {
-			continue
-		}
-		for name, v := range connectors {
-			if !strings.HasPrefix(name, "agent_metrics") {
-				continue
-			}
-			section, _ := v.(map[string]any)
-			cfg := NewFactory().CreateDefaultConfig()
-			require.NoError(t, confmap.NewFromStringMap(section).Unmarshal(cfg), name)
-			require.NoError(t, confmap.Validate(cfg), name)
-			loaded++
-			if name != "agent_metrics/full" {
-				continue
-			}
-			want := NewFactory().CreateDefaultConfig()
-			sub, err := testdata.Sub(name)
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(want))
-			assert.Equal(t, want, cfg, "README's %s differs from testdata/config.yaml", name)
-		}
-	}
-	assert.GreaterOrEqual(t, loaded, 2)
+	readmetest.LoadExamples(t, "connectors", "agent_metrics", NewFactory().CreateDefaultConfig)
 }

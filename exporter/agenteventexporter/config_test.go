@@ -4,10 +4,7 @@
 package agenteventexporter
 
 import (
-	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
+	"github.com/agentotel/agentotel/internal/readmetest"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -114,22 +111,9 @@ func TestDirectoryInsideAgentFolder(t *testing.T) {
 // readmeExporters returns every agent_event exporter block of the README's
 // YAML examples, by name.
 func readmeExporters(t *testing.T) map[string]map[string]any {
-	t.Helper()
-	b, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
-	require.NotEmpty(t, blocks)
 	found := map[string]map[string]any{}
-	for _, blk := range blocks {
-		var raw map[string]any
-		require.NoError(t, yaml.Unmarshal([]byte(blk[1]), &raw), blk[1])
-		exporters, _ := raw["exporters"].(map[string]any)
-		for name, v := range exporters {
-			if strings.HasPrefix(name, "agent_event") {
-				section, _ := v.(map[string]any)
-				found[name] = section
-			}
-		}
+	for _, b := range readmetest.Blocks(t, "exporters", "agent_event") {
+		found[b.Name] = b.Section
 	}
 	return found
 }
