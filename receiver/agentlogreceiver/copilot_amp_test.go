@@ -539,3 +539,59 @@ func TestCopilotAmpDisabledAndExcluded(t *testing.T) {
 		assert.NotEqual(t, agentevent.SourceAmp, ev.Source, "amp is off")
 	}
 }
+
+// TestAmpRefusalUntilShutdownIsReadAgain: the retry rule for a file
+// rewritten in place — messages the next consumer refused until the
+// receiver stopped do not advance the thread's watermark, so the next run
+// emits them, once.
+func TestAmpRefusalUntilShutdownIsReadAgain(t *testing.T) {
+	snaps, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "amp", "rewrite_in_place", "snapshots", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, snaps, 3)
+	read := func(i int) []byte {
+		b, err := os.ReadFile(snaps[i])
+		require.NoError(t, err)
+		return b
+	}
+	const id = "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0002"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "threads", id+".json")
+	writeBytes(t, path, read(1))
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := copilotAmpConfig("", dir)
+	cfg.Storage = &ext.ID
+	cfg.RetryOnFailure.InitialInterval = time.Millisecond
+	cfg.RetryOnFailure.MaxInterval = time.Millisecond
+
+	h1 := newHarness(t, cfg, host, withSettleDelay(time.Hour))
+	h1.start()
+	h1.waitSession(id, 4)
+	h1.ampBarrier(dir)
+	h1.stop()
+	first := h1.eventsOfSession(id)
+	require.Len(t, first, 4, "prompt, thinking, call, title generation; the running tool waits")
+
+	refusing := &refuseAll{}
+	h2 := newHarness(t, cfg, host, withSettleDelay(time.Hour))
+	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, agents, withSettleDelay(time.Hour))
+	require.NoError(t, err)
+	h2.rcv = rcv
+	h2.start()
+	writeBytes(t, path, read(2))
+	require.Eventually(t, func() bool { return refusing.calls.Load() >= 2 }, 10*time.Second, 5*time.Millisecond, "the new messages are offered, refused, offered again")
+	h2.stop()
+
+	h3 := newHarness(t, cfg, host, withSettleDelay(time.Hour))
+	h3.start()
+	h3.waitSession(id, 2)
+	h3.ampBarrier(dir)
+	h3.stop()
+	again := h3.eventsOfSession(id)
+	assert.Len(t, again, 2, "the refused messages (the tool's result, the final answer) come in the next run")
+	all := append(slices.Clone(first), again...)
+	assertNoDuplicates(t, all)
+	rep := agentevent.Validate(all)
+	assert.Empty(t, rep.Violations)
+	assert.Empty(t, rep.OpenToolCalls, "the refused result answers the call")
+}

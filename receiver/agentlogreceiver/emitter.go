@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configretry"
@@ -75,6 +76,12 @@ type emitter struct {
 	// wait sleeps d or until ctx ends (injected by tests).
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
+
+	// stopping is set when the receiver stops: a refused delivery is then
+	// given up at once, uncommitted, instead of waiting to be retried (a
+	// source's last read at shutdown would otherwise retry for as long as
+	// the next consumer refuses).
+	stopping atomic.Bool
 
 	mu       sync.Mutex
 	reported map[reportKey]int64 // occurrences after the first, by file and reason
@@ -287,7 +294,7 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		if attempt == 1 {
 			e.logger.Warn("The next consumer refused agent events; the read position is held and the events retried", fields...)
 		}
-		if err := e.wait(ctx, jitter(interval, rc.RandomizationFactor)); err != nil {
+		if e.stopping.Load() || e.wait(ctx, jitter(interval, rc.RandomizationFactor)) != nil {
 			e.logger.Warn("Stopped while the next consumer refused agent events; they are read again at the next start",
 				fields...)
 			return errStopped

@@ -203,6 +203,9 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	if r.progress != nil {
 		r.progress.shutdown()
 	}
+	for _, e := range r.emitters {
+		e.stopping.Store(true)
+	}
 	errs := make([]error, len(r.sources))
 	var wg sync.WaitGroup
 	for i, s := range r.sources {
