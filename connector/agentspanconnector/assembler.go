@@ -208,7 +208,27 @@ type assembler struct {
 	preambled  map[threadKey]bool
 	// uses counts session accesses, for evicting the least recently used.
 	uses uint64
+
+	// What a close pass looks at (schedule.go). kids are the subagent
+	// threads whose resolved link names each parent unit; due the deadlines
+	// of the groups left open, dueIdx the same by top unit; fresh the units
+	// to look at in the next pass (loaded, or a group that lost a member);
+	// recheck the sessions a unit of which the last pass emitted; checkAll
+	// makes the next pass look at every open unit (after a rollback).
+	kids     map[unitKey]map[threadKey]struct{}
+	due      deadlines
+	dueIdx   map[unitKey]*scheduled
+	fresh    map[unitKey]bool
+	recheck  map[sessKey]bool
+	checkAll bool
+	// lru queues the sessions held by last use, for evict; lruIdx is the
+	// entry of each session queued.
+	lru    lruQueue
+	lruIdx map[sessKey]*queued
 }
+
+// verifyPass, when set (tests), is shown the units each close pass looks at.
+var verifyPass func(a *assembler, sorted []unitKey, now time.Time, shutdown bool)
 
 // pruneInterval spaces out the walks over the emitted-span and call maps.
 const pruneInterval = time.Minute
@@ -227,6 +247,11 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		indexed:     map[sessKey]bool{},
 		unresolved:  map[threadKey]bool{},
 		preambled:   map[threadKey]bool{},
+		kids:        map[unitKey]map[threadKey]struct{}{},
+		dueIdx:      map[unitKey]*scheduled{},
+		fresh:       map[unitKey]bool{},
+		recheck:     map[sessKey]bool{},
+		lruIdx:      map[sessKey]*queued{},
 	}
 }
 
@@ -432,52 +457,31 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 	out := closed{traces: ptrace.NewTraces()}
 	a.resolveLinks()
 
-	// Open subagent runs whose spawning unit is still open close with it.
-	children := map[unitKey][]unitKey{}
-	hasOpenParent := map[unitKey]bool{}
-	sorted := a.sortedUnits() // once per pass: this runs after every batch
-	for _, k := range sorted {
-		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.subagent() {
-			if _, open := a.units[l.Parent]; open && l.Parent != k {
-				children[l.Parent] = append(children[l.Parent], k)
-				hasOpenParent[k] = true
-			}
-		}
+	// The units of the groups that may be complete (schedule.go), or with
+	// shutdown (and after a rollback or a load) every open unit.
+	var sorted []unitKey
+	if shutdown || a.checkAll {
+		a.checkAll = false
+		clear(a.fresh)
+		clear(a.recheck)
+		sorted = a.sortedUnits()
+	} else {
+		sorted = a.candidates(now)
 	}
-	// A unit is a top of its group unless an open parent holds it; a cycle
-	// of links (bad input) would leave no top, so break it at its first unit.
-	var tops []unitKey
-	reached := map[unitKey]bool{}
-	var mark func(k unitKey)
-	mark = func(k unitKey) {
-		if reached[k] {
-			return
-		}
-		reached[k] = true
-		for _, c := range children[k] {
-			mark(c)
-		}
-	}
-	for _, k := range sorted {
-		if !hasOpenParent[k] {
-			tops = append(tops, k)
-			mark(k)
-		}
-	}
-	for _, k := range sorted {
-		if !reached[k] {
-			tops = append(tops, k)
-			mark(k)
-		}
+	if verifyPass != nil {
+		verifyPass(a, sorted, now, shutdown)
 	}
 
-	awaiting := a.awaitingSubagents()
+	// Open subagent runs whose spawning unit is still open close with it.
+	children, tops := a.groups(sorted)
+	awaiting := a.awaitingIn(sorted)
 	for _, k := range tops {
 		if _, open := a.units[k]; !open {
 			continue
 		}
 		reason, done := a.closeReason(k, children, awaiting, now, shutdown)
 		if !done {
+			a.schedule(k, a.deadline(k, children, awaiting, now))
 			continue
 		}
 		traceID, parent := a.placement(k)
@@ -504,6 +508,47 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 	}
 	a.prune(now)
 	return out
+}
+
+// groups finds, among sorted (whole groups, in a fixed order), which open
+// unit holds which open subagent runs, and the top of each group.
+func (a *assembler) groups(sorted []unitKey) (children map[unitKey][]unitKey, tops []unitKey) {
+	children = map[unitKey][]unitKey{}
+	hasOpenParent := map[unitKey]bool{}
+	for _, k := range sorted {
+		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.subagent() {
+			if _, open := a.units[l.Parent]; open && l.Parent != k {
+				children[l.Parent] = append(children[l.Parent], k)
+				hasOpenParent[k] = true
+			}
+		}
+	}
+	// A unit is a top of its group unless an open parent holds it; a cycle
+	// of links (bad input) would leave no top, so break it at its first unit.
+	reached := map[unitKey]bool{}
+	var mark func(k unitKey)
+	mark = func(k unitKey) {
+		if reached[k] {
+			return
+		}
+		reached[k] = true
+		for _, c := range children[k] {
+			mark(c)
+		}
+	}
+	for _, k := range sorted {
+		if !hasOpenParent[k] {
+			tops = append(tops, k)
+			mark(k)
+		}
+	}
+	for _, k := range sorted {
+		if !reached[k] {
+			tops = append(tops, k)
+			mark(k)
+		}
+	}
+	return children, tops
 }
 
 // markClosed leaves the marker of every unit of an emitted tree in its
@@ -561,27 +606,6 @@ func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcomm
 	for _, c := range tr.children {
 		a.markClosed(c.run, traceID, skip)
 	}
-}
-
-// awaitingSubagents marks the open units with a tool call that spawned a
-// subagent none of whose events has arrived yet (its file not read yet).
-func (a *assembler) awaitingSubagents() map[unitKey]bool {
-	out := map[unitKey]bool{}
-	for sk := range a.openSessions() {
-		for child := range a.sessions[sk].links {
-			l := a.links[child]
-			if !l.Resolved || out[l.Parent] {
-				continue
-			}
-			if _, open := a.units[l.Parent]; !open {
-				continue
-			}
-			if _, seen := a.threads[child]; !seen {
-				out[l.Parent] = true
-			}
-		}
-	}
-	return out
 }
 
 // groupAwaits tells whether a unit of the group topped by k awaits a subagent.
@@ -943,15 +967,6 @@ func (a *assembler) threadOpen(th threadKey) bool {
 		}
 	}
 	return false
-}
-
-// openSessions are the sessions with an open unit.
-func (a *assembler) openSessions() map[sessKey]bool {
-	out := map[sessKey]bool{}
-	for k := range a.units {
-		out[k.Thread.sess()] = true
-	}
-	return out
 }
 
 // openUnits is the number of open turns and subagent runs.

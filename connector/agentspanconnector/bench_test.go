@@ -110,3 +110,41 @@ func (d diskClient) Batch(ctx context.Context, ops ...*storage.Operation) error 
 }
 
 func (diskClient) Close(context.Context) error { return nil }
+
+// BenchmarkConsumeWithManyOpenTurns measures one ConsumeLogs of a small
+// batch (a whole turn of a new session, ended and caught up, so it goes
+// out at once) while 100 or 10,000 other turns stay open (a tool call
+// running in each, live): a close pass looks only at what the batch
+// touched, and at the groups whose deadline came, so the cost per batch
+// is the same for both. Run: go test -run '^$' -bench ConsumeWithManyOpenTurns ./connector/agentspanconnector/
+func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
+	for _, open := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("open=%d", open), func(b *testing.B) {
+			// The tests' checks walk every unit and every session.
+			pass, ev := verifyPass, verifyEvict
+			verifyPass, verifyEvict = nil, nil
+			defer func() { verifyPass, verifyEvict = pass, ev }()
+			h := newHarness(b)
+			for i := range open {
+				s := newSession(fmt.Sprintf("open%05d", i))
+				h.feedPartial(s.prompt("p", 0), s.call("c", "m1", "t", "Bash", 1))
+			}
+			require.Equal(b, open, h.c.asm.openUnits())
+			i := 0
+			for b.Loop() {
+				s := newSession(fmt.Sprintf("done%08d", i))
+				i++
+				ld := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+					s.prompt("p", 2), s.answer("a", "m", 3, endMarker("end_turn")),
+				}, "host1"))
+				if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			require.Equal(b, open, h.c.asm.openUnits())
+			require.Positive(b, h.sink.SpanCount())
+			h.sink.Reset()
+		})
+	}
+}

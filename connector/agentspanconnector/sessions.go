@@ -5,6 +5,7 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"cmp"
+	"container/heap"
 	"maps"
 	"slices"
 
@@ -73,6 +74,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 	idx := newSessIndex()
 	idx.used = a.uses
 	a.sessions[sk] = idx
+	a.enqueue(sk)
 	if a.load == nil {
 		return idx
 	}
@@ -90,6 +92,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 func (a *assembler) touch(sk sessKey) {
 	a.ensure(sk)
 	a.dirty[sk] = true
+	a.enqueue(sk)
 }
 
 func (a *assembler) setThread(th threadKey, t *thread) {
@@ -118,10 +121,14 @@ func (a *assembler) delUnit(k unitKey) {
 	}
 	delete(a.units, k)
 	delete(a.sessions[k.Thread.sess()].units, k)
+	a.unschedule(k)
+	a.recheck[k.Thread.sess()] = true
 }
 
 func (a *assembler) setLink(child threadKey, l link) {
 	a.touch(child.sess())
+	old, had := a.links[child]
+	a.indexKid(child, old, had, l, true)
 	a.links[child] = l
 	a.sessions[child.sess()].links[child] = struct{}{}
 	a.indexLink(child, l)
@@ -137,6 +144,8 @@ func (a *assembler) indexLink(child threadKey, l link) {
 
 func (a *assembler) delLink(child threadKey) {
 	a.touch(child.sess())
+	old, had := a.links[child]
+	a.indexKid(child, old, had, link{}, false)
 	delete(a.links, child)
 	delete(a.sessions[child.sess()].links, child)
 	delete(a.unresolved, child)
@@ -166,8 +175,11 @@ func (a *assembler) drop(sk sessKey) {
 	}
 	for k := range idx.units {
 		delete(a.units, k)
+		a.unschedule(k)
 	}
 	for th := range idx.links {
+		old, had := a.links[th]
+		a.indexKid(th, old, had, link{}, false)
 		delete(a.links, th)
 		delete(a.unresolved, th)
 	}
@@ -176,6 +188,7 @@ func (a *assembler) drop(sk sessKey) {
 	}
 	delete(a.sessions, sk)
 	delete(a.dirty, sk)
+	delete(a.lruIdx, sk)
 }
 
 // active tells whether a session has something still to do: an open unit,
@@ -218,10 +231,55 @@ func compareSessions(x, y sessKey) int {
 // do (not active) and nothing unsaved are dropped: with storage their state
 // is there and is read back when the session is next needed; without, they
 // are forgotten (see the README).
+//
+// The sessions are taken from lru, oldest use first, so that an eviction
+// costs what it drops and O(log n) per session it passes over, not a walk
+// over every session held.
 func (a *assembler) evict(max int) {
 	if len(a.sessions) <= max {
 		return
 	}
+	var want []sessKey
+	if verifyEvict != nil {
+		want = a.evictionsByWalk(max)
+	}
+	var dropped, aside []sessKey
+	target := max - max/10
+	for len(a.sessions) > target && len(a.lru) > 0 {
+		e := a.lru[0]
+		idx := a.sessions[e.sk]
+		if idx == nil || a.lruIdx[e.sk] != e {
+			heap.Pop(&a.lru) // left memory since
+			continue
+		}
+		if e.used != idx.used {
+			// Used since it was queued: queue it by its latest use.
+			e.used = idx.used
+			heap.Fix(&a.lru, 0)
+			continue
+		}
+		heap.Pop(&a.lru)
+		if a.dirty[e.sk] {
+			aside = append(aside, e.sk)
+			continue
+		}
+		delete(a.lruIdx, e.sk)
+		if a.active(e.sk) {
+			continue // queued again when next changed (touch)
+		}
+		dropped = append(dropped, e.sk)
+		a.drop(e.sk)
+	}
+	for _, sk := range aside {
+		heap.Push(&a.lru, a.lruIdx[sk])
+	}
+	if verifyEvict != nil {
+		verifyEvict(want, dropped)
+	}
+}
+
+// evictionsByWalk is what evict drops, found by a walk over every session.
+func (a *assembler) evictionsByWalk(limit int) []sessKey {
 	var cands []sessKey
 	for sk := range a.sessions {
 		if !a.dirty[sk] && !a.active(sk) {
@@ -229,11 +287,42 @@ func (a *assembler) evict(max int) {
 		}
 	}
 	slices.SortFunc(cands, func(x, y sessKey) int { return cmp.Compare(a.sessions[x].used, a.sessions[y].used) })
-	target := max - max/10
-	for _, sk := range cands {
-		if len(a.sessions) <= target {
-			break
-		}
-		a.drop(sk)
+	n := len(a.sessions) - (limit - limit/10)
+	return cands[:min(max(n, 0), len(cands))]
+}
+
+// verifyEvict, when set (tests), is shown what a walk over every session
+// would drop and what evict dropped.
+var verifyEvict func(want, got []sessKey)
+
+// queued is a session in lru: used is its last use when queued, or older.
+type queued struct {
+	used uint64
+	sk   sessKey
+}
+
+// lruQueue is a min-heap of sessions by last use.
+type lruQueue []*queued
+
+func (q lruQueue) Len() int           { return len(q) }
+func (q lruQueue) Less(i, j int) bool { return q[i].used < q[j].used }
+func (q lruQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *lruQueue) Push(x any)        { *q = append(*q, x.(*queued)) }
+func (q *lruQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// enqueue puts a session in lru unless it is there already (by an older
+// use, which evict corrects when it comes to it).
+func (a *assembler) enqueue(sk sessKey) {
+	if _, ok := a.lruIdx[sk]; ok {
+		return
 	}
+	e := &queued{used: a.sessions[sk].used, sk: sk}
+	a.lruIdx[sk] = e
+	heap.Push(&a.lru, e)
 }

@@ -175,8 +175,11 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		u.saved = len(evs)
 		a.units[su.Key] = u
 		a.sessions[su.Key.Thread.sess()].units[su.Key] = struct{}{}
+		a.fresh[su.Key] = true
 	}
 	for _, sl := range rec.Links {
+		old, had := a.links[sl.Thread]
+		a.indexKid(sl.Thread, old, had, sl.Link, true)
 		a.links[sl.Thread] = sl.Link
 		a.indexLink(sl.Thread, sl.Link)
 		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
@@ -366,6 +369,7 @@ func (a *assembler) rollback(ctx context.Context, client storage.Client) error {
 		a.ensure(sk)
 	}
 	clear(a.dirty)
+	a.checkAll = true // groups across sessions went back in time
 	a.gone = nil
 	if a.anchorsDirty {
 		a.anchors = nil
