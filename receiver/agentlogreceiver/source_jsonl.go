@@ -276,7 +276,9 @@ func (s *jsonlSource) flushSettled(ctx context.Context) {
 			return
 		}
 		caughtUp, modified := readToEnd(path, end)
-		gone := !fileExists(path)
+		// readToEnd opened the file when it says caught up: only otherwise
+		// may it be gone.
+		gone := !caughtUp && !fileExists(path)
 		if !gone && (!caughtUp || !s.settled(modified)) {
 			continue // more to read (emit takes over) or still being written
 		}
