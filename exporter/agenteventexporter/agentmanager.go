@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // managerEvent is the agent-manager run event envelope (seed 001).
@@ -115,7 +116,7 @@ func (*agentManagerFormat) closes() bool { return true }
 
 func (*agentManagerFormat) lineTime(line []byte) time.Time {
 	var tail managerTail
-	_ = json.Unmarshal(line, &tail)
+	_ = jsonx.Unmarshal(line, &tail)
 	return tail.Timestamp
 }
 
@@ -127,7 +128,7 @@ func (f *agentManagerFormat) begin(s *session, last []byte) {
 		return
 	}
 	var tail managerTail
-	if json.Unmarshal(last, &tail) == nil {
+	if jsonx.Unmarshal(last, &tail) == nil {
 		s.next = tail.Sequence + 1
 	}
 	st.status = runRunning
@@ -300,7 +301,7 @@ func (f *agentManagerFormat) main(s *session, ev *agentevent.Event, out *lineBuf
 // shell, the command line).
 func (f *agentManagerFormat) input(ev *agentevent.Event) json.RawMessage {
 	if f.includeContent && ev.Text != "" {
-		if t := strings.TrimSpace(ev.Text); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		if t := strings.TrimSpace(ev.Text); strings.HasPrefix(t, "{") && jsonx.Valid([]byte(t)) {
 			return json.RawMessage(t)
 		}
 		b, _ := json.Marshal(map[string]string{"value": ev.Text})

@@ -4,12 +4,12 @@
 package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
 
 import (
-	"encoding/json"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Attributes of the agent_span connector's spans that this format reads:
@@ -367,7 +367,7 @@ func (f *canonicalFormat) rollup(sp ptrace.Span, attr string, v any) bool {
 	if !ok || raw.Str() == "" {
 		return false
 	}
-	if err := json.Unmarshal([]byte(raw.Str()), v); err != nil {
+	if err := jsonx.Unmarshal([]byte(raw.Str()), v); err != nil {
 		f.malformed(attr, sp, err)
 		return false
 	}
@@ -387,7 +387,7 @@ func promptText(messages string) string {
 			Content string `json:"content"`
 		} `json:"parts"`
 	}
-	if json.Unmarshal([]byte(messages), &msgs) != nil {
+	if jsonx.Unmarshal([]byte(messages), &msgs) != nil {
 		return ""
 	}
 	for _, m := range msgs {

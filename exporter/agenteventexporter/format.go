@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // sessionKey names one output file: the agent (its service.name) and the
@@ -132,7 +133,7 @@ func rawJSON(b []byte) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
-	if json.Valid(b) {
+	if jsonx.Valid(b) {
 		return json.RawMessage(b)
 	}
 	s, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))

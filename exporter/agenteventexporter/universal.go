@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // universalEvent is the UniversalEvent envelope (seeds 002 and 004).
@@ -185,7 +186,7 @@ func (*universalFormat) closes() bool { return true }
 
 func (*universalFormat) lineTime(line []byte) time.Time {
 	var tail universalTail
-	_ = json.Unmarshal(line, &tail)
+	_ = jsonx.Unmarshal(line, &tail)
 	return tail.Time
 }
 
@@ -197,7 +198,7 @@ func (f *universalFormat) begin(s *session, last []byte) {
 		return
 	}
 	var tail universalTail
-	if json.Unmarshal(last, &tail) == nil && tail.Sequence > 0 {
+	if jsonx.Unmarshal(last, &tail) == nil && tail.Sequence > 0 {
 		s.next = tail.Sequence + 1
 	}
 	st.started = true
@@ -552,7 +553,7 @@ func questionFromInput(tool, input string) (prompt string, options []string) {
 			} `json:"options"`
 		} `json:"questions"`
 	}
-	if json.Unmarshal([]byte(input), &in) != nil {
+	if jsonx.Unmarshal([]byte(input), &in) != nil {
 		return input, options
 	}
 	if tool == "ExitPlanMode" {

@@ -17,8 +17,7 @@ import (
 	"testing"
 	"time"
 
-	gojson "github.com/goccy/go-json"
-
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -28,7 +27,7 @@ import (
 //	events only  otelcol agent_log → nop
 //	file_log     otelcol file_log (json_parser) → nop, over the history's JSONL files
 //	ccusage      ccusage 20.0.24 `session --json --offline` (every agent it reads)
-//	floor        the project's JSON decoder (goccy) over every record, one core, in process
+//	floor        the project's JSON decoder (internal/jsonx) over every record, one core, in process
 //
 // Every collector runs the bench build (tests/bench/builder-filelog.yaml: the distribution plus
 // filelog and nop) with file_storage, as config/default.yaml does, and is timed from its start
@@ -342,7 +341,7 @@ func fixturesDir(tb testing.TB) string {
 }
 
 // decodeFloor reads every file of the history line by line (a JSON file as one record), then
-// decodes every record with goccy/go-json into map[string]any, on one goroutine.
+// decodes every record with jsonx.Unmarshal (the project's decoder) into map[string]any, on one goroutine.
 func decodeFloor(tb testing.TB, h testenv.History) (read, decode run, records int64) {
 	tb.Helper()
 	prev := runtime.GOMAXPROCS(1)
@@ -375,7 +374,7 @@ func decodeFloor(tb testing.TB, h testenv.History) (read, decode run, records in
 	var bad int
 	decode = each(func(line []byte) {
 		var v map[string]any
-		if gojson.Unmarshal(line, &v) != nil {
+		if jsonx.Unmarshal(line, &v) != nil {
 			bad++
 		}
 	})

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	gojson "github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -501,7 +500,7 @@ func toolCall(ev *agentevent.Event, b *Block) {
 	ev.ToolCallID = b.ID
 	ev.Text = compact(b.Input)
 	var in toolInput
-	if len(b.Input) == 0 || b.Input[0] != '{' || gojson.Unmarshal(b.Input, &in) != nil {
+	if len(b.Input) == 0 || b.Input[0] != '{' || jsonx.Unmarshal(b.Input, &in) != nil {
 		return
 	}
 	if shellTools[b.Name] {
@@ -543,7 +542,7 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 		ev.ToolName, ev.Channel = probe.ToolName, probe.Channel
 		ev.FilePath, ev.FileOp, ev.FileLanguage = probe.FilePath, probe.FileOp, probe.FileLanguage
 		if len(call.Input) > 0 && call.Input[0] == '{' {
-			_ = gojson.Unmarshal(call.Input, &in)
+			_ = jsonx.Unmarshal(call.Input, &in)
 		}
 	}
 	if ev.Channel == "" {
@@ -604,24 +603,24 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 // resultText reads a run's result: a string, a list of strings, or an
 // object ({output, exitCode} for Bash, {diff} for edits); anything else
 // as compact JSON.
-func resultText(raw gojson.RawMessage) (string, *int64) {
+func resultText(raw jsonx.RawMessage) (string, *int64) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return "", nil
 	}
 	var s string
-	if raw[0] == '"' && gojson.Unmarshal(raw, &s) == nil {
+	if raw[0] == '"' && jsonx.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
 	var list []string
-	if raw[0] == '[' && gojson.Unmarshal(raw, &list) == nil {
+	if raw[0] == '[' && jsonx.Unmarshal(raw, &list) == nil {
 		return strings.Join(list, "\n"), nil
 	}
 	var obj struct {
 		Output   *string `json:"output"`
 		ExitCode *int64  `json:"exitCode"`
 	}
-	if raw[0] == '{' && gojson.Unmarshal(raw, &obj) == nil && (obj.Output != nil || obj.ExitCode != nil) {
+	if raw[0] == '{' && jsonx.Unmarshal(raw, &obj) == nil && (obj.Output != nil || obj.ExitCode != nil) {
 		out := ""
 		if obj.Output != nil {
 			out = *obj.Output
@@ -632,12 +631,12 @@ func resultText(raw gojson.RawMessage) (string, *int64) {
 }
 
 // diffFacts counts the lines of an edit's unified diff ({diff: …}).
-func diffFacts(ev *agentevent.Event, raw gojson.RawMessage) {
+func diffFacts(ev *agentevent.Event, raw jsonx.RawMessage) {
 	var obj struct {
 		Diff string `json:"diff"`
 	}
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || gojson.Unmarshal(raw, &obj) != nil || obj.Diff == "" {
+	if len(raw) == 0 || raw[0] != '{' || jsonx.Unmarshal(raw, &obj) != nil || obj.Diff == "" {
 		return
 	}
 	added, removed := 0, 0
@@ -655,13 +654,13 @@ func diffFacts(ev *agentevent.Event, raw gojson.RawMessage) {
 	agentevent.SetAttr(ev, agentevent.AttrFileDiff, obj.Diff)
 }
 
-func compact(raw gojson.RawMessage) string {
+func compact(raw jsonx.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return ""
 	}
 	var b bytes.Buffer
-	if err := gojson.Compact(&b, raw); err != nil {
+	if err := jsonx.Compact(&b, raw); err != nil {
 		return string(raw)
 	}
 	return b.String()

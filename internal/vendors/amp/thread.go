@@ -12,13 +12,11 @@ package amp // import "github.com/agentotel/agentotel/internal/vendors/amp"
 
 import (
 	"bytes"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -82,8 +80,8 @@ type Message struct {
 	Usage     *Usage `json:"usage"`
 	AgentMode string `json:"agentMode"`
 
-	Raw json.RawMessage `json:"-"`
-	Bad error           `json:"-"`
+	Raw jsonx.RawMessage `json:"-"`
+	Bad error            `json:"-"`
 }
 
 // Block is one content block of a message.
@@ -94,9 +92,9 @@ type Block struct {
 	// thinking
 	Thinking string `json:"thinking"`
 	// tool_use
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	ID    string           `json:"id"`
+	Name  string           `json:"name"`
+	Input jsonx.RawMessage `json:"input"`
 	// tool_result
 	ToolUseID string `json:"toolUseID"`
 	Run       *Run   `json:"run"`
@@ -104,10 +102,10 @@ type Block struct {
 
 // Run is a tool_result's execution: its status and result.
 type Run struct {
-	Status   string          `json:"status"`
-	Result   json.RawMessage `json:"result"`
-	Error    json.RawMessage `json:"error"`
-	Progress json.RawMessage `json:"progress"`
+	Status   string           `json:"status"`
+	Result   jsonx.RawMessage `json:"result"`
+	Error    jsonx.RawMessage `json:"error"`
+	Progress jsonx.RawMessage `json:"progress"`
 }
 
 // Usage is an assistant message's usage: the model call that wrote it.
@@ -153,10 +151,8 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func DecodeThread(data []byte) (Thread, error) {
 	var th Thread
 	trimmed := bytes.TrimSpace(data)
-	// The standard library's Valid, a linear scan: goccy's decodes the whole file into
-	// interface{} with its stream decoder, which moves the rest of its buffer at every escape
-	// (quadratic on a thread of long escaped strings).
-	if !stdjson.Valid(trimmed) {
+	// jsonx.Valid is a linear scan (see there).
+	if !jsonx.Valid(trimmed) {
 		return th, &DecodeError{Reason: ReasonMalformedJSON, Err: errors.New("not JSON")}
 	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -164,9 +160,9 @@ func DecodeThread(data []byte) (Thread, error) {
 	}
 	var outer struct {
 		Thread
-		Messages []json.RawMessage `json:"messages"`
+		Messages []jsonx.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(trimmed, &outer); err != nil {
+	if err := jsonx.Unmarshal(trimmed, &outer); err != nil {
 		return th, &DecodeError{Reason: ReasonUnexpectedShape, Err: err}
 	}
 	th = outer.Thread
@@ -176,13 +172,13 @@ func DecodeThread(data []byte) (Thread, error) {
 	th.Messages = make([]Message, 0, len(outer.Messages))
 	for i, raw := range outer.Messages {
 		var m Message
-		if err := json.Unmarshal(raw, &m); err != nil {
+		if err := jsonx.Unmarshal(raw, &m); err != nil {
 			// Keep the message's place: its id when it has one, else its index.
 			var id struct {
 				MessageID *int64 `json:"messageId"`
 			}
 			m = Message{MessageID: int64(i)}
-			if json.Unmarshal(raw, &id) == nil && id.MessageID != nil {
+			if jsonx.Unmarshal(raw, &id) == nil && id.MessageID != nil {
 				m.MessageID = *id.MessageID
 			}
 			m.Bad = fmt.Errorf("message %d: %w", i, err)

@@ -6,9 +6,8 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendors/cl
 import (
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -17,7 +16,7 @@ import (
 // rowUsage).
 func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 	var m message
-	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
+	if len(r.Message) == 0 || jsonx.Unmarshal(r.Message, &m) != nil {
 		return nil, ReasonUnexpectedShape
 	}
 	kind, str, blocks := decodeContent(m.Content)
@@ -171,7 +170,7 @@ func (p *Parser) continuesHeld(r *record) bool {
 		var m struct {
 			ID string `json:"id"`
 		}
-		return json.Unmarshal(r.Message, &m) == nil && m.ID == p.st.Held.ID
+		return jsonx.Unmarshal(r.Message, &m) == nil && m.ID == p.st.Held.ID
 	}
 	return false
 }
@@ -204,7 +203,7 @@ func (u *usage) cacheCreation1h() int64 {
 // toolCall maps a tool_use block and opens the call.
 func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	var in toolInput
-	_ = json.Unmarshal(b.Input, &in) // an input we cannot read names no file
+	_ = jsonx.Unmarshal(b.Input, &in) // an input we cannot read names no file
 	ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, channel(b.Name))
 	ev.ToolName = b.Name
 	ev.ToolCallID = b.ID
@@ -259,11 +258,11 @@ func (p *Parser) apiError(r *record, c *rowCtx, blocks []block) agentevent.Event
 
 // serverToolFailed tells whether a server tool result's content is an error
 // object ({"type": "web_search_tool_result_error", ...}).
-func serverToolFailed(content json.RawMessage) bool {
+func serverToolFailed(content jsonx.RawMessage) bool {
 	var v struct {
 		Type string `json:"type"`
 	}
-	if json.Unmarshal(content, &v) != nil {
+	if jsonx.Unmarshal(content, &v) != nil {
 		return false
 	}
 	return strings.HasSuffix(v.Type, "_error")

@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -44,10 +43,10 @@ type fileEditResult struct {
 	// Type is "create" or "update" on Write results.
 	Type string `json:"type"`
 	// Content is the text a Write put in the file.
-	Content json.RawMessage `json:"content"`
+	Content jsonx.RawMessage `json:"content"`
 	// StructuredPatch is the diff the tool applied, as hunks of lines
 	// prefixed with " ", "-" or "+".
-	StructuredPatch json.RawMessage `json:"structuredPatch"`
+	StructuredPatch jsonx.RawMessage `json:"structuredPatch"`
 }
 
 type patchHunk struct {
@@ -63,9 +62,9 @@ type patchHunk struct {
 // from the patch Claude Code recorded (for a created file: the lines of its
 // content). Lines are left out when the record does not tell them (several
 // results in one row, an older or unexpected toolUseResult).
-func fileFacts(ev *agentevent.Event, tool string, tur json.RawMessage) {
+func fileFacts(ev *agentevent.Event, tool string, tur jsonx.RawMessage) {
 	var r fileEditResult
-	readable := len(tur) > 0 && tur[0] == '{' && json.Unmarshal(tur, &r) == nil
+	readable := len(tur) > 0 && tur[0] == '{' && jsonx.Unmarshal(tur, &r) == nil
 	change := changeModified
 	if tool == toolWrite && r.Type == "create" {
 		change = changeCreated
@@ -93,13 +92,13 @@ func fileFacts(ev *agentevent.Event, tool string, tur json.RawMessage) {
 
 // patchLines counts the added and removed lines of a structuredPatch. ok is
 // false when there is none, or it is not a list of hunks.
-func patchLines(raw json.RawMessage) (added, removed int, ok bool) {
+func patchLines(raw jsonx.RawMessage) (added, removed int, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return 0, 0, false
 	}
 	var hunks []patchHunk
-	if json.Unmarshal(raw, &hunks) != nil {
+	if jsonx.Unmarshal(raw, &hunks) != nil {
 		return 0, 0, false
 	}
 	for _, h := range hunks {
@@ -117,13 +116,13 @@ func patchLines(raw json.RawMessage) (added, removed int, ok bool) {
 
 // unifiedDiff renders a structuredPatch as a unified diff of path ("" when
 // there is no readable, non-empty patch).
-func unifiedDiff(path string, raw json.RawMessage) string {
+func unifiedDiff(path string, raw jsonx.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return ""
 	}
 	var hunks []patchHunk
-	if json.Unmarshal(raw, &hunks) != nil || len(hunks) == 0 {
+	if jsonx.Unmarshal(raw, &hunks) != nil || len(hunks) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -138,13 +137,13 @@ func unifiedDiff(path string, raw json.RawMessage) string {
 	return b.String()
 }
 
-func jsonString(raw json.RawMessage) (string, bool) {
+func jsonString(raw jsonx.RawMessage) (string, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if jsonx.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -152,19 +151,19 @@ func jsonString(raw json.RawMessage) (string, bool) {
 
 // bashOutput holds the output fields of a Bash toolUseResult.
 type bashOutput struct {
-	Stdout json.RawMessage `json:"stdout"`
-	Stderr json.RawMessage `json:"stderr"`
+	Stdout jsonx.RawMessage `json:"stdout"`
+	Stderr jsonx.RawMessage `json:"stderr"`
 }
 
 // testFacts marks the result of a command that ran tests: the runner, and
 // the counts its output shows. The output is the result content (what the
 // model saw), else the toolUseResult's stdout and stderr.
-func testFacts(ev *agentevent.Event, runner string, tur json.RawMessage) {
+func testFacts(ev *agentevent.Event, runner string, tur jsonx.RawMessage) {
 	agentevent.SetAttr(ev, agentevent.AttrTestRunner, runner)
 	output := ev.Text
 	if strings.TrimSpace(output) == "" && len(tur) > 0 && tur[0] == '{' {
 		var b bashOutput
-		if json.Unmarshal(tur, &b) == nil {
+		if jsonx.Unmarshal(tur, &b) == nil {
 			stdout, _ := jsonString(b.Stdout)
 			stderr, _ := jsonString(b.Stderr)
 			output = stdout + "\n" + stderr

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons.
@@ -165,7 +164,7 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return append(pre, p.unparsed(c, reason, detail)...)
 	}
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	if err := jsonx.Unmarshal(line, &r); err != nil {
 		pre := p.flushHeld()
 		reason, detail := agentevent.DecodeFailure(line, err)
 		return append(pre, p.unparsed(c, reason, detail)...)
@@ -285,7 +284,7 @@ func (p *Parser) inlineSidechain(r *record) (agentID, parentCall string) {
 		prompt := ""
 		if r.Type == "user" {
 			var m message
-			if json.Unmarshal(r.Message, &m) == nil {
+			if jsonx.Unmarshal(r.Message, &m) == nil {
 				_, str, blocks := decodeContent(m.Content)
 				prompt = strings.TrimSpace(str + blocksText(blocks, false))
 			}

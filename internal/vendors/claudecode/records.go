@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // record is one line of a Claude Code session file. One struct covers every
@@ -36,22 +36,22 @@ type record struct {
 	IsMeta      bool      `json:"isMeta"`
 
 	// user / assistant
-	Message           json.RawMessage `json:"message"`
-	ToolUseResult     json.RawMessage `json:"toolUseResult"`
-	IsCompactSummary  bool            `json:"isCompactSummary"`
-	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
-	APIErrorStatus    num             `json:"apiErrorStatus"`
-	Error             json.RawMessage `json:"error"` // string on assistant rows, object on system/api_error
-	RequestID         string          `json:"requestId"`
+	Message           jsonx.RawMessage `json:"message"`
+	ToolUseResult     jsonx.RawMessage `json:"toolUseResult"`
+	IsCompactSummary  bool             `json:"isCompactSummary"`
+	IsAPIErrorMessage bool             `json:"isApiErrorMessage"`
+	APIErrorStatus    num              `json:"apiErrorStatus"`
+	Error             jsonx.RawMessage `json:"error"` // string on assistant rows, object on system/api_error
+	RequestID         string           `json:"requestId"`
 
 	// system
-	Content               json.RawMessage  `json:"content"`
+	Content               jsonx.RawMessage `json:"content"`
 	Level                 string           `json:"level"`
 	CompactMetadata       *compactMetadata `json:"compactMetadata"`
 	DurationMs            num              `json:"durationMs"`
 	MessageCount          num              `json:"messageCount"`
 	HookCount             num              `json:"hookCount"`
-	HookErrors            json.RawMessage  `json:"hookErrors"`
+	HookErrors            jsonx.RawMessage `json:"hookErrors"`
 	PreventedContinuation bool             `json:"preventedContinuation"`
 	RetryAttempt          num              `json:"retryAttempt"`
 	MaxRetries            num              `json:"maxRetries"`
@@ -66,7 +66,7 @@ type record struct {
 	IsSnapshotUpdate bool      `json:"isSnapshotUpdate"`
 
 	// attachment
-	Attachment json.RawMessage `json:"attachment"`
+	Attachment jsonx.RawMessage `json:"attachment"`
 
 	// session metadata records
 	AITitle         string `json:"aiTitle"`
@@ -90,20 +90,20 @@ type compactMetadata struct {
 
 type snapshot struct {
 	// TrackedFileBackups is an object keyed by file path; kept raw and
-	// counted with the standard library (see countKeys), so the fast decoder
+	// counted with the standard library (jsonx.ObjectLen), so the fast decoder
 	// never builds a map.
-	TrackedFileBackups json.RawMessage `json:"trackedFileBackups"`
-	Timestamp          string          `json:"timestamp"`
+	TrackedFileBackups jsonx.RawMessage `json:"trackedFileBackups"`
+	Timestamp          string           `json:"timestamp"`
 }
 
 // message is the Anthropic Messages API object of user and assistant rows.
 type message struct {
-	ID         string          `json:"id"`
-	Model      string          `json:"model"`
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	StopReason *string         `json:"stop_reason"`
-	Usage      *usage          `json:"usage"`
+	ID         string           `json:"id"`
+	Model      string           `json:"model"`
+	Role       string           `json:"role"`
+	Content    jsonx.RawMessage `json:"content"`
+	StopReason *string          `json:"stop_reason"`
+	Usage      *usage           `json:"usage"`
 }
 
 type usage struct {
@@ -120,16 +120,16 @@ type usage struct {
 
 // block is one content block (text, thinking, tool_use, tool_result, ...).
 type block struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text"`
-	Thinking string          `json:"thinking"`
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Input    json.RawMessage `json:"input"`
+	Type     string           `json:"type"`
+	Text     string           `json:"text"`
+	Thinking string           `json:"thinking"`
+	ID       string           `json:"id"`
+	Name     string           `json:"name"`
+	Input    jsonx.RawMessage `json:"input"`
 	// tool_result and the server tool result blocks
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
+	ToolUseID string           `json:"tool_use_id"`
+	Content   jsonx.RawMessage `json:"content"`
+	IsError   bool             `json:"is_error"`
 }
 
 // toolInput holds the tool_use input fields the mapping reads.
@@ -141,7 +141,7 @@ type toolInput struct {
 	Prompt       string `json:"prompt"`
 	// Command is Bash's command line; raw, so that another tool's
 	// non-string "command" cannot fail the decoding of the fields above.
-	Command json.RawMessage `json:"command"`
+	Command jsonx.RawMessage `json:"command"`
 }
 
 // toolUseResultObject holds the toolUseResult fields the mapping reads when
@@ -156,12 +156,12 @@ type toolUseResultObject struct {
 }
 
 type attachment struct {
-	Type      string          `json:"type"`
-	HookName  string          `json:"hookName"`
-	HookEvent string          `json:"hookEvent"`
-	ExitCode  num             `json:"exitCode"`
-	Duration  num             `json:"durationMs"`
-	Content   json.RawMessage `json:"content"`
+	Type      string           `json:"type"`
+	HookName  string           `json:"hookName"`
+	HookEvent string           `json:"hookEvent"`
+	ExitCode  num              `json:"exitCode"`
+	Duration  num              `json:"durationMs"`
+	Content   jsonx.RawMessage `json:"content"`
 }
 
 // timestamp is a record time: an RFC 3339 string as Claude Code writes it;
@@ -251,7 +251,7 @@ const (
 
 // decodeContent decodes a message content value: a string, or a list of
 // blocks.
-func decodeContent(raw json.RawMessage) (contentKind, string, []block) {
+func decodeContent(raw jsonx.RawMessage) (contentKind, string, []block) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return contentAbsent, "", nil
@@ -259,13 +259,13 @@ func decodeContent(raw json.RawMessage) (contentKind, string, []block) {
 	switch raw[0] {
 	case '"':
 		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		if jsonx.Unmarshal(raw, &s) != nil {
 			return contentOther, "", nil
 		}
 		return contentString, s, nil
 	case '[':
 		var blocks []block
-		if json.Unmarshal(raw, &blocks) != nil {
+		if jsonx.Unmarshal(raw, &blocks) != nil {
 			return contentOther, "", nil
 		}
 		return contentBlocks, "", blocks
@@ -275,7 +275,7 @@ func decodeContent(raw json.RawMessage) (contentKind, string, []block) {
 
 // rawText renders a tool result's content (string, or a list of text and
 // image blocks) as text.
-func rawText(raw json.RawMessage) string {
+func rawText(raw jsonx.RawMessage) string {
 	kind, s, blocks := decodeContent(raw)
 	switch kind {
 	case contentString:
@@ -306,13 +306,13 @@ func blocksText(blocks []block, withImages bool) string {
 }
 
 // rawString returns a JSON string value, or "" when raw is not a string.
-func rawString(raw json.RawMessage) string {
+func rawString(raw jsonx.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if jsonx.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s

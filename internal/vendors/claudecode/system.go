@@ -5,14 +5,12 @@ package claudecode // import "github.com/agentotel/agentotel/internal/vendors/cl
 
 import (
 	"bytes"
-	stdjson "encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // mapSystem maps a system row by subtype.
@@ -45,8 +43,8 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		return meta()
 	case "stop_hook_summary":
 		putNum(attrs, attrHookCount, r.HookCount)
-		var hookErrors []json.RawMessage
-		if json.Unmarshal(r.HookErrors, &hookErrors) == nil {
+		var hookErrors []jsonx.RawMessage
+		if jsonx.Unmarshal(r.HookErrors, &hookErrors) == nil {
 			attrs[attrHookErrorCount] = int64(len(hookErrors))
 		}
 		attrs[attrHookPrevented] = r.PreventedContinuation
@@ -61,7 +59,7 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		var e struct {
 			Status num `json:"status"`
 		}
-		if json.Unmarshal(r.Error, &e) == nil {
+		if jsonx.Unmarshal(r.Error, &e) == nil {
 			putNum(attrs, attrAPIStatusCode, e.Status)
 		}
 		ev.Attributes = attrs
@@ -97,7 +95,7 @@ func (p *Parser) mapSummary(r *record, c *rowCtx) []pending {
 func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 	n := 0
 	if r.Snapshot != nil {
-		n = countKeys(r.Snapshot.TrackedFileBackups)
+		n = jsonx.ObjectLen(r.Snapshot.TrackedFileBackups)
 		// A new snapshot is taken now; an update repeats the time of the
 		// snapshot it updates, which is not when it was written.
 		if t, err := time.Parse(time.RFC3339Nano, r.Snapshot.Timestamp); err == nil && !r.IsSnapshotUpdate {
@@ -122,7 +120,7 @@ func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 func (p *Parser) mapAttachment(r *record, c *rowCtx) ([]pending, string) {
 	var a attachment
 	raw := bytes.TrimSpace(r.Attachment)
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &a) != nil {
+	if len(raw) == 0 || raw[0] != '{' || jsonx.Unmarshal(raw, &a) != nil {
 		return nil, ReasonUnexpectedShape
 	}
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
@@ -185,13 +183,4 @@ func putNum(attrs map[string]any, key string, n num) {
 	if n.Set {
 		attrs[key] = n.V
 	}
-}
-
-// countKeys is the number of members of a JSON object (0 for anything else).
-func countKeys(raw []byte) int {
-	var m map[string]stdjson.RawMessage
-	if stdjson.Unmarshal(raw, &m) != nil {
-		return 0
-	}
-	return len(m)
 }

@@ -8,9 +8,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Attribute keys this parser adds (Event.Attributes, all under "agent.").
@@ -65,7 +64,7 @@ const (
 // output).
 func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 	var m message
-	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
+	if len(r.Message) == 0 || jsonx.Unmarshal(r.Message, &m) != nil {
 		return nil, ReasonUnexpectedShape
 	}
 	kind, str, blocks := decodeContent(m.Content)
@@ -151,7 +150,7 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	for i, b := range blocks {
 		switch b.Type {
 		case "tool_result":
-			var tur json.RawMessage
+			var tur jsonx.RawMessage
 			if nResults == 1 {
 				// toolUseResult describes the row's one result; with several
 				// it cannot be told apart.
@@ -168,7 +167,7 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 }
 
 // toolResult maps one tool result, pairing it with its open call.
-func (p *Parser) toolResult(c *rowCtx, callID string, content json.RawMessage, isError bool, tur json.RawMessage) agentevent.Event {
+func (p *Parser) toolResult(c *rowCtx, callID string, content jsonx.RawMessage, isError bool, tur jsonx.RawMessage) agentevent.Event {
 	s := &p.st
 	call := s.Calls[callID]
 	name, path := "", ""
@@ -191,7 +190,7 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content json.RawMessage, i
 	if len(tur) > 0 {
 		switch tur[0] {
 		case '{':
-			_ = json.Unmarshal(tur, &obj) // a result we cannot read adds nothing
+			_ = jsonx.Unmarshal(tur, &obj) // a result we cannot read adds nothing
 		case '"':
 			turText = rawString(tur)
 		case '[':

@@ -4,15 +4,14 @@
 package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // responseItem maps a response_item record.
-func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
+func (p *Parser) responseItem(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
 	var it item
-	if json.Unmarshal(raw, &it) != nil {
+	if jsonx.Unmarshal(raw, &it) != nil {
 		return nil, ReasonUnexpectedShape, ""
 	}
 	if p.st.Replaying {
@@ -91,9 +90,9 @@ func (p *Parser) responseItem(raw json.RawMessage, c *rowCtx) ([]agentevent.Even
 }
 
 // eventMsg maps an event_msg record.
-func (p *Parser) eventMsg(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
+func (p *Parser) eventMsg(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
 	var m eventMsg
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonx.Unmarshal(raw, &m) != nil {
 		return nil, ReasonUnexpectedShape, ""
 	}
 	s := &p.st

@@ -18,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -74,7 +73,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return p.unparsed(c, reason, detail)
 	})
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	if err := jsonx.Unmarshal(line, &r); err != nil {
 		reason, detail := agentevent.DecodeFailure(line, err)
 		return p.unparsed(c, reason, detail)
 	}
@@ -226,9 +225,9 @@ func providerName(p string) string {
 	}
 }
 
-func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+func (p *Parser) sessionMeta(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
 	var m sessionMeta
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonx.Unmarshal(raw, &m) != nil {
 		return nil, ReasonUnexpectedShape
 	}
 	s := &p.st
@@ -249,14 +248,14 @@ func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event
 	}
 	source := ""
 	var src subagentSource
-	if len(m.Source) > 0 && m.Source[0] == '{' && json.Unmarshal(m.Source, &src) == nil && len(src.Subagent) > 0 {
+	if len(m.Source) > 0 && m.Source[0] == '{' && jsonx.Unmarshal(m.Source, &src) == nil && len(src.Subagent) > 0 {
 		if kind, ok := jsonString(src.Subagent); ok {
 			// {"subagent":"review"} and the like: no parent id is recorded.
 			source = "subagent:" + kind
 			s.SubagentType = kind
 		} else {
 			var ts threadSpawn
-			if json.Unmarshal(src.Subagent, &ts) == nil && ts.ThreadSpawn != nil {
+			if jsonx.Unmarshal(src.Subagent, &ts) == nil && ts.ThreadSpawn != nil {
 				source = "subagent:thread_spawn"
 				s.SubagentType = firstNonEmpty(ts.ThreadSpawn.AgentRole, m.AgentRole, "thread_spawn")
 				if ts.ThreadSpawn.ParentThreadID != "" {
@@ -294,9 +293,9 @@ func (p *Parser) sessionMeta(raw json.RawMessage, c *rowCtx) ([]agentevent.Event
 	return []agentevent.Event{ev}, ""
 }
 
-func (p *Parser) turnContext(raw json.RawMessage) string {
+func (p *Parser) turnContext(raw jsonx.RawMessage) string {
 	var tc turnContext
-	if json.Unmarshal(raw, &tc) != nil {
+	if jsonx.Unmarshal(raw, &tc) != nil {
 		return ReasonUnexpectedShape
 	}
 	if tc.Model != "" {
@@ -311,7 +310,7 @@ func (p *Parser) turnContext(raw json.RawMessage) string {
 	return ""
 }
 
-func (p *Parser) compacted(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+func (p *Parser) compacted(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
 	if p.st.Replaying {
 		return nil, ""
 	}
@@ -319,7 +318,7 @@ func (p *Parser) compacted(raw json.RawMessage, c *rowCtx) ([]agentevent.Event, 
 	var m struct {
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonx.Unmarshal(raw, &m) != nil {
 		return nil, ReasonUnexpectedShape
 	}
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)

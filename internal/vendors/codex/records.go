@@ -6,27 +6,27 @@ package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 import (
 	"strings"
 
-	"github.com/goccy/go-json"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // record is the envelope of every rollout line: {timestamp, type, payload}.
 type record struct {
-	Timestamp string          `json:"timestamp"`
-	Type      string          `json:"type"`
-	Payload   json.RawMessage `json:"payload"`
+	Timestamp string           `json:"timestamp"`
+	Type      string           `json:"type"`
+	Payload   jsonx.RawMessage `json:"payload"`
 }
 
 // sessionMeta is the payload of a session_meta record.
 type sessionMeta struct {
-	ID            string          `json:"id"`
-	Cwd           string          `json:"cwd"`
-	Originator    string          `json:"originator"`
-	CLIVersion    string          `json:"cli_version"`
-	Source        json.RawMessage `json:"source"`
-	ModelProvider string          `json:"model_provider"`
-	ForkedFromID  string          `json:"forked_from_id"`
-	AgentNickname string          `json:"agent_nickname"`
-	AgentRole     string          `json:"agent_role"`
+	ID            string           `json:"id"`
+	Cwd           string           `json:"cwd"`
+	Originator    string           `json:"originator"`
+	CLIVersion    string           `json:"cli_version"`
+	Source        jsonx.RawMessage `json:"source"`
+	ModelProvider string           `json:"model_provider"`
+	ForkedFromID  string           `json:"forked_from_id"`
+	AgentNickname string           `json:"agent_nickname"`
+	AgentRole     string           `json:"agent_role"`
 	Git           *struct {
 		CommitHash string `json:"commit_hash"`
 		Branch     string `json:"branch"`
@@ -36,7 +36,7 @@ type sessionMeta struct {
 // subagentSource is the object form of session_meta.source:
 // {"subagent":"review"} or {"subagent":{"thread_spawn":{...}}}.
 type subagentSource struct {
-	Subagent json.RawMessage `json:"subagent"`
+	Subagent jsonx.RawMessage `json:"subagent"`
 }
 
 type threadSpawn struct {
@@ -58,19 +58,19 @@ type turnContext struct {
 
 // item is the payload of a response_item record (all item types share it).
 type item struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Summary   json.RawMessage `json:"summary"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"`
-	CallID    string          `json:"call_id"`
-	ID        string          `json:"id"`
-	Status    string          `json:"status"`
-	Output    json.RawMessage `json:"output"`
-	Phase     string          `json:"phase"`
-	Action    json.RawMessage `json:"action"`
+	Type      string           `json:"type"`
+	Role      string           `json:"role"`
+	Content   jsonx.RawMessage `json:"content"`
+	Summary   jsonx.RawMessage `json:"summary"`
+	Name      string           `json:"name"`
+	Arguments string           `json:"arguments"`
+	Input     string           `json:"input"`
+	CallID    string           `json:"call_id"`
+	ID        string           `json:"id"`
+	Status    string           `json:"status"`
+	Output    jsonx.RawMessage `json:"output"`
+	Phase     string           `json:"phase"`
+	Action    jsonx.RawMessage `json:"action"`
 	// GhostCommit is the undo snapshot of a ghost_snapshot item.
 	GhostCommit *struct {
 		ID string `json:"id"`
@@ -86,19 +86,19 @@ type contentPart struct {
 
 // eventMsg is the payload of an event_msg record (all types share it).
 type eventMsg struct {
-	Type               string          `json:"type"`
-	Message            string          `json:"message"`
-	Info               *tokenInfo      `json:"info"`
-	TurnID             string          `json:"turn_id"`
-	Reason             string          `json:"reason"`
-	DurationMs         *int64          `json:"duration_ms"`
-	TimeToFirstTokenMs *int64          `json:"time_to_first_token_ms"`
-	CallID             string          `json:"call_id"`
-	ExitCode           *int64          `json:"exit_code"`
-	Duration           json.RawMessage `json:"duration"`
-	Success            *bool           `json:"success"`
-	Result             json.RawMessage `json:"result"`
-	Status             string          `json:"status"`
+	Type               string           `json:"type"`
+	Message            string           `json:"message"`
+	Info               *tokenInfo       `json:"info"`
+	TurnID             string           `json:"turn_id"`
+	Reason             string           `json:"reason"`
+	DurationMs         *int64           `json:"duration_ms"`
+	TimeToFirstTokenMs *int64           `json:"time_to_first_token_ms"`
+	CallID             string           `json:"call_id"`
+	ExitCode           *int64           `json:"exit_code"`
+	Duration           jsonx.RawMessage `json:"duration"`
+	Success            *bool            `json:"success"`
+	Result             jsonx.RawMessage `json:"result"`
+	Status             string           `json:"status"`
 	Invocation         *struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
@@ -140,16 +140,16 @@ func (d duration) millis() int64 { return d.Secs*1000 + d.Nanos/1_000_000 }
 
 // partsText joins the text of content parts (input_text, output_text,
 // summary_text, reasoning_text; any part with a text).
-func partsText(raw json.RawMessage) string {
+func partsText(raw jsonx.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '[' {
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if jsonx.Unmarshal(raw, &s) == nil {
 			return s
 		}
 		return ""
 	}
 	var parts []contentPart
-	if json.Unmarshal(raw, &parts) != nil {
+	if jsonx.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
 	var b strings.Builder
@@ -166,9 +166,9 @@ func partsText(raw json.RawMessage) string {
 }
 
 // jsonString decodes raw as a JSON string; ok is false for any other value.
-func jsonString(raw json.RawMessage) (string, bool) {
+func jsonString(raw jsonx.RawMessage) (string, bool) {
 	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if len(raw) == 0 || raw[0] != '"' || jsonx.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true

@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -39,18 +38,18 @@ func isShellTool(name string) bool {
 // ["bash","-lc","…"]) or cmd (exec_command).
 func shellCommand(args string) string {
 	var a struct {
-		Command json.RawMessage `json:"command"`
-		Cmd     json.RawMessage `json:"cmd"`
+		Command jsonx.RawMessage `json:"command"`
+		Cmd     jsonx.RawMessage `json:"cmd"`
 	}
-	if json.Unmarshal([]byte(args), &a) != nil {
+	if jsonx.Unmarshal([]byte(args), &a) != nil {
 		return ""
 	}
-	for _, raw := range []json.RawMessage{a.Command, a.Cmd} {
+	for _, raw := range []jsonx.RawMessage{a.Command, a.Cmd} {
 		if s, ok := jsonString(raw); ok {
 			return s
 		}
 		var argv []string
-		if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
+		if jsonx.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
 			if len(argv) >= 3 && (argv[1] == "-lc" || argv[1] == "-c") {
 				return argv[2]
 			}
@@ -164,7 +163,7 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 			var a struct {
 				Input string `json:"input"`
 			}
-			if json.Unmarshal([]byte(args), &a) == nil && a.Input != "" {
+			if jsonx.Unmarshal([]byte(args), &a) == nil && a.Input != "" {
 				patch = a.Input
 			}
 		}
@@ -212,9 +211,9 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	if !isString {
 		// Newer outputs may be an object or a list of content items.
 		var obj struct {
-			Content json.RawMessage `json:"content"`
+			Content jsonx.RawMessage `json:"content"`
 		}
-		if len(it.Output) > 0 && it.Output[0] == '{' && json.Unmarshal(it.Output, &obj) == nil && len(obj.Content) > 0 {
+		if len(it.Output) > 0 && it.Output[0] == '{' && jsonx.Unmarshal(it.Output, &obj) == nil && len(obj.Content) > 0 {
 			out = partsText(obj.Content)
 		} else {
 			out = partsText(it.Output)
@@ -223,7 +222,7 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	text := out
 	var exit, dur *int64
 	var jo jsonOutput
-	if strings.HasPrefix(strings.TrimSpace(out), "{") && json.Unmarshal([]byte(out), &jo) == nil && jo.Metadata != nil {
+	if strings.HasPrefix(strings.TrimSpace(out), "{") && jsonx.Unmarshal([]byte(out), &jo) == nil && jo.Metadata != nil {
 		exit = jo.Metadata.ExitCode
 		if jo.Metadata.DurationSeconds != nil {
 			dur = agentevent.Int(int64(math.Round(*jo.Metadata.DurationSeconds * 1000)))
@@ -315,7 +314,7 @@ func (p *Parser) toolEnd(m *eventMsg) {
 	}
 	oc.EndSeen = true
 	var d duration
-	if len(m.Duration) > 0 && m.Duration[0] == '{' && json.Unmarshal(m.Duration, &d) == nil {
+	if len(m.Duration) > 0 && m.Duration[0] == '{' && jsonx.Unmarshal(m.Duration, &d) == nil {
 		oc.DurationMs = agentevent.Int(d.millis())
 	}
 	switch m.Type {
@@ -326,12 +325,12 @@ func (p *Parser) toolEnd(m *eventMsg) {
 		oc.Failed = m.Success != nil && !*m.Success
 	case "mcp_tool_call_end":
 		var r struct {
-			Err json.RawMessage `json:"Err"`
+			Err jsonx.RawMessage `json:"Err"`
 			Ok  *struct {
 				IsError bool `json:"isError"`
 			} `json:"Ok"`
 		}
-		if len(m.Result) > 0 && json.Unmarshal(m.Result, &r) == nil {
+		if len(m.Result) > 0 && jsonx.Unmarshal(m.Result, &r) == nil {
 			oc.Failed = len(r.Err) > 0 || (r.Ok != nil && r.Ok.IsError)
 		}
 	}
@@ -375,7 +374,7 @@ func spawnedAgent(out string) string {
 		AgentID  string `json:"agent_id"`
 		ThreadID string `json:"thread_id"`
 	}
-	if !strings.HasPrefix(strings.TrimSpace(out), "{") || json.Unmarshal([]byte(out), &o) != nil {
+	if !strings.HasPrefix(strings.TrimSpace(out), "{") || jsonx.Unmarshal([]byte(out), &o) != nil {
 		return ""
 	}
 	return firstNonEmpty(o.AgentID, o.ThreadID)

@@ -5,15 +5,13 @@ package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/co
 
 import (
 	"bytes"
-	stdjson "encoding/json" // state is encoded with the standard library only
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // History is a history-session-state/session_<id>_<ms>.json file, the
@@ -29,16 +27,16 @@ type History struct {
 
 // TimelineEntry is one entry of History.Timeline.
 type TimelineEntry struct {
-	ID           string          `json:"id"`
-	Timestamp    string          `json:"timestamp"`
-	Type         string          `json:"type"`
-	Text         string          `json:"text"`
-	CallID       string          `json:"callId"`
-	Name         string          `json:"name"`
-	Arguments    json.RawMessage `json:"arguments"`
-	Result       json.RawMessage `json:"result"`
-	ToolTitle    string          `json:"toolTitle"`
-	ExpandedText string          `json:"expandedText"`
+	ID           string           `json:"id"`
+	Timestamp    string           `json:"timestamp"`
+	Type         string           `json:"type"`
+	Text         string           `json:"text"`
+	CallID       string           `json:"callId"`
+	Name         string           `json:"name"`
+	Arguments    jsonx.RawMessage `json:"arguments"`
+	Result       jsonx.RawMessage `json:"result"`
+	ToolTitle    string           `json:"toolTitle"`
+	ExpandedText string           `json:"expandedText"`
 }
 
 // DecodeError is a history file that does not decode: not JSON (a file
@@ -56,16 +54,14 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func DecodeHistory(data []byte) (History, error) {
 	var h History
 	trimmed := bytes.TrimSpace(data)
-	// The standard library's Valid, a linear scan: goccy's decodes the whole file into
-	// interface{} with its stream decoder, which moves the rest of its buffer at every escape
-	// (quadratic on a history of long escaped strings).
-	if !stdjson.Valid(trimmed) {
+	// jsonx.Valid is a linear scan (see there).
+	if !jsonx.Valid(trimmed) {
 		return h, &DecodeError{Reason: ReasonMalformedJSON, Err: errors.New("not JSON")}
 	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return h, &DecodeError{Reason: ReasonUnexpectedShape, Err: errors.New("not a JSON object")}
 	}
-	if err := json.Unmarshal(trimmed, &h); err != nil {
+	if err := jsonx.Unmarshal(trimmed, &h); err != nil {
 		return h, &DecodeError{Reason: ReasonUnexpectedShape, Err: err}
 	}
 	if h.SessionID == "" {
@@ -214,7 +210,7 @@ func historyTool(base func(string, agentevent.EventType, agentevent.Role, agente
 	res.ToolStatus = agentevent.ToolUnknown
 	raw := bytes.TrimSpace(e.Result)
 	switch {
-	case len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &out) == nil:
+	case len(raw) > 0 && raw[0] == '{' && jsonx.Unmarshal(raw, &out) == nil:
 		res.Text = out.Log
 		switch out.Type {
 		case "success":

@@ -17,9 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -138,7 +137,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return p.unparsed(c, reason, detail)
 	}
 	var r record
-	if err := json.Unmarshal(trimmed, &r); err != nil {
+	if err := jsonx.Unmarshal(trimmed, &r); err != nil {
 		reason, detail := agentevent.DecodeFailure(trimmed, err)
 		return p.unparsed(c, reason, detail)
 	}
@@ -149,7 +148,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	c.recordID = strings.Clone(r.ID)
 	var d data
 	if len(r.Data) > 0 && !bytes.Equal(r.Data, []byte("null")) {
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := jsonx.Unmarshal(r.Data, &d); err != nil {
 			return p.unparsed(c, ReasonUnexpectedShape, r.Type+": "+err.Error())
 		}
 	}
@@ -513,7 +512,7 @@ func (p *Parser) subagentStarted(d *data, c *rowCtx) []agentevent.Event {
 	return []agentevent.Event{ev}
 }
 
-func (p *Parser) subagentEnded(typ string, d *data, raw json.RawMessage, c *rowCtx) []agentevent.Event {
+func (p *Parser) subagentEnded(typ string, d *data, raw jsonx.RawMessage, c *rowCtx) []agentevent.Event {
 	if d.ToolCallID != "" {
 		c.agent = strings.Clone(d.ToolCallID)
 	}
@@ -525,9 +524,9 @@ func (p *Parser) subagentEnded(typ string, d *data, raw json.RawMessage, c *rowC
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		ev.ErrorType = ErrSubagent
 		var e struct {
-			Error json.RawMessage `json:"error"`
+			Error jsonx.RawMessage `json:"error"`
 		}
-		if json.Unmarshal(raw, &e) == nil {
+		if jsonx.Unmarshal(raw, &e) == nil {
 			ev.Text = errorMessage(e.Error)
 		}
 	}

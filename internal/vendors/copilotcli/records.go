@@ -4,16 +4,16 @@
 package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
 
 import (
-	"github.com/goccy/go-json"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // record is one line of events.jsonl: an envelope around a typed payload.
 type record struct {
-	Type      string          `json:"type"`
-	Data      json.RawMessage `json:"data"`
-	ID        string          `json:"id"`
-	Timestamp string          `json:"timestamp"`
-	ParentID  *string         `json:"parentId"`
+	Type      string           `json:"type"`
+	Data      jsonx.RawMessage `json:"data"`
+	ID        string           `json:"id"`
+	Timestamp string           `json:"timestamp"`
+	ParentID  *string          `json:"parentId"`
 }
 
 // data holds the fields of every payload type the mapping reads; which are
@@ -75,15 +75,15 @@ type data struct {
 	AgentMode     string        `json:"agentMode"`
 
 	// tool.execution_start / complete; events of a subagent
-	ToolCallID       string          `json:"toolCallId"`
-	ToolName         string          `json:"toolName"`
-	Arguments        json.RawMessage `json:"arguments"`
-	Model            string          `json:"model"`
-	Success          *bool           `json:"success"`
-	Result           *toolResult     `json:"result"`
-	Error            json.RawMessage `json:"error"`
-	ToolTelemetry    *toolTelemetry  `json:"toolTelemetry"`
-	ParentToolCallID string          `json:"parentToolCallId"`
+	ToolCallID       string           `json:"toolCallId"`
+	ToolName         string           `json:"toolName"`
+	Arguments        jsonx.RawMessage `json:"arguments"`
+	Model            string           `json:"model"`
+	Success          *bool            `json:"success"`
+	Result           *toolResult      `json:"result"`
+	Error            jsonx.RawMessage `json:"error"`
+	ToolTelemetry    *toolTelemetry   `json:"toolTelemetry"`
+	ParentToolCallID string           `json:"parentToolCallId"`
 
 	// hook.start / hook.end
 	HookInvocationID string `json:"hookInvocationId"`
@@ -122,9 +122,9 @@ type modelMetric struct {
 }
 
 type toolRequest struct {
-	ToolCallID string          `json:"toolCallId"`
-	Name       string          `json:"name"`
-	Arguments  json.RawMessage `json:"arguments"`
+	ToolCallID string           `json:"toolCallId"`
+	Name       string           `json:"name"`
+	Arguments  jsonx.RawMessage `json:"arguments"`
 }
 
 type toolResult struct {
@@ -140,7 +140,7 @@ type toolError struct {
 }
 
 type toolTelemetry struct {
-	Metrics map[string]json.RawMessage `json:"metrics"`
+	Metrics map[string]jsonx.RawMessage `json:"metrics"`
 }
 
 // toolArgs are the arguments of the built-in tools the mapping reads.

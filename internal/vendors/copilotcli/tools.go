@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -52,13 +51,13 @@ func fileOp(name, command string) agentevent.FileOp {
 }
 
 // toolCall fills a tool_call event and opens the call.
-func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args json.RawMessage, c *rowCtx) {
+func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.RawMessage, c *rowCtx) {
 	ev.ToolCallID = strings.Clone(id)
 	ev.ToolName = strings.Clone(name)
 	ev.Text = compactJSON(args)
 	oc := &openCall{Name: ev.ToolName, Time: c.ts, CreateLines: -1}
 	var a toolArgs
-	if len(args) > 0 && args[0] == '{' && json.Unmarshal(args, &a) == nil {
+	if len(args) > 0 && args[0] == '{' && jsonx.Unmarshal(args, &a) == nil {
 		switch {
 		case shellTools[name]:
 			ev.Channel = agentevent.ChannelTerminal
@@ -226,31 +225,31 @@ func metricInt(t *toolTelemetry, key string) (int64, bool) {
 		return 0, false
 	}
 	var f float64
-	if json.Unmarshal(raw, &f) != nil {
+	if jsonx.Unmarshal(raw, &f) != nil {
 		return 0, false
 	}
 	return int64(f), true
 }
 
 // errorMessage reads data.error: {message, code} or a string.
-func errorMessage(raw json.RawMessage) string {
+func errorMessage(raw jsonx.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonx.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var e toolError
-	if json.Unmarshal(raw, &e) == nil {
+	if jsonx.Unmarshal(raw, &e) == nil {
 		return e.Message
 	}
 	return ""
 }
 
-func errorCode(raw json.RawMessage) string {
+func errorCode(raw jsonx.RawMessage) string {
 	var e toolError
-	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &e) == nil {
+	if len(raw) > 0 && raw[0] == '{' && jsonx.Unmarshal(raw, &e) == nil {
 		return e.Code
 	}
 	return ""
@@ -258,19 +257,19 @@ func errorCode(raw json.RawMessage) string {
 
 // compactJSON renders tool arguments as compact JSON text (a JSON string
 // argument as its value).
-func compactJSON(raw json.RawMessage) string {
+func compactJSON(raw jsonx.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return ""
 	}
 	if raw[0] == '"' {
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if jsonx.Unmarshal(raw, &s) == nil {
 			return s
 		}
 	}
 	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
+	if err := jsonx.Compact(&b, raw); err != nil {
 		return string(raw)
 	}
 	return b.String()

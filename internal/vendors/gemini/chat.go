@@ -17,9 +17,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Message types of a chat.
@@ -52,17 +51,17 @@ type Chat struct {
 
 // Message is one entry of messages[].
 type Message struct {
-	ID             string          `json:"id"`
-	Timestamp      string          `json:"timestamp"`
-	Type           string          `json:"type"`
-	Content        json.RawMessage `json:"content"`
-	DisplayContent json.RawMessage `json:"displayContent"`
-	Model          string          `json:"model"`
-	Thoughts       []Thought       `json:"thoughts"`
-	Tokens         *Tokens         `json:"tokens"`
-	ToolCalls      []ToolCall      `json:"toolCalls"`
+	ID             string           `json:"id"`
+	Timestamp      string           `json:"timestamp"`
+	Type           string           `json:"type"`
+	Content        jsonx.RawMessage `json:"content"`
+	DisplayContent jsonx.RawMessage `json:"displayContent"`
+	Model          string           `json:"model"`
+	Thoughts       []Thought        `json:"thoughts"`
+	Tokens         *Tokens          `json:"tokens"`
+	ToolCalls      []ToolCall       `json:"toolCalls"`
 	// Raw is the message as written (kept for Event.Raw).
-	Raw json.RawMessage `json:"-"`
+	Raw jsonx.RawMessage `json:"-"`
 	// Bad is why the message could not be decoded whole (a field of an
 	// unexpected shape); MapChat makes an unparsed event of it.
 	Bad error `json:"-"`
@@ -90,14 +89,14 @@ type Tokens struct {
 // ToolCall is one entry of a gemini message's toolCalls[]: the call and
 // its result together.
 type ToolCall struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	Args          json.RawMessage `json:"args"`
-	Result        ResultParts     `json:"result"`
-	Status        string          `json:"status"`
-	Timestamp     string          `json:"timestamp"`
-	DisplayName   string          `json:"displayName"`
-	ResultDisplay json.RawMessage `json:"resultDisplay"`
+	ID            string           `json:"id"`
+	Name          string           `json:"name"`
+	Args          jsonx.RawMessage `json:"args"`
+	Result        ResultParts      `json:"result"`
+	Status        string           `json:"status"`
+	Timestamp     string           `json:"timestamp"`
+	DisplayName   string           `json:"displayName"`
+	ResultDisplay jsonx.RawMessage `json:"resultDisplay"`
 }
 
 // ResultParts is a tool call's result: a list of parts as the CLI writes
@@ -114,21 +113,21 @@ func (r *ResultParts) UnmarshalJSON(b []byte) error {
 		return nil
 	case b[0] == '"':
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		if err := jsonx.Unmarshal(b, &s); err != nil {
 			return err
 		}
 		*r = ResultParts{{Text: &s}}
 		return nil
 	case b[0] == '{':
 		var p ResultPart
-		if err := json.Unmarshal(b, &p); err != nil {
+		if err := jsonx.Unmarshal(b, &p); err != nil {
 			return err
 		}
 		*r = ResultParts{p}
 		return nil
 	}
 	var parts []ResultPart
-	if err := json.Unmarshal(b, &parts); err != nil {
+	if err := jsonx.Unmarshal(b, &parts); err != nil {
 		return err
 	}
 	*r = parts
@@ -138,9 +137,9 @@ func (r *ResultParts) UnmarshalJSON(b []byte) error {
 // ResultPart is one part of a tool call's result: a functionResponse or text.
 type ResultPart struct {
 	FunctionResponse *struct {
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Response json.RawMessage `json:"response"`
+		ID       string           `json:"id"`
+		Name     string           `json:"name"`
+		Response jsonx.RawMessage `json:"response"`
 	} `json:"functionResponse"`
 	Text *string `json:"text"`
 }
@@ -183,9 +182,9 @@ func decodeReason(data []byte, err error) string {
 func DecodeChat(data []byte) (Chat, error) {
 	var raw struct {
 		Chat
-		Messages []json.RawMessage `json:"messages"`
+		Messages []jsonx.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := jsonx.Unmarshal(data, &raw); err != nil {
 		return Chat{}, &DecodeError{Reason: decodeReason(data, err), Err: err}
 	}
 	if raw.SessionID == "" {
@@ -203,16 +202,16 @@ func DecodeChat(data []byte) (Chat, error) {
 // with what can be read of it (id, time, type) and Bad set, so that one odd
 // field costs that message, not the chat; one without an id gets an id
 // hashed from its bytes.
-func decodeMessage(b json.RawMessage) Message {
+func decodeMessage(b jsonx.RawMessage) Message {
 	var m Message
-	err := json.Unmarshal(b, &m)
+	err := jsonx.Unmarshal(b, &m)
 	if err != nil {
 		var head struct {
-			ID        json.RawMessage `json:"id"`
-			Timestamp json.RawMessage `json:"timestamp"`
-			Type      json.RawMessage `json:"type"`
+			ID        jsonx.RawMessage `json:"id"`
+			Timestamp jsonx.RawMessage `json:"timestamp"`
+			Type      jsonx.RawMessage `json:"type"`
 		}
-		_ = json.Unmarshal(b, &head)
+		_ = jsonx.Unmarshal(b, &head)
 		m = Message{ID: rawString(head.ID), Timestamp: rawString(head.Timestamp), Type: rawString(head.Type), Bad: err}
 	}
 	if m.ID == "" {
@@ -227,9 +226,9 @@ func decodeMessage(b json.RawMessage) Message {
 }
 
 // rawString is the value of a JSON string, "" for anything else.
-func rawString(b json.RawMessage) string {
+func rawString(b jsonx.RawMessage) string {
 	var s string
-	if len(b) == 0 || b[0] != '"' || json.Unmarshal(b, &s) != nil {
+	if len(b) == 0 || b[0] != '"' || jsonx.Unmarshal(b, &s) != nil {
 		return ""
 	}
 	return s
@@ -267,12 +266,12 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			continue
 		}
 		var probe struct {
-			ID       *string         `json:"id"`
-			RewindTo *string         `json:"$rewindTo"`
-			Set      json.RawMessage `json:"$set"`
-			Session  *string         `json:"sessionId"`
+			ID       *string          `json:"id"`
+			RewindTo *string          `json:"$rewindTo"`
+			Set      jsonx.RawMessage `json:"$set"`
+			Session  *string          `json:"sessionId"`
 		}
-		if err := json.Unmarshal(line, &probe); err != nil {
+		if err := jsonx.Unmarshal(line, &probe); err != nil {
 			errs = append(errs, &DecodeError{Reason: decodeReason(line, err), Line: lineNo, Err: err})
 			continue
 		}
@@ -293,7 +292,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			}
 			order = order[:idx]
 		case probe.ID != nil:
-			m := decodeMessage(append(json.RawMessage(nil), line...))
+			m := decodeMessage(append(jsonx.RawMessage(nil), line...))
 			if _, seen := byID[m.ID]; !seen {
 				order = append(order, m.ID)
 			}
@@ -301,9 +300,9 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 		case len(probe.Set) > 0 && probe.Set[0] == '{':
 			var set struct {
 				Chat
-				Messages []json.RawMessage `json:"messages"`
+				Messages []jsonx.RawMessage `json:"messages"`
 			}
-			if err := json.Unmarshal(probe.Set, &set); err != nil {
+			if err := jsonx.Unmarshal(probe.Set, &set); err != nil {
 				errs = append(errs, &DecodeError{Reason: ReasonUnexpectedShape, Line: lineNo, Err: err})
 				continue
 			}
@@ -320,7 +319,7 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 			}
 		case probe.Session != nil:
 			var meta Chat
-			if err := json.Unmarshal(line, &meta); err != nil {
+			if err := jsonx.Unmarshal(line, &meta); err != nil {
 				errs = append(errs, &DecodeError{Reason: ReasonUnexpectedShape, Line: lineNo, Err: err})
 				continue
 			}
@@ -337,8 +336,8 @@ func DecodeChatJSONL(data []byte) (Chat, []*DecodeError) {
 
 // mergeMeta copies the metadata fields present in raw from src into c.
 func mergeMeta(c *Chat, raw []byte, src Chat) {
-	var present map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &present)
+	var present map[string]jsonx.RawMessage
+	_ = jsonx.Unmarshal(raw, &present)
 	for k := range present {
 		switch k {
 		case "sessionId":

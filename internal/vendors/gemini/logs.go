@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // LogEntry is one entry of logs.json: a user input, across sessions.
@@ -20,7 +19,7 @@ type LogEntry struct {
 	Type      string `json:"type"`
 	Message   string `json:"message"`
 	Timestamp string `json:"timestamp"`
-	Raw       json.RawMessage
+	Raw       jsonx.RawMessage
 }
 
 // Key is the entry's id in the emitted set: "<sessionId>:log:<messageId>".
@@ -31,13 +30,13 @@ func (e LogEntry) Key() string {
 // DecodeLogs decodes logs.json (a JSON array, rewritten in place). Entries
 // that are not objects with a sessionId are skipped and counted.
 func DecodeLogs(data []byte) (entries []LogEntry, skipped int, err error) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	var raw []jsonx.RawMessage
+	if err := jsonx.Unmarshal(data, &raw); err != nil {
 		return nil, 0, &DecodeError{Reason: decodeReason(data, err), Err: err}
 	}
 	for _, r := range raw {
 		var e LogEntry
-		if json.Unmarshal(r, &e) != nil || e.SessionID == "" {
+		if jsonx.Unmarshal(r, &e) != nil || e.SessionID == "" {
 			skipped++
 			continue
 		}

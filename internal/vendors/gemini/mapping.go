@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Provider is gen_ai.provider.name of every Gemini CLI model call. The chat
@@ -344,18 +343,18 @@ func usage(ev *agentevent.Event, t *Tokens) {
 // contentText is the text of a message's content: a string, or the text of
 // its [{text}] parts joined by newlines (other parts, such as inline data or
 // function calls, add nothing).
-func contentText(raw json.RawMessage) string {
+func contentText(raw jsonx.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonx.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var parts []struct {
 		Text *string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) == nil {
+	if jsonx.Unmarshal(raw, &parts) == nil {
 		var b strings.Builder
 		for _, p := range parts {
 			if p.Text == nil {
@@ -371,7 +370,7 @@ func contentText(raw json.RawMessage) string {
 	var one struct {
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &one) == nil {
+	if jsonx.Unmarshal(raw, &one) == nil {
 		return one.Text
 	}
 	return ""

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -93,12 +92,12 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	call.Raw = nil
 	if len(tc.Args) > 0 {
 		var buf bytes.Buffer
-		if json.Compact(&buf, tc.Args) == nil {
+		if jsonx.Compact(&buf, tc.Args) == nil {
 			call.Text = buf.String()
 		}
 	}
 	var args toolArgs
-	_ = json.Unmarshal(tc.Args, &args)
+	_ = jsonx.Unmarshal(tc.Args, &args)
 	call.FileOp = fileOp(tc.Name)
 	if call.FileOp != "" {
 		call.FilePath = firstNonEmpty(args.FilePath, args.AbsolutePath, args.Path)
@@ -180,10 +179,10 @@ func resultText(parts []ResultPart) (output, errText string) {
 			continue
 		}
 		var r struct {
-			Output json.RawMessage `json:"output"`
-			Error  json.RawMessage `json:"error"`
+			Output jsonx.RawMessage `json:"output"`
+			Error  jsonx.RawMessage `json:"error"`
 		}
-		if json.Unmarshal(p.FunctionResponse.Response, &r) != nil {
+		if jsonx.Unmarshal(p.FunctionResponse.Response, &r) != nil {
 			continue
 		}
 		if s := rawText(r.Output); s != "" {
@@ -197,12 +196,12 @@ func resultText(parts []ResultPart) (output, errText string) {
 }
 
 // rawText is a JSON string's value, or any other JSON value as written.
-func rawText(raw json.RawMessage) string {
+func rawText(raw jsonx.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonx.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	return string(raw)
@@ -225,7 +224,7 @@ func parseExitCode(output string) (int64, bool) {
 // else from the result text ("created and wrote to new file").
 func fileFacts(ev *agentevent.Event, tc ToolCall, output string) {
 	var rd resultDisplay
-	isObj := len(tc.ResultDisplay) > 0 && tc.ResultDisplay[0] == '{' && json.Unmarshal(tc.ResultDisplay, &rd) == nil
+	isObj := len(tc.ResultDisplay) > 0 && tc.ResultDisplay[0] == '{' && jsonx.Unmarshal(tc.ResultDisplay, &rd) == nil
 	change := "modified"
 	switch {
 	case isObj && rd.IsNewFile != nil:
@@ -267,15 +266,15 @@ func subagentAnswer(tc ToolCall) (string, bool) {
 		return "", false
 	}
 	var a struct {
-		Result json.RawMessage `json:"result"`
+		Result jsonx.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(tc.Args, &a) != nil || len(a.Result) == 0 {
+	if jsonx.Unmarshal(tc.Args, &a) != nil || len(a.Result) == 0 {
 		return "", true
 	}
 	var r struct {
 		Response *string `json:"response"`
 	}
-	if a.Result[0] == '{' && json.Unmarshal(a.Result, &r) == nil && r.Response != nil {
+	if a.Result[0] == '{' && jsonx.Unmarshal(a.Result, &r) == nil && r.Response != nil {
 		return *r.Response, true
 	}
 	return rawText(a.Result), true

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Message roles.
@@ -373,18 +372,18 @@ func (b *builder) messageError() {
 
 // errorMessage is the message of an error's data ({message: ...}), else
 // the data as it is.
-func errorMessage(data json.RawMessage) string {
+func errorMessage(data jsonx.RawMessage) string {
 	if len(data) == 0 || string(data) == "null" {
 		return ""
 	}
 	var d struct {
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(data, &d) == nil && d.Message != "" {
+	if jsonx.Unmarshal(data, &d) == nil && d.Message != "" {
 		return d.Message
 	}
 	var s string
-	if json.Unmarshal(data, &s) == nil {
+	if jsonx.Unmarshal(data, &s) == nil {
 		return s
 	}
 	return string(data)

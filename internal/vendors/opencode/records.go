@@ -8,9 +8,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Project is storage/project/<id>.json (≤1.1) or a row of the project
@@ -53,8 +52,8 @@ type Tokens struct {
 // (MessageAbortedError, ProviderAuthError, APIError, UnknownError,
 // MessageOutputLengthError, ...).
 type MessageError struct {
-	Name string          `json:"name"`
-	Data json.RawMessage `json:"data"`
+	Name string           `json:"name"`
+	Data jsonx.RawMessage `json:"data"`
 }
 
 // Message is storage/message/<session>/<id>.json, the `data` of a row of the
@@ -89,7 +88,7 @@ type Message struct {
 	Error  *MessageError `json:"error"`
 	// Summary is an object on user messages (title, diffs) and true on the
 	// assistant message a compaction wrote.
-	Summary json.RawMessage `json:"summary"`
+	Summary jsonx.RawMessage `json:"summary"`
 
 	// Raw is the undecoded object.
 	Raw []byte `json:"-"`
@@ -98,12 +97,12 @@ type Message struct {
 // ToolState is the state of a tool part: pending → running → completed or
 // error, rewritten in place.
 type ToolState struct {
-	Status   string          `json:"status"`
-	Input    json.RawMessage `json:"input"`
-	Output   string          `json:"output"`
-	Error    string          `json:"error"`
-	Title    string          `json:"title"`
-	Metadata json.RawMessage `json:"metadata"`
+	Status   string           `json:"status"`
+	Input    jsonx.RawMessage `json:"input"`
+	Output   string           `json:"output"`
+	Error    string           `json:"error"`
+	Title    string           `json:"title"`
+	Metadata jsonx.RawMessage `json:"metadata"`
 	Time     struct {
 		Start     *int64 `json:"start"`
 		End       *int64 `json:"end"`
@@ -146,8 +145,8 @@ type Part struct {
 	Auto bool `json:"auto"`
 
 	// retry
-	Attempt int64           `json:"attempt"`
-	Error   json.RawMessage `json:"error"`
+	Attempt int64            `json:"attempt"`
+	Error   jsonx.RawMessage `json:"error"`
 
 	// Raw is the undecoded object.
 	Raw []byte `json:"-"`
@@ -187,12 +186,12 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func decodeObject(b []byte, v any) error {
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if json.Valid(trimmed) {
+		if jsonx.Valid(trimmed) {
 			return &DecodeError{ReasonUnexpectedShape, errors.New("not a JSON object")}
 		}
 		return &DecodeError{ReasonMalformedJSON, errors.New("not JSON")}
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := jsonx.Unmarshal(b, v); err != nil {
 		reason, _ := agentevent.DecodeFailure(trimmed, err)
 		return &DecodeError{reason, err}
 	}
@@ -253,10 +252,10 @@ func DecodePart(b []byte) (Part, error) {
 // answer ([{info, parts}]). Raw of each message and part is its own JSON.
 func DecodeAPIMessages(b []byte) ([]MessageWithParts, error) {
 	var items []struct {
-		Info  json.RawMessage   `json:"info"`
-		Parts []json.RawMessage `json:"parts"`
+		Info  jsonx.RawMessage   `json:"info"`
+		Parts []jsonx.RawMessage `json:"parts"`
 	}
-	if err := json.Unmarshal(b, &items); err != nil {
+	if err := jsonx.Unmarshal(b, &items); err != nil {
 		return nil, &DecodeError{ReasonMalformedJSON, err}
 	}
 	out := make([]MessageWithParts, 0, len(items))

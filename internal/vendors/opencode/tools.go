@@ -7,9 +7,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -75,11 +74,11 @@ func (b *builder) tool(p Part) {
 	}
 	var in toolInput
 	if len(st.Input) > 0 {
-		_ = json.Unmarshal(st.Input, &in) // a non-object input has no fields to read
+		_ = jsonx.Unmarshal(st.Input, &in) // a non-object input has no fields to read
 	}
 	var md toolMetadata
 	if len(st.Metadata) > 0 {
-		_ = json.Unmarshal(st.Metadata, &md)
+		_ = jsonx.Unmarshal(st.Metadata, &md)
 	}
 	callID := p.CallID
 	if callID == "" {
@@ -99,7 +98,7 @@ func (b *builder) tool(p Part) {
 		// Compact: the storage tree indents its files, the database does
 		// not; the same call reads the same either way.
 		var buf bytes.Buffer
-		if json.Compact(&buf, st.Input) == nil {
+		if jsonx.Compact(&buf, st.Input) == nil {
 			call.Text = buf.String()
 		} else {
 			call.Text = string(st.Input)
@@ -249,7 +248,7 @@ func SpawnedSessions(parts []Part) map[string]string {
 			continue
 		}
 		var md toolMetadata
-		if json.Unmarshal(p.State.Metadata, &md) != nil || md.SessionID == "" {
+		if jsonx.Unmarshal(p.State.Metadata, &md) != nil || md.SessionID == "" {
 			continue
 		}
 		if out == nil {

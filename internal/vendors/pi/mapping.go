@@ -7,9 +7,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Attribute keys of this package (the tool facts are in tools.go).
@@ -54,7 +53,7 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		return nil, ReasonUnexpectedShape, "message entry without a message object"
 	}
 	var m message
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := jsonx.Unmarshal(raw, &m); err != nil {
 		return nil, ReasonUnexpectedShape, "message: " + err.Error()
 	}
 	if e.Timestamp == "" {

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -96,7 +95,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return p.unparsed(c, reason, detail)
 	}
 	var e entry
-	if err := json.Unmarshal(trimmed, &e); err != nil {
+	if err := jsonx.Unmarshal(trimmed, &e); err != nil {
 		reason, detail := agentevent.DecodeFailure(trimmed, err)
 		return p.unparsed(c, reason, detail)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-json"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // entry is one line of a Pi session file: the session header or a tree
@@ -33,7 +33,7 @@ type entry struct {
 	ThinkingLevel string `json:"thinkingLevel"`
 
 	// message
-	Message json.RawMessage `json:"message"`
+	Message jsonx.RawMessage `json:"message"`
 
 	// compaction and branch_summary
 	Summary          string `json:"summary"`
@@ -46,9 +46,9 @@ type entry struct {
 	Name *string `json:"name"`
 
 	// custom and custom_message
-	CustomType string          `json:"customType"`
-	Content    json.RawMessage `json:"content"`
-	Display    *bool           `json:"display"`
+	CustomType string           `json:"customType"`
+	Content    jsonx.RawMessage `json:"content"`
+	Display    *bool            `json:"display"`
 
 	// label
 	TargetID string  `json:"targetId"`
@@ -58,8 +58,8 @@ type entry struct {
 // message is the AgentMessage of a message entry; which fields are set
 // depends on the role.
 type message struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string           `json:"role"`
+	Content jsonx.RawMessage `json:"content"`
 	// Timestamp is epoch milliseconds.
 	Timestamp *float64 `json:"timestamp"`
 
@@ -73,10 +73,10 @@ type message struct {
 	ResponseID   string `json:"responseId"`
 
 	// toolResult
-	ToolCallID string          `json:"toolCallId"`
-	ToolName   string          `json:"toolName"`
-	IsError    bool            `json:"isError"`
-	Details    json.RawMessage `json:"details"`
+	ToolCallID string           `json:"toolCallId"`
+	ToolName   string           `json:"toolName"`
+	IsError    bool             `json:"isError"`
+	Details    jsonx.RawMessage `json:"details"`
 
 	// bashExecution
 	Command            string   `json:"command"`
@@ -114,13 +114,13 @@ func (u *usage) zero() bool {
 
 // block is one content block: text, thinking, toolCall or image.
 type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Redacted  bool            `json:"redacted"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Type      string           `json:"type"`
+	Text      string           `json:"text"`
+	Thinking  string           `json:"thinking"`
+	Redacted  bool             `json:"redacted"`
+	ID        string           `json:"id"`
+	Name      string           `json:"name"`
+	Arguments jsonx.RawMessage `json:"arguments"`
 }
 
 // toolArgs holds the arguments of Pi's built-in tools the mapping reads.
@@ -139,19 +139,19 @@ type editDetails struct {
 
 // decodeBlocks reads a content field that is a string or a list of blocks.
 // ok is false for any other shape.
-func decodeBlocks(raw json.RawMessage) (str string, blocks []block, ok bool) {
+func decodeBlocks(raw jsonx.RawMessage) (str string, blocks []block, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil, true
 	}
 	switch raw[0] {
 	case '"':
-		if json.Unmarshal(raw, &str) != nil {
+		if jsonx.Unmarshal(raw, &str) != nil {
 			return "", nil, false
 		}
 		return str, nil, true
 	case '[':
-		if json.Unmarshal(raw, &blocks) != nil {
+		if jsonx.Unmarshal(raw, &blocks) != nil {
 			return "", nil, false
 		}
 		return "", blocks, true

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-json"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
@@ -56,7 +55,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 	ev.Channel = channel(b.Name)
 	oc := &openCall{Name: strings.Clone(b.Name), Time: c.ts, WriteLines: -1, Channel: string(ev.Channel)}
 	var args toolArgs
-	if len(b.Arguments) > 0 && b.Arguments[0] == '{' && json.Unmarshal(b.Arguments, &args) == nil {
+	if len(b.Arguments) > 0 && b.Arguments[0] == '{' && jsonx.Unmarshal(b.Arguments, &args) == nil {
 		if op := fileOps[b.Name]; op != "" {
 			path := firstNonEmpty(args.Path, args.FilePath)
 			ev.FilePath = path
@@ -190,7 +189,7 @@ func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
 		return
 	}
 	var d editDetails
-	if len(m.Details) == 0 || m.Details[0] != '{' || json.Unmarshal(m.Details, &d) != nil || d.Diff == "" {
+	if len(m.Details) == 0 || m.Details[0] != '{' || jsonx.Unmarshal(m.Details, &d) != nil || d.Diff == "" {
 		return
 	}
 	added, removed := 0, 0

@@ -1,0 +1,90 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package jsonx is the one place that chooses how agentotel reads JSON.
+// Every vendor parser and every other reader of agent records decodes
+// through it, so the decoder can be changed (or measured against another)
+// in one file.
+//
+// Decoding goes through github.com/goccy/go-json: on typed structs it is
+// about twice as fast as encoding/json. Everything else is the standard
+// library's:
+//   - Valid is encoding/json's linear scan: goccy's Valid decodes the whole
+//     input into interface{} with its stream decoder, which is quadratic on
+//     long escaped strings.
+//   - Compact is encoding/json's, and nothing here encodes: goccy's encoder
+//     corrupted the Go 1.26 heap (maps); encoders stay encoding/json.
+//   - State a parser writes itself (MarshalState / UnmarshalState) is read
+//     back with encoding/json, the encoder's counterpart.
+package jsonx // import "github.com/agentotel/agentotel/internal/jsonx"
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+
+	gojson "github.com/goccy/go-json"
+)
+
+// RawMessage is a raw encoded JSON value (encoding/json's type: goccy's is
+// an alias of it). Decoding into it copies the value twice (once by the
+// decoder for any json.Unmarshaler, once by RawMessage itself); Raw keeps the
+// decoder's copy.
+type RawMessage = stdjson.RawMessage
+
+// Number is a JSON number literal (encoding/json's type).
+type Number = stdjson.Number
+
+// Unmarshal decodes data into v. Strings of the result may share memory
+// with a copy of data the decoder made: code that keeps a decoded string
+// beyond the record (parser state) clones it, or it pins the whole record.
+func Unmarshal(data []byte, v any) error {
+	return gojson.Unmarshal(data, v)
+}
+
+// Valid reports whether data is one valid JSON value (encoding/json's
+// linear scan).
+func Valid(data []byte) bool {
+	return stdjson.Valid(data)
+}
+
+// Compact appends src to dst with insignificant space elided
+// (encoding/json's).
+func Compact(dst *bytes.Buffer, src []byte) error {
+	return stdjson.Compact(dst, src)
+}
+
+// Raw is a raw JSON value that, decoded by Unmarshal, keeps the copy the
+// decoder hands to an Unmarshaler instead of copying it once more as
+// RawMessage does. It must only be filled by Unmarshal (whose decoder passes
+// a fresh copy to UnmarshalJSON); see TestRawOwnsItsBytes.
+type Raw []byte
+
+// UnmarshalJSON keeps b.
+func (r *Raw) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+// Kind is the first byte of a raw value that tells its JSON type ('{', '[',
+// '"', 'n' for null, 't'/'f', a digit or '-'), 0 when it is empty.
+func Kind(raw []byte) byte {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// ObjectLen is the number of distinct member names of a JSON object, 0 for
+// anything else. It uses encoding/json, so that the fast decoder never builds
+// a map (goccy's map decoding is its slowest path).
+func ObjectLen(raw []byte) int {
+	var m map[string]stdjson.RawMessage
+	if stdjson.Unmarshal(raw, &m) != nil {
+		return 0
+	}
+	return len(m)
+}
