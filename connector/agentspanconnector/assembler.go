@@ -26,6 +26,21 @@ const (
 	closedByEnd
 )
 
+// String names the reason in the connector's debug log.
+func (r closeReason) String() string {
+	switch r {
+	case closedByNextPrompt:
+		return "next_prompt"
+	case closedByIdle:
+		return "idle"
+	case closedByShutdown:
+		return "shutdown"
+	case closedByEnd:
+		return "end_marker"
+	}
+	return "unknown"
+}
+
 // unit holds the events of one open turn or subagent run.
 type unit struct {
 	key         unitKey
@@ -449,6 +464,15 @@ type closed struct {
 	duplicates int
 	// noTurn counts events dropped because no turn ever came for them.
 	noTurn int
+	// units are the groups emitted, by their top unit, and why each closed
+	// (the connector's debug log).
+	units []closedGroup
+}
+
+// closedGroup is one group a close pass emitted.
+type closedGroup struct {
+	key    unitKey
+	reason closeReason
 }
 
 // close emits every unit that is complete at now. With shutdown set, every
@@ -491,6 +515,7 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		skip := map[pcommon.SpanID]bool{}
 		a.markClosed(tree, traceID, skip)
 		keepNew(td, skip, &out)
+		out.units = append(out.units, closedGroup{key: k, reason: reason})
 	}
 
 	for th := range a.preambled {

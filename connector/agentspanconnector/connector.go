@@ -281,6 +281,13 @@ func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
 		c.telemetry.AgentSpanTurnsEmitted.Add(ctx, 1, metric.WithAttributes(attribute.String("turn_status", st)))
 	}
 	c.telemetry.AgentSpanSpansEmitted.Add(ctx, int64(out.spans))
+	if c.set.Logger.Core().Enabled(zap.DebugLevel) {
+		for _, g := range out.units {
+			c.set.Logger.Debug("Turn emitted", zap.String("source", string(g.key.Thread.Source)),
+				zap.String("session", g.key.Thread.Session), zap.String("agent_id", g.key.Thread.Agent),
+				zap.String("prompt", g.key.Prompt), zap.Stringer("reason", g.reason))
+		}
+	}
 	return nil
 }
 

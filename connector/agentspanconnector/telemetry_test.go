@@ -93,3 +93,37 @@ func TestMalformedEventsAreLoggedOnce(t *testing.T) {
 	assert.NotEmpty(t, warned[0].ContextMap()["first"])
 	require.NoError(t, c.Shutdown(context.Background()))
 }
+
+// TestDebugLogSaysWhyEachTurnClosed: at debug level every emitted turn is
+// logged with what closed it (the live benchmark reports it per turn).
+func TestDebugLogSaysWhyEachTurnClosed(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	set := metadatatest.NewSettings(componenttest.NewTelemetry())
+	set.Logger = zap.New(core)
+	c, err := newConnector(set, createDefaultConfig().(*Config), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	now := t0.Add(time.Minute)
+	c.now = func() time.Time { return now }
+	consume := func(caughtUp bool, evs ...agentevent.Event) {
+		ld := agentevent.EncodeLogs(evs, "")
+		if caughtUp {
+			ld = markCaughtUp(ld)
+		}
+		require.NoError(t, c.ConsumeLogs(context.Background(), ld))
+	}
+
+	s := newSession("s1")
+	consume(false, s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2))
+	consume(true, s.answer("a2", "m2", 3, endMarker(agentevent.TurnEndCompleted)))
+	consume(true, s.prompt("p3", 4), s.answer("a3", "m3", 5))
+	now = now.Add(5 * time.Minute)
+	c.tick(context.Background())
+
+	var got []string
+	for _, e := range logs.FilterMessage("Turn emitted").All() {
+		m := e.ContextMap()
+		assert.Equal(t, "s1", m["session"])
+		got = append(got, fmt.Sprintf("%s %s", m["prompt"], m["reason"]))
+	}
+	assert.Equal(t, []string{"p1 next_prompt", "p2 end_marker", "p3 idle"}, got)
+}

@@ -6,6 +6,7 @@ package bench
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -37,6 +39,12 @@ type latency struct {
 	P90ms  float64 `json:"p90_ms"`
 	P99ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
+	// ByReason counts the measured turns by what closed them in the connector (its debug log:
+	// next_prompt, end_marker, idle), and by "closer": whether the line that closes the turn is
+	// its own end marker or the next prompt.
+	ByReason map[string]int `json:"by_reason"`
+	// PerTurn is one line per measured turn (BENCH_LIVE_DEBUG prints them too).
+	PerTurn []string `json:"per_turn,omitempty"`
 }
 
 // liveTurnIdle is the short turn_idle_timeout of the live run: longer than the pause between two
@@ -66,7 +74,13 @@ service:
       receivers: [agent_span]
       processors: [batch]
       exporters: [otlphttp]
-`, liveTurnIdle, sink) + telemetry(port)
+`, liveTurnIdle, sink) + liveTelemetry(port)
+}
+
+// liveTelemetry is telemetry with debug logs as JSON: the connector logs why it closed each turn
+// ("Turn emitted", reason), which the live run reports per turn.
+func liveTelemetry(port int) string {
+	return strings.Replace(telemetry(port), "      level: warn\n", "      level: debug\n      encoding: json\n", 1)
 }
 
 // liveSettings names the agent_log settings of the live run that are not defaults.
@@ -77,11 +91,19 @@ func liveSettings() string {
 	return " (poll_interval 1s)"
 }
 
+// rootKey names a turn: its session and its prompt's event id (agent.event.id on its root).
+type rootKey struct{ session, prompt string }
+
 // spanSink is an OTLP/HTTP endpoint that notes when each turn's root span arrives.
 type spanSink struct {
 	mu    sync.Mutex
-	roots []time.Time
-	cond  chan struct{}
+	roots map[rootKey]sunkRoot
+}
+
+// sunkRoot is a root span as it arrived.
+type sunkRoot struct {
+	at     time.Time
+	status string
 }
 
 func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,46 +134,55 @@ func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
-				if spans.At(k).ParentSpanID().IsEmpty() {
-					s.roots = append(s.roots, now)
+				sp := spans.At(k)
+				if !sp.ParentSpanID().IsEmpty() {
+					continue
+				}
+				a := sp.Attributes()
+				key := rootKey{attrStr(a, agentevent.AttrSessionID), attrStr(a, agentevent.AttrEventID)}
+				if _, dup := s.roots[key]; !dup {
+					s.roots[key] = sunkRoot{at: now, status: attrStr(a, "agent.turn.status")}
 				}
 			}
 		}
 	}
 	s.mu.Unlock()
-	select {
-	case s.cond <- struct{}{}:
-	default:
-	}
 	resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(resp)
 }
 
-// waitRoot waits until the sink holds more than n roots and returns when root n+1 arrived.
-func (s *spanSink) waitRoot(n int, timeout time.Duration) (time.Time, bool) {
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		if len(s.roots) > n {
-			at := s.roots[n]
-			s.mu.Unlock()
-			return at, true
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.cond:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			return time.Time{}, false
-		}
+func attrStr(a pcommon.Map, k string) string {
+	if v, ok := a.Get(k); ok {
+		return v.AsString()
 	}
+	return ""
 }
 
-func (s *spanSink) count() int {
+// root is the root of the turn named by key, once it arrived.
+func (s *spanSink) root(key rootKey) (sunkRoot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.roots)
+	r, ok := s.roots[key]
+	return r, ok
+}
+
+// waitAll waits until every turn of keys has arrived, or until timeout.
+func (s *spanSink) waitAll(keys []rootKey, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		all := true
+		for _, k := range keys {
+			if _, ok := s.root(k); !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 var timestampRe = regexp.MustCompile(`"timestamp":"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))"`)
@@ -182,17 +213,26 @@ func shiftTo(lines [][]byte, at time.Time) []byte {
 	return out
 }
 
-// prompts marks the lines that open a turn: those the vendor's parser maps to a user message
-// (what the agent_span connector takes as a prompt).
-func prompts(p interface {
+// lineFacts is what the vendor's parser makes of one line: the prompt it opens (the event id of
+// a main-thread user_message, what the agent_span connector takes as a prompt), and whether it
+// carries the vendor's end-of-turn marker.
+type lineFacts struct {
+	prompt string
+	ends   bool
+}
+
+func parseLines(p interface {
 	Parse(line []byte, lineNo, offset int64) []agentevent.Event
-}, lines [][]byte) []bool {
-	out := make([]bool, len(lines))
+}, lines [][]byte) []lineFacts {
+	out := make([]lineFacts, len(lines))
 	var offset int64
 	for i, l := range lines {
 		for _, ev := range p.Parse(l, int64(i+1), offset) {
 			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
-				out[i] = true
+				out[i].prompt = ev.EventID
+			}
+			if _, ok := ev.Attributes[agentevent.AttrTurnEnd]; ok && ev.AgentID == "" {
+				out[i].ends = true
 			}
 		}
 		offset += int64(len(l)) + 1
@@ -210,11 +250,29 @@ func splitLines(data []byte) [][]byte {
 	return out
 }
 
+// liveSession is one replayed session, cut into writes at each prompt: a write holds one turn
+// (the first write also what comes before the first prompt).
+type liveSession struct {
+	agent   string
+	session string
+	path    string // below home
+	writes  []liveWrite
+}
+
+// liveWrite is what the agent appends at once.
+type liveWrite struct {
+	lines [][]byte
+	// prompt is the event id of the prompt the write opens ("" for lines before the first).
+	prompt string
+	// ends tells that the write holds the turn's end marker: the turn is complete with it.
+	ends bool
+}
+
 // liveSessions are copy r of the replayed sessions (two Claude Code sessions and a Codex rollout),
-// cut at each prompt: the next prompt closes a turn.
-func liveSessions(tb testing.TB, fixtures string, r int) [][]liveSessionLines {
+// to be written below home (event ids made from the file's path, as Codex's, need the real one).
+func liveSessions(tb testing.TB, fixtures, home string, r int) []liveSession {
 	tb.Helper()
-	var out [][]liveSessionLines
+	var out []liveSession
 	for _, rel := range []string{
 		"claude_code/v2.1.90_permission_mode_attachment/ca2442ad-2504-45cb-8b0f-adb8df732dc7.jsonl",
 		"claude_code/v2.1.111_compaction_hooks/4e1f519b-0c87-4b0b-9f45-bdf046f7c96f.jsonl",
@@ -226,50 +284,59 @@ func liveSessions(tb testing.TB, fixtures string, r int) [][]liveSessionLines {
 		}
 		b = testenv.UniqueIDs(b, 1000+r)
 		lines := splitLines(b)
-		var path string
-		var isPrompt []bool
+		s := liveSession{}
+		var facts []lineFacts
 		if strings.HasPrefix(rel, "codex/") {
-			path = filepath.Join(".codex", "sessions", "2026", "01", "01", "rollout-"+testenv.CodexSessionID(b)+".jsonl")
-			isPrompt = prompts(codex.NewParser(path), lines)
+			s.agent, s.session = "codex", testenv.CodexSessionID(b)
+			s.path = filepath.Join(".codex", "sessions", "2026", "01", "01", "rollout-"+s.session+".jsonl")
+			facts = parseLines(codex.NewParser(filepath.Join(home, s.path)), lines)
 		} else {
-			path = filepath.Join(".claude", "projects", "-live", testenv.ClaudeSessionID(b)+".jsonl")
-			isPrompt = prompts(claudecode.NewParser(path), lines)
+			s.agent, s.session = "claude_code", testenv.ClaudeSessionID(b)
+			s.path = filepath.Join(".claude", "projects", "-live", s.session+".jsonl")
+			facts = parseLines(claudecode.NewParser(filepath.Join(home, s.path)), lines)
 		}
-		// One write per turn; a write's first line (the next prompt) closes the turn before it.
-		var segs []liveSessionLines
-		cur := liveSessionLines{path: path}
-		seen := 0
+		var cur liveWrite
 		for i, l := range lines {
-			if isPrompt[i] && len(cur.lines) > 0 {
-				segs = append(segs, cur)
-				cur = liveSessionLines{path: path, closes: seen > 0}
+			if facts[i].prompt != "" && len(cur.lines) > 0 {
+				s.writes = append(s.writes, cur)
+				cur = liveWrite{}
 			}
-			if isPrompt[i] {
-				seen++
+			if facts[i].prompt != "" {
+				cur.prompt = facts[i].prompt
+			}
+			if facts[i].ends && cur.prompt != "" {
+				cur.ends = true
 			}
 			cur.lines = append(cur.lines, l)
 		}
-		segs = append(segs, cur)
-		out = append(out, segs)
+		s.writes = append(s.writes, cur)
+		out = append(out, s)
 	}
 	return out
 }
 
-// liveSessionLines is one write of a replayed session: what the agent appends at once, and
-// whether it closes a turn (its last line is an end marker, or its first the next prompt).
-type liveSessionLines struct {
-	path   string // below home
-	lines  [][]byte
-	closes bool
+// liveTurn is one turn of the live run.
+type liveTurn struct {
+	agent string
+	key   rootKey
+	round int
+	index int // 1-based within its session
+	// written is when the turn's own lines were appended; closing when the line that completes
+	// it was: its own write when that holds its end marker, else the next prompt's write.
+	written, closing time.Time
+	closer           string // "own end marker" or "next prompt"
 }
 
-// liveLatency appends real sessions to a history the collector tails, one write at a time, and
-// times each write that closes a turn until the turn's root span reaches the exporter (an
-// OTLP/HTTP endpoint of the benchmark). A pause of up to 1 s (random) separates the writes, so
-// that the writes fall anywhere in the receiver's poll interval.
+// liveLatency appends real sessions to a history the collector tails, one write (one turn) at a
+// time with a random pause of up to 1 s in between, so that the writes fall anywhere in the
+// receiver's poll interval. Each turn that its own lines or the next prompt complete is timed
+// from the write of that line until its root span reaches the exporter (an OTLP/HTTP endpoint of
+// the benchmark), matched by session and prompt id. The last turn of a session without an end
+// marker is closed by turn_idle_timeout by design and is not measured. What closed each turn in
+// the connector comes from its debug log.
 func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	tb.Helper()
-	sink := &spanSink{cond: make(chan struct{}, 1)}
+	sink := &spanSink{roots: map[rootKey]sunkRoot{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -287,15 +354,16 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	if v := os.Getenv("BENCH_LIVE_ROUNDS"); v != "" {
 		fmt.Sscan(v, &rounds)
 	}
-	var samples []time.Duration
-	missed := 0
+	var measured []*liveTurn
 	rng := rand.New(rand.NewPCG(1, 2))
 	for r := range rounds {
-		for _, segs := range liveSessions(tb, fixtures, r) {
-			for _, seg := range segs {
+		var all []rootKey
+		for _, s := range liveSessions(tb, fixtures, home, r) {
+			var prev *liveTurn
+			index := 0
+			for _, w := range s.writes {
 				time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
-				roots := sink.count()
-				path := filepath.Join(home, seg.path)
+				path := filepath.Join(home, s.path)
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					tb.Fatal(err)
 				}
@@ -303,39 +371,63 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 				if err != nil {
 					tb.Fatal(err)
 				}
-				data := shiftTo(seg.lines, time.Now())
+				data := shiftTo(w.lines, time.Now())
 				written := time.Now()
 				_, err = f.Write(data)
 				f.Close()
 				if err != nil {
 					tb.Fatal(err)
 				}
-				if !seg.closes {
+				if prev != nil && prev.closing.IsZero() && w.prompt != "" {
+					prev.closing, prev.closer = written, "next prompt"
+					measured = append(measured, prev)
+				}
+				prev = nil
+				if w.prompt == "" {
 					continue
 				}
-				at, ok := sink.waitRoot(roots, 10*time.Second)
-				if !ok {
-					missed++
-					continue
+				index++
+				t := &liveTurn{agent: s.agent, key: rootKey{s.session, w.prompt}, round: r, index: index, written: written}
+				all = append(all, t.key)
+				if w.ends {
+					t.closing, t.closer = written, "own end marker"
+					measured = append(measured, t)
 				}
-				samples = append(samples, at.Sub(written))
-				if os.Getenv("BENCH_LIVE_DEBUG") != "" {
-					tb.Logf("live: %s: %s", seg.path, at.Sub(written))
-				}
+				prev = t
 			}
 		}
-		// Let the last turns close by the idle timeout before the next round, so that no
-		// stray root is taken for the next measured turn.
-		n := sink.count()
-		for {
-			if _, ok := sink.waitRoot(n, liveTurnIdle+3*time.Second); !ok {
-				break
-			}
-			n = sink.count()
+		// Let every turn of the round out (the last ones by the idle timeout) before the next.
+		sink.waitAll(all, liveTurnIdle+5*time.Second)
+	}
+	reasons := emittedReasons(proc.logPath)
+
+	lat := &latency{ByReason: map[string]int{}}
+	var samples []time.Duration
+	for _, t := range measured {
+		reason := reasons[t.key]
+		if reason == "" {
+			reason = "?"
+		}
+		root, ok := sink.root(t.key)
+		line := fmt.Sprintf("round %d %s turn %d (%s…): closing line: %s; ", t.round, t.agent, t.index, t.key.session[:8], t.closer)
+		if !ok {
+			lat.Missed++
+			line += "root never arrived"
+		} else {
+			d := root.at.Sub(t.closing)
+			samples = append(samples, d)
+			lat.ByReason["closer "+t.closer]++
+			lat.ByReason["connector "+reason]++
+			line += fmt.Sprintf("closed by %s, %s, %d ms after the closing write (%d ms after its own)",
+				reason, root.status, d.Milliseconds(), root.at.Sub(t.written).Milliseconds())
+		}
+		lat.PerTurn = append(lat.PerTurn, line)
+		if os.Getenv("BENCH_LIVE_DEBUG") != "" {
+			tb.Log("live: " + line)
 		}
 	}
 	if len(samples) == 0 {
-		proc.fail("live: no turn reached the exporter (%d missed)", missed)
+		proc.fail("live: no turn reached the exporter (%d missed)", lat.Missed)
 	}
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
 	pct := func(p float64) float64 {
@@ -343,8 +435,33 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		i = max(0, min(i, len(samples)-1))
 		return float64(samples[i]) / float64(time.Millisecond)
 	}
-	return &latency{
-		Setup: fmt.Sprintf("agent_log defaults%s, turn_idle_timeout %s, batch, otlphttp", liveSettings(), liveTurnIdle),
-		Turns: len(samples), Missed: missed, P50ms: pct(0.50), P90ms: pct(0.90), P99ms: pct(0.99), MaxMs: pct(1),
+	lat.Setup = fmt.Sprintf("agent_log defaults%s, turn_idle_timeout %s, batch, otlphttp", liveSettings(), liveTurnIdle)
+	lat.Turns = len(samples)
+	lat.P50ms, lat.P90ms, lat.P99ms, lat.MaxMs = pct(0.50), pct(0.90), pct(0.99), pct(1)
+	return lat
+}
+
+// emittedReasons reads the connector's "Turn emitted" debug lines from the collector's log: why
+// each turn closed.
+func emittedReasons(logPath string) map[rootKey]string {
+	out := map[rootKey]string{}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return out
 	}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if !bytes.Contains(line, []byte(`"Turn emitted"`)) {
+			continue
+		}
+		var rec struct {
+			Session string `json:"session"`
+			Agent   string `json:"agent_id"`
+			Prompt  string `json:"prompt"`
+			Reason  string `json:"reason"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Agent == "" {
+			out[rootKey{rec.Session, rec.Prompt}] = rec.Reason
+		}
+	}
+	return out
 }

@@ -9,16 +9,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
 
 // printReport writes the table as Markdown (the README carries it as printed).
 func printReport(w io.Writer, rep report) {
-	fmt.Fprintf(w, "\nHistory: %d MB in %d files (%s); %s; load average before: %s\n\n",
-		rep.CorpusMB, rep.Files, agentsLine(rep.ByAgent), rep.Machine, rep.LoadBefore)
-	fmt.Fprintln(w, "| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	if len(rep.Rows) == 0 {
+		fmt.Fprintf(w, "\n%s; load average before: %s\n", rep.Machine, rep.LoadBefore)
+	} else {
+		fmt.Fprintf(w, "\nHistory: %d MB in %d files (%s); %s; load average before: %s\n\n",
+			rep.CorpusMB, rep.Files, agentsLine(rep.ByAgent), rep.Machine, rep.LoadBefore)
+		fmt.Fprintln(w, "| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	}
 	for _, r := range rep.Rows {
 		ratio := func(x float64) string {
 			if x == 0 {
@@ -41,6 +46,12 @@ func printReport(w io.Writer, rep report) {
 	if l := rep.Latency; l != nil {
 		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
 			l.Setup, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
+		reasons := make([]string, 0, len(l.ByReason))
+		for k, n := range l.ByReason {
+			reasons = append(reasons, fmt.Sprintf("%s: %d", k, n))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(w, "Turns by what closed them: %s\n", strings.Join(reasons, ", "))
 	}
 	fmt.Fprintln(w)
 }
@@ -61,6 +72,9 @@ func writeReport(tb testing.TB, rep report) {
 	path := os.Getenv("BENCH_OUT")
 	if path == "" {
 		path = filepath.Join(repoRoot(tb), "_build", "bench", fmt.Sprintf("bench-%dMB.json", rep.CorpusMB))
+		if len(rep.Rows) == 0 {
+			path = filepath.Join(repoRoot(tb), "_build", "bench", "bench-live.json")
+		}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
