@@ -127,3 +127,35 @@ func (failingClient) Set(context.Context, string, []byte) error { return errors.
 func (failingClient) Batch(context.Context, ...*storage.Operation) error {
 	return errors.New("disk gone")
 }
+
+// TestSavedStateFormats: a JSON parser state is stored as it is, any other
+// base64-encoded, and a state stored before "state" existed still reads.
+func TestSavedStateFormats(t *testing.T) {
+	sum := "a9c2a7afbd3c8ad6519e2907028328df4d9f6f3c65c798e69ae852383ec6c31a"
+	for _, tc := range []struct {
+		name, firstLine string
+		state           []byte
+		want            string
+	}{
+		{"json", sum, []byte(`{"v":2,"last_offset":1759}`), `{"first_line_sha256":"` + sum + `","state":{"v":2,"last_offset":1759}}`},
+		{"json without first line", "", []byte(`{"v":2}`), `{"state":{"v":2}}`},
+		{"not json", sum, []byte("\x00\x01opaque"), `{"first_line_sha256":"` + sum + `","parser":"AAFvcGFxdWU="}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := marshalSaved(tc.firstLine, tc.state)
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(b))
+			firstLine, state, err := unmarshalSaved(b)
+			require.NoError(t, err)
+			assert.Equal(t, tc.firstLine, firstLine)
+			assert.Equal(t, string(tc.state), string(state))
+		})
+	}
+	// As written before: the state base64-encoded under "parser".
+	firstLine, state, err := unmarshalSaved([]byte(`{"first_line_sha256":"` + sum + `","parser":"eyJ2IjoyfQ=="}`))
+	require.NoError(t, err)
+	assert.Equal(t, sum, firstLine)
+	assert.JSONEq(t, `{"v":2}`, string(state))
+	_, _, err = unmarshalSaved([]byte(`{"parser":`))
+	assert.Error(t, err)
+}

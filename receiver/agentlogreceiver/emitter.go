@@ -187,16 +187,24 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 // them to the next consumer. nil: accepted, refused for good (counted and
 // logged), or nothing to send — the source commits. errStopped: the
 // receiver stopped while retrying — the source commits nothing.
+//
+// deliver owns d.events: they are prepared and filtered in place.
 func (e *emitter) deliver(ctx context.Context, d delivery) error {
-	out := d.events[:0:0]
-	for _, ev := range d.events {
+	out := d.events[:0]
+	for i := range d.events {
+		ev := &d.events[i]
 		if ev.Unparsed != "" {
 			e.bad(ctx, cmpOr(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
 		}
-		if e.prepare(&ev) {
-			out = append(out, ev)
+		if e.prepare(ev) {
+			if len(out) < i {
+				out = append(out, *ev)
+			} else {
+				out = out[:i+1]
+			}
 		}
 	}
+	clear(d.events[len(out):]) // what was dropped is not kept alive by the array
 	if len(out) > 0 {
 		if err := e.consume(ctx, d.path, out, d.caughtUp); err != nil {
 			return err

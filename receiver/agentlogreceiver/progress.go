@@ -6,6 +6,7 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,6 +45,7 @@ type progress struct {
 	now        func() time.Time
 	interval   time.Duration
 	quietAfter time.Duration
+	seed       maphash.Seed // of the session id hashes
 
 	mu     sync.Mutex
 	agents map[string]*agentProgress
@@ -68,9 +70,13 @@ type agentProgress struct {
 	filesRead  int
 	bytesRead  int64 // bytes actually read (not those skipped by a resume)
 
-	unmeasured   bool                // read as a whole, not file by file
-	sessions     map[string]struct{} // distinct sessions read during the backfill
-	sessionCount int                 // len(sessions), kept once they are dropped
+	unmeasured bool // read as a whole, not file by file
+	// sessions are the distinct sessions read during the backfill, by a
+	// hash of their id: an id decoded from a record may share the memory of
+	// the whole record (or file) it came from, which a set of the ids
+	// themselves would keep alive for the length of the backfill.
+	sessions     map[uint64]struct{}
+	sessionCount int // len(sessions), kept once they are dropped
 	turns        int64
 	toolCalls    int64
 	toolFails    int64
@@ -86,6 +92,7 @@ func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval
 		now:        time.Now,
 		interval:   progressInterval,
 		quietAfter: max(10*pollInterval, settle+2*time.Second, 3*time.Second),
+		seed:       maphash.MakeSeed(),
 		agents:     map[string]*agentProgress{},
 		stop:       make(chan struct{}),
 	}
@@ -105,7 +112,7 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 		start:    p.now(),
 		sizes:    map[string]int64{},
 		offsets:  map[string]int64{},
-		sessions: map[string]struct{}{},
+		sessions: map[uint64]struct{}{},
 	}
 	a.lastRead = a.start
 	for path, size := range h.sizes {
@@ -200,7 +207,7 @@ func (p *progress) observe(ctx context.Context, agent string, events []agenteven
 	if a != nil && a.doneAt.IsZero() {
 		for i := range events {
 			if events[i].SessionID != "" && events[i].Unparsed == "" {
-				a.sessions[events[i].SessionID] = struct{}{}
+				a.sessions[maphash.String(p.seed, events[i].SessionID)] = struct{}{}
 			}
 		}
 		a.turns += turns

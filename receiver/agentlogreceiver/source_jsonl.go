@@ -63,10 +63,43 @@ type jsonlSession struct {
 }
 
 // savedState is what the storage holds per file, next to fileconsumer's
-// read positions.
+// read positions. A parser state that is JSON (every parser's) is kept as
+// it is under "state"; "parser" holds any other state, base64-encoded (and
+// every state written before "state" existed).
 type savedState struct {
-	FirstLine string `json:"first_line_sha256,omitempty"`
-	Parser    []byte `json:"parser"`
+	FirstLine string          `json:"first_line_sha256,omitempty"`
+	State     json.RawMessage `json:"state,omitempty"`
+	Parser    []byte          `json:"parser,omitempty"`
+}
+
+// marshalSaved writes the stored state of one file.
+func marshalSaved(firstLine string, ps []byte) ([]byte, error) {
+	if !json.Valid(ps) {
+		return json.Marshal(savedState{FirstLine: firstLine, Parser: ps})
+	}
+	// By hand: the state is JSON already, and the hash hex.
+	b := make([]byte, 0, len(ps)+len(firstLine)+40)
+	if firstLine != "" {
+		b = append(b, `{"first_line_sha256":"`...)
+		b = append(b, firstLine...)
+		b = append(b, `","state":`...)
+	} else {
+		b = append(b, `{"state":`...)
+	}
+	b = append(b, ps...)
+	return append(b, '}'), nil
+}
+
+// unmarshalSaved reads what marshalSaved wrote (or an older version).
+func unmarshalSaved(b []byte) (firstLine string, ps []byte, err error) {
+	var st savedState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return "", nil, err
+	}
+	if len(st.State) > 0 {
+		return st.FirstLine, st.State, nil
+	}
+	return st.FirstLine, st.Parser, nil
 }
 
 func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
@@ -80,15 +113,15 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(savedState{FirstLine: f.firstLine, Parser: ps})
+			return marshalSaved(f.firstLine, ps)
 		},
 		unmarshal: func(key string, b []byte) (*jsonlSession, error) {
-			var st savedState
-			if err := json.Unmarshal(b, &st); err != nil {
+			firstLine, ps, err := unmarshalSaved(b)
+			if err != nil {
 				return nil, err
 			}
-			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: st.FirstLine}
-			if err := f.parser.UnmarshalState(st.Parser); err != nil {
+			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: firstLine}
+			if err := f.parser.UnmarshalState(ps); err != nil {
 				return nil, err
 			}
 			return f, nil
@@ -276,7 +309,7 @@ func (s *jsonlSource) flushSettled(ctx context.Context) {
 			return
 		}
 		caughtUp, modified := readToEnd(path, end)
-		// readToEnd opened the file when it says caught up: only otherwise
+		// readToEnd found the file when it says caught up: only otherwise
 		// may it be gone.
 		gone := !caughtUp && !fileExists(path)
 		if !gone && (!caughtUp || !s.settled(modified)) {
@@ -389,13 +422,10 @@ func (p *pendingFlushes) saveLocked(ctx context.Context, onError func(error)) {
 // batch every 100 lines and at the end of the file, and a batch that ends
 // on a multiple of 100 lines at the end of the file does not say so: the
 // file's size does.
+//
+// The file is opened only when there is a short tail to look at.
 func readToEnd(path string, end int64) (caughtUp bool, modified time.Time) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, time.Time{}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
 	if err != nil || fi.Size() < end {
 		return false, time.Time{}
 	}
@@ -407,6 +437,11 @@ func readToEnd(path string, end int64) (caughtUp bool, modified time.Time) {
 	if rest > caughtUpTail {
 		return false, modified
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, time.Time{}
+	}
+	defer f.Close()
 	tail := make([]byte, rest)
 	if _, err := f.ReadAt(tail, end); err != nil && err != io.EOF {
 		return false, modified
