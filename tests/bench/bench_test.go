@@ -18,7 +18,12 @@ import (
 
 // parseFile runs one replica through the Claude Code parser, as the receiver does line by line.
 func parseFile(f sessionFile, out []agentevent.Event) []agentevent.Event {
-	p := claudecode.NewParser(f.path)
+	return parseFileWith(f, claudecode.Options{}, out)
+}
+
+// parseFileWith is parseFile with parser options.
+func parseFileWith(f sessionFile, opts claudecode.Options, out []agentevent.Event) []agentevent.Event {
+	p := claudecode.NewParserWithOptions(f.path, opts)
 	var offset int64
 	for i, line := range f.lines {
 		out = append(out, p.Parse(line, int64(i+1), offset)...)
@@ -39,6 +44,26 @@ func BenchmarkParse(b *testing.B) {
 		buf := make([]agentevent.Event, 0, 4096)
 		for _, f := range files {
 			buf = parseFile(f, buf[:0])
+			events += len(buf)
+		}
+	}
+	b.ReportMetric(float64(events), "events/op")
+}
+
+// BenchmarkParseWithoutContent is BenchmarkParse as the receiver parses by default: without
+// include_content and include_raw.
+func BenchmarkParseWithoutContent(b *testing.B) {
+	files, total := buildCorpus(b, corpusTarget())
+	opts := claudecode.Options{OmitContent: true, OmitRaw: true}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var events int
+	for range b.N {
+		events = 0
+		buf := make([]agentevent.Event, 0, 4096)
+		for _, f := range files {
+			buf = parseFileWith(f, opts, buf[:0])
 			events += len(buf)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 // response's final usage goes on the first event of its last row (see
 // rowUsage).
 func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
-	var m message
-	if len(r.Message) == 0 || jsonx.Unmarshal(r.Message, &m) != nil {
+	m, ok := r.message()
+	if !ok {
 		return nil, ReasonUnexpectedShape
 	}
-	kind, str, blocks := decodeContent(m.Content)
+	kind, str, blocks := r.content()
 	switch kind {
 	case contentOther:
 		return nil, ReasonUnexpectedShape
@@ -67,7 +67,7 @@ func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 		out[len(out)-1].ev.FinishReason = *m.StopReason
 	}
 	if m.Usage != nil {
-		p.rowUsage(c, &m, out)
+		p.rowUsage(c, m, out)
 	}
 	return out, ""
 }
@@ -167,10 +167,8 @@ func (p *Parser) continuesHeld(r *record) bool {
 	case "progress", "queue-operation", "last-prompt":
 		return true
 	case "assistant":
-		var m struct {
-			ID string `json:"id"`
-		}
-		return jsonx.Unmarshal(r.Message, &m) == nil && m.ID == p.st.Held.ID
+		id, ok := r.messageID()
+		return ok && id == p.st.Held.ID
 	}
 	return false
 }
@@ -207,7 +205,9 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, channel(b.Name))
 	ev.ToolName = b.Name
 	ev.ToolCallID = b.ID
-	ev.Text = strings.TrimSpace(string(b.Input))
+	if !p.opts.OmitContent {
+		ev.Text = strings.TrimSpace(string(b.Input))
+	}
 	ev.FilePath = filePath(in)
 	ev.FileOp = fileOp(b.Name)
 	if ev.FilePath != "" {
@@ -258,7 +258,7 @@ func (p *Parser) apiError(r *record, c *rowCtx, blocks []block) agentevent.Event
 
 // serverToolFailed tells whether a server tool result's content is an error
 // object ({"type": "web_search_tool_result_error", ...}).
-func serverToolFailed(content jsonx.RawMessage) bool {
+func serverToolFailed(content []byte) bool {
 	var v struct {
 		Type string `json:"type"`
 	}

@@ -43,10 +43,10 @@ type fileEditResult struct {
 	// Type is "create" or "update" on Write results.
 	Type string `json:"type"`
 	// Content is the text a Write put in the file.
-	Content jsonx.RawMessage `json:"content"`
+	Content jsonx.Raw `json:"content"`
 	// StructuredPatch is the diff the tool applied, as hunks of lines
 	// prefixed with " ", "-" or "+".
-	StructuredPatch jsonx.RawMessage `json:"structuredPatch"`
+	StructuredPatch jsonx.Raw `json:"structuredPatch"`
 }
 
 type patchHunk struct {
@@ -62,9 +62,9 @@ type patchHunk struct {
 // from the patch Claude Code recorded (for a created file: the lines of its
 // content). Lines are left out when the record does not tell them (several
 // results in one row, an older or unexpected toolUseResult).
-func fileFacts(ev *agentevent.Event, tool string, tur jsonx.RawMessage) {
-	var r fileEditResult
-	readable := len(tur) > 0 && tur[0] == '{' && jsonx.Unmarshal(tur, &r) == nil
+func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff bool) {
+	r := &t.edit
+	readable := len(t.raw) > 0 && t.raw[0] == '{' && t.editOK
 	change := changeModified
 	if tool == toolWrite && r.Type == "create" {
 		change = changeCreated
@@ -74,8 +74,10 @@ func fileFacts(ev *agentevent.Event, tool string, tur jsonx.RawMessage) {
 		return
 	}
 	added, removed, ok := patchLines(r.StructuredPatch)
-	if diff := unifiedDiff(ev.FilePath, r.StructuredPatch); diff != "" {
-		agentevent.SetAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
+	if withDiff {
+		if diff := unifiedDiff(ev.FilePath, r.StructuredPatch); diff != "" {
+			agentevent.SetAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
+		}
 	}
 	if change == changeCreated && added == 0 && removed == 0 {
 		// A created file's patch is empty: its lines are all added.
@@ -92,7 +94,7 @@ func fileFacts(ev *agentevent.Event, tool string, tur jsonx.RawMessage) {
 
 // patchLines counts the added and removed lines of a structuredPatch. ok is
 // false when there is none, or it is not a list of hunks.
-func patchLines(raw jsonx.RawMessage) (added, removed int, ok bool) {
+func patchLines(raw jsonx.Raw) (added, removed int, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return 0, 0, false
@@ -116,7 +118,7 @@ func patchLines(raw jsonx.RawMessage) (added, removed int, ok bool) {
 
 // unifiedDiff renders a structuredPatch as a unified diff of path ("" when
 // there is no readable, non-empty patch).
-func unifiedDiff(path string, raw jsonx.RawMessage) string {
+func unifiedDiff(path string, raw jsonx.Raw) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
 		return ""
@@ -137,7 +139,7 @@ func unifiedDiff(path string, raw jsonx.RawMessage) string {
 	return b.String()
 }
 
-func jsonString(raw jsonx.RawMessage) (string, bool) {
+func jsonString(raw jsonx.Raw) (string, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
@@ -151,23 +153,20 @@ func jsonString(raw jsonx.RawMessage) (string, bool) {
 
 // bashOutput holds the output fields of a Bash toolUseResult.
 type bashOutput struct {
-	Stdout jsonx.RawMessage `json:"stdout"`
-	Stderr jsonx.RawMessage `json:"stderr"`
+	Stdout jsonx.Raw `json:"stdout"`
+	Stderr jsonx.Raw `json:"stderr"`
 }
 
 // testFacts marks the result of a command that ran tests: the runner, and
 // the counts its output shows. The output is the result content (what the
-// model saw), else the toolUseResult's stdout and stderr.
-func testFacts(ev *agentevent.Event, runner string, tur jsonx.RawMessage) {
+// model saw, text), else the toolUseResult's stdout and stderr.
+func testFacts(ev *agentevent.Event, runner, text string, t *toolUseResult) {
 	agentevent.SetAttr(ev, agentevent.AttrTestRunner, runner)
-	output := ev.Text
-	if strings.TrimSpace(output) == "" && len(tur) > 0 && tur[0] == '{' {
-		var b bashOutput
-		if jsonx.Unmarshal(tur, &b) == nil {
-			stdout, _ := jsonString(b.Stdout)
-			stderr, _ := jsonString(b.Stderr)
-			output = stdout + "\n" + stderr
-		}
+	output := text
+	if strings.TrimSpace(output) == "" && len(t.raw) > 0 && t.raw[0] == '{' && t.bashOK {
+		stdout, _ := jsonString(t.bash.Stdout)
+		stderr, _ := jsonString(t.bash.Stderr)
+		output = stdout + "\n" + stderr
 	}
 	run, passed, failed, ok := testrun.Counts(runner, output)
 	if !ok {

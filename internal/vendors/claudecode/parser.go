@@ -40,10 +40,24 @@ const (
 	sidechainPrefix = "sidechain-"
 )
 
+// Options tune what a Parser builds. The zero value builds everything.
+type Options struct {
+	// OmitContent: the caller drops content (agentevent.StripContent), so
+	// the parser does not render what it would drop (tool results' text,
+	// tool call arguments, file diffs). Every other field of every event is
+	// what it is without it: facts read from content (exit codes, test
+	// counts, line counts, failure classes) are still read.
+	OmitContent bool
+	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
+	// record into it.
+	OmitRaw bool
+}
+
 // Parser maps the records of one session file. It is not safe for
 // concurrent use; each file gets its own Parser.
 type Parser struct {
 	path string
+	opts Options
 	// fileAgentID is the subagent id the file name carries
 	// (agent-<id>.jsonl), "" for a main session file.
 	fileAgentID string
@@ -64,7 +78,12 @@ type Parser struct {
 // layout (`<dir>/<session>.jsonl`, flat `agent-<id>.jsonl`, nested
 // `<session>/subagents/agent-<id>.jsonl`). NewParser does no I/O.
 func NewParser(path string) *Parser {
-	p := &Parser{path: path, st: newState()}
+	return NewParserWithOptions(path, Options{})
+}
+
+// NewParserWithOptions is NewParser with options (see Options).
+func NewParserWithOptions(path string, opts Options) *Parser {
+	p := &Parser{path: path, opts: opts, st: newState()}
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if id, ok := strings.CutPrefix(base, "agent-"); ok && id != "" {
 		p.fileAgentID = id
@@ -163,8 +182,8 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail := agentevent.NotAnObject(trimmed)
 		return append(pre, p.unparsed(c, reason, detail)...)
 	}
-	var r record
-	if err := jsonx.Unmarshal(line, &r); err != nil {
+	r, err := decodeRecord(line)
+	if err != nil {
 		pre := p.flushHeld()
 		reason, detail := agentevent.DecodeFailure(line, err)
 		return append(pre, p.unparsed(c, reason, detail)...)
@@ -172,28 +191,28 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	// A record that is not a row of the response whose usage is held ends
 	// that response: its usage goes out first, in its own turn.
 	var pre []agentevent.Event
-	if p.st.Held != nil && !p.continuesHeld(&r) {
+	if p.st.Held != nil && !p.continuesHeld(r) {
 		pre = p.flushHeld()
 	}
-	p.envelope(&r, c)
+	p.envelope(r, c)
 
 	var out []pending
 	reason := ""
 	switch r.Type {
 	case "user":
-		out, reason = p.mapUser(&r, c)
+		out, reason = p.mapUser(r, c)
 	case "assistant":
-		out, reason = p.mapAssistant(&r, c)
+		out, reason = p.mapAssistant(r, c)
 	case "system":
-		out = p.mapSystem(&r, c)
+		out = p.mapSystem(r, c)
 	case "summary":
-		out = p.mapSummary(&r, c)
+		out = p.mapSummary(r, c)
 	case "file-history-snapshot":
-		out = p.mapSnapshot(&r, c)
+		out = p.mapSnapshot(r, c)
 	case "attachment":
-		out, reason = p.mapAttachment(&r, c)
+		out, reason = p.mapAttachment(r, c)
 	case "ai-title", "custom-title", "agent-name", "permission-mode", "mode", "pr-link", "teleported-from":
-		out = p.mapSessionMeta(&r, c)
+		out = p.mapSessionMeta(r, c)
 	case "progress", "queue-operation", "last-prompt":
 		// Deliberately skipped, see README.md: progress mirrors the subagent
 		// file (agent_progress) or only announces a hook; queue operations
@@ -213,6 +232,30 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return append(pre, p.unparsed(c, reason, r.Type+" record of an unexpected shape")...)
 	}
 	return append(pre, p.finish(c, out)...)
+}
+
+// decodeRecord decodes one line in one pass when its message has the usual
+// shape (fastRecord), else as a record whose message is decoded when used.
+func decodeRecord(line []byte) (*record, error) {
+	var f fastRecord
+	if jsonx.Unmarshal(line, &f) == nil {
+		r := &f.record
+		switch {
+		case f.Message != nil:
+			r.decoded.msgDone, r.decoded.msgOK, r.decoded.msg = true, true, *f.Message
+			return r, nil
+		case r.Type != "user" && r.Type != "assistant":
+			// Only user and assistant rows read their message.
+			return r, nil
+		}
+		// A user or assistant row whose message is absent or null: the
+		// two are told apart below.
+	}
+	r := new(record)
+	if err := jsonx.Unmarshal(line, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // envelope resolves what the record shares with its events: session,
@@ -283,9 +326,8 @@ func (p *Parser) inlineSidechain(r *record) (agentID, parentCall string) {
 	if agentID == "" {
 		prompt := ""
 		if r.Type == "user" {
-			var m message
-			if jsonx.Unmarshal(r.Message, &m) == nil {
-				_, str, blocks := decodeContent(m.Content)
+			if _, ok := r.message(); ok {
+				_, str, blocks := r.content()
 				prompt = strings.TrimSpace(str + blocksText(blocks, false))
 			}
 		}
@@ -364,7 +406,7 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
-	if c.raw == nil && c.line != nil {
+	if c.raw == nil && c.line != nil && !p.opts.OmitRaw {
 		c.raw = bytes.Clone(c.line)
 	}
 	events := make([]agentevent.Event, 0, len(out))

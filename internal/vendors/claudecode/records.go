@@ -16,7 +16,14 @@ import (
 // record type: the types share the envelope, and the fields that are
 // specific to one type are simply absent from the others. Fields whose JSON
 // type varies between versions (message content, toolUseResult, error) stay
-// raw and are decoded where they are used.
+// raw and are decoded where they are used, once (see message, content and
+// toolUseResult).
+//
+// A line is decoded as a fastRecord first: the same record with its message
+// decoded in the same pass. When that fails (a message that is not an
+// object, a message field of another type), the line is decoded again as a
+// record, whose message is decoded on its own when it is used: the events
+// of a record are the same either way.
 type record struct {
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
@@ -36,22 +43,22 @@ type record struct {
 	IsMeta      bool      `json:"isMeta"`
 
 	// user / assistant
-	Message           jsonx.RawMessage `json:"message"`
-	ToolUseResult     jsonx.RawMessage `json:"toolUseResult"`
-	IsCompactSummary  bool             `json:"isCompactSummary"`
-	IsAPIErrorMessage bool             `json:"isApiErrorMessage"`
-	APIErrorStatus    num              `json:"apiErrorStatus"`
-	Error             jsonx.RawMessage `json:"error"` // string on assistant rows, object on system/api_error
-	RequestID         string           `json:"requestId"`
+	Message           jsonx.Raw `json:"message"`
+	ToolUseResult     jsonx.Raw `json:"toolUseResult"`
+	IsCompactSummary  bool      `json:"isCompactSummary"`
+	IsAPIErrorMessage bool      `json:"isApiErrorMessage"`
+	APIErrorStatus    num       `json:"apiErrorStatus"`
+	Error             jsonx.Raw `json:"error"` // string on assistant rows, object on system/api_error
+	RequestID         string    `json:"requestId"`
 
 	// system
-	Content               jsonx.RawMessage `json:"content"`
+	Content               jsonx.Raw        `json:"content"`
 	Level                 string           `json:"level"`
 	CompactMetadata       *compactMetadata `json:"compactMetadata"`
 	DurationMs            num              `json:"durationMs"`
 	MessageCount          num              `json:"messageCount"`
 	HookCount             num              `json:"hookCount"`
-	HookErrors            jsonx.RawMessage `json:"hookErrors"`
+	HookErrors            jsonx.Raw        `json:"hookErrors"`
 	PreventedContinuation bool             `json:"preventedContinuation"`
 	RetryAttempt          num              `json:"retryAttempt"`
 	MaxRetries            num              `json:"maxRetries"`
@@ -66,7 +73,11 @@ type record struct {
 	IsSnapshotUpdate bool      `json:"isSnapshotUpdate"`
 
 	// attachment
-	Attachment jsonx.RawMessage `json:"attachment"`
+	Attachment jsonx.Raw `json:"attachment"`
+
+	// decoded holds what the mapping decoded from the raw fields, each at
+	// most once.
+	decoded decodedRow `json:"-"`
 
 	// session metadata records
 	AITitle         string `json:"aiTitle"`
@@ -81,6 +92,67 @@ type record struct {
 	Branch          string `json:"branch"`
 }
 
+// fastRecord is a record whose message is decoded in the same pass (the
+// message member shadows record.Message).
+type fastRecord struct {
+	record
+	Message *message `json:"message"`
+}
+
+// decodedRow caches the decoding of a record's raw members.
+type decodedRow struct {
+	msgDone, msgOK bool
+	msg            message
+
+	contentDone   bool
+	contentKind   contentKind
+	contentStr    string
+	contentBlocks []block
+}
+
+// hasMessage tells whether the record has a message member.
+func (r *record) hasMessage() bool {
+	return len(r.Message) != 0 || r.decoded.msgDone
+}
+
+// message is the record's message, decoded once; ok is false when it is
+// absent or not a message object.
+func (r *record) message() (m *message, ok bool) {
+	d := &r.decoded
+	if !d.msgDone {
+		d.msgDone = true
+		d.msgOK = len(r.Message) != 0 && jsonx.Unmarshal(r.Message, &d.msg) == nil
+	}
+	return &d.msg, d.msgOK
+}
+
+// messageID is the id of the record's message; ok is false when the message
+// is absent or has no readable id. It reads only the id: a message that is
+// no message object of ours may still have one.
+func (r *record) messageID() (id string, ok bool) {
+	if m, ok := r.message(); ok {
+		return m.ID, true
+	}
+	var v struct {
+		ID string `json:"id"`
+	}
+	if len(r.Message) == 0 || jsonx.Unmarshal(r.Message, &v) != nil {
+		return "", false
+	}
+	return v.ID, true
+}
+
+// content is the message content of the record, decoded once (see
+// decodeContent). Call it only when message() is ok.
+func (r *record) content() (contentKind, string, []block) {
+	d := &r.decoded
+	if !d.contentDone {
+		d.contentDone = true
+		d.contentKind, d.contentStr, d.contentBlocks = decodeContent(d.msg.Content)
+	}
+	return d.contentKind, d.contentStr, d.contentBlocks
+}
+
 type compactMetadata struct {
 	Trigger    string `json:"trigger"`
 	PreTokens  num    `json:"preTokens"`
@@ -92,18 +164,18 @@ type snapshot struct {
 	// TrackedFileBackups is an object keyed by file path; kept raw and
 	// counted with the standard library (jsonx.ObjectLen), so the fast decoder
 	// never builds a map.
-	TrackedFileBackups jsonx.RawMessage `json:"trackedFileBackups"`
-	Timestamp          string           `json:"timestamp"`
+	TrackedFileBackups jsonx.Raw `json:"trackedFileBackups"`
+	Timestamp          string    `json:"timestamp"`
 }
 
 // message is the Anthropic Messages API object of user and assistant rows.
 type message struct {
-	ID         string           `json:"id"`
-	Model      string           `json:"model"`
-	Role       string           `json:"role"`
-	Content    jsonx.RawMessage `json:"content"`
-	StopReason *string          `json:"stop_reason"`
-	Usage      *usage           `json:"usage"`
+	ID         string    `json:"id"`
+	Model      string    `json:"model"`
+	Role       string    `json:"role"`
+	Content    jsonx.Raw `json:"content"`
+	StopReason *string   `json:"stop_reason"`
+	Usage      *usage    `json:"usage"`
 }
 
 type usage struct {
@@ -120,16 +192,16 @@ type usage struct {
 
 // block is one content block (text, thinking, tool_use, tool_result, ...).
 type block struct {
-	Type     string           `json:"type"`
-	Text     string           `json:"text"`
-	Thinking string           `json:"thinking"`
-	ID       string           `json:"id"`
-	Name     string           `json:"name"`
-	Input    jsonx.RawMessage `json:"input"`
+	Type     string    `json:"type"`
+	Text     string    `json:"text"`
+	Thinking string    `json:"thinking"`
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	Input    jsonx.Raw `json:"input"`
 	// tool_result and the server tool result blocks
-	ToolUseID string           `json:"tool_use_id"`
-	Content   jsonx.RawMessage `json:"content"`
-	IsError   bool             `json:"is_error"`
+	ToolUseID string    `json:"tool_use_id"`
+	Content   jsonx.Raw `json:"content"`
+	IsError   bool      `json:"is_error"`
 }
 
 // toolInput holds the tool_use input fields the mapping reads.
@@ -141,7 +213,7 @@ type toolInput struct {
 	Prompt       string `json:"prompt"`
 	// Command is Bash's command line; raw, so that another tool's
 	// non-string "command" cannot fail the decoding of the fields above.
-	Command jsonx.RawMessage `json:"command"`
+	Command jsonx.Raw `json:"command"`
 }
 
 // toolUseResultObject holds the toolUseResult fields the mapping reads when
@@ -155,13 +227,61 @@ type toolUseResultObject struct {
 	BackgroundTaskID         string `json:"backgroundTaskId"`
 }
 
+// toolUseResult is what the mapping reads of a row's toolUseResult,
+// decoded once.
+type toolUseResult struct {
+	// raw is the value (trimmed); text its text when it is a string or a
+	// list of blocks.
+	raw  []byte
+	text string
+	// obj, edit and bash are its fields when it is an object; editOK and
+	// bashOK tell whether those parts decoded (a part that did not may hold
+	// the fields decoded before the one that failed, as it always has).
+	obj            toolUseResultObject
+	edit           fileEditResult
+	bash           bashOutput
+	editOK, bashOK bool
+}
+
+// decodeToolUseResult decodes a toolUseResult value once. An object is
+// decoded into all the fields the mapping reads in one pass; only when that
+// fails are its parts decoded one by one, so that a field of an unexpected
+// type costs the part it belongs to and no more.
+func decodeToolUseResult(raw []byte) toolUseResult {
+	t := toolUseResult{raw: bytes.TrimSpace(raw)}
+	if len(t.raw) == 0 {
+		return t
+	}
+	switch t.raw[0] {
+	case '{':
+		var all struct {
+			toolUseResultObject
+			fileEditResult
+			bashOutput
+		}
+		if jsonx.Unmarshal(t.raw, &all) == nil {
+			t.obj, t.edit, t.bash = all.toolUseResultObject, all.fileEditResult, all.bashOutput
+			t.editOK, t.bashOK = true, true
+			return t
+		}
+		_ = jsonx.Unmarshal(t.raw, &t.obj) // a result we cannot read adds nothing
+		t.editOK = jsonx.Unmarshal(t.raw, &t.edit) == nil
+		t.bashOK = jsonx.Unmarshal(t.raw, &t.bash) == nil
+	case '"':
+		t.text = rawString(t.raw)
+	case '[':
+		t.text = rawText(t.raw)
+	}
+	return t
+}
+
 type attachment struct {
-	Type      string           `json:"type"`
-	HookName  string           `json:"hookName"`
-	HookEvent string           `json:"hookEvent"`
-	ExitCode  num              `json:"exitCode"`
-	Duration  num              `json:"durationMs"`
-	Content   jsonx.RawMessage `json:"content"`
+	Type      string    `json:"type"`
+	HookName  string    `json:"hookName"`
+	HookEvent string    `json:"hookEvent"`
+	ExitCode  num       `json:"exitCode"`
+	Duration  num       `json:"durationMs"`
+	Content   jsonx.Raw `json:"content"`
 }
 
 // timestamp is a record time: an RFC 3339 string as Claude Code writes it;
@@ -251,7 +371,7 @@ const (
 
 // decodeContent decodes a message content value: a string, or a list of
 // blocks.
-func decodeContent(raw jsonx.RawMessage) (contentKind, string, []block) {
+func decodeContent(raw jsonx.Raw) (contentKind, string, []block) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return contentAbsent, "", nil
@@ -275,7 +395,7 @@ func decodeContent(raw jsonx.RawMessage) (contentKind, string, []block) {
 
 // rawText renders a tool result's content (string, or a list of text and
 // image blocks) as text.
-func rawText(raw jsonx.RawMessage) string {
+func rawText(raw jsonx.Raw) string {
 	kind, s, blocks := decodeContent(raw)
 	switch kind {
 	case contentString:
@@ -306,7 +426,7 @@ func blocksText(blocks []block, withImages bool) string {
 }
 
 // rawString returns a JSON string value, or "" when raw is not a string.
-func rawString(raw jsonx.RawMessage) string {
+func rawString(raw jsonx.Raw) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""

@@ -4,12 +4,10 @@
 package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Attribute keys this parser adds (Event.Attributes, all under "agent.").
@@ -63,11 +61,10 @@ const (
 // (compact summaries, injected context, interrupt notices, local command
 // output).
 func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
-	var m message
-	if len(r.Message) == 0 || jsonx.Unmarshal(r.Message, &m) != nil {
+	if _, ok := r.message(); !ok {
 		return nil, ReasonUnexpectedShape
 	}
-	kind, str, blocks := decodeContent(m.Content)
+	kind, str, blocks := r.content()
 	if kind == contentAbsent || kind == contentOther {
 		return nil, ReasonUnexpectedShape
 	}
@@ -150,7 +147,7 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	for i, b := range blocks {
 		switch b.Type {
 		case "tool_result":
-			var tur jsonx.RawMessage
+			var tur []byte
 			if nResults == 1 {
 				// toolUseResult describes the row's one result; with several
 				// it cannot be told apart.
@@ -166,8 +163,10 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	return out
 }
 
-// toolResult maps one tool result, pairing it with its open call.
-func (p *Parser) toolResult(c *rowCtx, callID string, content jsonx.RawMessage, isError bool, tur jsonx.RawMessage) agentevent.Event {
+// toolResult maps one tool result, pairing it with its open call. tur is
+// the row's toolUseResult (nil when it cannot be told which result it
+// describes).
+func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bool, tur []byte) agentevent.Event {
 	s := &p.st
 	call := s.Calls[callID]
 	name, path := "", ""
@@ -182,24 +181,24 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content jsonx.RawMessage, 
 	if path != "" {
 		ev.FileLanguage = fileLanguage(path)
 	}
-	ev.Text = rawText(content)
-
-	var obj toolUseResultObject
-	turText := ""
-	tur = bytes.TrimSpace(tur)
-	if len(tur) > 0 {
-		switch tur[0] {
-		case '{':
-			_ = jsonx.Unmarshal(tur, &obj) // a result we cannot read adds nothing
-		case '"':
-			turText = rawString(tur)
-		case '[':
-			turText = rawText(tur)
+	// The result's text is content; without content it is rendered only
+	// when a fact is read from it (failure class, exit code, test counts).
+	text, rendered := "", false
+	resultText := func() string {
+		if !rendered {
+			text, rendered = rawText(content), true
 		}
+		return text
 	}
+	if !p.opts.OmitContent {
+		ev.Text = resultText()
+	}
+
+	t := decodeToolUseResult(tur)
+	obj := &t.obj
 	if isError || obj.Interrupted {
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType, ev.ToolExitCode = classifyFailure(name, obj.Interrupted, ev.Text, turText)
+		ev.ErrorType, ev.ToolExitCode = classifyFailure(name, obj.Interrupted, resultText(), t.text)
 	} else {
 		ev.ToolStatus = agentevent.ToolSuccess
 		if name == toolBash && obj.ReturnCodeInterpretation == "" && obj.BackgroundTaskID == "" {
@@ -211,13 +210,13 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content jsonx.RawMessage, 
 		}
 	}
 	if ev.ToolStatus == agentevent.ToolSuccess && changesFile(name) {
-		fileFacts(&ev, name, tur)
+		fileFacts(&ev, name, &t, !p.opts.OmitContent)
 	}
 	if call != nil && call.TestRunner != "" && obj.BackgroundTaskID == "" &&
 		ev.ErrorType != ErrRejected && ev.ErrorType != ErrPermissionDenied {
 		// A test command that ran (a declined one did not; a background
 		// one has no output yet).
-		testFacts(&ev, call.TestRunner, tur)
+		testFacts(&ev, call.TestRunner, resultText(), &t)
 	}
 	if call != nil && !call.Timestamp.IsZero() && !c.ts.IsZero() {
 		if ms := c.ts.Sub(call.Timestamp).Milliseconds(); ms >= 0 {
