@@ -61,8 +61,9 @@ type agent struct {
 	// running collector counts, not that of the factory.
 	defaultInclude func(env environment) ([]string, error)
 	kind           sourceKind
-	// newParser (sourceJSONL) makes the parser of one file.
-	newParser func(path string) parser
+	// newParser (sourceJSONL) makes the parser of one file; o says what the
+	// receiver drops, which the parser then need not build.
+	newParser func(path string, o parseOptions) parser
 	// newSnapshot (sourceSnapshot) makes the mapping of the agent's
 	// rewritten files.
 	newSnapshot func() snapshotMapper
@@ -79,7 +80,9 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
 		defaultInclude: claudeCodeInclude,
 		kind:           sourceJSONL,
-		newParser:      func(path string) parser { return claudecode.NewParser(path) },
+		newParser: func(path string, o parseOptions) parser {
+			return claudecode.NewParserWithOptions(path, claudecode.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
+		},
 	},
 	{
 		key:            "opencode",
@@ -95,7 +98,7 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.Codex },
 		defaultInclude: codexInclude,
 		kind:           sourceJSONL,
-		newParser:      func(path string) parser { return codex.NewParser(path) },
+		newParser:      func(path string, _ parseOptions) parser { return codex.NewParser(path) },
 		optional:       true,
 	},
 	{
@@ -104,7 +107,7 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.Pi },
 		defaultInclude: piInclude,
 		kind:           sourceJSONL,
-		newParser:      func(path string) parser { return pi.NewParser(path) },
+		newParser:      func(path string, _ parseOptions) parser { return pi.NewParser(path) },
 		optional:       true,
 	},
 	{

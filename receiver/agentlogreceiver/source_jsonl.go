@@ -104,7 +104,8 @@ func unmarshalSaved(b []byte) (firstLine string, ps []byte, err error) {
 
 func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 	s := &jsonlSource{sourceSettings: set}
-	newParser := set.agent.newParser
+	opts := parseOptionsFor(set.cfg)
+	newParser := func(path string) parser { return set.agent.newParser(path, opts) }
 	pathOf := func(key string) string { return strings.TrimPrefix(key, parserKey("")) }
 	s.sessions = newSessionTable(set.checkpoints, "", sessionCodec[*jsonlSession]{
 		fresh: func(key string) *jsonlSession { return &jsonlSession{parser: newParser(pathOf(key))} },
@@ -486,7 +487,7 @@ func (s *jsonlSource) checkIdentity(path string, f *jsonlSession, line []byte) {
 	if f.firstLine != "" && f.firstLine != h {
 		s.logger.Info("Session file was replaced; reading it as a new file",
 			zap.String("agent", s.agent.key), zap.String("path", path))
-		f.parser = s.agent.newParser(path)
+		f.parser = s.agent.newParser(path, parseOptionsFor(s.cfg))
 	}
 	f.firstLine = h
 }

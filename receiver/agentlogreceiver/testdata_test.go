@@ -58,7 +58,7 @@ func parseDirect(t *testing.T, a agent, path string) []agentevent.Event {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	p := a.newParser(path)
+	p := a.newParser(path, parseOptions{})
 	var out []agentevent.Event
 	var offset, lineNo int64
 	for {
