@@ -13,8 +13,6 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/claudecode"
-	"github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/internal/vendors/pi"
 )
 
@@ -80,9 +78,7 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.ClaudeCode },
 		defaultInclude: claudeCodeInclude,
 		kind:           sourceJSONL,
-		newParser: func(path string, o parseOptions) parser {
-			return claudecode.NewParserWithOptions(path, claudecode.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
-		},
+		newParser:      newClaudeCodeParser,
 	},
 	{
 		key:            "opencode",
@@ -98,7 +94,7 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.Codex },
 		defaultInclude: codexInclude,
 		kind:           sourceJSONL,
-		newParser:      func(path string, _ parseOptions) parser { return codex.NewParser(path) },
+		newParser:      newCodexParser,
 		optional:       true,
 	},
 	{

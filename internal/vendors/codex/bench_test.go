@@ -13,7 +13,15 @@ import (
 )
 
 // BenchmarkParse parses every golden case file (throughput in bytes of JSONL).
-func BenchmarkParse(b *testing.B) {
+func BenchmarkParse(b *testing.B) { benchmarkParse(b, Options{}) }
+
+// BenchmarkParseWithoutContent is BenchmarkParse as the receiver parses by
+// default: without include_content and include_raw.
+func BenchmarkParseWithoutContent(b *testing.B) {
+	benchmarkParse(b, Options{OmitContent: true, OmitRaw: true})
+}
+
+func benchmarkParse(b *testing.B, opts Options) {
 	root := filepath.Join(repoRoot(b), "testdata", "codex")
 	type file struct {
 		rel   string
@@ -44,7 +52,7 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, f := range files {
-			p := NewParser(f.rel)
+			p := NewParserWithOptions(f.rel, opts)
 			for _, l := range f.lines {
 				p.Parse(l.Data, l.No, l.Offset)
 			}

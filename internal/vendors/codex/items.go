@@ -5,22 +5,20 @@ package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // responseItem maps a response_item record.
-func (p *Parser) responseItem(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
-	var it item
-	if jsonx.Unmarshal(raw, &it) != nil {
-		return nil, ReasonUnexpectedShape, ""
-	}
+func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, string) {
 	if p.st.Replaying {
 		p.st.ReplayItems = true
 		return nil, "", ""
 	}
 	switch it.Type {
 	case "message":
-		text := partsText(it.Content)
+		text := ""
+		if it.Role != "assistant" || !p.opts.OmitContent {
+			text = partsText(it.Content) // a prompt's text tells injected context apart
+		}
 		switch it.Role {
 		case "user":
 			if isInjected(text) || text == "" {
@@ -44,30 +42,32 @@ func (p *Parser) responseItem(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Eve
 		p.assistantItem()
 		ev := p.base(c, agentevent.TypeReasoning, agentevent.RoleAssistant, agentevent.ChannelChat)
 		p.model(&ev)
-		ev.Text = partsText(it.Summary)
-		if t := partsText(it.Content); t != "" {
-			if ev.Text != "" {
-				ev.Text += "\n"
+		if !p.opts.OmitContent {
+			ev.Text = partsText(it.Summary)
+			if t := partsText(it.Content); t != "" {
+				if ev.Text != "" {
+					ev.Text += "\n"
+				}
+				ev.Text += t
 			}
-			ev.Text += t
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "function_call", "custom_tool_call", "local_shell_call":
 		p.assistantItem()
-		return []agentevent.Event{p.toolCall(&it, c)}, "", ""
+		return []agentevent.Event{p.toolCall(it, c)}, "", ""
 	case "function_call_output", "custom_tool_call_output":
 		p.closeResponse()
-		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
+		return []agentevent.Event{p.toolResult(it, c)}, "", ""
 	case "web_search_call", "image_generation_call":
 		p.assistantItem()
-		return p.webSearch(&it, c), "", ""
+		return p.webSearch(it, c), "", ""
 	case "tool_search_call":
 		p.assistantItem()
 		it.Name = firstNonEmpty(it.Name, "tool_search")
-		return []agentevent.Event{p.toolCall(&it, c)}, "", ""
+		return []agentevent.Event{p.toolCall(it, c)}, "", ""
 	case "tool_search_output":
 		p.closeResponse()
-		return []agentevent.Event{p.toolResult(&it, c)}, "", ""
+		return []agentevent.Event{p.toolResult(it, c)}, "", ""
 	case "compaction", "context_compaction":
 		// Remote compaction: the summary is encrypted.
 		p.st.NoCarrier = true
@@ -90,11 +90,7 @@ func (p *Parser) responseItem(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Eve
 }
 
 // eventMsg maps an event_msg record.
-func (p *Parser) eventMsg(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string, string) {
-	var m eventMsg
-	if jsonx.Unmarshal(raw, &m) != nil {
-		return nil, ReasonUnexpectedShape, ""
-	}
+func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, string) {
 	s := &p.st
 	if m.Type == "task_started" {
 		if m.TurnID != "" {
@@ -126,14 +122,14 @@ func (p *Parser) eventMsg(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, 
 		}
 		return p.prompt(c, m.Message, "event"), "", ""
 	case "token_count":
-		return p.tokenCount(&m, c), "", ""
+		return p.tokenCount(m, c), "", ""
 	case "task_complete":
 		p.closeResponse()
 		s.NoCarrier = true
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Status = "completed"
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndCompleted)
-		p.turnAttrs(&ev, &m)
+		p.turnAttrs(&ev, m)
 		return []agentevent.Event{ev}, "", ""
 	case "turn_aborted":
 		p.closeResponse()
@@ -144,7 +140,7 @@ func (p *Parser) eventMsg(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, 
 		if m.Reason != "" {
 			agentevent.SetAttr(&ev, "agent.turn.abort_reason", m.Reason)
 		}
-		p.turnAttrs(&ev, &m)
+		p.turnAttrs(&ev, m)
 		return []agentevent.Event{ev}, "", ""
 	case "error", "stream_error":
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
@@ -168,7 +164,7 @@ func (p *Parser) eventMsg(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, 
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
-		p.toolEnd(&m)
+		p.toolEnd(m)
 		return nil, "", ""
 	case "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "agent_reasoning_section_break",
 		"exec_command_begin", "exec_command_output_delta", "terminal_interaction", "patch_apply_begin",

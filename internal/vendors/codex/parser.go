@@ -30,9 +30,22 @@ const (
 	ReasonParserError     = agentevent.ReasonParserError
 )
 
+// Options tune what a Parser builds. The zero value builds everything.
+type Options struct {
+	// OmitContent: the caller drops content (agentevent.StripContent), so
+	// the parser does not render what it would drop (assistant and
+	// reasoning text, web search actions). Facts read from content (exit
+	// codes, durations, test counts, patch line counts) are still read.
+	OmitContent bool
+	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
+	// record into it.
+	OmitRaw bool
+}
+
 // Parser maps the records of one rollout file. Not safe for concurrent use.
 type Parser struct {
 	path   string
+	opts   Options
 	fileID string // the session id the file name carries
 	st     state
 }
@@ -42,12 +55,17 @@ var fileIDRe = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 // NewParser returns the parser for one rollout file. path is the file
 // identity for stable ids and goes into Event.LogFile. No I/O.
 func NewParser(path string) *Parser {
+	return NewParserWithOptions(path, Options{})
+}
+
+// NewParserWithOptions is NewParser with options (see Options).
+func NewParserWithOptions(path string, opts Options) *Parser {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	id := base
 	if m := fileIDRe.FindString(base); m != "" {
 		id = m
 	}
-	return &Parser{path: path, fileID: id, st: newState()}
+	return &Parser{path: path, opts: opts, fileID: id, st: newState()}
 }
 
 // rowCtx is what one record shares with the events it yields.
@@ -72,15 +90,27 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
 		return p.unparsed(c, reason, detail)
 	})
+	var fast fastRecord
+	if jsonx.Unmarshal(line, &fast) == nil && fast.Payload != nil &&
+		(fast.Type == "response_item" || fast.Type == "event_msg") {
+		p.timestamp(c, fast.Timestamp)
+		var out []agentevent.Event
+		var reason, detail string
+		if fast.Type == "response_item" {
+			it := fast.Payload.item()
+			out, reason, detail = p.responseItem(&it, c)
+		} else {
+			m := fast.Payload.eventMsg()
+			out, reason, detail = p.eventMsg(&m, c)
+		}
+		return p.result(c, fast.Type, out, reason, detail)
+	}
 	var r record
 	if err := jsonx.Unmarshal(line, &r); err != nil {
 		reason, detail := agentevent.DecodeFailure(line, err)
 		return p.unparsed(c, reason, detail)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
-		p.st.Timestamp = t
-		c.ts = t
-	}
+	p.timestamp(c, r.Timestamp)
 	if len(r.Payload) == 0 || r.Payload[0] != '{' {
 		if r.Type == "" {
 			return p.unparsed(c, ReasonUnexpectedShape, "record has no type")
@@ -95,9 +125,19 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	case "turn_context":
 		reason = p.turnContext(r.Payload)
 	case "response_item":
-		out, reason, detail = p.responseItem(r.Payload, c)
+		var it item
+		if jsonx.Unmarshal(r.Payload, &it) != nil {
+			reason = ReasonUnexpectedShape
+			break
+		}
+		out, reason, detail = p.responseItem(&it, c)
 	case "event_msg":
-		out, reason, detail = p.eventMsg(r.Payload, c)
+		var m eventMsg
+		if jsonx.Unmarshal(r.Payload, &m) != nil {
+			reason = ReasonUnexpectedShape
+			break
+		}
+		out, reason, detail = p.eventMsg(&m, c)
 	case "compacted":
 		out, reason = p.compacted(r.Payload, c)
 	case "":
@@ -105,9 +145,23 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	default:
 		reason, detail = ReasonUnknownType, "record type "+r.Type
 	}
+	return p.result(c, r.Type, out, reason, detail)
+}
+
+// timestamp takes the record's time when it has one.
+func (p *Parser) timestamp(c *rowCtx, ts string) {
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		p.st.Timestamp = t
+		c.ts = t
+	}
+}
+
+// result finishes the events of a record of type typ, or reports it
+// unparsed.
+func (p *Parser) result(c *rowCtx, typ string, out []agentevent.Event, reason, detail string) []agentevent.Event {
 	if reason != "" {
 		if detail == "" {
-			detail = r.Type + " record of an unexpected shape"
+			detail = typ + " record of an unexpected shape"
 		}
 		return p.unparsed(c, reason, detail)
 	}
@@ -186,7 +240,10 @@ func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
-	raw := bytes.Clone(c.line)
+	var raw []byte
+	if !p.opts.OmitRaw {
+		raw = bytes.Clone(c.line)
+	}
 	for i := range out {
 		ev := &out[i]
 		ev.EventID = agentevent.StableID(p.path, c.offset, i)
@@ -225,7 +282,7 @@ func providerName(p string) string {
 	}
 }
 
-func (p *Parser) sessionMeta(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string) {
 	var m sessionMeta
 	if jsonx.Unmarshal(raw, &m) != nil {
 		return nil, ReasonUnexpectedShape
@@ -293,7 +350,7 @@ func (p *Parser) sessionMeta(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Even
 	return []agentevent.Event{ev}, ""
 }
 
-func (p *Parser) turnContext(raw jsonx.RawMessage) string {
+func (p *Parser) turnContext(raw []byte) string {
 	var tc turnContext
 	if jsonx.Unmarshal(raw, &tc) != nil {
 		return ReasonUnexpectedShape
@@ -310,7 +367,7 @@ func (p *Parser) turnContext(raw jsonx.RawMessage) string {
 	return ""
 }
 
-func (p *Parser) compacted(raw jsonx.RawMessage, c *rowCtx) ([]agentevent.Event, string) {
+func (p *Parser) compacted(raw []byte, c *rowCtx) ([]agentevent.Event, string) {
 	if p.st.Replaying {
 		return nil, ""
 	}

@@ -11,22 +11,85 @@ import (
 
 // record is the envelope of every rollout line: {timestamp, type, payload}.
 type record struct {
-	Timestamp string           `json:"timestamp"`
-	Type      string           `json:"type"`
-	Payload   jsonx.RawMessage `json:"payload"`
+	Timestamp string    `json:"timestamp"`
+	Type      string    `json:"type"`
+	Payload   jsonx.Raw `json:"payload"`
+}
+
+// fastRecord decodes a response_item or event_msg line in one pass: its
+// payload holds the fields of both (item and eventMsg). A line it cannot
+// decode, or of another type, is decoded again as a record, whose payload
+// is decoded on its own as before: the events are the same either way.
+type fastRecord struct {
+	Timestamp string   `json:"timestamp"`
+	Type      string   `json:"type"`
+	Payload   *payload `json:"payload"`
+}
+
+// payload is item and eventMsg in one struct (the members they share have
+// the same type).
+type payload struct {
+	Type        string    `json:"type"`
+	Role        string    `json:"role"`
+	Content     jsonx.Raw `json:"content"`
+	Summary     jsonx.Raw `json:"summary"`
+	Name        string    `json:"name"`
+	Arguments   string    `json:"arguments"`
+	Input       string    `json:"input"`
+	CallID      string    `json:"call_id"`
+	ID          string    `json:"id"`
+	Status      string    `json:"status"`
+	Output      jsonx.Raw `json:"output"`
+	Phase       string    `json:"phase"`
+	Action      jsonx.Raw `json:"action"`
+	GhostCommit *struct {
+		ID string `json:"id"`
+	} `json:"ghost_commit"`
+
+	Message            string     `json:"message"`
+	Info               *tokenInfo `json:"info"`
+	TurnID             string     `json:"turn_id"`
+	Reason             string     `json:"reason"`
+	DurationMs         *int64     `json:"duration_ms"`
+	TimeToFirstTokenMs *int64     `json:"time_to_first_token_ms"`
+	ExitCode           *int64     `json:"exit_code"`
+	Duration           jsonx.Raw  `json:"duration"`
+	Success            *bool      `json:"success"`
+	Result             jsonx.Raw  `json:"result"`
+	Invocation         *struct {
+		Server string `json:"server"`
+		Tool   string `json:"tool"`
+	} `json:"invocation"`
+}
+
+func (pl *payload) item() item {
+	return item{
+		Type: pl.Type, Role: pl.Role, Content: pl.Content, Summary: pl.Summary, Name: pl.Name,
+		Arguments: pl.Arguments, Input: pl.Input, CallID: pl.CallID, ID: pl.ID, Status: pl.Status,
+		Output: pl.Output, Phase: pl.Phase, Action: pl.Action, GhostCommit: pl.GhostCommit,
+	}
+}
+
+func (pl *payload) eventMsg() eventMsg {
+	return eventMsg{
+		Type: pl.Type, Message: pl.Message, Info: pl.Info, TurnID: pl.TurnID, Reason: pl.Reason,
+		DurationMs: pl.DurationMs, TimeToFirstTokenMs: pl.TimeToFirstTokenMs, CallID: pl.CallID,
+		ExitCode: pl.ExitCode, Duration: pl.Duration, Success: pl.Success, Result: pl.Result,
+		Status: pl.Status, Invocation: pl.Invocation,
+	}
 }
 
 // sessionMeta is the payload of a session_meta record.
 type sessionMeta struct {
-	ID            string           `json:"id"`
-	Cwd           string           `json:"cwd"`
-	Originator    string           `json:"originator"`
-	CLIVersion    string           `json:"cli_version"`
-	Source        jsonx.RawMessage `json:"source"`
-	ModelProvider string           `json:"model_provider"`
-	ForkedFromID  string           `json:"forked_from_id"`
-	AgentNickname string           `json:"agent_nickname"`
-	AgentRole     string           `json:"agent_role"`
+	ID            string    `json:"id"`
+	Cwd           string    `json:"cwd"`
+	Originator    string    `json:"originator"`
+	CLIVersion    string    `json:"cli_version"`
+	Source        jsonx.Raw `json:"source"`
+	ModelProvider string    `json:"model_provider"`
+	ForkedFromID  string    `json:"forked_from_id"`
+	AgentNickname string    `json:"agent_nickname"`
+	AgentRole     string    `json:"agent_role"`
 	Git           *struct {
 		CommitHash string `json:"commit_hash"`
 		Branch     string `json:"branch"`
@@ -36,7 +99,7 @@ type sessionMeta struct {
 // subagentSource is the object form of session_meta.source:
 // {"subagent":"review"} or {"subagent":{"thread_spawn":{...}}}.
 type subagentSource struct {
-	Subagent jsonx.RawMessage `json:"subagent"`
+	Subagent jsonx.Raw `json:"subagent"`
 }
 
 type threadSpawn struct {
@@ -58,19 +121,19 @@ type turnContext struct {
 
 // item is the payload of a response_item record (all item types share it).
 type item struct {
-	Type      string           `json:"type"`
-	Role      string           `json:"role"`
-	Content   jsonx.RawMessage `json:"content"`
-	Summary   jsonx.RawMessage `json:"summary"`
-	Name      string           `json:"name"`
-	Arguments string           `json:"arguments"`
-	Input     string           `json:"input"`
-	CallID    string           `json:"call_id"`
-	ID        string           `json:"id"`
-	Status    string           `json:"status"`
-	Output    jsonx.RawMessage `json:"output"`
-	Phase     string           `json:"phase"`
-	Action    jsonx.RawMessage `json:"action"`
+	Type      string    `json:"type"`
+	Role      string    `json:"role"`
+	Content   jsonx.Raw `json:"content"`
+	Summary   jsonx.Raw `json:"summary"`
+	Name      string    `json:"name"`
+	Arguments string    `json:"arguments"`
+	Input     string    `json:"input"`
+	CallID    string    `json:"call_id"`
+	ID        string    `json:"id"`
+	Status    string    `json:"status"`
+	Output    jsonx.Raw `json:"output"`
+	Phase     string    `json:"phase"`
+	Action    jsonx.Raw `json:"action"`
 	// GhostCommit is the undo snapshot of a ghost_snapshot item.
 	GhostCommit *struct {
 		ID string `json:"id"`
@@ -86,19 +149,19 @@ type contentPart struct {
 
 // eventMsg is the payload of an event_msg record (all types share it).
 type eventMsg struct {
-	Type               string           `json:"type"`
-	Message            string           `json:"message"`
-	Info               *tokenInfo       `json:"info"`
-	TurnID             string           `json:"turn_id"`
-	Reason             string           `json:"reason"`
-	DurationMs         *int64           `json:"duration_ms"`
-	TimeToFirstTokenMs *int64           `json:"time_to_first_token_ms"`
-	CallID             string           `json:"call_id"`
-	ExitCode           *int64           `json:"exit_code"`
-	Duration           jsonx.RawMessage `json:"duration"`
-	Success            *bool            `json:"success"`
-	Result             jsonx.RawMessage `json:"result"`
-	Status             string           `json:"status"`
+	Type               string     `json:"type"`
+	Message            string     `json:"message"`
+	Info               *tokenInfo `json:"info"`
+	TurnID             string     `json:"turn_id"`
+	Reason             string     `json:"reason"`
+	DurationMs         *int64     `json:"duration_ms"`
+	TimeToFirstTokenMs *int64     `json:"time_to_first_token_ms"`
+	CallID             string     `json:"call_id"`
+	ExitCode           *int64     `json:"exit_code"`
+	Duration           jsonx.Raw  `json:"duration"`
+	Success            *bool      `json:"success"`
+	Result             jsonx.Raw  `json:"result"`
+	Status             string     `json:"status"`
 	Invocation         *struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
@@ -140,7 +203,7 @@ func (d duration) millis() int64 { return d.Secs*1000 + d.Nanos/1_000_000 }
 
 // partsText joins the text of content parts (input_text, output_text,
 // summary_text, reasoning_text; any part with a text).
-func partsText(raw jsonx.RawMessage) string {
+func partsText(raw jsonx.Raw) string {
 	if len(raw) == 0 || raw[0] != '[' {
 		var s string
 		if jsonx.Unmarshal(raw, &s) == nil {
@@ -166,7 +229,7 @@ func partsText(raw jsonx.RawMessage) string {
 }
 
 // jsonString decodes raw as a JSON string; ok is false for any other value.
-func jsonString(raw jsonx.RawMessage) (string, bool) {
+func jsonString(raw jsonx.Raw) (string, bool) {
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || jsonx.Unmarshal(raw, &s) != nil {
 		return "", false

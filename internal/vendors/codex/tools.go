@@ -38,13 +38,13 @@ func isShellTool(name string) bool {
 // ["bash","-lc","…"]) or cmd (exec_command).
 func shellCommand(args string) string {
 	var a struct {
-		Command jsonx.RawMessage `json:"command"`
-		Cmd     jsonx.RawMessage `json:"cmd"`
+		Command jsonx.Raw `json:"command"`
+		Cmd     jsonx.Raw `json:"cmd"`
 	}
 	if jsonx.Unmarshal([]byte(args), &a) != nil {
 		return ""
 	}
-	for _, raw := range []jsonx.RawMessage{a.Command, a.Cmd} {
+	for _, raw := range []jsonx.Raw{a.Command, a.Cmd} {
 		if s, ok := jsonString(raw); ok {
 			return s
 		}
@@ -211,7 +211,7 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	if !isString {
 		// Newer outputs may be an object or a list of content items.
 		var obj struct {
-			Content jsonx.RawMessage `json:"content"`
+			Content jsonx.Raw `json:"content"`
 		}
 		if len(it.Output) > 0 && it.Output[0] == '{' && jsonx.Unmarshal(it.Output, &obj) == nil && len(obj.Content) > 0 {
 			out = partsText(obj.Content)
@@ -325,7 +325,7 @@ func (p *Parser) toolEnd(m *eventMsg) {
 		oc.Failed = m.Success != nil && !*m.Success
 	case "mcp_tool_call_end":
 		var r struct {
-			Err jsonx.RawMessage `json:"Err"`
+			Err jsonx.Raw `json:"Err"`
 			Ok  *struct {
 				IsError bool `json:"isError"`
 			} `json:"Ok"`
@@ -349,7 +349,10 @@ func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
 	if it.Type == "image_generation_call" {
 		name = "image_generation"
 	}
-	call.ToolName, call.ToolCallID, call.Text = name, id, string(it.Action)
+	call.ToolName, call.ToolCallID = name, id
+	if !p.opts.OmitContent {
+		call.Text = string(it.Action)
+	}
 	res := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
 	res.ToolName, res.ToolCallID = name, id
 	res.ToolStatus = agentevent.ToolSuccess
