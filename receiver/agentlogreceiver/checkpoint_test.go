@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -158,4 +159,71 @@ func TestSavedStateFormats(t *testing.T) {
 	assert.JSONEq(t, `{"v":2}`, string(state))
 	_, _, err = unmarshalSaved([]byte(`{"parser":`))
 	assert.Error(t, err)
+}
+
+// countingPersister counts the writes of each key.
+type countingPersister struct {
+	operator.Persister
+	writes map[string]int
+}
+
+func (p *countingPersister) Set(ctx context.Context, key string, value []byte) error {
+	p.writes[key]++
+	return p.Persister.Set(ctx, key, value)
+}
+
+func (p *countingPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	for _, op := range ops {
+		p.writes[op.Key]++
+	}
+	return p.Persister.Batch(ctx, ops...)
+}
+
+// TestKnownFilesWrittenWhenRead: fileconsumer's read positions are written
+// after a poll that read something, at the first poll, when they are
+// knownFilesRefresh old, and when the source stops; a poll that read
+// nothing writes nothing else; once a delivery was given up, never.
+func TestKnownFilesWrittenWhenRead(t *testing.T) {
+	ctx := context.Background()
+	var fc fakeClock
+	counts := &countingPersister{
+		Persister: operator.NewScopedPersister("agent", storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")),
+		writes:    map[string]int{},
+	}
+	p := &heldPersister{Persister: counts, now: fc.clock().now}
+	poll := func() {
+		require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions"))))
+	}
+	want := 0
+	poll() // the first
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey])
+	poll() // nothing read
+	fc.advance(knownFilesRefresh / 2)
+	poll()
+	assert.Equal(t, want, counts.writes[knownFilesKey], "a poll that read nothing writes nothing")
+	p.read.Store(true)
+	poll()
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey], "a poll that read")
+	fc.advance(knownFilesRefresh)
+	poll()
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey], "positions knownFilesRefresh old")
+	poll()
+	assert.Equal(t, want, counts.writes[knownFilesKey])
+	require.NoError(t, p.Set(ctx, "other", []byte("x")))
+	assert.Equal(t, 1, counts.writes["other"], "other keys are written")
+	p.final.Store(true)
+	poll()
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey], "stopping")
+	p.hold()
+	p.read.Store(true)
+	poll()
+	require.NoError(t, p.Set(ctx, knownFilesKey, []byte("positions")))
+	assert.Equal(t, want, counts.writes[knownFilesKey], "held")
+	b, err := counts.Get(ctx, knownFilesKey)
+	require.NoError(t, err)
+	assert.Equal(t, "positions", string(b))
 }

@@ -129,7 +129,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 		},
 	}, set.life, set.storageError)
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
-	s.positions = &heldPersister{Persister: set.checkpoints.persister}
+	s.positions = &heldPersister{Persister: set.checkpoints.persister, now: set.clock.now}
 	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
 	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
 	// fileconsumer logs every file it starts watching at info: thousands of
@@ -164,6 +164,7 @@ func (s *jsonlSource) stop(ctx context.Context) error {
 	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
 	// fileconsumer is stopped in any case (in the background once ctx has
 	// ended), so that nothing reads on after Shutdown.
+	s.positions.final.Store(true)
 	err = errors.Join(err, runUntil(ctx, s.manager.Stop))
 	s.sessions.flush(context.WithoutCancel(ctx))
 	return err
@@ -242,6 +243,7 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 		events = append(events, f.parser.Parse(line, lineNo, offset)...)
 	}
 	s.emitter.read(ctx, int64(len(lines)))
+	s.positions.read.Store(true)
 	end := offsets[0]
 	if len(lines) < len(offsets) {
 		end = offsets[len(lines)]
@@ -492,39 +494,76 @@ func (s *jsonlSource) checkIdentity(path string, f *jsonlSession, line []byte) {
 	f.firstLine = h
 }
 
-// heldPersister is fileconsumer's view of the storage. Once a delivery was
-// given up (the receiver stopped while the next consumer refused it),
-// fileconsumer's read positions are no longer written: it has moved past
-// the refused lines in memory, and the next run must read them again from
-// the positions saved before (the parsers drop what they already emitted).
+// heldPersister is fileconsumer's view of the storage.
+//
+// Once a delivery was given up (the receiver stopped while the next
+// consumer refused it), fileconsumer's read positions are no longer
+// written: it has moved past the refused lines in memory, and the next run
+// must read them again from the positions saved before (the parsers drop
+// what they already emitted).
+//
+// fileconsumer writes its read positions (knownFiles: every file it knows,
+// with a fingerprint of up to fingerprint_size bytes each — megabytes for
+// a long history) after every poll, whether it read anything or not. A
+// poll that read nothing changed no read position, so its write is skipped
+// unless the last one is knownFilesRefresh old (what changes without a
+// line being read, a new empty file, a rename, is then saved soon after).
+// The positions are where reading resumes, not what decides exactly once:
+// a file's parser state, committed after each delivery, drops what was
+// emitted before, so positions that lag only cost reading some bytes again.
 type heldPersister struct {
 	operator.Persister
 	held atomic.Bool
+	// read: a batch was read since the positions were last written.
+	read atomic.Bool
+	// final: the source is stopping; the positions are always written.
+	final atomic.Bool
+	now   func() time.Time
+
+	mu        sync.Mutex
+	lastWrite time.Time
 }
 
 const knownFilesKey = "knownFiles" // fileconsumer's key for its read positions
 
+// knownFilesRefresh is how old the stored read positions may get while
+// polls read nothing.
+const knownFilesRefresh = 30 * time.Second
+
 func (p *heldPersister) hold() { p.held.Store(true) }
 
+// skip tells whether a write of the read positions is left out.
+func (p *heldPersister) skip() bool {
+	if p.held.Load() {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if !p.final.Load() && !p.read.Load() && !p.lastWrite.IsZero() && now.Sub(p.lastWrite) < knownFilesRefresh {
+		return true
+	}
+	p.read.Store(false)
+	p.lastWrite = now
+	return false
+}
+
 func (p *heldPersister) Set(ctx context.Context, key string, value []byte) error {
-	if p.held.Load() && key == knownFilesKey {
+	if key == knownFilesKey && p.skip() {
 		return nil
 	}
 	return p.Persister.Set(ctx, key, value)
 }
 
 func (p *heldPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	if p.held.Load() {
-		kept := ops[:0:0]
-		for _, op := range ops {
-			if op.Key != knownFilesKey {
-				kept = append(kept, op)
-			}
+	kept := ops[:0:0]
+	for _, op := range ops {
+		if op.Key != knownFilesKey || !p.skip() {
+			kept = append(kept, op)
 		}
-		ops = kept
 	}
-	if len(ops) == 0 {
+	if len(kept) == 0 {
 		return nil
 	}
-	return p.Persister.Batch(ctx, ops...)
+	return p.Persister.Batch(ctx, kept...)
 }
