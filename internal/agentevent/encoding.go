@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/xpdata"
 )
 
 // Attribute keys of the log-record encoding. GenAI semantic-convention names
@@ -114,30 +115,104 @@ func SetResource(res pcommon.Resource, source Source, agentVersion string) {
 
 // Encode writes ev into lr. Every field is carried on the record itself, so
 // Decode needs nothing from the resource.
+//
+// The attributes are written in one fixed order (the named fields, then
+// ev.Attributes): the named keys are distinct and a key of ev.Attributes that
+// a named field owns is left out, so into a record without attributes they
+// are appended without the duplicate-key scan of pcommon.Map's Put methods
+// (which makes N attributes cost O(N²)). A record that already has
+// attributes keeps Put semantics: a key it has is updated in place.
 func Encode(ev Event, lr plog.LogRecord) {
-	lr.SetEventName(EventNamePrefix + string(ev.Type))
+	var enc encoder
+	enc.encode(&ev, lr)
+}
+
+// encoder holds the map builder the attributes are written into, reused from
+// record to record by EncodeLogs.
+type encoder struct {
+	mb xpdata.MapBuilder
+}
+
+func (e *encoder) encode(ev *Event, lr plog.LogRecord) {
+	lr.SetEventName(eventName(ev.Type))
 	if !ev.Timestamp.IsZero() {
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(ev.Timestamp))
 	}
-	lr.SetSeverityNumber(plog.SeverityNumberInfo)
-	lr.SetSeverityText("INFO")
 	if ev.Unparsed != "" {
 		lr.SetSeverityNumber(plog.SeverityNumberWarn)
 		lr.SetSeverityText("WARN")
+	} else {
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		lr.SetSeverityText("INFO")
 	}
 	if ev.Text != "" {
 		lr.Body().SetStr(ev.Text)
 	}
+	e.mb.EnsureCapacity(attrCount(ev))
+	e.appendAttrs(ev)
 	a := lr.Attributes()
-	a.EnsureCapacity(24)
+	if a.Len() == 0 {
+		e.mb.UnsafeIntoMap(a) // the keys are distinct (see Encode)
+		return
+	}
+	built := pcommon.NewMap()
+	e.mb.UnsafeIntoMap(built)
+	for k, v := range built.All() {
+		v.CopyTo(a.PutEmpty(k))
+	}
+}
+
+// attrCount is the number of attributes appendAttrs writes for ev, or a
+// little more (a key of ev.Attributes that a named field owns is counted).
+func attrCount(ev *Event) int {
+	n := 1 + len(ev.Attributes) // 1: the sequence, always written
+	for _, s := range [...]*string{
+		&ev.SchemaVersion, (*string)(&ev.Source), &ev.ProjectHash, &ev.ProjectRoot, &ev.SessionID,
+		&ev.EventID, &ev.ParentEventID, (*string)(&ev.Type), (*string)(&ev.Role), (*string)(&ev.Channel),
+		&ev.ToolName, &ev.ToolCallID, (*string)(&ev.ToolStatus), &ev.FilePath, &ev.FileLanguage,
+		(*string)(&ev.FileOp), &ev.Model, &ev.AgentID, &ev.AgentVersion, &ev.GitBranch,
+		&ev.SubagentType, &ev.ParentToolCallID, &ev.SpawnedAgentID, &ev.Entrypoint, &ev.Provider,
+		&ev.ResponseID, &ev.FinishReason, &ev.ErrorType, &ev.Status, &ev.LogFile, &ev.Unparsed,
+	} {
+		if *s != "" {
+			n++
+		}
+	}
+	for _, p := range [...]*int64{
+		ev.ToolLatencyMs, ev.ToolExitCode, ev.TokensInput, ev.TokensOutput, ev.TokensTotal,
+		ev.TokensCached, ev.TokensThinking, ev.TokensTool, ev.TokensCacheCreation,
+	} {
+		if p != nil {
+			n++
+		}
+	}
+	if ev.Raw != nil {
+		n++
+	}
+	if ev.IsSidechain {
+		n++
+	}
+	if ev.CostUSD != nil {
+		n++
+	}
+	if ev.LogLine != 0 {
+		n++
+	}
+	return n
+}
+
+// appendAttrs appends ev's attributes to the builder, in the order of the
+// wire contract.
+func (e *encoder) appendAttrs(ev *Event) {
+	mb := &e.mb
 	str := func(k, v string) {
 		if v != "" {
-			a.PutStr(k, v)
+			mb.AppendEmpty(k).SetStr(v)
 		}
 	}
 	num := func(k string, v *int64) {
 		if v != nil {
-			a.PutInt(k, *v)
+			mb.AppendEmpty(k).SetInt(*v)
 		}
 	}
 	str(AttrSchemaVersion, ev.SchemaVersion)
@@ -168,13 +243,13 @@ func Encode(ev Event, lr plog.LogRecord) {
 	num(AttrTokensCacheCreation, ev.TokensCacheCreation)
 	str(AttrAgentID, ev.AgentID)
 	if ev.Raw != nil {
-		a.PutEmptyBytes(AttrRaw).FromRaw(ev.Raw)
+		mb.AppendEmpty(AttrRaw).SetEmptyBytes().FromRaw(ev.Raw)
 	}
-	a.PutInt(AttrSequence, ev.Sequence)
+	mb.AppendEmpty(AttrSequence).SetInt(ev.Sequence)
 	str(AttrAgentVersion, ev.AgentVersion)
 	str(AttrGitBranch, ev.GitBranch)
 	if ev.IsSidechain {
-		a.PutBool(AttrSidechain, true)
+		mb.AppendEmpty(AttrSidechain).SetBool(true)
 	}
 	str(AttrSubagentType, ev.SubagentType)
 	str(AttrParentToolCallID, ev.ParentToolCallID)
@@ -183,42 +258,75 @@ func Encode(ev Event, lr plog.LogRecord) {
 	str(AttrProvider, ev.Provider)
 	str(AttrResponseID, ev.ResponseID)
 	if ev.FinishReason != "" {
-		a.PutEmptySlice(AttrFinishReasons).AppendEmpty().SetStr(ev.FinishReason)
+		mb.AppendEmpty(AttrFinishReasons).SetEmptySlice().AppendEmpty().SetStr(ev.FinishReason)
 	}
 	str(AttrErrorType, ev.ErrorType)
 	if ev.CostUSD != nil {
-		a.PutDouble(AttrCostUSD, *ev.CostUSD)
+		mb.AppendEmpty(AttrCostUSD).SetDouble(*ev.CostUSD)
 	}
 	str(AttrStatus, ev.Status)
 	str(AttrLogFile, ev.LogFile)
 	if ev.LogLine != 0 {
-		a.PutInt(AttrLogLine, ev.LogLine)
+		mb.AppendEmpty(AttrLogLine).SetInt(ev.LogLine)
 	}
 	str(AttrUnparsed, ev.Unparsed)
 	for k, v := range ev.Attributes {
 		if !knownAttrs[k] { // a named field owns a known key
-			PutValue(a, k, v)
+			setValue(mb.AppendEmpty(k), v)
 		}
 	}
+}
+
+// eventName is the record event name of an event type (a constant for the
+// spec's types).
+func eventName(t EventType) string {
+	switch t {
+	case TypeUserMessage:
+		return EventNamePrefix + string(TypeUserMessage)
+	case TypeAssistantMessage:
+		return EventNamePrefix + string(TypeAssistantMessage)
+	case TypeSystemMessage:
+		return EventNamePrefix + string(TypeSystemMessage)
+	case TypeReasoning:
+		return EventNamePrefix + string(TypeReasoning)
+	case TypeToolCall:
+		return EventNamePrefix + string(TypeToolCall)
+	case TypeToolResult:
+		return EventNamePrefix + string(TypeToolResult)
+	case TypeFileSnapshot:
+		return EventNamePrefix + string(TypeFileSnapshot)
+	case TypeSessionSummary:
+		return EventNamePrefix + string(TypeSessionSummary)
+	case TypeMeta:
+		return EventNamePrefix + string(TypeMeta)
+	case TypeLog:
+		return EventNamePrefix + string(TypeLog)
+	}
+	return EventNamePrefix + string(t)
 }
 
 // PutValue sets k to v, for the value types Event.Attributes holds (string,
 // bool, int64, int, float64); anything else is stored as its raw form.
 func PutValue(m pcommon.Map, k string, v any) {
+	setValue(m.PutEmpty(k), v)
+}
+
+// setValue is PutValue on a value already in its map.
+func setValue(dst pcommon.Value, v any) {
 	switch v := v.(type) {
 	case string:
-		m.PutStr(k, v)
+		dst.SetStr(v)
 	case bool:
-		m.PutBool(k, v)
+		dst.SetBool(v)
 	case int64:
-		m.PutInt(k, v)
+		dst.SetInt(v)
 	case int:
-		m.PutInt(k, int64(v))
+		dst.SetInt(int64(v))
 	case float64:
-		m.PutDouble(k, v)
+		dst.SetDouble(v)
 	default:
-		if err := m.PutEmpty(k).FromRaw(v); err != nil {
-			m.PutStr(k, fmt.Sprint(v))
+		if err := dst.FromRaw(v); err != nil {
+			dst.SetStr(fmt.Sprint(v))
 		}
 	}
 }
@@ -232,65 +340,39 @@ var (
 	ErrMalformed     = errors.New("malformed agent event")
 )
 
-// attrTypes is the value type Encode writes for each known key that is not
-// a string.
-var attrTypes = map[string]pcommon.ValueType{
-	AttrToolLatencyMs:       pcommon.ValueTypeInt,
-	AttrExitCode:            pcommon.ValueTypeInt,
-	AttrTokensInput:         pcommon.ValueTypeInt,
-	AttrTokensOutput:        pcommon.ValueTypeInt,
-	AttrTokensTotal:         pcommon.ValueTypeInt,
-	AttrTokensCached:        pcommon.ValueTypeInt,
-	AttrTokensThinking:      pcommon.ValueTypeInt,
-	AttrTokensTool:          pcommon.ValueTypeInt,
-	AttrTokensCacheCreation: pcommon.ValueTypeInt,
-	AttrRaw:                 pcommon.ValueTypeBytes,
-	AttrSequence:            pcommon.ValueTypeInt,
-	AttrSidechain:           pcommon.ValueTypeBool,
-	AttrFinishReasons:       pcommon.ValueTypeSlice,
-	AttrCostUSD:             pcommon.ValueTypeDouble,
-	AttrLogLine:             pcommon.ValueTypeInt,
-}
-
 // Decode reads an event back from a record written by Encode. It never
 // panics: a record without an event type fails with ErrNotAgentEvent, one
 // whose known attributes have other types than Encode writes (or an event
 // type that is not a string) with ErrMalformed. AttrReadCaughtUp is a wire
 // flag, not event data: it is left out of the event (read it from the
 // record).
+//
+// It walks the attributes once, a switch on the key mapping each known key
+// to its field (the last of duplicate keys wins) and every other key to
+// Event.Attributes.
 func Decode(lr plog.LogRecord) (Event, error) {
-	var ev Event
+	var d decoder
 	a := lr.Attributes()
-	typ, ok := a.Get(AttrEventType)
-	switch {
-	case !ok:
+	left := a.Len()
+	for k, v := range a.All() {
+		d.attr(k, v, left)
+		left--
+	}
+	ev := &d.ev
+	switch typ := d.typ; {
+	case !d.hasType:
 		name := lr.EventName()
 		if !strings.HasPrefix(name, EventNamePrefix) || name == EventNamePrefix {
-			return ev, fmt.Errorf("%w (event name %q, no %s)", ErrNotAgentEvent, name, AttrEventType)
+			return Event{}, fmt.Errorf("%w (event name %q, no %s)", ErrNotAgentEvent, name, AttrEventType)
 		}
 		ev.Type = EventType(strings.TrimPrefix(name, EventNamePrefix))
 	case typ.Type() != pcommon.ValueTypeStr || typ.Str() == "":
-		return ev, fmt.Errorf("%w: %s is %s %q, want a non-empty string", ErrMalformed, AttrEventType, typ.Type(), typ.AsString())
+		return Event{}, fmt.Errorf("%w: %s is %s %q, want a non-empty string", ErrMalformed, AttrEventType, typ.Type(), typ.AsString())
 	default:
 		ev.Type = EventType(typ.Str())
 	}
-	var bad error
-	a.Range(func(k string, v pcommon.Value) bool {
-		if !knownAttrs[k] {
-			return true
-		}
-		want, typed := attrTypes[k]
-		if !typed {
-			want = pcommon.ValueTypeStr
-		}
-		if got := v.Type(); got != want && (k != AttrCostUSD || got != pcommon.ValueTypeInt) {
-			bad = fmt.Errorf("%w: %s is %s, want %s", ErrMalformed, k, got, want)
-			return false
-		}
-		return true
-	})
-	if bad != nil {
-		return Event{}, bad
+	if d.bad != nil {
+		return Event{}, d.bad
 	}
 	if lr.Timestamp() != 0 {
 		ev.Timestamp = lr.Timestamp().AsTime().UTC()
@@ -298,117 +380,188 @@ func Decode(lr plog.LogRecord) (Event, error) {
 	if lr.Body().Type() == pcommon.ValueTypeStr {
 		ev.Text = lr.Body().Str()
 	}
-	// Every known key has its type now (checked above).
-	a.Range(func(k string, v pcommon.Value) bool {
-		s := func() string { return v.Str() }
-		n := func() *int64 { x := v.Int(); return &x }
-		switch k {
-		case AttrSchemaVersion:
-			ev.SchemaVersion = s()
-		case AttrSource:
-			ev.Source = Source(s())
-		case AttrProjectHash:
-			ev.ProjectHash = s()
-		case AttrProjectRoot:
-			ev.ProjectRoot = s()
-		case AttrSessionID:
-			ev.SessionID = s()
-		case AttrEventID:
-			ev.EventID = s()
-		case AttrParentEventID:
-			ev.ParentEventID = s()
-		case AttrEventType:
-		case AttrRole:
-			ev.Role = Role(s())
-		case AttrChannel:
-			ev.Channel = Channel(s())
-		case AttrToolName:
-			ev.ToolName = s()
-		case AttrToolCallID:
-			ev.ToolCallID = s()
-		case AttrToolStatus:
-			ev.ToolStatus = ToolStatus(s())
-		case AttrToolLatencyMs:
-			ev.ToolLatencyMs = n()
-		case AttrExitCode:
-			ev.ToolExitCode = n()
-		case AttrFilePath:
-			ev.FilePath = s()
-		case AttrFileLanguage:
-			ev.FileLanguage = s()
-		case AttrFileOp:
-			ev.FileOp = FileOp(s())
-		case AttrModel:
-			ev.Model = s()
-		case AttrTokensInput:
-			ev.TokensInput = n()
-		case AttrTokensOutput:
-			ev.TokensOutput = n()
-		case AttrTokensTotal:
-			ev.TokensTotal = n()
-		case AttrTokensCached:
-			ev.TokensCached = n()
-		case AttrTokensThinking:
-			ev.TokensThinking = n()
-		case AttrTokensTool:
-			ev.TokensTool = n()
-		case AttrTokensCacheCreation:
-			ev.TokensCacheCreation = n()
-		case AttrAgentID:
-			ev.AgentID = s()
-		case AttrRaw:
-			ev.Raw = v.Bytes().AsRaw()
-		case AttrSequence:
-			ev.Sequence = v.Int()
-		case AttrAgentVersion:
-			ev.AgentVersion = s()
-		case AttrGitBranch:
-			ev.GitBranch = s()
-		case AttrSidechain:
-			ev.IsSidechain = v.Bool()
-		case AttrSubagentType:
-			ev.SubagentType = s()
-		case AttrParentToolCallID:
-			ev.ParentToolCallID = s()
-		case AttrSpawnedAgentID:
-			ev.SpawnedAgentID = s()
-		case AttrEntrypoint:
-			ev.Entrypoint = s()
-		case AttrProvider:
-			ev.Provider = s()
-		case AttrResponseID:
-			ev.ResponseID = s()
-		case AttrFinishReasons:
-			if v.Slice().Len() > 0 {
-				ev.FinishReason = v.Slice().At(0).AsString()
-			}
-		case AttrErrorType:
-			ev.ErrorType = s()
-		case AttrCostUSD:
-			c := v.Double()
-			if v.Type() == pcommon.ValueTypeInt {
-				c = float64(v.Int())
-			}
-			ev.CostUSD = &c
-		case AttrStatus:
-			ev.Status = s()
-		case AttrLogFile:
-			ev.LogFile = s()
-		case AttrLogLine:
-			ev.LogLine = v.Int()
-		case AttrUnparsed:
-			ev.Unparsed = s()
-		case AttrReadCaughtUp:
-			// wire only
-		default:
-			if ev.Attributes == nil {
-				ev.Attributes = map[string]any{}
-			}
-			ev.Attributes[k] = v.AsRaw()
+	return *ev, nil
+}
+
+// decoder is the state of one Decode.
+type decoder struct {
+	ev      Event
+	typ     pcommon.Value // the first AttrEventType
+	hasType bool
+	bad     error // the first known attribute of another type than Encode writes
+	nums    *[numFields]int64
+}
+
+// Slots of the nullable numeric fields in decoder.nums: one allocation for
+// all of an event's numbers.
+const (
+	numToolLatency = iota
+	numExitCode
+	numTokensInput
+	numTokensOutput
+	numTokensTotal
+	numTokensCached
+	numTokensThinking
+	numTokensTool
+	numTokensCacheCreation
+	numFields
+)
+
+// attr decodes one attribute; left counts it and those after it.
+func (d *decoder) attr(k string, v pcommon.Value, left int) {
+	ev := &d.ev
+	switch k {
+	case AttrSchemaVersion:
+		d.str(k, v, &ev.SchemaVersion)
+	case AttrSource:
+		d.str(k, v, (*string)(&ev.Source))
+	case AttrProjectHash:
+		d.str(k, v, &ev.ProjectHash)
+	case AttrProjectRoot:
+		d.str(k, v, &ev.ProjectRoot)
+	case AttrSessionID:
+		d.str(k, v, &ev.SessionID)
+	case AttrEventID:
+		d.str(k, v, &ev.EventID)
+	case AttrParentEventID:
+		d.str(k, v, &ev.ParentEventID)
+	case AttrEventType:
+		if !d.hasType {
+			d.typ, d.hasType = v, true
 		}
+		d.want(k, v, pcommon.ValueTypeStr) // Decode sets Type from the first one
+	case AttrRole:
+		d.str(k, v, (*string)(&ev.Role))
+	case AttrChannel:
+		d.str(k, v, (*string)(&ev.Channel))
+	case AttrToolName:
+		d.str(k, v, &ev.ToolName)
+	case AttrToolCallID:
+		d.str(k, v, &ev.ToolCallID)
+	case AttrToolStatus:
+		d.str(k, v, (*string)(&ev.ToolStatus))
+	case AttrToolLatencyMs:
+		d.num(k, v, &ev.ToolLatencyMs, numToolLatency)
+	case AttrExitCode:
+		d.num(k, v, &ev.ToolExitCode, numExitCode)
+	case AttrFilePath:
+		d.str(k, v, &ev.FilePath)
+	case AttrFileLanguage:
+		d.str(k, v, &ev.FileLanguage)
+	case AttrFileOp:
+		d.str(k, v, (*string)(&ev.FileOp))
+	case AttrModel:
+		d.str(k, v, &ev.Model)
+	case AttrTokensInput:
+		d.num(k, v, &ev.TokensInput, numTokensInput)
+	case AttrTokensOutput:
+		d.num(k, v, &ev.TokensOutput, numTokensOutput)
+	case AttrTokensTotal:
+		d.num(k, v, &ev.TokensTotal, numTokensTotal)
+	case AttrTokensCached:
+		d.num(k, v, &ev.TokensCached, numTokensCached)
+	case AttrTokensThinking:
+		d.num(k, v, &ev.TokensThinking, numTokensThinking)
+	case AttrTokensTool:
+		d.num(k, v, &ev.TokensTool, numTokensTool)
+	case AttrTokensCacheCreation:
+		d.num(k, v, &ev.TokensCacheCreation, numTokensCacheCreation)
+	case AttrAgentID:
+		d.str(k, v, &ev.AgentID)
+	case AttrRaw:
+		if d.want(k, v, pcommon.ValueTypeBytes) {
+			ev.Raw = v.Bytes().AsRaw()
+		}
+	case AttrSequence:
+		if d.want(k, v, pcommon.ValueTypeInt) {
+			ev.Sequence = v.Int()
+		}
+	case AttrAgentVersion:
+		d.str(k, v, &ev.AgentVersion)
+	case AttrGitBranch:
+		d.str(k, v, &ev.GitBranch)
+	case AttrSidechain:
+		if d.want(k, v, pcommon.ValueTypeBool) {
+			ev.IsSidechain = v.Bool()
+		}
+	case AttrSubagentType:
+		d.str(k, v, &ev.SubagentType)
+	case AttrParentToolCallID:
+		d.str(k, v, &ev.ParentToolCallID)
+	case AttrSpawnedAgentID:
+		d.str(k, v, &ev.SpawnedAgentID)
+	case AttrEntrypoint:
+		d.str(k, v, &ev.Entrypoint)
+	case AttrProvider:
+		d.str(k, v, &ev.Provider)
+	case AttrResponseID:
+		d.str(k, v, &ev.ResponseID)
+	case AttrFinishReasons:
+		if d.want(k, v, pcommon.ValueTypeSlice) && v.Slice().Len() > 0 {
+			ev.FinishReason = v.Slice().At(0).AsString()
+		}
+	case AttrErrorType:
+		d.str(k, v, &ev.ErrorType)
+	case AttrCostUSD:
+		var c float64
+		switch v.Type() {
+		case pcommon.ValueTypeDouble:
+			c = v.Double()
+		case pcommon.ValueTypeInt:
+			c = float64(v.Int())
+		default:
+			d.want(k, v, pcommon.ValueTypeDouble)
+			return
+		}
+		ev.CostUSD = &c
+	case AttrStatus:
+		d.str(k, v, &ev.Status)
+	case AttrLogFile:
+		d.str(k, v, &ev.LogFile)
+	case AttrLogLine:
+		if d.want(k, v, pcommon.ValueTypeInt) {
+			ev.LogLine = v.Int()
+		}
+	case AttrUnparsed:
+		d.str(k, v, &ev.Unparsed)
+	case AttrReadCaughtUp:
+		// wire only
+	default:
+		if ev.Attributes == nil {
+			ev.Attributes = make(map[string]any, left) // Encode writes them last
+		}
+		ev.Attributes[k] = v.AsRaw()
+	}
+}
+
+// want reports whether v has type t, and notes the first known attribute
+// that does not.
+func (d *decoder) want(k string, v pcommon.Value, t pcommon.ValueType) bool {
+	got := v.Type()
+	if got == t {
 		return true
-	})
-	return ev, nil
+	}
+	if d.bad == nil {
+		d.bad = fmt.Errorf("%w: %s is %s, want %s", ErrMalformed, k, got, t)
+	}
+	return false
+}
+
+func (d *decoder) str(k string, v pcommon.Value, dst *string) {
+	if d.want(k, v, pcommon.ValueTypeStr) {
+		*dst = v.Str()
+	}
+}
+
+func (d *decoder) num(k string, v pcommon.Value, dst **int64, slot int) {
+	if !d.want(k, v, pcommon.ValueTypeInt) {
+		return
+	}
+	if d.nums == nil {
+		d.nums = new([numFields]int64)
+	}
+	d.nums[slot] = v.Int()
+	*dst = &d.nums[slot]
 }
 
 // RecordPlace names where a record came from (its log file and line), for
@@ -444,21 +597,34 @@ func EncodeLogs(events []Event, hostName string) plog.Logs {
 		source  Source
 		version string
 	}
-	scopes := map[key]plog.ScopeLogs{}
-	for _, ev := range events {
-		k := key{ev.Source, ev.AgentVersion}
-		sl, ok := scopes[k]
-		if !ok {
-			rl := logs.ResourceLogs().AppendEmpty()
-			SetResource(rl.Resource(), ev.Source, ev.AgentVersion)
-			if hostName != "" {
-				rl.Resource().Attributes().PutStr(ResourceHostName, hostName)
+	var (
+		enc    encoder
+		scopes = map[key]plog.LogRecordSlice{}
+		last   key
+		lrs    plog.LogRecordSlice
+	)
+	for i := range events {
+		ev := &events[i]
+		// Runs of events share a resource: look it up when it changes.
+		if k := (key{ev.Source, ev.AgentVersion}); i == 0 || k != last {
+			var ok bool
+			if lrs, ok = scopes[k]; !ok {
+				rl := logs.ResourceLogs().AppendEmpty()
+				SetResource(rl.Resource(), ev.Source, ev.AgentVersion)
+				if hostName != "" {
+					rl.Resource().Attributes().PutStr(ResourceHostName, hostName)
+				}
+				sl := rl.ScopeLogs().AppendEmpty()
+				sl.Scope().SetName(ScopeName)
+				lrs = sl.LogRecords()
+				if i == 0 {
+					lrs.EnsureCapacity(len(events)) // most batches are of one resource
+				}
+				scopes[k] = lrs
 			}
-			sl = rl.ScopeLogs().AppendEmpty()
-			sl.Scope().SetName(ScopeName)
-			scopes[k] = sl
+			last = k
 		}
-		Encode(ev, sl.LogRecords().AppendEmpty())
+		enc.encode(ev, lrs.AppendEmpty())
 	}
 	return logs
 }
@@ -469,6 +635,9 @@ const ScopeName = "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 // DecodeLogs reads every agent event in logs, in order. Records Decode
 // refuses (not agent events, malformed) are skipped and counted in skipped.
 func DecodeLogs(logs plog.Logs) (events []Event, skipped int) {
+	if n := logs.LogRecordCount(); n > 0 {
+		events = make([]Event, 0, n)
+	}
 	for i := 0; i < logs.ResourceLogs().Len(); i++ {
 		sls := logs.ResourceLogs().At(i).ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
@@ -482,6 +651,9 @@ func DecodeLogs(logs plog.Logs) (events []Event, skipped int) {
 				events = append(events, ev)
 			}
 		}
+	}
+	if len(events) == 0 {
+		events = nil
 	}
 	return events, skipped
 }
