@@ -52,3 +52,35 @@ func TestOmitContent(t *testing.T) {
 		vendortest.RequireLeanParse(t, files, leanParse(dir))
 	})
 }
+
+// FuzzOmitContent feeds arbitrary records (one per line of the input) to a
+// full parser and to one without content and raw records: the latter's
+// events are always the former's, stripped.
+func FuzzOmitContent(f *testing.F) {
+	root := filepath.Join(repoRoot(f), "testdata", "claude_code")
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(f, err)
+		lines := vendortest.SplitLines(data)
+		for i, l := range lines {
+			f.Add(l.Data)
+			if i > 0 {
+				// Two records in a row: held usage, open calls.
+				f.Add(append(append(append([]byte(nil), lines[i-1].Data...), '\n'), l.Data...))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parse := func(opts Options) []agentevent.Event {
+			p := NewParserWithOptions(testSession+".jsonl", opts)
+			var events []agentevent.Event
+			for _, l := range vendortest.SplitLines(data) {
+				events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
+			}
+			return append(events, p.Flush()...)
+		}
+		full, lean := parse(Options{}), parse(Options{OmitContent: true, OmitRaw: true})
+		require.Equal(t, vendortest.Stripped(full), vendortest.Stripped(lean))
+	})
+}
