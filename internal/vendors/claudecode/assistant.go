@@ -48,7 +48,7 @@ func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 			}
 			// A server tool's result (web search, code execution) arrives
 			// inside the assistant message that called it.
-			ev = p.toolResult(c, b.ToolUseID, b.Content, serverToolFailed(b.Content), nil)
+			ev = p.toolResult(c, b.ToolUseID, b.Content, serverToolFailed(b.Content), &toolUseResult{})
 		}
 		out = append(out, pending{ev: ev, idx: i})
 	}

@@ -64,7 +64,7 @@ type patchHunk struct {
 // results in one row, an older or unexpected toolUseResult).
 func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff bool) {
 	r := &t.edit
-	readable := len(t.raw) > 0 && t.raw[0] == '{' && t.editOK
+	readable := t.object && t.editOK
 	change := changeModified
 	if tool == toolWrite && r.Type == "create" {
 		change = changeCreated
@@ -163,7 +163,7 @@ type bashOutput struct {
 func testFacts(ev *agentevent.Event, runner, text string, t *toolUseResult) {
 	agentevent.SetAttr(ev, agentevent.AttrTestRunner, runner)
 	output := text
-	if strings.TrimSpace(output) == "" && len(t.raw) > 0 && t.raw[0] == '{' && t.bashOK {
+	if strings.TrimSpace(output) == "" && t.object && t.bashOK {
 		stdout, _ := jsonString(t.bash.Stdout)
 		stderr, _ := jsonString(t.bash.Stderr)
 		output = stdout + "\n" + stderr

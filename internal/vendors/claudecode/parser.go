@@ -234,15 +234,27 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	return append(pre, p.finish(c, out)...)
 }
 
-// decodeRecord decodes one line in one pass when its message has the usual
-// shape (fastRecord), else as a record whose message is decoded when used.
+// decodeRecord decodes one line in one pass when its message and
+// toolUseResult have the usual shapes (fastRecord: content blocks, an
+// object), else in one pass with its content and toolUseResult raw
+// (msgRecord), else as a record whose message is decoded when used. The
+// record's events are the same whichever way it was decoded: each way reads
+// the same fields into the same types.
 func decodeRecord(line []byte) (*record, error) {
 	var f fastRecord
 	if jsonx.Unmarshal(line, &f) == nil {
 		r := &f.record
+		if f.ToolUseResult != nil {
+			r.decoded.turDone, r.decoded.tur = true, f.ToolUseResult.result()
+		}
 		switch {
 		case f.Message != nil:
-			r.decoded.msgDone, r.decoded.msgOK, r.decoded.msg = true, true, *f.Message
+			d := &r.decoded
+			d.msgDone, d.msgOK, d.msg = true, true, f.Message.message
+			d.contentDone = true
+			if f.Message.Content != nil {
+				d.contentKind, d.contentBlocks = contentBlocks, f.Message.Content
+			}
 			return r, nil
 		case r.Type != "user" && r.Type != "assistant":
 			// Only user and assistant rows read their message.
@@ -250,6 +262,12 @@ func decodeRecord(line []byte) (*record, error) {
 		}
 		// A user or assistant row whose message is absent or null: the
 		// two are told apart below.
+	}
+	var m msgRecord
+	if jsonx.Unmarshal(line, &m) == nil && m.Message != nil {
+		r := &m.record
+		r.decoded.msgDone, r.decoded.msgOK, r.decoded.msg = true, true, *m.Message
+		return r, nil
 	}
 	r := new(record)
 	if err := jsonx.Unmarshal(line, r); err != nil {

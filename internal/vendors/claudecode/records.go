@@ -19,11 +19,10 @@ import (
 // raw and are decoded where they are used, once (see message, content and
 // toolUseResult).
 //
-// A line is decoded as a fastRecord first: the same record with its message
-// decoded in the same pass. When that fails (a message that is not an
-// object, a message field of another type), the line is decoded again as a
-// record, whose message is decoded on its own when it is used: the events
-// of a record are the same either way.
+// A line is decoded in one pass when it can be (see decodeRecord); when
+// that fails (a message that is not an object, a message field of another
+// type), it is decoded again as a record, whose message is decoded on its
+// own when it is used: the events of a record are the same either way.
 type record struct {
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
@@ -92,9 +91,24 @@ type record struct {
 	Branch          string `json:"branch"`
 }
 
-// fastRecord is a record whose message is decoded in the same pass (the
-// message member shadows record.Message).
+// fastRecord is a record whose message, content blocks and toolUseResult
+// object are decoded in the same pass (its members shadow record's).
 type fastRecord struct {
+	record
+	Message       *fastMessage         `json:"message"`
+	ToolUseResult *toolUseResultFields `json:"toolUseResult"`
+}
+
+// fastMessage is a message whose content is a list of blocks.
+type fastMessage struct {
+	message
+	Content []block `json:"content"`
+}
+
+// msgRecord is a record whose message is decoded in the same pass, its
+// content and toolUseResult left raw (content that is a string, a
+// toolUseResult that is not an object).
+type msgRecord struct {
 	record
 	Message *message `json:"message"`
 }
@@ -108,6 +122,19 @@ type decodedRow struct {
 	contentKind   contentKind
 	contentStr    string
 	contentBlocks []block
+
+	turDone bool
+	tur     toolUseResult
+}
+
+// toolUseResult is the record's toolUseResult, decoded once.
+func (r *record) toolUseResult() *toolUseResult {
+	d := &r.decoded
+	if !d.turDone {
+		d.turDone = true
+		d.tur = decodeToolUseResult(r.ToolUseResult)
+	}
+	return &d.tur
 }
 
 // hasMessage tells whether the record has a message member.
@@ -230,17 +257,27 @@ type toolUseResultObject struct {
 // toolUseResult is what the mapping reads of a row's toolUseResult,
 // decoded once.
 type toolUseResult struct {
-	// raw is the value (trimmed); text its text when it is a string or a
-	// list of blocks.
-	raw  []byte
+	// text is its text when it is a string or a list of blocks.
 	text string
-	// obj, edit and bash are its fields when it is an object; editOK and
-	// bashOK tell whether those parts decoded (a part that did not may hold
-	// the fields decoded before the one that failed, as it always has).
+	// object: it is an object, whose fields are obj, edit and bash; editOK
+	// and bashOK tell whether those parts decoded (a part that did not may
+	// hold the fields decoded before the one that failed, as it always has).
+	object         bool
 	obj            toolUseResultObject
 	edit           fileEditResult
 	bash           bashOutput
 	editOK, bashOK bool
+}
+
+// toolUseResultFields is every toolUseResult field the mapping reads.
+type toolUseResultFields struct {
+	toolUseResultObject
+	fileEditResult
+	bashOutput
+}
+
+func (f *toolUseResultFields) result() toolUseResult {
+	return toolUseResult{object: true, obj: f.toolUseResultObject, edit: f.fileEditResult, bash: f.bashOutput, editOK: true, bashOK: true}
 }
 
 // decodeToolUseResult decodes a toolUseResult value once. An object is
@@ -248,29 +285,25 @@ type toolUseResult struct {
 // fails are its parts decoded one by one, so that a field of an unexpected
 // type costs the part it belongs to and no more.
 func decodeToolUseResult(raw []byte) toolUseResult {
-	t := toolUseResult{raw: bytes.TrimSpace(raw)}
-	if len(t.raw) == 0 {
+	raw = bytes.TrimSpace(raw)
+	var t toolUseResult
+	if len(raw) == 0 {
 		return t
 	}
-	switch t.raw[0] {
+	switch raw[0] {
 	case '{':
-		var all struct {
-			toolUseResultObject
-			fileEditResult
-			bashOutput
+		var all toolUseResultFields
+		if jsonx.Unmarshal(raw, &all) == nil {
+			return all.result()
 		}
-		if jsonx.Unmarshal(t.raw, &all) == nil {
-			t.obj, t.edit, t.bash = all.toolUseResultObject, all.fileEditResult, all.bashOutput
-			t.editOK, t.bashOK = true, true
-			return t
-		}
-		_ = jsonx.Unmarshal(t.raw, &t.obj) // a result we cannot read adds nothing
-		t.editOK = jsonx.Unmarshal(t.raw, &t.edit) == nil
-		t.bashOK = jsonx.Unmarshal(t.raw, &t.bash) == nil
+		t.object = true
+		_ = jsonx.Unmarshal(raw, &t.obj) // a result we cannot read adds nothing
+		t.editOK = jsonx.Unmarshal(raw, &t.edit) == nil
+		t.bashOK = jsonx.Unmarshal(raw, &t.bash) == nil
 	case '"':
-		t.text = rawString(t.raw)
+		t.text = rawString(raw)
 	case '[':
-		t.text = rawText(t.raw)
+		t.text = rawText(raw)
 	}
 	return t
 }

@@ -147,11 +147,11 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	for i, b := range blocks {
 		switch b.Type {
 		case "tool_result":
-			var tur []byte
+			tur := &toolUseResult{}
 			if nResults == 1 {
 				// toolUseResult describes the row's one result; with several
 				// it cannot be told apart.
-				tur = r.ToolUseResult
+				tur = r.toolUseResult()
 			}
 			out = append(out, pending{ev: p.toolResult(c, b.ToolUseID, b.Content, b.IsError, tur), idx: i})
 		case "text":
@@ -163,10 +163,10 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	return out
 }
 
-// toolResult maps one tool result, pairing it with its open call. tur is
-// the row's toolUseResult (nil when it cannot be told which result it
+// toolResult maps one tool result, pairing it with its open call. t is
+// the row's toolUseResult (empty when it cannot be told which result it
 // describes).
-func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bool, tur []byte) agentevent.Event {
+func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bool, t *toolUseResult) agentevent.Event {
 	s := &p.st
 	call := s.Calls[callID]
 	name, path := "", ""
@@ -194,7 +194,6 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 		ev.Text = resultText()
 	}
 
-	t := decodeToolUseResult(tur)
 	obj := &t.obj
 	if isError || obj.Interrupted {
 		ev.ToolStatus = agentevent.ToolError
@@ -210,13 +209,13 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 		}
 	}
 	if ev.ToolStatus == agentevent.ToolSuccess && changesFile(name) {
-		fileFacts(&ev, name, &t, !p.opts.OmitContent)
+		fileFacts(&ev, name, t, !p.opts.OmitContent)
 	}
 	if call != nil && call.TestRunner != "" && obj.BackgroundTaskID == "" &&
 		ev.ErrorType != ErrRejected && ev.ErrorType != ErrPermissionDenied {
 		// A test command that ran (a declined one did not; a background
 		// one has no output yet).
-		testFacts(&ev, call.TestRunner, resultText(), &t)
+		testFacts(&ev, call.TestRunner, resultText(), t)
 	}
 	if call != nil && !call.Timestamp.IsZero() && !c.ts.IsZero() {
 		if ms := c.ts.Sub(call.Timestamp).Milliseconds(); ms >= 0 {

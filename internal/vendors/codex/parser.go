@@ -90,20 +90,16 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
 		return p.unparsed(c, reason, detail)
 	})
-	var fast fastRecord
-	if jsonx.Unmarshal(line, &fast) == nil && fast.Payload != nil &&
-		(fast.Type == "response_item" || fast.Type == "event_msg") {
-		p.timestamp(c, fast.Timestamp)
+	if r, ok := decodeFast(line); ok {
+		p.timestamp(c, r.Timestamp)
 		var out []agentevent.Event
 		var reason, detail string
-		if fast.Type == "response_item" {
-			it := fast.Payload.item()
-			out, reason, detail = p.responseItem(&it, c)
+		if r.Type == "response_item" {
+			out, reason, detail = p.responseItem(&r.item, c)
 		} else {
-			m := fast.Payload.eventMsg()
-			out, reason, detail = p.eventMsg(&m, c)
+			out, reason, detail = p.eventMsg(&r.msg, c)
 		}
-		return p.result(c, fast.Type, out, reason, detail)
+		return p.result(c, r.Type, out, reason, detail)
 	}
 	var r record
 	if err := jsonx.Unmarshal(line, &r); err != nil {
@@ -146,6 +142,44 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail = ReasonUnknownType, "record type "+r.Type
 	}
 	return p.result(c, r.Type, out, reason, detail)
+}
+
+// fastLine is a response_item or event_msg line decoded in one pass.
+type fastLine struct {
+	Timestamp, Type string
+	item            item
+	msg             eventMsg
+}
+
+// decodeFast decodes a response_item or event_msg line in one pass, its
+// tool output as a string (fastOutputRecord) or raw (fastRecord). ok is
+// false for a line of another type, or one neither can decode.
+func decodeFast(line []byte) (r fastLine, ok bool) {
+	fast := func(typ string) bool { return typ == "response_item" || typ == "event_msg" }
+	var so fastOutputRecord
+	if jsonx.Unmarshal(line, &so) == nil {
+		if so.Payload == nil || !fast(so.Type) {
+			return r, false
+		}
+		r = fastLine{Timestamp: so.Timestamp, Type: so.Type}
+		if so.Type == "response_item" {
+			r.item = so.Payload.item()
+		} else {
+			r.msg = so.Payload.eventMsg()
+		}
+		return r, true
+	}
+	var f fastRecord
+	if jsonx.Unmarshal(line, &f) == nil && f.Payload != nil && fast(f.Type) {
+		r = fastLine{Timestamp: f.Timestamp, Type: f.Type}
+		if f.Type == "response_item" {
+			r.item = f.Payload.item()
+		} else {
+			r.msg = f.Payload.eventMsg()
+		}
+		return r, true
+	}
+	return r, false
 }
 
 // timestamp takes the record's time when it has one.

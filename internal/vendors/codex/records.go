@@ -26,6 +26,19 @@ type fastRecord struct {
 	Payload   *payload `json:"payload"`
 }
 
+// fastOutputRecord is a fastRecord whose tool output, when there is one, is
+// a string (the output of most tool calls), decoded in the same pass.
+type fastOutputRecord struct {
+	Timestamp string               `json:"timestamp"`
+	Type      string               `json:"type"`
+	Payload   *stringOutputPayload `json:"payload"`
+}
+
+type stringOutputPayload struct {
+	payload
+	Output *string `json:"output"`
+}
+
 // payload is item and eventMsg in one struct (the members they share have
 // the same type).
 type payload struct {
@@ -60,6 +73,16 @@ type payload struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
 	} `json:"invocation"`
+}
+
+func (pl *stringOutputPayload) item() item {
+	it := pl.payload.item()
+	// An absent or null output reads as "" too.
+	it.outputDecoded = true
+	if pl.Output != nil {
+		it.output = *pl.Output
+	}
+	return it
 }
 
 func (pl *payload) item() item {
@@ -138,6 +161,11 @@ type item struct {
 	GhostCommit *struct {
 		ID string `json:"id"`
 	} `json:"ghost_commit"`
+
+	// output is Output as a string when outputDecoded: decoded in the
+	// line's pass (stringOutputPayload), Output then is nil.
+	output        string
+	outputDecoded bool
 }
 
 // contentPart is one element of a message's content or a reasoning's

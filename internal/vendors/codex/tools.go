@@ -207,7 +207,10 @@ type jsonOutput struct {
 func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
 	ev.ToolCallID = it.CallID
-	out, isString := jsonString(it.Output)
+	out, isString := it.output, it.outputDecoded
+	if !isString {
+		out, isString = jsonString(it.Output)
+	}
 	if !isString {
 		// Newer outputs may be an object or a list of content items.
 		var obj struct {
