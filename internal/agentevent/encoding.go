@@ -351,28 +351,35 @@ var (
 // to its field (the last of duplicate keys wins) and every other key to
 // Event.Attributes.
 func Decode(lr plog.LogRecord) (Event, error) {
+	var ev Event
+	err := decodeInto(lr, &ev)
+	return ev, err
+}
+
+// decodeInto is Decode into *dst, left as it is on error.
+func decodeInto(lr plog.LogRecord, dst *Event) error {
 	var d decoder
+	ev := &d.ev
 	a := lr.Attributes()
 	left := a.Len()
 	for k, v := range a.All() {
 		d.attr(k, v, left)
 		left--
 	}
-	ev := &d.ev
 	switch typ := d.typ; {
 	case !d.hasType:
 		name := lr.EventName()
 		if !strings.HasPrefix(name, EventNamePrefix) || name == EventNamePrefix {
-			return Event{}, fmt.Errorf("%w (event name %q, no %s)", ErrNotAgentEvent, name, AttrEventType)
+			return fmt.Errorf("%w (event name %q, no %s)", ErrNotAgentEvent, name, AttrEventType)
 		}
 		ev.Type = EventType(strings.TrimPrefix(name, EventNamePrefix))
 	case typ.Type() != pcommon.ValueTypeStr || typ.Str() == "":
-		return Event{}, fmt.Errorf("%w: %s is %s %q, want a non-empty string", ErrMalformed, AttrEventType, typ.Type(), typ.AsString())
+		return fmt.Errorf("%w: %s is %s %q, want a non-empty string", ErrMalformed, AttrEventType, typ.Type(), typ.AsString())
 	default:
 		ev.Type = EventType(typ.Str())
 	}
 	if d.bad != nil {
-		return Event{}, d.bad
+		return d.bad
 	}
 	if lr.Timestamp() != 0 {
 		ev.Timestamp = lr.Timestamp().AsTime().UTC()
@@ -380,7 +387,8 @@ func Decode(lr plog.LogRecord) (Event, error) {
 	if lr.Body().Type() == pcommon.ValueTypeStr {
 		ev.Text = lr.Body().Str()
 	}
-	return *ev, nil
+	*dst = *ev
+	return nil
 }
 
 // decoder is the state of one Decode.
@@ -635,27 +643,27 @@ const ScopeName = "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 // DecodeLogs reads every agent event in logs, in order. Records Decode
 // refuses (not agent events, malformed) are skipped and counted in skipped.
 func DecodeLogs(logs plog.Logs) (events []Event, skipped int) {
-	if n := logs.LogRecordCount(); n > 0 {
-		events = make([]Event, 0, n)
+	n := logs.LogRecordCount()
+	if n == 0 {
+		return nil, 0
 	}
-	for i := 0; i < logs.ResourceLogs().Len(); i++ {
-		sls := logs.ResourceLogs().At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				ev, err := Decode(lrs.At(k))
-				if err != nil {
+	events = make([]Event, n) // decoded in place
+	i := 0
+	for _, rl := range logs.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				if err := decodeInto(lr, &events[i]); err != nil {
 					skipped++
 					continue
 				}
-				events = append(events, ev)
+				i++
 			}
 		}
 	}
-	if len(events) == 0 {
-		events = nil
+	if i == 0 {
+		return nil, skipped
 	}
-	return events, skipped
+	return events[:i], skipped
 }
 
 // Normalize fills what every event must carry: the schema version, the role
