@@ -34,16 +34,122 @@ import (
 // Without a storage extension the keys live in memory: only the state of a
 // session evicted by the cap is kept there (see sessionTable), so that it
 // comes back unchanged.
+//
+// The keys written as one value for the whole agent — knownFiles, sessions,
+// pending_flush, which grow with the history (megabytes) and are rewritten
+// whole — go to a storage client of their own (blobs; file_storage: a file
+// of its own, receiver_agentlog_<name>_positions). The storage keeps a value
+// with the few keys next to it in its order; a commit of one of those keys,
+// a small per-session state written after every delivery, would otherwise
+// rewrite megabytes each time (at 1 GB of history: gigabytes written, a
+// storage file five times its content).
 type checkpoints struct {
 	persister operator.Persister
-	persist   bool
+	// blobs holds the values written whole for the agent; a value written
+	// before they had their own client is read from persister, and deleted
+	// there when it is first written to blobs.
+	blobs   operator.Persister
+	persist bool
 
 	mu  sync.Mutex
 	mem map[string][]byte // without storage: states of evicted sessions
 }
 
 func newCheckpoints(client storage.Client, agentKey string, persist bool) *checkpoints {
-	return &checkpoints{persister: operator.NewScopedPersister(agentKey, client), persist: persist, mem: map[string][]byte{}}
+	p := operator.NewScopedPersister(agentKey, client)
+	return &checkpoints{persister: p, blobs: p, persist: persist, mem: map[string][]byte{}}
+}
+
+// withBlobs keeps the agent's whole values in their own storage client.
+func (c *checkpoints) withBlobs(client storage.Client, agentKey string) *checkpoints {
+	c.blobs = &movedPersister{Persister: operator.NewScopedPersister(agentKey, client), from: c.persister}
+	return c
+}
+
+// movedPersister reads a key from "from" while it has not been written
+// here, and deletes it from "from" when it first is.
+type movedPersister struct {
+	operator.Persister
+	from operator.Persister
+
+	mu    sync.Mutex
+	moved map[string]bool // keys written here (or absent from "from")
+}
+
+func (p *movedPersister) isMoved(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.moved[key]
+}
+
+func (p *movedPersister) markMoved(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.moved == nil {
+		p.moved = map[string]bool{}
+	}
+	p.moved[key] = true
+}
+
+func (p *movedPersister) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := p.Persister.Get(ctx, key)
+	if err != nil || b != nil || p.isMoved(key) {
+		return b, err
+	}
+	return p.from.Get(ctx, key)
+}
+
+func (p *movedPersister) Set(ctx context.Context, key string, value []byte) error {
+	return p.Batch(ctx, storage.SetOperation(key, value))
+}
+
+func (p *movedPersister) Delete(ctx context.Context, key string) error {
+	return p.Batch(ctx, storage.DeleteOperation(key))
+}
+
+// Batch writes ops here; a key written for the first time is then deleted
+// from "from" (after: a crash in between leaves both, and this one is read).
+func (p *movedPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	// Taken before the write: a scoped persister prefixes the keys of the
+	// operations in place.
+	var old []*storage.Operation
+	for _, op := range ops {
+		if op.Type != storage.Get && !p.isMoved(op.Key) {
+			old = append(old, storage.DeleteOperation(op.Key))
+		}
+	}
+	if err := p.Persister.Batch(ctx, ops...); err != nil {
+		return err
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	keys := make([]string, len(old))
+	for i, op := range old {
+		keys[i] = op.Key
+	}
+	if err := p.from.Batch(ctx, old...); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		p.markMoved(key)
+	}
+	return nil
+}
+
+// getBlob and setBlob are get and set of the agent's whole values.
+func (c *checkpoints) getBlob(ctx context.Context, key string) ([]byte, error) {
+	if !c.persist {
+		return c.get(ctx, key)
+	}
+	return c.blobs.Get(ctx, key)
+}
+
+func (c *checkpoints) setBlob(ctx context.Context, key string, b []byte) error {
+	if !c.persist {
+		return nil
+	}
+	return c.blobs.Set(ctx, key, b)
 }
 
 func parserKey(path string) string              { return "parser." + path }
@@ -173,7 +279,7 @@ func (t *sessionTable[S]) loadIndex(ctx context.Context) {
 		return
 	}
 	t.indexRead = true
-	b, err := t.cp.get(ctx, t.indexKey)
+	b, err := t.cp.getBlob(ctx, t.indexKey)
 	if err != nil {
 		t.onError(fmt.Errorf("read the session index: %w", err))
 		return
@@ -388,7 +494,7 @@ func (t *sessionTable[S]) flush(ctx context.Context) {
 	t.indexDirty = false
 	t.mu.Unlock()
 	if err == nil {
-		err = t.cp.set(ctx, t.indexKey, b, false)
+		err = t.cp.setBlob(ctx, t.indexKey, b)
 	}
 	if err != nil {
 		t.onError(fmt.Errorf("save the session index: %w", err))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +43,10 @@ type logsReceiver struct {
 	settle    time.Duration
 	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
 
-	mu       sync.Mutex // guards the fields below: Start and Shutdown
-	client   storage.Client
+	mu     sync.Mutex // guards the fields below: Start and Shutdown
+	client storage.Client
+	// blobs keeps the values written whole per agent (see checkpoints).
+	blobs    storage.Client
 	sources  []source
 	emitters []*emitter
 	progress *progress
@@ -100,6 +103,11 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		return fmt.Errorf("`storage`: %w", err)
 	}
 	r.client = client
+	blobs, err := blobClient(ctx, host, r.cfg.Storage, r.set.ID)
+	if err != nil {
+		return errors.Join(fmt.Errorf("`storage`: %w", err), r.stopLocked(ctx))
+	}
+	r.blobs = blobs
 
 	hostname, err := os.Hostname()
 	if err != nil {
@@ -149,7 +157,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	set := sourceSettings{
 		agent: a, cfg: r.cfg, ac: ac, include: include, exclude: exclude,
 		emitter:     em,
-		checkpoints: newCheckpoints(r.client, a.key, r.cfg.Storage != nil),
+		checkpoints: newCheckpoints(r.client, a.key, r.cfg.Storage != nil).withBlobs(r.blobs, a.key),
 		life:        lifeCycle{maxSessions: r.cfg.MaxTrackedSessions, forgetAfter: r.cfg.ForgetAfter, now: r.clock.now},
 		clock:       r.clock,
 		logger:      r.set.Logger,
@@ -181,7 +189,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		if len(snapshots) > 0 {
 			ss := set
 			ss.include = snapshots
-			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil)
+			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil).withBlobs(r.blobs, a.key+".snapshot")
 			all = append(all, newSnapshotSource(ss))
 		}
 		return all, nil
@@ -225,6 +233,29 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 		errs = append(errs, r.client.Close(ctx))
 		r.client = nil
 	}
+	if r.blobs != nil {
+		errs = append(errs, r.blobs.Close(ctx))
+		r.blobs = nil
+	}
 	r.telemetry.Shutdown()
 	return errors.Join(errs...)
+}
+
+// blobClientName names the storage client of the values written whole per
+// agent (see checkpoints).
+const blobClientName = "positions"
+
+// blobClient is the storage client of the values written whole per agent,
+// named blobClientName, from the storage extension as
+// adapter.GetStorageClient finds it (component type without underscores).
+func blobClient(ctx context.Context, host component.Host, storageID *component.ID, id component.ID) (storage.Client, error) {
+	if storageID == nil {
+		return storage.NewNopClient(), nil
+	}
+	ext, ok := host.GetExtensions()[*storageID].(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("storage extension '%s' not found", storageID)
+	}
+	typ := strings.ReplaceAll(id.Type().String(), "_", "")
+	return ext.GetClient(ctx, component.KindReceiver, component.MustNewIDWithName(typ, id.Name()), blobClientName)
 }

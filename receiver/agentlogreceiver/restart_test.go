@@ -64,7 +64,7 @@ func (s restartSetup) firstRun(t *testing.T) *harness {
 
 // secondRun restarts on the same storage and checks that exactly the
 // remaining records arrive, in the turn they belong to.
-func (s restartSetup) secondRun(t *testing.T, first *harness) {
+func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
 	h.waitEvents(s.path, 3)
@@ -90,6 +90,7 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) {
 	}
 	assert.Len(t, seen, 6, "no record lost across the restart")
 	assertNoUnparsed(t, h)
+	return h
 }
 
 func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
@@ -109,16 +110,61 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	ctx := context.Background()
 	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	positions, err := client.Get(ctx, "claude_code.knownFiles")
+	blobs, err := blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix")
+	positions, err := blobs.Get(ctx, "claude_code.knownFiles")
+	require.NoError(t, err)
+	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix, in the client of whole values")
 	state, err := client.Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
 	require.NotNil(t, state, "the parser state is stored per agent and path")
-	require.NoError(t, client.Delete(ctx, "claude_code.knownFiles"))
+	require.NoError(t, blobs.Delete(ctx, "claude_code.knownFiles"))
 	require.NoError(t, client.Close(ctx))
+	require.NoError(t, blobs.Close(ctx))
 
 	s.secondRun(t, first)
+}
+
+// TestRestartMovesWholeValues starts on the storage layout of before the
+// values written whole per agent (read positions, session index) had a
+// client of their own: they are read from the main client, continue where
+// they were, and are moved.
+func TestRestartMovesWholeValues(t *testing.T) {
+	s := newRestartSetup(t)
+	first := s.firstRun(t)
+
+	ctx := context.Background()
+	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	blobs, err := blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	moved := []string{"claude_code.knownFiles", "claude_code.sessions"}
+	for _, key := range moved {
+		b, err := blobs.Get(ctx, key)
+		require.NoError(t, err)
+		require.NotNil(t, b, key)
+		require.NoError(t, client.Set(ctx, key, b))
+		require.NoError(t, blobs.Delete(ctx, key))
+	}
+	require.NoError(t, client.Close(ctx))
+	require.NoError(t, blobs.Close(ctx))
+
+	s.secondRun(t, first).stop()
+
+	client, err = storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	for _, key := range moved {
+		b, err := client.Get(ctx, key)
+		require.NoError(t, err)
+		assert.Nil(t, b, "%s left the main client", key)
+		b, err = blobs.Get(ctx, key)
+		require.NoError(t, err)
+		assert.NotNil(t, b, "%s is in the client of whole values", key)
+	}
+	require.NoError(t, client.Close(ctx))
+	require.NoError(t, blobs.Close(ctx))
 }
 
 // TestRestartWithoutStorage documents the in-memory default: without a

@@ -129,7 +129,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 		},
 	}, set.life, set.storageError)
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
-	s.positions = &heldPersister{Persister: set.checkpoints.persister, now: set.clock.now}
+	s.positions = &heldPersister{Persister: set.checkpoints.blobs, now: set.clock.now}
 	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
 	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
 	// fileconsumer logs every file it starts watching at info: thousands of
@@ -357,7 +357,7 @@ type pendingFlushes struct {
 }
 
 func (p *pendingFlushes) load(ctx context.Context, onError func(error)) {
-	b, err := p.cp.get(ctx, pendingFlushKey)
+	b, err := p.cp.getBlob(ctx, pendingFlushKey)
 	if err != nil {
 		onError(fmt.Errorf("read %s: %w", pendingFlushKey, err))
 		return
@@ -413,7 +413,7 @@ func (p *pendingFlushes) remove(ctx context.Context, path string, onError func(e
 func (p *pendingFlushes) saveLocked(ctx context.Context, onError func(error)) {
 	b, err := json.Marshal(p.ends)
 	if err == nil {
-		err = p.cp.set(ctx, pendingFlushKey, b, false)
+		err = p.cp.setBlob(ctx, pendingFlushKey, b)
 	}
 	if err != nil {
 		onError(fmt.Errorf("write %s: %w", pendingFlushKey, err))
