@@ -77,10 +77,12 @@ service:
 `, liveTurnIdle, sink) + liveTelemetry(port)
 }
 
-// liveTelemetry is telemetry with debug logs as JSON: the connector logs why it closed each turn
-// ("Turn emitted", reason), which the live run reports per turn.
+// liveTelemetry is telemetry with debug logs as JSON, unsampled (the collector's default keeps 10
+// entries of a message per 10 s): the connector logs why it closed each turn ("Turn emitted",
+// reason), which the live run reports per turn.
 func liveTelemetry(port int) string {
-	return strings.Replace(telemetry(port), "      level: warn\n", "      level: debug\n      encoding: json\n", 1)
+	return strings.Replace(telemetry(port), "      level: warn\n",
+		"      level: debug\n      encoding: json\n      sampling:\n        enabled: false\n", 1)
 }
 
 // liveSettings names the agent_log settings of the live run that are not defaults.
@@ -400,6 +402,14 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		sink.waitAll(all, liveTurnIdle+5*time.Second)
 	}
 	reasons := emittedReasons(proc.logPath)
+	if os.Getenv("BENCH_LIVE_DEBUG") != "" {
+		if b, err := os.ReadFile(proc.logPath); err == nil {
+			out := filepath.Join(repoRoot(tb), "_build", "bench", "live-collector.log")
+			if os.WriteFile(out, b, 0o644) == nil {
+				tb.Logf("live: the collector's log is in %s", out)
+			}
+		}
+	}
 
 	lat := &latency{ByReason: map[string]int{}}
 	var samples []time.Duration
