@@ -43,6 +43,10 @@ type latency struct {
 	// next_prompt, end_marker, idle), and by "closer": whether the line that closes the turn is
 	// its own end marker or the next prompt.
 	ByReason map[string]int `json:"by_reason"`
+	// Dropped is otelcol_agent_span_input_dropped by reason at the end: duplicate_span counts the
+	// spans of events that came after their turn went out (rows written after its end marker
+	// that the reader read after it) and were not emitted.
+	Dropped map[string]int `json:"dropped,omitempty"`
 	// PerTurn is one line per measured turn (BENCH_LIVE_DEBUG prints them too).
 	PerTurn []string `json:"per_turn,omitempty"`
 }
@@ -189,15 +193,27 @@ func (s *spanSink) waitAll(keys []rootKey, timeout time.Duration) {
 
 var timestampRe = regexp.MustCompile(`"timestamp":"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))"`)
 
-// shiftTo moves every timestamp of lines so that the last one is at.
-func shiftTo(lines [][]byte, at time.Time) []byte {
-	var last time.Time
-	for _, l := range lines {
+// shiftTo moves every timestamp of a write's lines so that the latest one of a line the parser
+// maps to events (evLines; of any line when none is) is at, and clamps later ones to at: rows that
+// map to nothing (Claude Code's queue operations) may carry the time of the next prompt, minutes
+// later, which would make the turn's events look that old — and a caught-up turn that old closes
+// as idle at once.
+func shiftTo(lines [][]byte, evLines []bool, at time.Time) []byte {
+	var last, lastAny time.Time
+	for i, l := range lines {
 		for _, m := range timestampRe.FindAllSubmatch(l, -1) {
-			if ts, err := time.Parse(time.RFC3339Nano, string(m[1])); err == nil && ts.After(last) {
-				last = ts
+			if ts, err := time.Parse(time.RFC3339Nano, string(m[1])); err == nil {
+				if ts.After(lastAny) {
+					lastAny = ts
+				}
+				if evLines[i] && ts.After(last) {
+					last = ts
+				}
 			}
 		}
+	}
+	if last.IsZero() {
+		last = lastAny
 	}
 	d := at.Sub(last)
 	var out []byte
@@ -208,7 +224,11 @@ func shiftTo(lines [][]byte, at time.Time) []byte {
 			if err != nil {
 				return m
 			}
-			return []byte(`"timestamp":"` + ts.Add(d).UTC().Format("2006-01-02T15:04:05.000Z") + `"`)
+			ts = ts.Add(d)
+			if ts.After(at) {
+				ts = at
+			}
+			return []byte(`"timestamp":"` + ts.UTC().Format("2006-01-02T15:04:05.000Z") + `"`)
 		})
 		out = append(append(out, l...), '\n')
 	}
@@ -221,6 +241,7 @@ func shiftTo(lines [][]byte, at time.Time) []byte {
 type lineFacts struct {
 	prompt string
 	ends   bool
+	events bool // the line maps to at least one event
 }
 
 func parseLines(p interface {
@@ -230,6 +251,7 @@ func parseLines(p interface {
 	var offset int64
 	for i, l := range lines {
 		for _, ev := range p.Parse(l, int64(i+1), offset) {
+			out[i].events = true
 			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
 				out[i].prompt = ev.EventID
 			}
@@ -263,7 +285,8 @@ type liveSession struct {
 
 // liveWrite is what the agent appends at once.
 type liveWrite struct {
-	lines [][]byte
+	lines   [][]byte
+	evLines []bool // per line, whether the parser maps it to events
 	// prompt is the event id of the prompt the write opens ("" for lines before the first).
 	prompt string
 	// ends tells that the write holds the turn's end marker: the turn is complete with it.
@@ -297,9 +320,10 @@ func liveSessions(tb testing.TB, fixtures, home string, r int) []liveSession {
 			s.path = filepath.Join(".claude", "projects", "-live", s.session+".jsonl")
 			facts = parseLines(claudecode.NewParser(filepath.Join(home, s.path)), lines)
 		}
+		starts := writeStarts(lines, facts)
 		var cur liveWrite
 		for i, l := range lines {
-			if facts[i].prompt != "" && len(cur.lines) > 0 {
+			if starts[i] && len(cur.lines) > 0 {
 				s.writes = append(s.writes, cur)
 				cur = liveWrite{}
 			}
@@ -310,11 +334,50 @@ func liveSessions(tb testing.TB, fixtures, home string, r int) []liveSession {
 				cur.ends = true
 			}
 			cur.lines = append(cur.lines, l)
+			cur.evLines = append(cur.evLines, facts[i].events)
 		}
 		s.writes = append(s.writes, cur)
 		out = append(out, s)
 	}
 	return out
+}
+
+// promptBurst is how long before a prompt the rows an agent writes when the user submits it may be
+// stamped (Claude Code's queue operations, the file-history snapshot of the new message, a local
+// command's caveat).
+const promptBurst = 2 * time.Second
+
+// writeStarts marks the lines that begin a write: a write per prompt, starting with the rows
+// written together with the prompt — those just before it that have no timestamp of their own or
+// one within promptBurst of the prompt's — so that, as live, they come after the previous turn's
+// last row was read (its end marker, if it has one, never moves).
+func writeStarts(lines [][]byte, facts []lineFacts) []bool {
+	stamp := func(l []byte) (time.Time, bool) {
+		if m := timestampRe.FindSubmatch(l); m != nil {
+			if ts, err := time.Parse(time.RFC3339Nano, string(m[1])); err == nil {
+				return ts, true
+			}
+		}
+		return time.Time{}, false
+	}
+	starts := make([]bool, len(lines))
+	prev := 0 // the first line of the write being built
+	for i := range lines {
+		if facts[i].prompt == "" || i == 0 {
+			continue
+		}
+		at, ok := stamp(lines[i])
+		j := i
+		for ok && j-1 > prev && facts[j-1].prompt == "" && !facts[j-1].ends {
+			if ts, has := stamp(lines[j-1]); has && ts.Before(at.Add(-promptBurst)) {
+				break
+			}
+			j--
+		}
+		starts[j] = true
+		prev = i
+	}
+	return starts
 }
 
 // liveTurn is one turn of the live run.
@@ -373,7 +436,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 				if err != nil {
 					tb.Fatal(err)
 				}
-				data := shiftTo(w.lines, time.Now())
+				data := shiftTo(w.lines, w.evLines, time.Now())
 				written := time.Now()
 				_, err = f.Write(data)
 				f.Close()
@@ -402,6 +465,17 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		sink.waitAll(all, liveTurnIdle+5*time.Second)
 	}
 	reasons := emittedReasons(proc.logPath)
+	lat := &latency{ByReason: map[string]int{}}
+	if m, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); err == nil {
+		for _, r := range []string{"duplicate_span", "replayed", "no_turn", "not_agent_event", "malformed"} {
+			if n := int(m.series("otelcol_agent_span_input_dropped", `reason="`+r+`"`)); n > 0 {
+				if lat.Dropped == nil {
+					lat.Dropped = map[string]int{}
+				}
+				lat.Dropped[r] = n
+			}
+		}
+	}
 	if os.Getenv("BENCH_LIVE_DEBUG") != "" {
 		if b, err := os.ReadFile(proc.logPath); err == nil {
 			out := filepath.Join(repoRoot(tb), "_build", "bench", "live-collector.log")
@@ -411,7 +485,6 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		}
 	}
 
-	lat := &latency{ByReason: map[string]int{}}
 	var samples []time.Duration
 	for _, t := range measured {
 		reason := reasons[t.key]

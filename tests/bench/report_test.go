@@ -51,7 +51,7 @@ func printReport(w io.Writer, rep report) {
 			reasons = append(reasons, fmt.Sprintf("%s: %d", k, n))
 		}
 		sort.Strings(reasons)
-		fmt.Fprintf(w, "Turns by what closed them: %s\n", strings.Join(reasons, ", "))
+		fmt.Fprintf(w, "Turns by what closed them: %s; agent_span input dropped: %v\n", strings.Join(reasons, ", "), l.Dropped)
 	}
 	fmt.Fprintln(w)
 }
