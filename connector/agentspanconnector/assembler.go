@@ -214,8 +214,13 @@ type assembler struct {
 	gone []savedRange
 	// loadErr is the first error reading a saved session back.
 	loadErr error
-	// indexed are the active sessions as last saved in the index.
-	indexed map[sessKey]bool
+	// indexed are the active sessions as last saved in the index, by
+	// shard; shardsToWrite the shards to write at the next flush besides
+	// those that change, legacyIndex that the one-record index of an
+	// earlier version is still to delete.
+	indexed       []map[sessKey]bool
+	shardsToWrite map[int]bool
+	legacyIndex   bool
 	// unresolved are the subagent threads whose link is not resolved yet;
 	// preambled the threads holding events that wait for a prompt. Both
 	// index what a pass must look at, so that it never walks every thread.
@@ -240,6 +245,12 @@ type assembler struct {
 	// entry of each session queued.
 	lru    lruQueue
 	lruIdx map[sessKey]*queued
+	// wake holds the evicted sessions with open work by when something of
+	// theirs is due, asleep the same by session, sleepingUnits their open
+	// units (sessions.go).
+	wake          wakeHeap
+	asleep        map[sessKey]*sleeper
+	sleepingUnits int
 }
 
 // verifyPass, when set (tests), is shown the units each close pass looks at.
@@ -250,23 +261,25 @@ const pruneInterval = time.Minute
 
 func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 	return &assembler{
-		idleTimeout: idleTimeout,
-		maxOpenTool: max(idleTimeout, defaultMaxOpenToolDuration),
-		opts:        opts,
-		units:       map[unitKey]*unit{},
-		threads:     map[threadKey]*thread{},
-		links:       map[threadKey]link{},
-		calls:       map[callKey]callRef{},
-		sessions:    map[sessKey]*sessIndex{},
-		dirty:       map[sessKey]bool{},
-		indexed:     map[sessKey]bool{},
-		unresolved:  map[threadKey]bool{},
-		preambled:   map[threadKey]bool{},
-		kids:        map[unitKey]map[threadKey]struct{}{},
-		dueIdx:      map[unitKey]*scheduled{},
-		fresh:       map[unitKey]bool{},
-		recheck:     map[sessKey]bool{},
-		lruIdx:      map[sessKey]*queued{},
+		idleTimeout:   idleTimeout,
+		maxOpenTool:   max(idleTimeout, defaultMaxOpenToolDuration),
+		opts:          opts,
+		units:         map[unitKey]*unit{},
+		threads:       map[threadKey]*thread{},
+		links:         map[threadKey]link{},
+		calls:         map[callKey]callRef{},
+		sessions:      map[sessKey]*sessIndex{},
+		dirty:         map[sessKey]bool{},
+		indexed:       newIndexShards(),
+		shardsToWrite: map[int]bool{},
+		unresolved:    map[threadKey]bool{},
+		preambled:     map[threadKey]bool{},
+		kids:          map[unitKey]map[threadKey]struct{}{},
+		dueIdx:        map[unitKey]*scheduled{},
+		fresh:         map[unitKey]bool{},
+		recheck:       map[sessKey]bool{},
+		lruIdx:        map[sessKey]*queued{},
+		asleep:        map[sessKey]*sleeper{},
 	}
 }
 
@@ -479,6 +492,7 @@ type closedGroup struct {
 // open unit is complete (flushed as in_progress).
 func (a *assembler) close(now time.Time, shutdown bool) closed {
 	out := closed{traces: ptrace.NewTraces()}
+	a.wakeDue(now)
 	a.resolveLinks()
 
 	// The units of the groups that may be complete (schedule.go), or with
@@ -909,6 +923,7 @@ func (a *assembler) resolveLinks() {
 		}
 		if l.Turn && l.Anchor != "" {
 			if u, ok := a.anchorFor(th.Source, l); ok {
+				a.ensure(u.Thread.sess()) // its open units group with this one
 				a.setLink(th, link{Turn: true, At: l.At, Parent: u, Resolved: true})
 			}
 			continue
@@ -995,7 +1010,7 @@ func (a *assembler) threadOpen(th threadKey) bool {
 }
 
 // openUnits is the number of open turns and subagent runs.
-func (a *assembler) openUnits() int { return len(a.units) }
+func (a *assembler) openUnits() int { return len(a.units) + a.sleepingUnits }
 
 // sortedUnits lists the open units in a fixed order, so that a close pass
 // emits in the same order every time.

@@ -123,6 +123,8 @@ type harness struct {
 
 	mu  sync.Mutex
 	now time.Time
+	// afterBatch, when set, is called after every feed.
+	afterBatch func()
 }
 
 func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
@@ -163,12 +165,18 @@ func (h *harness) history() { h.setNow(365 * 24 * time.Hour) }
 func (h *harness) feed(evs ...agentevent.Event) {
 	h.t.Helper()
 	require.NoError(h.t, h.c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(evs, "host1"))))
+	if h.afterBatch != nil {
+		h.afterBatch()
+	}
 }
 
 // feedPartial hands events over as a read with more of each file to come.
 func (h *harness) feedPartial(evs ...agentevent.Event) {
 	h.t.Helper()
 	require.NoError(h.t, h.c.ConsumeLogs(context.Background(), agentevent.EncodeLogs(evs, "host1")))
+	if h.afterBatch != nil {
+		h.afterBatch()
+	}
 }
 
 // markCaughtUp sets agentevent.AttrReadCaughtUp on the last record of each

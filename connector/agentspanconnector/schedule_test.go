@@ -102,89 +102,98 @@ func init() {
 func TestIncrementalPassesMatchFullPasses(t *testing.T) {
 	for seed := range int64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			h := newHarness(t, func(c *Config) {
 				c.MaxCachedSessions = 4
 				c.MaxOpenToolDuration = 12 * time.Minute
 			})
-			var queues [][]agentevent.Event
-			for i := range 30 {
-				s := newSession(fmt.Sprintf("s%02d", i))
-				var evs []agentevent.Event
-				sec := float64(rng.IntN(600))
-				for turn := range 1 + rng.IntN(4) {
-					p := fmt.Sprintf("p%d", turn)
-					evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Agent", sec+1))
-					spawned := rng.IntN(2) == 0
-					agent := fmt.Sprintf("ag%d", turn)
-					var sub []agentevent.Event
-					if spawned {
-						x := s.subagent(agent, "Explore")
-						sub = []agentevent.Event{x.prompt(p+"xp", sec+2), x.call(p+"xc", p+"xm1", p+"xt", "Grep", sec+3)}
-						if rng.IntN(2) == 0 {
-							sub = append(sub, x.result(p+"xr", p+"xt", "Grep", sec+4), x.answer(p+"xa", p+"xm2", sec+5))
-						}
-					}
-					if rng.IntN(4) > 0 {
-						evs = append(evs, s.result(p+"r", p+"t", "Agent", sec+30, func(e *agentevent.Event) {
-							if spawned {
-								e.SpawnedAgentID = agent
-							}
-						}))
-					}
-					switch rng.IntN(3) {
-					case 0: // the subagent's file is never read
-					case 1:
-						evs = append(evs, sub...)
-					default:
-						queues = append(queues, sub)
-					}
-					if rng.IntN(3) > 0 {
-						mods := []mod{}
-						if rng.IntN(2) == 0 {
-							mods = append(mods, endMarker("end_turn"))
-						}
-						evs = append(evs, s.answer(p+"a", p+"m2", sec+31, mods...))
-					}
-					sec += float64(60 + rng.IntN(900))
-				}
-				queues = append(queues, evs)
-			}
-			for {
-				var live []int
-				for i, q := range queues {
-					if len(q) > 0 {
-						live = append(live, i)
-					}
-				}
-				if len(live) == 0 {
-					break
-				}
-				i := live[rng.IntN(len(live))]
-				n := min(1+rng.IntN(4), len(queues[i]))
-				batch := queues[i][:n]
-				queues[i] = queues[i][n:]
-				if rng.IntN(2) == 0 {
-					h.feed(batch...)
-				} else {
-					h.feedPartial(batch...)
-				}
-				h.mu.Lock()
-				h.now = h.now.Add(time.Duration(rng.IntN(90)) * time.Second)
-				h.mu.Unlock()
-				if rng.IntN(5) == 0 {
-					h.tick()
-				}
-			}
-			for range 30 {
-				h.mu.Lock()
-				h.now = h.now.Add(time.Minute)
-				h.mu.Unlock()
-				h.tick()
-			}
+			runInterleaved(h, seed)
 			require.NoError(t, h.c.Shutdown(context.Background()))
 			assert.Zero(t, h.c.asm.openUnits())
 			assert.NotEmpty(t, h.spans())
 		})
+	}
+}
+
+// runInterleaved feeds h the interleaved live sessions of a seed: thirty
+// sessions of one to four turns, each spawning a subagent (read with its
+// turn, later, or never) with a tool call left open or not, turns ended by
+// a marker or not, reads caught up or not, in random small batches with
+// the clock moving in jumps and ticks between; then half an hour of ticks.
+func runInterleaved(h *harness, seed int64) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	var queues [][]agentevent.Event
+	for i := range 30 {
+		s := newSession(fmt.Sprintf("s%02d", i))
+		var evs []agentevent.Event
+		sec := float64(rng.IntN(600))
+		for turn := range 1 + rng.IntN(4) {
+			p := fmt.Sprintf("p%d", turn)
+			evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Agent", sec+1))
+			spawned := rng.IntN(2) == 0
+			agent := fmt.Sprintf("ag%d", turn)
+			var sub []agentevent.Event
+			if spawned {
+				x := s.subagent(agent, "Explore")
+				sub = []agentevent.Event{x.prompt(p+"xp", sec+2), x.call(p+"xc", p+"xm1", p+"xt", "Grep", sec+3)}
+				if rng.IntN(2) == 0 {
+					sub = append(sub, x.result(p+"xr", p+"xt", "Grep", sec+4), x.answer(p+"xa", p+"xm2", sec+5))
+				}
+			}
+			if rng.IntN(4) > 0 {
+				evs = append(evs, s.result(p+"r", p+"t", "Agent", sec+30, func(e *agentevent.Event) {
+					if spawned {
+						e.SpawnedAgentID = agent
+					}
+				}))
+			}
+			switch rng.IntN(3) {
+			case 0: // the subagent's file is never read
+			case 1:
+				evs = append(evs, sub...)
+			default:
+				queues = append(queues, sub)
+			}
+			if rng.IntN(3) > 0 {
+				mods := []mod{}
+				if rng.IntN(2) == 0 {
+					mods = append(mods, endMarker("end_turn"))
+				}
+				evs = append(evs, s.answer(p+"a", p+"m2", sec+31, mods...))
+			}
+			sec += float64(60 + rng.IntN(900))
+		}
+		queues = append(queues, evs)
+	}
+	for {
+		var live []int
+		for i, q := range queues {
+			if len(q) > 0 {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		i := live[rng.IntN(len(live))]
+		n := min(1+rng.IntN(4), len(queues[i]))
+		batch := queues[i][:n]
+		queues[i] = queues[i][n:]
+		if rng.IntN(2) == 0 {
+			h.feed(batch...)
+		} else {
+			h.feedPartial(batch...)
+		}
+		h.mu.Lock()
+		h.now = h.now.Add(time.Duration(rng.IntN(90)) * time.Second)
+		h.mu.Unlock()
+		if rng.IntN(5) == 0 {
+			h.tick()
+		}
+	}
+	for range 30 {
+		h.mu.Lock()
+		h.now = h.now.Add(time.Minute)
+		h.mu.Unlock()
+		h.tick()
 	}
 }

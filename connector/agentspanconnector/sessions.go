@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -71,6 +72,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 		idx.used = a.uses
 		return idx
 	}
+	a.unsleep(sk)
 	idx := newSessIndex()
 	idx.used = a.uses
 	a.sessions[sk] = idx
@@ -109,6 +111,9 @@ func (a *assembler) delThread(th threadKey) {
 
 func (a *assembler) setUnit(k unitKey, u *unit) {
 	a.touch(k.Thread.sess())
+	if l, ok := a.links[k.Thread]; ok && l.Resolved && l.Parent.Thread.sess() != k.Thread.sess() {
+		a.ensure(l.Parent.Thread.sess()) // its open units group with this one
+	}
 	a.units[k] = u
 	a.sessions[k.Thread.sess()].units[k] = struct{}{}
 }
@@ -227,10 +232,17 @@ func compareSessions(x, y sessKey) int {
 }
 
 // evict drops least recently used sessions from memory while more than max
-// are held, down to nine in ten of max. Only sessions with nothing left to
-// do (not active) and nothing unsaved are dropped: with storage their state
-// is there and is read back when the session is next needed; without, they
-// are forgotten (see the README).
+// are held, down to nine in ten of max. Only sessions with nothing unsaved
+// are dropped: with storage their state is there and is read back when the
+// session is next needed; without, they are forgotten (see the README), so
+// only those with nothing left to do (not active) go.
+//
+// With storage, a session with open work goes too (see evictable): its open
+// units' events are saved already. What stays of it in memory is one entry
+// in the wake heap, the earliest deadline of its groups (and of its events
+// waiting for a prompt); when that comes, the next close pass reads it back
+// before it looks for what to close, so it closes exactly when it would
+// have in memory. An event of it reads it back earlier.
 //
 // The sessions are taken from lru, oldest use first, so that an eviction
 // costs what it drops and O(log n) per session it passes over, not a walk
@@ -263,12 +275,17 @@ func (a *assembler) evict(max int) {
 			aside = append(aside, e.sk)
 			continue
 		}
-		delete(a.lruIdx, e.sk)
-		if a.active(e.sk) {
+		switch ok, later := a.evictable(e.sk); {
+		case later:
+			aside = append(aside, e.sk)
+			continue
+		case !ok:
+			delete(a.lruIdx, e.sk)
 			continue // queued again when next changed (touch)
 		}
+		delete(a.lruIdx, e.sk)
 		dropped = append(dropped, e.sk)
-		a.drop(e.sk)
+		a.sleep(e.sk)
 	}
 	for _, sk := range aside {
 		heap.Push(&a.lru, a.lruIdx[sk])
@@ -282,7 +299,7 @@ func (a *assembler) evict(max int) {
 func (a *assembler) evictionsByWalk(limit int) []sessKey {
 	var cands []sessKey
 	for sk := range a.sessions {
-		if !a.dirty[sk] && !a.active(sk) {
+		if ok, _ := a.evictable(sk); ok && !a.dirty[sk] {
 			cands = append(cands, sk)
 		}
 	}
@@ -325,4 +342,130 @@ func (a *assembler) enqueue(sk sessKey) {
 	e := &queued{used: a.sessions[sk].used, sk: sk}
 	a.lruIdx[sk] = e
 	heap.Push(&a.lru, e)
+}
+
+// evictable tells whether a session can leave memory now (ok), or may
+// later without being used again (later: the next close pass is to look at
+// some of its units, see schedule.go).
+//
+// A session with nothing left to do always can. One with open work can
+// only with storage (its events are there) and only while its groups'
+// outcome depends on nothing but itself and the clock: none of its open
+// units is held open by, or holds open, a unit of another session (a
+// subagent linked by an anchor), and none of its subagent threads waits
+// for an anchor (which another session's event can bring).
+func (a *assembler) evictable(sk sessKey) (ok, later bool) {
+	if !a.active(sk) {
+		return true, false
+	}
+	if a.load == nil {
+		return false, false
+	}
+	idx := a.sessions[sk]
+	for th := range idx.links {
+		l := a.links[th]
+		if (l.Resolved && l.Parent.Thread.sess() != sk) || (!l.Resolved && l.Anchor != "") {
+			return false, false
+		}
+	}
+	if a.recheck[sk] {
+		return false, true
+	}
+	for k := range idx.units {
+		if a.fresh[k] {
+			return false, true
+		}
+		for th := range a.kids[k] {
+			if th.sess() != sk {
+				return false, false
+			}
+		}
+		if _, held := a.openParent(k); !held {
+			if _, ok := a.dueIdx[k]; !ok {
+				return false, true // not looked at by a pass yet
+			}
+		}
+	}
+	return true, false
+}
+
+// sleep drops a session from memory, leaving an entry in the wake heap
+// when something of it is due at a time: the earliest deadline of its open
+// groups, or when its events waiting for a prompt are dropped.
+func (a *assembler) sleep(sk sessKey) {
+	idx := a.sessions[sk]
+	var at time.Time
+	earlier := func(t time.Time) {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	for k := range idx.units {
+		if s, ok := a.dueIdx[k]; ok {
+			earlier(s.at)
+		}
+	}
+	for th := range idx.threads {
+		if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+			earlier(t.lastArrival.Add(a.idleTimeout))
+		}
+	}
+	units := len(idx.units)
+	a.drop(sk)
+	if at.IsZero() && units == 0 {
+		return
+	}
+	s := &sleeper{at: at, sk: sk, units: units}
+	heap.Push(&a.wake, s)
+	a.asleep[sk] = s
+	a.sleepingUnits += units
+}
+
+// unsleep forgets the wake entry of a session coming back to memory.
+func (a *assembler) unsleep(sk sessKey) {
+	if s, ok := a.asleep[sk]; ok {
+		heap.Remove(&a.wake, s.index)
+		delete(a.asleep, sk)
+		a.sleepingUnits -= s.units
+	}
+}
+
+// wakeDue reads back the sessions whose wake time came.
+func (a *assembler) wakeDue(now time.Time) {
+	for len(a.wake) > 0 && !now.Before(a.wake[0].at) {
+		a.ensure(a.wake[0].sk) // unsleep pops it
+	}
+}
+
+// sleeper is an evicted session with open work: when it is due.
+type sleeper struct {
+	at    time.Time
+	sk    sessKey
+	units int
+	index int
+}
+
+// wakeHeap is a min-heap of sleepers by wake time.
+type wakeHeap []*sleeper
+
+func (w wakeHeap) Len() int           { return len(w) }
+func (w wakeHeap) Less(i, j int) bool { return w[i].at.Before(w[j].at) }
+func (w wakeHeap) Swap(i, j int) {
+	w[i], w[j] = w[j], w[i]
+	w[i].index, w[j].index = i, j
+}
+
+func (w *wakeHeap) Push(x any) {
+	s := x.(*sleeper)
+	s.index = len(*w)
+	*w = append(*w, s)
+}
+
+func (w *wakeHeap) Pop() any {
+	old := *w
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*w = old[:len(old)-1]
+	s.index = -1
+	return s
 }

@@ -24,9 +24,12 @@ import (
 // changes, in one batch per ConsumeLogs call or tick, after the spans it
 // produced were handed on (see connector.go for the ordering rule):
 //
-//	agent_span/v2/index            the active sessions (open units, events
-//	                               waiting for a prompt, unresolved links),
-//	                               read back at start
+//	agent_span/v2/index/<n>        the active sessions (open units, events
+//	                               waiting for a prompt, unresolved links)
+//	                               whose key hashes to shard n (of
+//	                               indexShards), read back at start; a
+//	                               batch rewrites only the shards whose
+//	                               sessions became active or inactive
 //	agent_span/v2/anchors          the anchors (bounded list)
 //	agent_span/v2/s/<agent>/<id>   one session: its threads (with the
 //	                               markers of their emitted units), the
@@ -35,10 +38,33 @@ import (
 //	agent_span/v2/e/<unit>/<i>     event i of an open unit, written once;
 //	                               deleted when the unit is emitted
 const (
-	keyPrefix  = "agent_span/v2/"
+	keyPrefix = "agent_span/v2/"
+	// keyIndex held the whole index in one record (read at start, then
+	// replaced by the shards); keyIndex/<n> is shard n.
 	keyIndex   = keyPrefix + "index"
 	keyAnchors = keyPrefix + "anchors"
 )
+
+// indexShards is how many records the index of active sessions is split
+// into. A history read for the first time has thousands of active
+// sessions at once; one record listing them all, rewritten (and sorted)
+// whenever a session became active or inactive, cost a backfill more than
+// the rest of the connector's state.
+const indexShards = 128
+
+func indexShardKey(n int) string { return keyIndex + "/" + strconv.Itoa(n) }
+
+// shardOf is the index shard of a session (FNV-1a of its key).
+func shardOf(sk sessKey) int {
+	h := uint32(2166136261)
+	for _, s := range [...]string{string(sk.Source), "\x00", sk.Session} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint32(s[i])
+			h *= 16777619
+		}
+	}
+	return int(h % indexShards)
+}
 
 // stateVersion is bumped on any incompatible change of the saved records.
 const stateVersion = 2
@@ -188,6 +214,13 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.calls[sc.Call] = sc.Ref
 		a.sessions[sc.Call.sess()].calls[sc.Call] = struct{}{}
 	}
+	for _, sl := range rec.Links {
+		if sl.Link.Resolved && sl.Link.Parent.Thread.sess() != sk {
+			// A subagent linked by an anchor into another session: that
+			// session's open units group with this one's.
+			a.ensure(sl.Link.Parent.Thread.sess())
+		}
+	}
 	return nil
 }
 
@@ -200,7 +233,8 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 			ops = append(ops, storage.DeleteOperation(eventStorageKey(g.unit, i)))
 		}
 	}
-	indexChanged := false
+	shardsChanged := a.shardsToWrite
+	a.shardsToWrite = map[int]bool{}
 	for _, sk := range a.dirtySessions() {
 		idx := a.sessions[sk]
 		if idx == nil || idx.empty() {
@@ -226,18 +260,19 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 			}
 			ops = append(ops, storage.SetOperation(sessionStorageKey(sk), b))
 		}
-		if act := a.active(sk); act != a.indexed[sk] {
-			indexChanged = true
+		if act := a.active(sk); act != a.isIndexed(sk) {
+			n := shardOf(sk)
+			shardsChanged[n] = true
 			if act {
-				a.indexed[sk] = true
+				a.indexed[n][sk] = true
 			} else {
-				delete(a.indexed, sk)
+				delete(a.indexed[n], sk)
 			}
 		}
 	}
-	if indexChanged {
+	for n := range shardsChanged {
 		ix := savedIndex{Version: stateVersion}
-		for sk := range a.indexed {
+		for sk := range a.indexed[n] {
 			ix.Sessions = append(ix.Sessions, sk)
 		}
 		slices.SortFunc(ix.Sessions, compareSessions)
@@ -245,7 +280,11 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, storage.SetOperation(keyIndex, b))
+		ops = append(ops, storage.SetOperation(indexShardKey(n), b))
+	}
+	if a.legacyIndex {
+		ops = append(ops, storage.DeleteOperation(keyIndex))
+		a.legacyIndex = false
 	}
 	if a.anchorsDirty {
 		b, err := json.Marshal(a.anchors)
@@ -325,24 +364,40 @@ func (l storageLoader) loadEvents(k unitKey, n int) ([]agentevent.Event, error) 
 // loadAll reads the active sessions and the anchors back (at start).
 func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error)) error {
 	a.load = storageLoader{ctx: ctx, client: client, unreadable: unreadable}
-	b, err := client.Get(ctx, keyIndex)
-	if err != nil {
+	ops := []*storage.Operation{storage.GetOperation(keyIndex)}
+	for n := range indexShards {
+		ops = append(ops, storage.GetOperation(indexShardKey(n)))
+	}
+	if err := client.Batch(ctx, ops...); err != nil {
 		return err
 	}
-	if b != nil {
+	for i, op := range ops {
+		if op.Value == nil {
+			continue
+		}
 		var ix savedIndex
-		if err := json.Unmarshal(b, &ix); err != nil {
-			unreadable(keyIndex, err)
-		} else if ix.Version != stateVersion {
-			unreadable(keyIndex, fmt.Errorf("version %d, this connector reads version %d", ix.Version, stateVersion))
-		} else {
-			for _, sk := range ix.Sessions {
-				a.ensure(sk)
-				a.indexed[sk] = true
+		if err := json.Unmarshal(op.Value, &ix); err != nil {
+			unreadable(op.Key, err)
+			continue
+		}
+		if ix.Version != stateVersion {
+			unreadable(op.Key, fmt.Errorf("version %d, this connector reads version %d", ix.Version, stateVersion))
+			continue
+		}
+		for _, sk := range ix.Sessions {
+			a.ensure(sk)
+			n := shardOf(sk)
+			a.indexed[n][sk] = true
+			if i == 0 {
+				// The one-record index of an earlier version: its sessions
+				// go into their shards, and the record goes.
+				a.shardsToWrite[n] = true
+				a.legacyIndex = true
 			}
 		}
 	}
-	if b, err = client.Get(ctx, keyAnchors); err != nil {
+	b, err := client.Get(ctx, keyAnchors)
+	if err != nil {
 		return err
 	}
 	if b != nil {
@@ -413,3 +468,14 @@ func decodeEvents(b []byte) ([]agentevent.Event, error) {
 	}
 	return evs, nil
 }
+
+func newIndexShards() []map[sessKey]bool {
+	out := make([]map[sessKey]bool, indexShards)
+	for i := range out {
+		out[i] = map[sessKey]bool{}
+	}
+	return out
+}
+
+// isIndexed tells whether the saved index lists the session as active.
+func (a *assembler) isIndexed(sk sessKey) bool { return a.indexed[shardOf(sk)][sk] }

@@ -1,0 +1,182 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// fullSpanKey is everything of a span: ids, names, times, attributes,
+// events and links with theirs, status.
+func fullSpanKey(sp ptrace.Span) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s parent=%s %s kind=%d [%d,%d] attrs=%v status=%d %q", sp.TraceID(), sp.SpanID(), sp.ParentSpanID(),
+		sp.Name(), sp.Kind(), sp.StartTimestamp(), sp.EndTimestamp(), sp.Attributes().AsRaw(), sp.Status().Code(), sp.Status().Message())
+	for i := 0; i < sp.Events().Len(); i++ {
+		e := sp.Events().At(i)
+		fmt.Fprintf(&b, " event=%s@%d %v", e.Name(), e.Timestamp(), e.Attributes().AsRaw())
+	}
+	for i := 0; i < sp.Links().Len(); i++ {
+		l := sp.Links().At(i)
+		fmt.Fprintf(&b, " link=%s/%s %v", l.TraceID(), l.SpanID(), l.Attributes().AsRaw())
+	}
+	return b.String()
+}
+
+func fullSpanKeys(spans []ptrace.Span) []string {
+	out := make([]string, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, fullSpanKey(sp))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withStorage gives a harness file-backed storage of its own and starts it.
+func withStorage(t *testing.T, maxCached int) *harness {
+	t.Helper()
+	id := storagetest.NewStorageID("state")
+	h := newHarness(t, func(c *Config) {
+		c.Storage = &id
+		c.MaxCachedSessions = maxCached
+		c.MaxOpenToolDuration = 12 * time.Minute
+	})
+	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	return h
+}
+
+// watchSleep counts, after every batch, the sessions with open work that
+// evict took out of memory.
+type watchSleep struct{ max, units int }
+
+func (w *watchSleep) look(h *harness) {
+	w.max = max(w.max, len(h.c.asm.asleep))
+	w.units = max(w.units, h.c.asm.sleepingUnits)
+}
+
+// TestEvictedOpenTurnsGiveTheSameSpans: the interleaved live sessions of
+// TestIncrementalPassesMatchFullPasses (subagents read late or never, tool
+// calls open past turn_idle_timeout, ticks) read with storage and at most
+// one or two sessions in memory — sessions with open turns leave memory
+// and come back on their next event or when their deadline comes — give
+// exactly the spans (ids and content) of a run that keeps every session.
+func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
+	for seed := range int64(10) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			run := func(maxCached int, w *watchSleep) []string {
+				h := withStorage(t, maxCached)
+				h.afterBatch = func() { w.look(h) }
+				runInterleaved(h, seed)
+				require.NoError(t, h.c.Shutdown(context.Background()))
+				assert.Zero(t, h.c.asm.openUnits())
+				return fullSpanKeys(h.spans())
+			}
+			var all, capped watchSleep
+			want := run(1000, &all)
+			require.NotEmpty(t, want)
+			require.Zero(t, all.max, "nothing evicted with room for every session")
+			for _, maxCached := range []int{1, 2} {
+				got := run(maxCached, &capped)
+				assert.Equal(t, want, got, "max_cached_sessions %d", maxCached)
+			}
+			assert.Positive(t, capped.units, "open turns left memory")
+		})
+	}
+}
+
+// TestEvictedGoldenSessionsGiveTheSameSpans reads every golden case (real
+// sessions of every agent, with subagents, long tools, late usage) at
+// once, interleaved three records at a time with each file's end flagged
+// as the receiver does, the wall clock moving and ticking, with storage
+// and one or two sessions in memory: the spans are those of a run that
+// keeps every session, ids and content.
+func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
+	var cases [][]plog.Logs
+	for _, dir := range goldenCases(t) {
+		logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
+		require.NoError(t, err)
+		cases = append(cases, splitLogs(markFileEnds(logs), 3))
+	}
+	run := func(maxCached int, w *watchSleep) []string {
+		h := withStorage(t, maxCached)
+		h.history()
+		rng := rand.New(rand.NewPCG(11, 3))
+		queues := slices.Clone(cases)
+		for {
+			var live []int
+			for i, q := range queues {
+				if len(q) > 0 {
+					live = append(live, i)
+				}
+			}
+			if len(live) == 0 {
+				break
+			}
+			i := live[rng.IntN(len(live))]
+			require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
+			queues[i] = queues[i][1:]
+			w.look(h)
+			h.mu.Lock()
+			h.now = h.now.Add(time.Duration(rng.IntN(20)) * time.Second)
+			h.mu.Unlock()
+			if rng.IntN(4) == 0 {
+				h.tick()
+			}
+		}
+		h.mu.Lock()
+		h.now = h.now.Add(24 * time.Hour)
+		h.mu.Unlock()
+		h.tick()
+		require.NoError(t, h.c.Shutdown(context.Background()))
+		assert.Zero(t, h.c.asm.openUnits())
+		return fullSpanKeys(h.spans())
+	}
+	var all, capped watchSleep
+	want := run(100_000, &all)
+	require.Zero(t, all.max)
+	for _, maxCached := range []int{1, 2} {
+		assert.Equal(t, want, run(maxCached, &capped), "max_cached_sessions %d", maxCached)
+	}
+	assert.Positive(t, capped.units, "open turns left memory")
+}
+
+// markFileEnds sets agentevent.AttrReadCaughtUp on the last record of each
+// log file, as the receiver does when it has read the file to its end.
+func markFileEnds(ld plog.Logs) plog.Logs {
+	last := map[string]plog.LogRecord{}
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				f := ""
+				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
+					f = v.AsString()
+				}
+				last[f] = lrs.At(k)
+			}
+		}
+	}
+	for _, lr := range last {
+		lr.Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
+	}
+	return ld
+}
