@@ -199,9 +199,15 @@ type assembler struct {
 	links   map[threadKey]link
 	calls   map[callKey]callRef
 	anchors []anchor
-	// anchorsDirty is set when anchors changed since the last flush.
-	anchorsDirty bool
-	lastPrune    time.Time
+	// anchorIdx holds the anchors by what a link must match.
+	anchorIdx map[anchorGroup][]anchor
+	// anchorsDirty is set when anchors changed since the last flush,
+	// anchorsNew since the last resolveLinks.
+	anchorsDirty, anchorsNew bool
+	// linksToTry are the sessions changed or read back since the last
+	// resolveLinks; anchorWaiting the unresolved links waiting for an anchor.
+	linksToTry    map[sessKey]bool
+	anchorWaiting map[threadKey]bool
 
 	// sessions indexes the maps above by session, for persistence and
 	// eviction (see sessions.go).
@@ -256,9 +262,6 @@ type assembler struct {
 // verifyPass, when set (tests), is shown the units each close pass looks at.
 var verifyPass func(a *assembler, sorted []unitKey, now time.Time, shutdown bool)
 
-// pruneInterval spaces out the walks over the emitted-span and call maps.
-const pruneInterval = time.Minute
-
 func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 	return &assembler{
 		idleTimeout:   idleTimeout,
@@ -280,6 +283,9 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		recheck:       map[sessKey]bool{},
 		lruIdx:        map[sessKey]*queued{},
 		asleep:        map[sessKey]*sleeper{},
+		anchorIdx:     map[anchorGroup][]anchor{},
+		linksToTry:    map[sessKey]bool{},
+		anchorWaiting: map[threadKey]bool{},
 	}
 }
 
@@ -378,11 +384,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		}
 	}
 	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.subagent() && inTurn {
-		a.anchors = append(a.anchors, anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
-		if len(a.anchors) > maxAnchors {
-			a.anchors = a.anchors[len(a.anchors)-maxAnchors:]
-		}
-		a.anchorsDirty = true
+		a.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
 	}
 	if !th.subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
 		t.notePrompt(ev.EventID, ev.Timestamp)
@@ -545,7 +547,7 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 			a.touch(th.sess())
 		}
 	}
-	a.prune(now)
+	a.prune()
 	return out
 }
 
@@ -914,42 +916,130 @@ func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 	rss.MoveAndAppendTo(out.traces.ResourceSpans())
 }
 
-// resolveLinks resolves links known only by the spawning call id.
+// resolveLinks resolves the links known only by the spawning call id (or
+// by a turn or an anchor) that may have become resolvable since the last
+// pass: those of the sessions changed or read back since (a call, a prompt
+// or the link itself came: all of a session's own), and those waiting for
+// an anchor when an anchor came; every one after a rollback.
 func (a *assembler) resolveLinks() {
-	for th := range a.unresolved {
-		l := a.links[th]
-		if l.Resolved {
-			continue
+	var tried []threadKey
+	if a.checkAll {
+		for th := range a.unresolved {
+			tried = append(tried, th)
 		}
-		if l.Turn && l.Anchor != "" {
-			if u, ok := a.anchorFor(th.Source, l); ok {
-				a.ensure(u.Thread.sess()) // its open units group with this one
-				a.setLink(th, link{Turn: true, At: l.At, Parent: u, Resolved: true})
-			}
-			continue
-		}
-		if l.Turn {
-			main := threadKey{Source: th.Source, Session: th.Session}
-			if t := a.threads[main]; t != nil && main != th {
-				if id := t.promptAt(l.At); id != "" {
-					a.setLink(th, link{Turn: true, At: l.At, Parent: unitKey{Thread: main, Prompt: id}, Resolved: true})
+	} else {
+		for sk := range a.linksToTry {
+			if idx := a.sessions[sk]; idx != nil {
+				for th := range idx.links {
+					if a.unresolved[th] {
+						tried = append(tried, th)
+					}
 				}
 			}
+		}
+		if a.anchorsNew {
+			for th := range a.anchorWaiting {
+				tried = append(tried, th)
+			}
+		}
+	}
+	clear(a.linksToTry)
+	a.anchorsNew = false
+	for _, th := range tried {
+		l, ok := a.resolution(th)
+		if !ok {
 			continue
 		}
-		if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {
-			a.setLink(th, link{CallID: l.CallID, Parent: p.Unit, Resolved: true})
+		if l.Parent.Thread.sess() != th.sess() {
+			a.ensure(l.Parent.Thread.sess()) // its open units group with this one
+		}
+		a.setLink(th, l)
+	}
+	if verifyLinks != nil {
+		for th := range a.unresolved {
+			if _, ok := a.resolution(th); ok {
+				verifyLinks(th)
+			}
 		}
 	}
 }
 
+// verifyLinks, when set (tests), is told of a link resolveLinks left
+// unresolved that a walk over every link would have resolved.
+var verifyLinks func(th threadKey)
+
+// resolution is the resolved link of an unresolved subagent thread, if its
+// spawner is known now.
+func (a *assembler) resolution(th threadKey) (link, bool) {
+	l, ok := a.links[th]
+	if !ok || l.Resolved {
+		return link{}, false
+	}
+	if l.Turn && l.Anchor != "" {
+		if u, ok := a.anchorFor(th.Source, l); ok {
+			return link{Turn: true, At: l.At, Parent: u, Resolved: true}, true
+		}
+		return link{}, false
+	}
+	if l.Turn {
+		main := threadKey{Source: th.Source, Session: th.Session}
+		if t := a.threads[main]; t != nil && main != th {
+			if id := t.promptAt(l.At); id != "" {
+				return link{Turn: true, At: l.At, Parent: unitKey{Thread: main, Prompt: id}, Resolved: true}, true
+			}
+		}
+		return link{}, false
+	}
+	if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {
+		return link{CallID: l.CallID, Parent: p.Unit, Resolved: true}, true
+	}
+	return link{}, false
+}
+
+// anchorGroup is what an anchor must match: agent, kind and project.
+type anchorGroup struct {
+	Source  agentevent.Source
+	Kind    string
+	Project string
+}
+
+// addAnchor appends an anchor, dropping the oldest past maxAnchors.
+func (a *assembler) addAnchor(an anchor) {
+	a.anchors = append(a.anchors, an)
+	g := anchorGroup{an.Source, an.Kind, an.Project}
+	a.anchorIdx[g] = append(a.anchorIdx[g], an)
+	if len(a.anchors) > maxAnchors {
+		old := a.anchors[0]
+		a.anchors = slices.Delete(a.anchors, 0, 1)
+		og := anchorGroup{old.Source, old.Kind, old.Project}
+		// The oldest anchor overall is the oldest of its group.
+		if a.anchorIdx[og] = slices.Delete(a.anchorIdx[og], 0, 1); len(a.anchorIdx[og]) == 0 {
+			delete(a.anchorIdx, og)
+		}
+	}
+	a.anchorsDirty = true
+	a.anchorsNew = true
+}
+
+// indexAnchors rebuilds anchorIdx from anchors (read back from storage).
+func (a *assembler) indexAnchors() {
+	clear(a.anchorIdx)
+	for _, an := range a.anchors {
+		g := anchorGroup{an.Source, an.Kind, an.Project}
+		a.anchorIdx[g] = append(a.anchorIdx[g], an)
+	}
+	a.anchorsNew = true
+}
+
 // anchorFor is the turn of the latest anchor of l's kind in l's project at
-// or just before the subagent's start.
+// or just before the subagent's start (the first of equal times). It looks
+// only at the anchors of that agent, kind and project.
 func (a *assembler) anchorFor(source agentevent.Source, l link) (unitKey, bool) {
 	var best *anchor
-	for i := range a.anchors {
-		an := &a.anchors[i]
-		if an.Source != source || an.Kind != l.Anchor || an.Project != l.Project || an.At.After(l.At.Add(anchorSlack)) {
+	group := a.anchorIdx[anchorGroup{source, l.Anchor, l.Project}]
+	for i := range group {
+		an := &group[i]
+		if an.At.After(l.At.Add(anchorSlack)) {
 			continue
 		}
 		if best == nil || an.At.After(best.At) {
@@ -962,13 +1052,12 @@ func (a *assembler) anchorFor(source agentevent.Source, l link) (unitKey, bool) 
 	return best.Unit, true
 }
 
-// prune forgets the call and link entries that can no longer matter: those
-// of units neither open nor among their thread's recent markers.
-func (a *assembler) prune(now time.Time) {
-	if now.Sub(a.lastPrune) < pruneInterval {
-		return
-	}
-	a.lastPrune = now
+// prune forgets the call and link entries of the sessions changed in this
+// pass that can no longer matter: those of units neither open nor among
+// their thread's recent markers. An entry only becomes one of those when
+// its session changes (a unit of it goes out, its thread's markers move),
+// so looking at the changed sessions finds them all.
+func (a *assembler) prune() {
 	known := func(k unitKey) bool {
 		if _, open := a.units[k]; open {
 			return true
@@ -980,15 +1069,22 @@ func (a *assembler) prune(now time.Time) {
 		_, sent := t.closedFor(k.Prompt)
 		return sent
 	}
-	for c, ref := range a.calls {
-		if !known(ref.Unit) {
-			a.delCall(c)
+	for sk := range a.dirty {
+		idx := a.sessions[sk]
+		if idx == nil {
+			continue
 		}
-	}
-	for th, l := range a.links {
-		child := unitKey{Thread: th}
-		if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
-			a.delLink(th)
+		for c := range idx.calls {
+			if !known(a.calls[c].Unit) {
+				a.delCall(c)
+			}
+		}
+		for th := range idx.links {
+			l := a.links[th]
+			child := unitKey{Thread: th}
+			if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
+				a.delLink(th)
+			}
 		}
 	}
 }

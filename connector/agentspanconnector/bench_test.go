@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -59,6 +60,49 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		b.ReportMetric(heapAt[1000], "heap-MB@1000")
 		b.ReportMetric(heapAt[4000], "heap-MB@4000")
 		b.ReportMetric(float64(len(h.c.asm.sessions)), "sessions-in-memory")
+		require.NoError(b, h.c.Shutdown(context.Background()))
+	}
+}
+
+// BenchmarkHistoryMemoryOpenTurns is BenchmarkHistoryMemory with the last
+// turn of every session left open — a tool call running, nothing caught up,
+// the clock at the events (live): 4000 open turns at the end. With storage
+// they leave memory with their sessions past max_cached_sessions, so the
+// live heap after 4000 sessions is about that after 1000. Run: go test -run
+// '^$' -bench HistoryMemoryOpenTurns ./connector/agentspanconnector/
+func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
+	for b.Loop() {
+		h := newHarness(b)
+		h.c.client = diskClient(b.TempDir())
+		h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
+		h.setNow(100 * time.Second)
+		heapAt := map[int]float64{}
+		for i := 1; i <= 4000; i++ {
+			s := newSession(fmt.Sprintf("s%05d", i))
+			var evs []agentevent.Event
+			for turn := 0; turn < 10; turn++ {
+				sec := float64(turn * 10)
+				p := fmt.Sprintf("p%d", turn)
+				evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Bash", sec+1))
+				if turn < 9 {
+					evs = append(evs, s.result(p+"r", p+"t", "Bash", sec+2), s.answer(p+"a", p+"m2", sec+3))
+				}
+			}
+			require.NoError(b, h.c.ConsumeLogs(context.Background(), agentevent.EncodeLogs(evs, "host1")))
+			h.sink.Reset()
+			if i == 1000 || i == 4000 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				heapAt[i] = float64(m.HeapInuse) / (1 << 20)
+			}
+		}
+		require.Equal(b, 4000, h.c.asm.openUnits())
+		b.ReportMetric(heapAt[1000], "heap-MB@1000")
+		b.ReportMetric(heapAt[4000], "heap-MB@4000")
+		b.ReportMetric(float64(len(h.c.asm.sessions)), "sessions-in-memory")
+		b.ReportMetric(float64(len(h.c.asm.units)), "open-turns-in-memory")
 		require.NoError(b, h.c.Shutdown(context.Background()))
 	}
 }
@@ -118,13 +162,27 @@ func (diskClient) Close(context.Context) error { return nil }
 // touched, and at the groups whose deadline came, so the cost per batch
 // is the same for both. Run: go test -run '^$' -bench ConsumeWithManyOpenTurns ./connector/agentspanconnector/
 func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
-	for _, open := range []int{100, 10_000} {
-		b.Run(fmt.Sprintf("open=%d", open), func(b *testing.B) {
+	for _, c := range []struct {
+		open    int
+		storage bool
+	}{{100, false}, {10_000, false}, {100, true}, {10_000, true}} {
+		open := c.open
+		name := fmt.Sprintf("open=%d", open)
+		if c.storage {
+			name += "/storage"
+		}
+		b.Run(name, func(b *testing.B) {
 			// The tests' checks walk every unit and every session.
-			pass, ev := verifyPass, verifyEvict
-			verifyPass, verifyEvict = nil, nil
-			defer func() { verifyPass, verifyEvict = pass, ev }()
+			pass, ev, links := verifyPass, verifyEvict, verifyLinks
+			verifyPass, verifyEvict, verifyLinks = nil, nil, nil
+			defer func() { verifyPass, verifyEvict, verifyLinks = pass, ev, links }()
 			h := newHarness(b)
+			if c.storage {
+				// A file per key, as BenchmarkHistoryMemory (storagetest's
+				// client copies its whole map on every Batch).
+				h.c.client = diskClient(b.TempDir())
+				h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+			}
 			for i := range open {
 				s := newSession(fmt.Sprintf("open%05d", i))
 				h.feedPartial(s.prompt("p", 0), s.call("c", "m1", "t", "Bash", 1))

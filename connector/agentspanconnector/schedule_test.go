@@ -22,6 +22,14 @@ import (
 // which units, must be the same (schedule.go).
 func init() { verifyPass = checkAgainstFullPass }
 
+// Every resolveLinks of every test is checked against a walk over every
+// unresolved link: none it left alone could have been resolved.
+func init() {
+	verifyLinks = func(th threadKey) {
+		panic(fmt.Sprintf("resolveLinks left %v unresolved; a walk over every link resolves it", th))
+	}
+}
+
 func checkAgainstFullPass(a *assembler, sorted []unitKey, now time.Time, shutdown bool) {
 	want := fullPassOutcome(a, a.sortedUnits(), a.awaitingEverywhere(), now, shutdown)
 	got := fullPassOutcome(a, sorted, a.awaitingIn(sorted), now, shutdown)

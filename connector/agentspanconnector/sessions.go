@@ -94,6 +94,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 func (a *assembler) touch(sk sessKey) {
 	a.ensure(sk)
 	a.dirty[sk] = true
+	a.linksToTry[sk] = true
 	a.enqueue(sk)
 }
 
@@ -142,8 +143,14 @@ func (a *assembler) setLink(child threadKey, l link) {
 func (a *assembler) indexLink(child threadKey, l link) {
 	if l.Resolved {
 		delete(a.unresolved, child)
+		delete(a.anchorWaiting, child)
+		return
+	}
+	a.unresolved[child] = true
+	if l.Turn && l.Anchor != "" {
+		a.anchorWaiting[child] = true
 	} else {
-		a.unresolved[child] = true
+		delete(a.anchorWaiting, child)
 	}
 }
 
@@ -154,6 +161,7 @@ func (a *assembler) delLink(child threadKey) {
 	delete(a.links, child)
 	delete(a.sessions[child.sess()].links, child)
 	delete(a.unresolved, child)
+	delete(a.anchorWaiting, child)
 }
 
 func (a *assembler) setCall(c callKey, ref callRef) {
@@ -187,6 +195,7 @@ func (a *assembler) drop(sk sessKey) {
 		a.indexKid(th, old, had, link{}, false)
 		delete(a.links, th)
 		delete(a.unresolved, th)
+		delete(a.anchorWaiting, th)
 	}
 	for c := range idx.calls {
 		delete(a.calls, c)

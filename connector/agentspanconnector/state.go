@@ -203,6 +203,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.sessions[su.Key.Thread.sess()].units[su.Key] = struct{}{}
 		a.fresh[su.Key] = true
 	}
+	a.linksToTry[sk] = true
 	for _, sl := range rec.Links {
 		old, had := a.links[sl.Thread]
 		a.indexKid(sl.Thread, old, had, sl.Link, true)
@@ -405,6 +406,7 @@ func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadab
 			unreadable(keyAnchors, err)
 			a.anchors = nil
 		}
+		a.indexAnchors()
 	}
 	return a.takeLoadErr()
 }
@@ -437,6 +439,7 @@ func (a *assembler) rollback(ctx context.Context, client storage.Client) error {
 				return err
 			}
 		}
+		a.indexAnchors()
 		a.anchorsDirty = false
 	}
 	return a.takeLoadErr()
