@@ -5,6 +5,7 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 	"time"
 
@@ -232,6 +233,9 @@ type assembler struct {
 	// index what a pass must look at, so that it never walks every thread.
 	unresolved map[threadKey]bool
 	preambled  map[threadKey]bool
+	// preambleDue queues the preambled threads by when their events would
+	// be dropped (see dropPreambles).
+	preambleDue preambleQueue
 	// uses counts session accesses, for evicting the least recently used.
 	uses uint64
 
@@ -394,7 +398,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		if t.preambleHost == "" {
 			t.preambleHost = host
 		}
-		a.preambled[th] = true
+		a.notePreamble(th)
 		return added
 	}
 
@@ -534,19 +538,7 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		out.units = append(out.units, closedGroup{key: k, reason: reason})
 	}
 
-	for th := range a.preambled {
-		t := a.threads[th]
-		if t == nil || len(t.preamble) == 0 {
-			delete(a.preambled, th)
-			continue
-		}
-		if shutdown || now.Sub(t.lastArrival) >= a.idleTimeout {
-			out.noTurn += len(t.preamble)
-			t.preamble, t.preambleHost = nil, ""
-			delete(a.preambled, th)
-			a.touch(th.sess())
-		}
-	}
+	out.noTurn += a.dropPreambles(now, shutdown)
 	a.prune()
 	return out
 }
@@ -1125,4 +1117,85 @@ func compareThreads(x, y threadKey) int {
 
 func compareUnits(x, y unitKey) int {
 	return cmp.Or(compareThreads(x.Thread, y.Thread), cmp.Compare(x.Prompt, y.Prompt))
+}
+
+// notePreamble marks a thread as holding events that wait for a prompt.
+func (a *assembler) notePreamble(th threadKey) {
+	if a.preambled[th] {
+		return
+	}
+	a.preambled[th] = true
+	if t := a.threads[th]; t != nil {
+		heap.Push(&a.preambleDue, preambleEntry{at: t.lastArrival.Add(a.idleTimeout), th: th})
+	}
+}
+
+// dropPreambles drops the events that waited for a prompt of their thread
+// for turn_idle_timeout of wall clock (all of them at shutdown): no turn
+// came for them. The queue is by when each thread was queued; a thread that
+// got more events since is queued again by its latest, so a pass costs the
+// threads due, not every thread waiting.
+func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
+	drop := func(th threadKey, t *thread) {
+		dropped += len(t.preamble)
+		t.preamble, t.preambleHost = nil, ""
+		delete(a.preambled, th)
+		a.touch(th.sess())
+	}
+	if shutdown {
+		for th := range a.preambled {
+			if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+				drop(th, t)
+			} else {
+				delete(a.preambled, th)
+			}
+		}
+		a.preambleDue = nil
+		return dropped
+	}
+	for len(a.preambleDue) > 0 && !now.Before(a.preambleDue[0].at) {
+		e := heap.Pop(&a.preambleDue).(preambleEntry)
+		t := a.threads[e.th]
+		if !a.preambled[e.th] || t == nil || len(t.preamble) == 0 {
+			delete(a.preambled, e.th)
+			continue // gone (a prompt came, or its session left memory)
+		}
+		if at := t.lastArrival.Add(a.idleTimeout); now.Before(at) {
+			heap.Push(&a.preambleDue, preambleEntry{at: at, th: e.th})
+			continue
+		}
+		drop(e.th, t)
+	}
+	if verifyPreambles != nil {
+		for th := range a.preambled {
+			if t := a.threads[th]; t != nil && len(t.preamble) > 0 && now.Sub(t.lastArrival) >= a.idleTimeout {
+				verifyPreambles(th)
+			}
+		}
+	}
+	return dropped
+}
+
+// verifyPreambles, when set (tests), is told of a thread whose waiting
+// events dropPreambles kept though a walk over every thread drops them.
+var verifyPreambles func(th threadKey)
+
+// preambleEntry is a preambled thread in preambleDue.
+type preambleEntry struct {
+	at time.Time
+	th threadKey
+}
+
+// preambleQueue is a min-heap of preambled threads by due time.
+type preambleQueue []preambleEntry
+
+func (q preambleQueue) Len() int           { return len(q) }
+func (q preambleQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
+func (q preambleQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *preambleQueue) Push(x any)        { *q = append(*q, x.(preambleEntry)) }
+func (q *preambleQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
 }

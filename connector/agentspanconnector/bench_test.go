@@ -173,9 +173,9 @@ func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			// The tests' checks walk every unit and every session.
-			pass, ev, links := verifyPass, verifyEvict, verifyLinks
-			verifyPass, verifyEvict, verifyLinks = nil, nil, nil
-			defer func() { verifyPass, verifyEvict, verifyLinks = pass, ev, links }()
+			pass, ev, links, pre := verifyPass, verifyEvict, verifyLinks, verifyPreambles
+			verifyPass, verifyEvict, verifyLinks, verifyPreambles = nil, nil, nil, nil
+			defer func() { verifyPass, verifyEvict, verifyLinks, verifyPreambles = pass, ev, links, pre }()
 			h := newHarness(b)
 			if c.storage {
 				// A file per key, as BenchmarkHistoryMemory (storagetest's

@@ -84,6 +84,7 @@ func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
 				h := withStorage(t, maxCached)
 				h.afterBatch = func() { w.look(h) }
 				runInterleaved(h, seed)
+				assert.Empty(t, h.c.asm.asleep, "every evicted session woke when due (turns, waiting events)")
 				require.NoError(t, h.c.Shutdown(context.Background()))
 				assert.Zero(t, h.c.asm.openUnits())
 				return fullSpanKeys(h.spans())

@@ -22,6 +22,14 @@ import (
 // which units, must be the same (schedule.go).
 func init() { verifyPass = checkAgainstFullPass }
 
+// Every pass of every test drops the events waiting for a prompt that a
+// walk over every thread drops.
+func init() {
+	verifyPreambles = func(th threadKey) {
+		panic(fmt.Sprintf("dropPreambles kept the waiting events of %v; a walk over every thread drops them", th))
+	}
+}
+
 // Every resolveLinks of every test is checked against a walk over every
 // unresolved link: none it left alone could have been resolved.
 func init() {
@@ -134,6 +142,15 @@ func runInterleaved(h *harness, seed int64) {
 		s := newSession(fmt.Sprintf("s%02d", i))
 		var evs []agentevent.Event
 		sec := float64(rng.IntN(600))
+		if i%5 == 0 {
+			// A summary before the first prompt: waits for it.
+			evs = append(evs, s.ev(agentevent.TypeSessionSummary, "sum", sec))
+		}
+		if i%7 == 0 {
+			// A session of a summary alone: dropped once idle.
+			lone := newSession(fmt.Sprintf("lone%02d", i))
+			queues = append(queues, []agentevent.Event{lone.ev(agentevent.TypeSessionSummary, "sum", sec)})
+		}
 		for turn := range 1 + rng.IntN(4) {
 			p := fmt.Sprintf("p%d", turn)
 			evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Agent", sec+1))

@@ -184,7 +184,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 			prompts: st.Prompts, closed: st.Closed, closedSeq: st.ClosedSeq,
 		}
 		if len(pre) > 0 {
-			a.preambled[st.Key] = true
+			a.notePreamble(st.Key)
 		}
 		a.sessions[st.Key.sess()].threads[st.Key] = struct{}{}
 	}
