@@ -46,8 +46,8 @@ func copilotPatterns(dir string) []string {
 // newCopilotParser makes the parser of one JSONL session file, given the
 // workspace.yaml beside an events.jsonl when there is one (it names the
 // project where session.start does not).
-func newCopilotParser(path string, _ parseOptions) parser {
-	p := copilotcli.NewParser(path)
+func newCopilotParser(path string, o parseOptions) parser {
+	p := copilotcli.NewParserWithOptions(path, copilotcli.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
 	if filepath.Base(path) == "events.jsonl" {
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "workspace.yaml")); err == nil {
 			p.SetWorkspace(copilotcli.ParseWorkspace(b))

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/pi"
 )
 
 // parser maps the records of one session file to events. It is what every
@@ -103,7 +102,7 @@ var agents = []agent{
 		config:         func(c *Config) *AgentConfig { return &c.Pi },
 		defaultInclude: piInclude,
 		kind:           sourceJSONL,
-		newParser:      func(path string, _ parseOptions) parser { return pi.NewParser(path) },
+		newParser:      newPiParser,
 		optional:       true,
 	},
 	{

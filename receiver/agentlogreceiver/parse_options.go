@@ -6,6 +6,7 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
+	"github.com/agentotel/agentotel/internal/vendors/pi"
 )
 
 // parseOptions tell a JSONL parser what the emitter drops from every event,
@@ -26,4 +27,8 @@ func newClaudeCodeParser(path string, o parseOptions) parser {
 
 func newCodexParser(path string, o parseOptions) parser {
 	return codex.NewParserWithOptions(path, codex.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
+}
+
+func newPiParser(path string, o parseOptions) parser {
+	return pi.NewParserWithOptions(path, pi.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
 }

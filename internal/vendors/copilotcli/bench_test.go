@@ -15,7 +15,15 @@ import (
 
 // BenchmarkParse parses every JSONL session file of the golden cases
 // (throughput in bytes of JSONL).
-func BenchmarkParse(b *testing.B) {
+func BenchmarkParse(b *testing.B) { benchmarkParse(b, Options{}) }
+
+// BenchmarkParseWithoutContent is BenchmarkParse as the receiver parses by
+// default: without include_content and include_raw.
+func BenchmarkParseWithoutContent(b *testing.B) {
+	benchmarkParse(b, Options{OmitContent: true, OmitRaw: true})
+}
+
+func benchmarkParse(b *testing.B, opts Options) {
 	jsonl, _ := sessionFiles(b, filepath.Join(repoRoot(b), "testdata", "copilot_cli"))
 	require.NotEmpty(b, jsonl)
 	var files [][]vendortest.Line
@@ -30,7 +38,7 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, lines := range files {
-			p := NewParser("session-state/s/events.jsonl")
+			p := NewParserWithOptions("session-state/s/events.jsonl", opts)
 			for _, l := range lines {
 				p.Parse(l.Data, l.No, l.Offset)
 			}

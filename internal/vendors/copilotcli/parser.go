@@ -69,6 +69,7 @@ const (
 // is not safe for concurrent use; each file gets its own Parser.
 type Parser struct {
 	path string
+	opts Options
 	// fileSessionID is the session id the path carries (the folder name of
 	// session-state/<id>/events.jsonl, or the flat file's name).
 	fileSessionID string
@@ -81,7 +82,23 @@ type Parser struct {
 // path; it goes into Event.LogFile and names the session until
 // session.start does. NewParser does no I/O.
 func NewParser(path string) *Parser {
-	return &Parser{path: path, fileSessionID: SessionIDFromPath(path), st: newState()}
+	return NewParserWithOptions(path, Options{})
+}
+
+// Options tune what a Parser builds. The zero value builds everything.
+type Options struct {
+	// OmitContent: the caller drops content (agentevent.StripContent), so
+	// the parser does not render tool call arguments. Every other field is
+	// as without it.
+	OmitContent bool
+	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
+	// record into it.
+	OmitRaw bool
+}
+
+// NewParserWithOptions is NewParser with options (see Options).
+func NewParserWithOptions(path string, opts Options) *Parser {
+	return &Parser{path: path, opts: opts, fileSessionID: SessionIDFromPath(path), st: newState()}
 }
 
 // SessionIDFromPath is the session id a session file's path carries:
@@ -136,22 +153,28 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail := agentevent.NotAnObject(trimmed)
 		return p.unparsed(c, reason, detail)
 	}
-	var r record
-	if err := jsonx.Unmarshal(trimmed, &r); err != nil {
-		reason, detail := agentevent.DecodeFailure(trimmed, err)
-		return p.unparsed(c, reason, detail)
-	}
-	if t, ok := parseTime(r.Timestamp); ok {
-		c.ts = t
-		p.st.Timestamp = t
-	}
-	c.recordID = strings.Clone(r.ID)
+	var r *record
 	var d data
-	if len(r.Data) > 0 && !bytes.Equal(r.Data, []byte("null")) {
-		if err := jsonx.Unmarshal(r.Data, &d); err != nil {
-			return p.unparsed(c, ReasonUnexpectedShape, r.Type+": "+err.Error())
+	var f fastRecord
+	if jsonx.Unmarshal(trimmed, &f) == nil {
+		r = &f.record
+		if f.Data != nil {
+			d = *f.Data
+		}
+	} else {
+		r = new(record)
+		if err := jsonx.Unmarshal(trimmed, r); err != nil {
+			reason, detail := agentevent.DecodeFailure(trimmed, err)
+			return p.unparsed(c, reason, detail)
+		}
+		if len(r.Data) > 0 && !bytes.Equal(r.Data, []byte("null")) {
+			if err := jsonx.Unmarshal(r.Data, &d); err != nil {
+				p.recordTime(c, r)
+				return p.unparsed(c, ReasonUnexpectedShape, r.Type+": "+err.Error())
+			}
 		}
 	}
+	p.recordTime(c, r)
 	if p.st.SessionID == "" {
 		p.st.SessionID = p.fileSessionID
 	}
@@ -164,7 +187,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 			p.st.addSubagent(c.agent, "")
 		}
 	}
-	out, reason, detail := p.mapRecord(&r, &d, c)
+	out, reason, detail := p.mapRecord(r, &d, c)
 	if reason != "" {
 		return p.unparsed(c, reason, detail)
 	}
@@ -303,7 +326,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 	case "subagent.started":
 		return p.subagentStarted(d, c), "", ""
 	case "subagent.completed", "subagent.failed":
-		return p.subagentEnded(r.Type, d, r.Data, c), "", ""
+		return p.subagentEnded(r.Type, d, c), "", ""
 	case "":
 		return nil, ReasonUnexpectedShape, "record has no type"
 	}
@@ -512,7 +535,7 @@ func (p *Parser) subagentStarted(d *data, c *rowCtx) []agentevent.Event {
 	return []agentevent.Event{ev}
 }
 
-func (p *Parser) subagentEnded(typ string, d *data, raw jsonx.RawMessage, c *rowCtx) []agentevent.Event {
+func (p *Parser) subagentEnded(typ string, d *data, c *rowCtx) []agentevent.Event {
 	if d.ToolCallID != "" {
 		c.agent = strings.Clone(d.ToolCallID)
 	}
@@ -523,12 +546,7 @@ func (p *Parser) subagentEnded(typ string, d *data, raw jsonx.RawMessage, c *row
 		ev.Status = "error"
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 		ev.ErrorType = ErrSubagent
-		var e struct {
-			Error jsonx.RawMessage `json:"error"`
-		}
-		if jsonx.Unmarshal(raw, &e) == nil {
-			ev.Text = errorMessage(e.Error)
-		}
+		ev.Text = errorMessage(d.Error)
 	}
 	return []agentevent.Event{ev}
 }
@@ -585,13 +603,25 @@ func (p *Parser) eventID(c *rowCtx, idx, n int) string {
 	return c.recordID
 }
 
+// recordTime takes the record's time and id into the row.
+func (p *Parser) recordTime(c *rowCtx, r *record) {
+	if t, ok := parseTime(r.Timestamp); ok {
+		c.ts = t
+		p.st.Timestamp = t
+	}
+	c.recordID = strings.Clone(r.ID)
+}
+
 // finish gives the events of one record their ids, turn parents, sequence
 // and location, and normalizes them.
 func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
-	raw := bytes.Clone(c.line)
+	var raw []byte
+	if !p.opts.OmitRaw {
+		raw = bytes.Clone(c.line)
+	}
 	for i := range out {
 		ev := &out[i]
 		if ev.EventID == "" {

@@ -9,15 +9,24 @@ import (
 
 // record is one line of events.jsonl: an envelope around a typed payload.
 type record struct {
-	Type      string           `json:"type"`
-	Data      jsonx.RawMessage `json:"data"`
-	ID        string           `json:"id"`
-	Timestamp string           `json:"timestamp"`
-	ParentID  *string          `json:"parentId"`
+	Type      string    `json:"type"`
+	Data      jsonx.Raw `json:"data"`
+	ID        string    `json:"id"`
+	Timestamp string    `json:"timestamp"`
+	ParentID  *string   `json:"parentId"`
 }
 
 // data holds the fields of every payload type the mapping reads; which are
 // set depends on the record type. The line itself is kept as Raw.
+// fastRecord is a record whose data is decoded in the same pass (its
+// member shadows record's). A line it cannot decode is decoded as a record,
+// whose data is then decoded on its own: the events are the same either
+// way.
+type fastRecord struct {
+	record
+	Data *data `json:"data"`
+}
+
 type data struct {
 	// session.start
 	SessionID      string      `json:"sessionId"`
@@ -75,15 +84,15 @@ type data struct {
 	AgentMode     string        `json:"agentMode"`
 
 	// tool.execution_start / complete; events of a subagent
-	ToolCallID       string           `json:"toolCallId"`
-	ToolName         string           `json:"toolName"`
-	Arguments        jsonx.RawMessage `json:"arguments"`
-	Model            string           `json:"model"`
-	Success          *bool            `json:"success"`
-	Result           *toolResult      `json:"result"`
-	Error            jsonx.RawMessage `json:"error"`
-	ToolTelemetry    *toolTelemetry   `json:"toolTelemetry"`
-	ParentToolCallID string           `json:"parentToolCallId"`
+	ToolCallID       string         `json:"toolCallId"`
+	ToolName         string         `json:"toolName"`
+	Arguments        jsonx.Raw      `json:"arguments"`
+	Model            string         `json:"model"`
+	Success          *bool          `json:"success"`
+	Result           *toolResult    `json:"result"`
+	Error            jsonx.Raw      `json:"error"`
+	ToolTelemetry    *toolTelemetry `json:"toolTelemetry"`
+	ParentToolCallID string         `json:"parentToolCallId"`
 
 	// hook.start / hook.end
 	HookInvocationID string `json:"hookInvocationId"`
@@ -122,9 +131,9 @@ type modelMetric struct {
 }
 
 type toolRequest struct {
-	ToolCallID string           `json:"toolCallId"`
-	Name       string           `json:"name"`
-	Arguments  jsonx.RawMessage `json:"arguments"`
+	ToolCallID string    `json:"toolCallId"`
+	Name       string    `json:"name"`
+	Arguments  jsonx.Raw `json:"arguments"`
 }
 
 type toolResult struct {
@@ -140,7 +149,7 @@ type toolError struct {
 }
 
 type toolTelemetry struct {
-	Metrics map[string]jsonx.RawMessage `json:"metrics"`
+	Metrics map[string]jsonx.Raw `json:"metrics"`
 }
 
 // toolArgs are the arguments of the built-in tools the mapping reads.

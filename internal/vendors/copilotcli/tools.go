@@ -51,10 +51,12 @@ func fileOp(name, command string) agentevent.FileOp {
 }
 
 // toolCall fills a tool_call event and opens the call.
-func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.RawMessage, c *rowCtx) {
+func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw, c *rowCtx) {
 	ev.ToolCallID = strings.Clone(id)
 	ev.ToolName = strings.Clone(name)
-	ev.Text = compactJSON(args)
+	if !p.opts.OmitContent {
+		ev.Text = compactJSON(args)
+	}
 	oc := &openCall{Name: ev.ToolName, Time: c.ts, CreateLines: -1}
 	var a toolArgs
 	if len(args) > 0 && args[0] == '{' && jsonx.Unmarshal(args, &a) == nil {
@@ -232,7 +234,7 @@ func metricInt(t *toolTelemetry, key string) (int64, bool) {
 }
 
 // errorMessage reads data.error: {message, code} or a string.
-func errorMessage(raw jsonx.RawMessage) string {
+func errorMessage(raw []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
@@ -247,7 +249,7 @@ func errorMessage(raw jsonx.RawMessage) string {
 	return ""
 }
 
-func errorCode(raw jsonx.RawMessage) string {
+func errorCode(raw []byte) string {
 	var e toolError
 	if len(raw) > 0 && raw[0] == '{' && jsonx.Unmarshal(raw, &e) == nil {
 		return e.Code
@@ -257,7 +259,7 @@ func errorCode(raw jsonx.RawMessage) string {
 
 // compactJSON renders tool arguments as compact JSON text (a JSON string
 // argument as its value).
-func compactJSON(raw jsonx.RawMessage) string {
+func compactJSON(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return ""

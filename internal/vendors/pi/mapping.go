@@ -48,13 +48,16 @@ const (
 
 // mapMessage maps a message entry by its role.
 func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, reason, detail string) {
-	raw := bytes.TrimSpace(e.Message)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, ReasonUnexpectedShape, "message entry without a message object"
-	}
-	var m message
-	if err := jsonx.Unmarshal(raw, &m); err != nil {
-		return nil, ReasonUnexpectedShape, "message: " + err.Error()
+	m := e.msg
+	if m == nil {
+		raw := bytes.TrimSpace(e.Message)
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, ReasonUnexpectedShape, "message entry without a message object"
+		}
+		m = new(message)
+		if err := jsonx.Unmarshal(raw, m); err != nil {
+			return nil, ReasonUnexpectedShape, "message: " + err.Error()
+		}
 	}
 	if e.Timestamp == "" {
 		if t, ok := msTime(m.Timestamp); ok {
@@ -63,7 +66,7 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 	}
 	switch m.Role {
 	case "user":
-		str, blocks, ok := decodeBlocks(m.Content)
+		str, blocks, ok := m.content()
 		if !ok {
 			return nil, ReasonUnexpectedShape, "user content"
 		}
@@ -71,15 +74,15 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		ev.Text = contentText(str, blocks)
 		return []pending{{ev: ev}}, "", ""
 	case "assistant":
-		return p.mapAssistant(&m, c, replayed)
+		return p.mapAssistant(m, c, replayed)
 	case "toolResult":
-		return p.mapToolResult(&m, c, replayed)
+		return p.mapToolResult(m, c, replayed)
 	case "bashExecution":
-		return []pending{{ev: p.mapBashExecution(&m, c)}}, "", ""
+		return []pending{{ev: p.mapBashExecution(m, c)}}, "", ""
 	case "custom", "hookMessage":
 		ev := p.meta(c, "custom_message")
 		agentevent.SetAttr(&ev, attrCustomType, m.CustomType)
-		str, blocks, ok := decodeBlocks(m.Content)
+		str, blocks, ok := m.content()
 		if !ok {
 			return nil, ReasonUnexpectedShape, m.Role + " content"
 		}
@@ -112,7 +115,7 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 // abort closes its tool calls (Pi never runs them) and ends with a log
 // event carrying the turn status.
 func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, string, string) {
-	_, blocks, ok := decodeBlocks(m.Content)
+	_, blocks, ok := m.content()
 	if !ok {
 		return nil, ReasonUnexpectedShape, "assistant content"
 	}

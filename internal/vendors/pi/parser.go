@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -33,10 +32,23 @@ const (
 	ReasonParserError = agentevent.ReasonParserError
 )
 
+// Options tune what a Parser builds. The zero value builds everything.
+type Options struct {
+	// OmitContent: the caller drops content (agentevent.StripContent), so
+	// the parser does not render tool call arguments or tool result text it
+	// reads no fact from. Facts read from content (exit codes, test counts,
+	// line counts) are still read.
+	OmitContent bool
+	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
+	// record into it.
+	OmitRaw bool
+}
+
 // Parser maps the records of one session file. It is not safe for
 // concurrent use; each file gets its own Parser.
 type Parser struct {
 	path string
+	opts Options
 	// fileSessionID is the session id the file name carries
 	// (<ISO>_<uuid>.jsonl), used until the header is seen.
 	fileSessionID string
@@ -49,11 +61,16 @@ type Parser struct {
 // path; it is the file identity for stable ids and goes into Event.LogFile.
 // NewParser does no I/O.
 func NewParser(path string) *Parser {
+	return NewParserWithOptions(path, Options{})
+}
+
+// NewParserWithOptions is NewParser with options (see Options).
+func NewParserWithOptions(path string, opts Options) *Parser {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if i := strings.LastIndexByte(base, '_'); i >= 0 && i+1 < len(base) {
 		base = base[i+1:]
 	}
-	return &Parser{path: path, fileSessionID: base, st: newState()}
+	return &Parser{path: path, opts: opts, fileSessionID: base, st: newState()}
 }
 
 // rowCtx is what a record shares with every event it yields.
@@ -94,8 +111,8 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail := agentevent.NotAnObject(trimmed)
 		return p.unparsed(c, reason, detail)
 	}
-	var e entry
-	if err := jsonx.Unmarshal(trimmed, &e); err != nil {
+	e, err := decodeEntry(trimmed)
+	if err != nil {
 		reason, detail := agentevent.DecodeFailure(trimmed, err)
 		return p.unparsed(c, reason, detail)
 	}
@@ -103,7 +120,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		c.ts = t
 	}
 	if e.Type == "session" {
-		p.header(&e, c)
+		p.header(e, c)
 		return nil
 	}
 	if p.st.SessionID == "" {
@@ -140,16 +157,16 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	switch e.Type {
 	case "message":
 		var more []pending
-		more, reason, detail = p.mapMessage(&e, c, replayed)
+		more, reason, detail = p.mapMessage(e, c, replayed)
 		out = append(out, more...)
 	case "model_change":
-		out = append(out, p.mapModelChange(&e, c))
+		out = append(out, p.mapModelChange(e, c))
 	case "thinking_level_change":
 		ev := p.meta(c, "thinking_level_change")
 		agentevent.SetAttr(&ev, "agent.thinking_level", e.ThinkingLevel)
 		out = append(out, pending{ev: ev})
 	case "compaction":
-		out = append(out, p.mapCompaction(&e, c))
+		out = append(out, p.mapCompaction(e, c))
 	case "branch_summary":
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = e.Summary
@@ -349,7 +366,7 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	if len(out) == 0 {
 		return nil
 	}
-	if c.raw == nil {
+	if c.raw == nil && !p.opts.OmitRaw {
 		c.raw = bytes.Clone(c.line)
 	}
 	n := 0

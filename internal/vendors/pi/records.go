@@ -33,7 +33,7 @@ type entry struct {
 	ThinkingLevel string `json:"thinkingLevel"`
 
 	// message
-	Message jsonx.RawMessage `json:"message"`
+	Message jsonx.Raw `json:"message"`
 
 	// compaction and branch_summary
 	Summary          string `json:"summary"`
@@ -46,20 +46,61 @@ type entry struct {
 	Name *string `json:"name"`
 
 	// custom and custom_message
-	CustomType string           `json:"customType"`
-	Content    jsonx.RawMessage `json:"content"`
-	Display    *bool            `json:"display"`
+	CustomType string    `json:"customType"`
+	Content    jsonx.Raw `json:"content"`
+	Display    *bool     `json:"display"`
 
 	// label
 	TargetID string  `json:"targetId"`
 	Label    *string `json:"label"`
+
+	// msg is Message, decoded in the line's pass (see fastEntry).
+	msg *message
+}
+
+// fastEntry is an entry whose message, with its content blocks, is decoded
+// in the same pass (its member shadows entry's). A line it cannot decode (a
+// content that is a string, a message that is no object) is decoded as an
+// entry, whose message is decoded when it is used: the events are the same
+// either way.
+type fastEntry struct {
+	entry
+	Message *fastMessage `json:"message"`
+}
+
+type fastMessage struct {
+	message
+	Content []block `json:"content"`
+}
+
+// decodeEntry decodes one line, in one pass when it can.
+func decodeEntry(line []byte) (*entry, error) {
+	var f fastEntry
+	if jsonx.Unmarshal(line, &f) == nil && (f.Message != nil || f.Type != "message") {
+		e := &f.entry
+		if f.Message != nil {
+			e.msg = &f.Message.message
+			e.msg.blocks, e.msg.blocksDone = f.Message.Content, true
+		}
+		return e, nil
+	}
+	e := new(entry)
+	if err := jsonx.Unmarshal(line, e); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // message is the AgentMessage of a message entry; which fields are set
 // depends on the role.
 type message struct {
-	Role    string           `json:"role"`
-	Content jsonx.RawMessage `json:"content"`
+	// blocks is Content decoded as a list of blocks when blocksDone (see
+	// fastEntry); Content is then nil.
+	blocks     []block
+	blocksDone bool
+
+	Role    string    `json:"role"`
+	Content jsonx.Raw `json:"content"`
 	// Timestamp is epoch milliseconds.
 	Timestamp *float64 `json:"timestamp"`
 
@@ -73,10 +114,10 @@ type message struct {
 	ResponseID   string `json:"responseId"`
 
 	// toolResult
-	ToolCallID string           `json:"toolCallId"`
-	ToolName   string           `json:"toolName"`
-	IsError    bool             `json:"isError"`
-	Details    jsonx.RawMessage `json:"details"`
+	ToolCallID string    `json:"toolCallId"`
+	ToolName   string    `json:"toolName"`
+	IsError    bool      `json:"isError"`
+	Details    jsonx.Raw `json:"details"`
 
 	// bashExecution
 	Command            string   `json:"command"`
@@ -114,13 +155,13 @@ func (u *usage) zero() bool {
 
 // block is one content block: text, thinking, toolCall or image.
 type block struct {
-	Type      string           `json:"type"`
-	Text      string           `json:"text"`
-	Thinking  string           `json:"thinking"`
-	Redacted  bool             `json:"redacted"`
-	ID        string           `json:"id"`
-	Name      string           `json:"name"`
-	Arguments jsonx.RawMessage `json:"arguments"`
+	Type      string    `json:"type"`
+	Text      string    `json:"text"`
+	Thinking  string    `json:"thinking"`
+	Redacted  bool      `json:"redacted"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Arguments jsonx.Raw `json:"arguments"`
 }
 
 // toolArgs holds the arguments of Pi's built-in tools the mapping reads.
@@ -137,9 +178,18 @@ type editDetails struct {
 	Diff string `json:"diff"`
 }
 
+// content reads the message's content, a string or a list of blocks. ok is
+// false for any other shape.
+func (m *message) content() (str string, blocks []block, ok bool) {
+	if m.blocksDone {
+		return "", m.blocks, true
+	}
+	return decodeBlocks(m.Content)
+}
+
 // decodeBlocks reads a content field that is a string or a list of blocks.
 // ok is false for any other shape.
-func decodeBlocks(raw jsonx.RawMessage) (str string, blocks []block, ok bool) {
+func decodeBlocks(raw jsonx.Raw) (str string, blocks []block, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil, true

@@ -51,7 +51,9 @@ func channel(tool string) agentevent.Channel {
 func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bool) {
 	ev.ToolName = b.Name
 	ev.ToolCallID = b.ID
-	ev.Text = string(b.Arguments)
+	if !p.opts.OmitContent {
+		ev.Text = string(b.Arguments)
+	}
 	ev.Channel = channel(b.Name)
 	oc := &openCall{Name: strings.Clone(b.Name), Time: c.ts, WriteLines: -1, Channel: string(ev.Channel)}
 	var args toolArgs
@@ -109,12 +111,15 @@ var exitCodeRE = regexp.MustCompile(`Command exited with code (-?\d+)`)
 // mapToolResult maps a toolResult message: the result of the open call of
 // the same id.
 func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending, string, string) {
-	str, blocks, ok := decodeBlocks(m.Content)
+	str, blocks, ok := m.content()
 	if !ok {
 		return nil, ReasonUnexpectedShape, "toolResult content"
 	}
 	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, channel(m.ToolName))
-	ev.Text = contentText(str, blocks)
+	text := contentText(str, blocks)
+	if !p.opts.OmitContent {
+		ev.Text = text
+	}
 	var oc *openCall
 	switch {
 	case replayed:
@@ -135,10 +140,10 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 		ev.ErrorType = errToolError
 	}
 	if ev.ToolName == toolBash {
-		bashFacts(&ev, m.IsError)
+		bashFacts(&ev, text, m.IsError)
 		if oc != nil && oc.Runner != "" {
 			agentevent.SetAttr(&ev, agentevent.AttrTestRunner, oc.Runner)
-			if run, passed, failed, ok := testrun.Counts(oc.Runner, ev.Text); ok {
+			if run, passed, failed, ok := testrun.Counts(oc.Runner, text); ok {
 				agentevent.SetAttr(&ev, agentevent.AttrTestRun, int64(run))
 				agentevent.SetAttr(&ev, agentevent.AttrTestPassed, int64(passed))
 				agentevent.SetAttr(&ev, agentevent.AttrTestFailed, int64(failed))
@@ -154,13 +159,13 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 // bashFacts reads the exit code of a bash result: N from "Command exited
 // with code N" on a failure, 0 on a success. Aborts and timeouts are
 // classified apart.
-func bashFacts(ev *agentevent.Event, isError bool) {
+func bashFacts(ev *agentevent.Event, text string, isError bool) {
 	if !isError {
 		ev.ToolExitCode = agentevent.Int(0)
 		return
 	}
 	// The last match: the command's own output may hold the phrase too.
-	if all := exitCodeRE.FindAllStringSubmatch(ev.Text, -1); len(all) > 0 {
+	if all := exitCodeRE.FindAllStringSubmatch(text, -1); len(all) > 0 {
 		m := all[len(all)-1]
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			ev.ToolExitCode = agentevent.Int(n)
@@ -168,7 +173,7 @@ func bashFacts(ev *agentevent.Event, isError bool) {
 			return
 		}
 	}
-	lower := strings.ToLower(ev.Text)
+	lower := strings.ToLower(text)
 	switch {
 	case strings.Contains(lower, "command aborted") || strings.Contains(lower, "operation aborted"):
 		ev.ErrorType = errInterrupted
