@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/opencode"
 )
@@ -24,6 +26,25 @@ import (
 // (ids ascend in creation order) once each is final, and keeps as watermark
 // the last message emitted and the last Sequence used: a message is emitted
 // once, in its final state, and nothing before the watermark is read again.
+//
+// What a poll costs follows what changed, not the size of the history
+// (directory modification times, see stamp):
+//
+//   - session/<project>/ is listed only when it changed (a session was
+//     created or removed); a session file is read when it is new, and again
+//     before its session's new messages are mapped when it was rewritten.
+//   - A session whose messages were all emitted ("settled") is looked at
+//     again only when its message/<ses>/ directory changed. Those
+//     directories are stat'ed only in a poll after message/ or part/
+//     changed (every new message gets a part directory; a new session a
+//     message directory), after a session was created, and at every sweep
+//     (a message without any part, the one change those two directories do
+//     not show, is seen then, at the latest after a minute).
+//   - A session still being written (a message held back until final) is
+//     looked at every poll.
+//
+// Sessions are handed to the next consumer several at a time
+// (sessionBatch).
 type treeReader struct {
 	rd      *opencodeSource
 	storage string
@@ -32,15 +53,26 @@ type treeReader struct {
 	// receiver started.
 	skipExisting bool
 
-	projects map[string]*cachedObject[opencode.Project]
+	projects   map[string]*cachedObject[opencode.Project]
+	projectDir stamp
 	// marks are the sessions' watermarks (life cycle: checkpoint.go).
-	marks    *sessionTable[*storedMark]
-	sessions map[string]*treeSession // by session id
-	byPath   map[string]*treeSession
+	marks *sessionTable[*storedMark]
+	// sessions are the sessions listed, by id; dirs the session/<project>
+	// directories, by path.
+	sessions    map[string]*treeSession
+	dirs        map[string]*sessionDir
+	sessionRoot stamp
+	// messageRoot and partRoot are message/ and part/ when last scanned.
+	messageRoot, partRoot stamp
+	// order is the listed sessions, oldest first (sorted again when
+	// sessions come or go: reordered).
+	order     []*treeSession
+	reordered bool
 	// spawnedBy maps a child session to the task call that runs it, as
 	// seen in its parent's parts (sessions are read oldest first, so the
 	// parent's running task is seen before the child's messages).
 	spawnedBy map[string]string
+	batch     *sessionBatch
 }
 
 type cachedObject[T any] struct {
@@ -48,19 +80,59 @@ type cachedObject[T any] struct {
 	obj T
 }
 
-// treeSession is what the reader knows of one session.
-type treeSession struct {
-	path   string
-	sig    fileSig
-	info   opencode.Session
-	loaded bool // mark read from storage
-	mark   sessionMark
-	// msgDirMod is the message directory's mtime when it was last listed;
-	// idle says every message listed then was emitted. An idle session
-	// whose directory has not changed is not listed again.
-	msgDirMod time.Time
-	idle      bool
+// sessionDir is one session/<project> directory as last listed.
+type sessionDir struct {
+	stamp stamp
+	files map[string]*treeSession // by file name
+	// retry are the files listed that could not be read or decoded yet
+	// (being written, or bad: reported once per version), read again every
+	// poll.
+	retry map[string]bool
 }
+
+// treeSession is what the reader keeps of one session: little once the
+// session is settled (its info is read again when it has news).
+type treeSession struct {
+	id, parentID string
+	path         string
+	created      int64
+	// sig is the session file's when info was decoded; info is kept while
+	// the session is being read and dropped once it is settled.
+	sig      fileSig
+	sigClean bool
+	info     *opencode.Session
+	// msgDir is message/<ses>/ when last listed; idle says every message
+	// listed then was emitted; loaded that the watermark was looked up.
+	msgDir       stamp
+	idle, loaded bool
+	listed       bool
+}
+
+// settled: nothing of the session is held back and its message directory
+// was listed after its last change.
+func (s *treeSession) settled() bool { return s.loaded && s.idle && s.msgDir.clean }
+
+// racyWindow is how old a modification time must be, when it is looked at,
+// for a change after the look to be sure to change it: file times come from
+// the kernel's coarse clock, and some file systems keep them to the second
+// (HFS+) or two (FAT). A directory or file looked at within the window is
+// looked at again at the next poll.
+const racyWindow = 2 * time.Second
+
+// stamp is a modification time as seen before a directory was listed (or a
+// file read); clean: it was older than racyWindow then, so the same time
+// later means nothing changed.
+type stamp struct {
+	mod   int64
+	clean bool
+}
+
+func stampOf(mod, now time.Time) stamp {
+	return stamp{mod: mod.UnixNano(), clean: now.Sub(mod) >= racyWindow}
+}
+
+// unchanged reports whether mod is the time of a clean stamp.
+func (s stamp) unchanged(mod time.Time) bool { return s.clean && s.mod == mod.UnixNano() }
 
 func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeReader {
 	t := &treeReader{
@@ -69,19 +141,22 @@ func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeR
 		skipExisting: skipExisting,
 		projects:     map[string]*cachedObject[opencode.Project]{},
 		sessions:     map[string]*treeSession{},
-		byPath:       map[string]*treeSession{},
+		dirs:         map[string]*sessionDir{},
 		spawnedBy:    map[string]string{},
 	}
 	t.marks = newSessionTable(rd.checkpoints, "tree."+storage, markCodec(), rd.life, rd.storageError)
 	t.marks.onForget = func(key string, probes []string) {
 		id := strings.TrimPrefix(key, treeKey(storage, ""))
 		if s := t.sessions[id]; s != nil {
-			delete(t.byPath, s.path)
+			if d := t.dirs[filepath.Dir(s.path)]; d != nil && d.files[filepath.Base(s.path)] == s {
+				delete(d.files, filepath.Base(s.path))
+			}
+			t.unlist(s)
 		}
-		delete(t.sessions, id)
 		delete(t.spawnedBy, id)
 		rd.emitter.forget(probes...)
 	}
+	t.batch = newSessionBatch(rd.emitter, rd.checkpoints, rd.storageError)
 	return t
 }
 
@@ -100,23 +175,59 @@ func jsonFiles(dir string) ([]os.DirEntry, error) {
 	return out, nil
 }
 
-func (t *treeReader) poll(ctx context.Context, sweep bool) {
-	if sweep {
+// poll reads what changed; full (every sweep) looks at every directory.
+func (t *treeReader) poll(ctx context.Context, full bool) {
+	if full {
 		t.marks.sweep(ctx, fileExists)
 	}
-	t.readProjects(ctx)
-	sessions := t.readSessions(ctx)
-	for _, s := range sessions {
+	defer t.batch.flush(ctx)
+	t.readProjects(ctx, full)
+	// The roots are looked at before the sessions: a message created while
+	// they are scanned changes them again.
+	now := time.Now()
+	scan := full
+	for _, r := range []struct {
+		dir string
+		st  *stamp
+	}{{"message", &t.messageRoot}, {"part", &t.partRoot}} {
+		fi, err := os.Stat(filepath.Join(t.storage, r.dir))
+		if err != nil {
+			continue
+		}
+		if !r.st.unchanged(fi.ModTime()) {
+			scan = true
+			*r.st = stampOf(fi.ModTime(), now)
+		}
+	}
+	if t.listSessions(ctx, full) {
+		scan = true
+	}
+	if t.reordered {
+		t.reordered = false
+		t.order = slices.DeleteFunc(t.order, func(s *treeSession) bool { return !s.listed })
+		slices.SortFunc(t.order, func(a, b *treeSession) int {
+			return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
+		})
+	}
+	for _, s := range t.order {
 		if ctx.Err() != nil {
 			return
+		}
+		if !scan && s.settled() {
+			continue
 		}
 		t.pollSession(ctx, s)
 	}
 	t.skipExisting = false
 }
 
-func (t *treeReader) readProjects(ctx context.Context) {
+func (t *treeReader) readProjects(ctx context.Context, full bool) {
 	dir := filepath.Join(t.storage, "project")
+	fi, err := os.Stat(dir)
+	if err != nil || (!full && t.projectDir.unchanged(fi.ModTime())) {
+		return
+	}
+	t.projectDir = stampOf(fi.ModTime(), time.Now())
 	entries, err := jsonFiles(dir)
 	if err != nil {
 		return
@@ -138,83 +249,195 @@ func (t *treeReader) readProjects(ctx context.Context) {
 		p, err := opencode.DecodeProject(b)
 		if err != nil {
 			t.badFile(ctx, path, sigOf(fi), b, err)
+			t.projectDir.clean = false // read again
 			continue
 		}
 		t.projects[id] = &cachedObject[opencode.Project]{sig: sigOf(fi), obj: p}
 	}
 }
 
-// readSessions decodes new and changed session files and returns the
-// sessions to poll, oldest first (session ids descend in time, so they are
-// ordered by their creation time).
-func (t *treeReader) readSessions(ctx context.Context) []*treeSession {
+// listSessions lists the session directories that changed (every one when
+// full), reading the new session files. true: sessions came or went.
+func (t *treeReader) listSessions(ctx context.Context, full bool) bool {
 	root := filepath.Join(t.storage, "session")
-	projectDirs, err := os.ReadDir(root)
+	fi, err := os.Stat(root)
 	if err != nil {
-		return nil
+		return false
 	}
-	var out []*treeSession
-	for _, pd := range projectDirs {
-		if !pd.IsDir() {
-			continue
-		}
-		entries, err := jsonFiles(filepath.Join(root, pd.Name()))
+	changed := false
+	if full || !t.sessionRoot.unchanged(fi.ModTime()) {
+		t.sessionRoot = stampOf(fi.ModTime(), time.Now())
+		entries, err := os.ReadDir(root)
 		if err != nil {
-			continue
+			return false
 		}
+		seen := map[string]bool{}
 		for _, e := range entries {
-			path := filepath.Join(root, pd.Name(), e.Name())
-			fi, err := e.Info()
-			if err != nil {
+			if !e.IsDir() {
 				continue
 			}
-			if t.rd.ac.ExcludeOlderThan > 0 && t.rd.clock.now().Sub(fi.ModTime()) > t.rd.ac.ExcludeOlderThan {
-				continue
+			path := filepath.Join(root, e.Name())
+			seen[path] = true
+			if t.dirs[path] == nil {
+				t.dirs[path] = &sessionDir{files: map[string]*treeSession{}, retry: map[string]bool{}}
 			}
-			s := t.byPath[path]
-			if s == nil || s.sig != sigOf(fi) {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					continue
+		}
+		for path, d := range t.dirs {
+			if !seen[path] {
+				for _, s := range d.files {
+					t.unlist(s)
 				}
-				info, err := opencode.DecodeSession(b)
-				if err != nil {
-					t.badFile(ctx, path, sigOf(fi), b, err)
-					continue
-				}
-				if s == nil {
-					s = &treeSession{path: path}
-					t.byPath[path] = s
-				}
-				s.sig, s.info = sigOf(fi), info
-				t.sessions[info.ID] = s
+				delete(t.dirs, path)
+				changed = true
 			}
-			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b *treeSession) int {
-		return cmp.Or(cmp.Compare(a.info.Time.Created, b.info.Time.Created), strings.Compare(a.info.ID, b.info.ID))
-	})
-	return out
+	for path, d := range t.dirs {
+		if t.listSessionDir(ctx, path, d, full) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// listSessionDir lists one session/<project> directory when it changed.
+func (t *treeReader) listSessionDir(ctx context.Context, dir string, d *sessionDir, full bool) bool {
+	changed := false
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	if full || !d.stamp.unchanged(fi.ModTime()) {
+		d.stamp = stampOf(fi.ModTime(), time.Now())
+		entries, err := jsonFiles(dir)
+		if err != nil {
+			return false
+		}
+		names := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			names[e.Name()] = true
+			if d.files[e.Name()] == nil {
+				d.retry[e.Name()] = true
+			}
+		}
+		for name, s := range d.files {
+			if !names[name] {
+				delete(d.files, name)
+				t.unlist(s)
+				changed = true
+			}
+		}
+		for name := range d.retry {
+			if !names[name] {
+				delete(d.retry, name)
+			}
+		}
+	}
+	for name := range d.retry {
+		s, done := t.readSessionFile(ctx, filepath.Join(dir, name))
+		if !done {
+			continue
+		}
+		delete(d.retry, name)
+		if s != nil {
+			d.files[name] = s
+			changed = true
+		}
+	}
+	return changed
+}
+
+// readSessionFile reads a new session file. done: nothing more to try (s
+// nil: left out by exclude_older_than); not done: to be read again next
+// poll (unreadable, or not decodable: reported once per version).
+func (t *treeReader) readSessionFile(ctx context.Context, path string) (s *treeSession, done bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, errors.Is(err, os.ErrNotExist)
+	}
+	if t.rd.ac.ExcludeOlderThan > 0 && t.rd.clock.now().Sub(fi.ModTime()) > t.rd.ac.ExcludeOlderThan {
+		return nil, true // looked at again when its directory changes, or at the next sweep
+	}
+	info, sig, ok := t.decodeSession(ctx, path, fi)
+	if !ok {
+		return nil, false
+	}
+	if old := t.sessions[info.ID]; old != nil && old.path != path {
+		t.unlist(old) // the same session under another project: the newest listing wins
+		if d := t.dirs[filepath.Dir(old.path)]; d != nil {
+			delete(d.files, filepath.Base(old.path))
+		}
+	}
+	s = &treeSession{id: info.ID, parentID: info.ParentID, path: path, created: info.Time.Created, listed: true}
+	s.setInfo(info, sig, time.Now())
+	t.sessions[info.ID] = s
+	t.order = append(t.order, s)
+	t.reordered = true
+	return s, true
+}
+
+func (s *treeSession) setInfo(info opencode.Session, sig fileSig, now time.Time) {
+	s.info, s.sig, s.sigClean = &info, sig, now.Sub(sig.mod) >= racyWindow
+	s.parentID = info.ParentID
+}
+
+// decodeSession reads and decodes a session file.
+func (t *treeReader) decodeSession(ctx context.Context, path string, fi os.FileInfo) (opencode.Session, fileSig, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return opencode.Session{}, fileSig{}, false
+	}
+	info, err := opencode.DecodeSession(b)
+	if err != nil {
+		t.badFile(ctx, path, sigOf(fi), b, err)
+		return opencode.Session{}, fileSig{}, false
+	}
+	return info, sigOf(fi), true
+}
+
+// sessionInfo returns the session's info, read again when the session file
+// changed since (or was too fresh when read), or was dropped.
+func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession) opencode.Session {
+	if fi, err := os.Stat(s.path); err == nil && (s.info == nil || !s.sigClean || sigOf(fi) != s.sig) {
+		if info, sig, ok := t.decodeSession(ctx, s.path, fi); ok && info.ID == s.id {
+			s.setInfo(info, sig, time.Now())
+		}
+	}
+	if s.info != nil {
+		return *s.info
+	}
+	var info opencode.Session // the file went meanwhile: what is known of it
+	info.ID, info.ParentID, info.Time.Created = s.id, s.parentID, s.created
+	return info
+}
+
+// unlist takes a session out of the poll order.
+func (t *treeReader) unlist(s *treeSession) {
+	if s.listed {
+		s.listed = false
+		t.reordered = true
+	}
+	if t.sessions[s.id] == s {
+		delete(t.sessions, s.id)
+	}
 }
 
 func (t *treeReader) markKey(sessionID string) string {
 	return treeKey(t.storage, sessionID)
 }
 
-// loadMark takes the session's watermark from its session table: stored,
+// loadMark returns the session's watermark from its session table: stored,
 // or, for a session without one under start_at: end, after the messages
 // written before the receiver started.
-func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *tracked[*storedMark], messages []os.DirEntry) {
+func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *tracked[*storedMark], messages []os.DirEntry) sessionMark {
 	s.loaded = true
 	if m.state.stored {
-		s.mark = m.state.mark
-		return
+		return m.state.mark
 	}
 	m.state.stored = true
-	s.mark = sessionMark{}
+	m.state.mark = sessionMark{}
 	if !t.skipExisting {
-		return
+		return m.state.mark
 	}
 	// File times come from the kernel's coarse clock, a tick behind
 	// time.Now: a margin keeps a file written just after the start from
@@ -223,54 +446,56 @@ func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *tracked[*s
 	old := t.rd.startedAt.Add(-time.Second)
 	for _, e := range messages {
 		if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
-			s.mark.Last = max(s.mark.Last, strings.TrimSuffix(e.Name(), ".json"))
+			m.state.mark.Last = max(m.state.mark.Last, strings.TrimSuffix(e.Name(), ".json"))
 		}
 	}
-	if s.mark.Last != "" {
-		t.saveMark(ctx, s, m)
+	if m.state.mark.Last != "" {
+		t.marks.commit(ctx, m)
 	}
-}
-
-// saveMark commits the session's watermark.
-func (t *treeReader) saveMark(ctx context.Context, s *treeSession, m *tracked[*storedMark]) {
-	m.state.mark = s.mark
-	t.marks.commit(ctx, m)
+	return m.state.mark
 }
 
 func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
-	dir := filepath.Join(t.storage, "message", s.info.ID)
+	dir := filepath.Join(t.storage, "message", s.id)
 	// The directory's mtime is taken before listing it: a message created
 	// after the listing changes it again.
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return // no message yet
 	}
-	if s.loaded && s.idle && fi.ModTime().Equal(s.msgDirMod) {
+	if s.settled() && fi.ModTime().UnixNano() == s.msgDir.mod {
 		return
 	}
+	listed := stampOf(fi.ModTime(), time.Now())
 	entries, err := jsonFiles(dir)
 	if err != nil {
 		return
 	}
-	ids := make([]string, 0, len(entries))
+	m := t.marks.acquire(ctx, t.markKey(s.id), s.path)
+	held := false // m is released by the batch
+	defer func() {
+		if !held {
+			t.marks.release(m)
+		}
+	}()
+	before := t.loadMark(ctx, s, m, entries)
+	var pending []string
 	for _, e := range entries {
-		ids = append(ids, strings.TrimSuffix(e.Name(), ".json"))
-	}
-	m := t.marks.acquire(ctx, t.markKey(s.info.ID), s.path)
-	defer t.marks.release(m)
-	t.loadMark(ctx, s, m, entries)
-	pending := ids[:0:0]
-	for _, id := range ids {
-		if id > s.mark.Last {
+		if id := strings.TrimSuffix(e.Name(), ".json"); id > before.Last {
 			pending = append(pending, id)
 		}
 	}
-
-	c := opencode.ResolveContext(s.info, t.lookupSession, t.lookupProject)
-	if s.info.ParentID != "" {
-		c.ParentToolCallID = t.spawnedBy[s.info.ID]
+	if len(pending) == 0 {
+		s.msgDir, s.idle, s.info = listed, true, nil
+		return
 	}
-	before := s.mark
+
+	info := t.sessionInfo(ctx, s)
+	c := opencode.ResolveContext(info, t.lookupSession, t.lookupProject)
+	if s.parentID != "" {
+		c.ParentToolCallID = t.spawnedBy[s.id]
+	}
+	mark := before
 	var events []agentevent.Event
 	var read int64
 	done := 0
@@ -282,7 +507,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 			break // removed (a revert) or unreadable: look again next poll
 		}
 		read++
-		m, err := opencode.DecodeMessage(b)
+		msg, err := opencode.DecodeMessage(b)
 		if err != nil {
 			if !later {
 				break // possibly being written: look again next poll
@@ -290,16 +515,16 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 			mc := c
 			mc.LogFile = path
 			events = append(events, t.rd.badObject(path, "", t.unparsed(mc, id, b, err))...)
-			s.mark.Last = id
+			mark.Last = id
 			done++
 			continue
 		}
-		parts, bad, n := t.readParts(c, m.ID)
+		parts, bad, n := t.readParts(c, msg.ID)
 		read += n
 		for child, call := range opencode.SpawnedSessions(parts) {
 			t.spawnedBy[child] = call
 		}
-		if !opencode.Finished(m, parts, later) {
+		if !opencode.Finished(msg, parts, later) {
 			break
 		}
 		// A part that cannot be decoded once its message is final is bad,
@@ -309,25 +534,32 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		}
 		mc := c
 		mc.LogFile = path
-		mc.Sequence = s.mark.Seq + 1
-		evs := opencode.MapMessage(mc, m, parts)
-		s.mark.Seq += int64(len(evs))
-		s.mark.Last = id
+		mc.Sequence = mark.Seq + 1
+		evs := opencode.MapMessage(mc, msg, parts)
+		mark.Seq += int64(len(evs))
+		mark.Last = id
 		events = append(events, evs...)
 		done++
 	}
-	s.msgDirMod = fi.ModTime()
+	s.msgDir = listed
 	s.idle = done == len(pending)
+	if s.idle {
+		s.info = nil // read again when the session has news
+	}
 	t.rd.emitter.read(ctx, read)
-	if s.mark == before {
+	if mark == before {
 		return
 	}
 	// The watermark moves once the next consumer accepted the events.
-	if err := t.rd.emitter.deliver(ctx, delivery{path: s.path, events: events, caughtUp: s.idle}); err != nil {
-		s.mark, s.idle = before, false
-		return
-	}
-	t.saveMark(context.WithoutCancel(ctx), s, m)
+	held = true
+	t.batch.add(ctx, m.key, s.path, events, s.idle, func(accepted bool) *storage.Operation {
+		if !accepted {
+			s.idle = false
+			return nil
+		}
+		m.state.mark = mark
+		return t.marks.commitOp(m)
+	}, func() { t.marks.release(m) })
 }
 
 // readParts decodes the parts of a message; parts that cannot be decoded
@@ -379,12 +611,14 @@ func (t *treeReader) badFile(ctx context.Context, path string, sig fileSig, raw 
 	}
 }
 
+// lookupSession returns what ResolveContext needs of a session: its id and
+// its parent's.
 func (t *treeReader) lookupSession(id string) (opencode.Session, bool) {
 	s, ok := t.sessions[id]
 	if !ok {
 		return opencode.Session{}, false
 	}
-	return s.info, true
+	return opencode.Session{ID: s.id, ParentID: s.parentID}, true
 }
 
 func (t *treeReader) lookupProject(id string) (opencode.Project, bool) {

@@ -1,0 +1,141 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// Sources that read many small sessions per poll (OpenCode's JSON tree, the
+// snapshot sources) hand them to the next consumer several at a time: the
+// consumer's cost per ConsumeLogs (the agent_span connector makes its state
+// durable once per call) and the storage's per write are then paid once
+// per batch, not once per session.
+//
+// The ordering rule is unchanged: a session's watermark is committed only
+// once the next consumer accepted the delivery that holds its events; the
+// watermarks of a batch are then written to the storage in one operation.
+// The caught-up flag stays per session: a batch holds sessions of one value
+// of it only (the last record of each session carries it). Sessions keep
+// the order in which they were read.
+
+const (
+	// maxBatchSessions and maxBatchEvents bound a batch (and the sessions
+	// held, locked, until it is delivered).
+	maxBatchSessions = 128
+	maxBatchEvents   = 4096
+)
+
+// sessionBatch gathers the deliveries of several sessions of one source.
+type sessionBatch struct {
+	em *emitter
+	cp *checkpoints
+	// onError reports a failed storage write.
+	onError func(error)
+
+	paths    []string // files read, in order (the first names the delivery)
+	events   []agentevent.Event
+	caughtUp bool
+	// commit are told, in order, whether the next consumer accepted the
+	// batch; each returns the storage write of its watermark (nil: none).
+	// release run once the watermarks are written (they unlock the
+	// sessions).
+	commit  []func(accepted bool) *storage.Operation
+	release []func()
+	// keys are the sessions in the batch (a session read twice in one
+	// poll — a Gemini chat under two directories — must see the first
+	// read's watermark committed: the batch is delivered first).
+	keys map[string]bool
+}
+
+func newSessionBatch(em *emitter, cp *checkpoints, onError func(error)) *sessionBatch {
+	return &sessionBatch{em: em, cp: cp, onError: onError, keys: map[string]bool{}}
+}
+
+// holds reports whether the session key is in the batch.
+func (b *sessionBatch) holds(key string) bool { return b.keys[key] }
+
+// add puts one session's delivery in the batch; commit is called once the
+// batch has been delivered (or refused), release after its watermark was
+// written. It delivers the batch first when
+// the caught-up flag differs, and after, when the batch is full. false: a
+// delivery was refused (the receiver is stopping).
+func (b *sessionBatch) add(ctx context.Context, key, path string, events []agentevent.Event, caughtUp bool,
+	commit func(accepted bool) *storage.Operation, release func(),
+) bool {
+	ok := true
+	if len(b.commit) > 0 && (b.caughtUp != caughtUp || b.keys[key]) {
+		ok = b.flush(ctx)
+	}
+	b.caughtUp = caughtUp
+	if len(b.paths) == 0 || b.paths[len(b.paths)-1] != path {
+		b.paths = append(b.paths, path)
+	}
+	b.events = append(b.events, events...)
+	b.commit = append(b.commit, commit)
+	b.release = append(b.release, release)
+	b.keys[key] = true
+	if len(b.commit) >= maxBatchSessions || len(b.events) >= maxBatchEvents {
+		ok = b.flush(ctx) && ok
+	}
+	return ok
+}
+
+// flush delivers the batch, then commits (or rolls back) its sessions and
+// writes their watermarks in one storage operation. false: refused.
+func (b *sessionBatch) flush(ctx context.Context) bool {
+	if len(b.commit) == 0 {
+		return true
+	}
+	err := b.em.deliver(ctx, delivery{path: b.paths[0], events: b.events, caughtUp: b.caughtUp})
+	accepted := err == nil
+	if accepted && b.em.progress != nil {
+		for _, p := range b.paths[1:] {
+			b.em.progress.read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
+		}
+	}
+	wctx := context.WithoutCancel(ctx)
+	var ops []*storage.Operation
+	for _, fn := range b.commit {
+		if op := fn(accepted); op != nil {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) > 0 && b.cp.persist {
+		if err := b.cp.persister.Batch(wctx, ops...); err != nil {
+			b.onError(fmt.Errorf("save the state of %d sessions: %w", len(ops), err))
+		}
+	}
+	for _, fn := range b.release {
+		fn()
+	}
+	clear(b.events) // the events' memory goes with them
+	if cap(b.events) > 2*maxBatchEvents {
+		b.events = nil // one huge session's array is not kept
+	}
+	clear(b.commit)
+	clear(b.release)
+	b.paths, b.events, b.commit, b.release = b.paths[:0], b.events[:0], b.commit[:0], b.release[:0]
+	clear(b.keys)
+	return accepted
+}
+
+// commitOp is the storage write of a session's state (held by the caller),
+// for a batch; nil without storage (the state stays in memory).
+func (t *sessionTable[S]) commitOp(s *tracked[S]) *storage.Operation {
+	if !t.cp.persist {
+		return nil
+	}
+	b, err := t.codec.marshal(s.state)
+	if err != nil {
+		t.onError(fmt.Errorf("save the state of %s: %w", s.key, err))
+		return nil
+	}
+	return storage.SetOperation(s.key, b)
+}
