@@ -380,6 +380,29 @@ func writeStarts(lines [][]byte, facts []lineFacts) []bool {
 	return starts
 }
 
+// Closers of a turn: the line that completes it is in its own write, or it is the next prompt.
+const (
+	closerOwn  = "own end marker"
+	closerNext = "next prompt"
+)
+
+// closers gives, per write, what completes the turn the write opens: its own end marker, the
+// next write's prompt, or nothing ("": the session's last turn without an end marker, which only
+// turn_idle_timeout closes, and a write that opens no turn).
+func (s liveSession) closers() []string {
+	out := make([]string, len(s.writes))
+	for i, w := range s.writes {
+		switch {
+		case w.prompt == "":
+		case w.ends:
+			out[i] = closerOwn
+		case i+1 < len(s.writes) && s.writes[i+1].prompt != "":
+			out[i] = closerNext
+		}
+	}
+	return out
+}
+
 // liveTurn is one turn of the live run.
 type liveTurn struct {
 	agent string
@@ -424,9 +447,10 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	for r := range rounds {
 		var all []rootKey
 		for _, s := range liveSessions(tb, fixtures, home, r) {
-			var prev *liveTurn
+			closers := s.closers()
+			var prev *liveTurn // the turn the next prompt completes
 			index := 0
-			for _, w := range s.writes {
+			for i, w := range s.writes {
 				time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
 				path := filepath.Join(home, s.path)
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -443,22 +467,24 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 				if err != nil {
 					tb.Fatal(err)
 				}
-				if prev != nil && prev.closing.IsZero() && w.prompt != "" {
-					prev.closing, prev.closer = written, "next prompt"
+				if prev != nil {
+					prev.closing = written
 					measured = append(measured, prev)
+					prev = nil
 				}
-				prev = nil
 				if w.prompt == "" {
 					continue
 				}
 				index++
-				t := &liveTurn{agent: s.agent, key: rootKey{s.session, w.prompt}, round: r, index: index, written: written}
+				t := &liveTurn{agent: s.agent, key: rootKey{s.session, w.prompt}, round: r, index: index, written: written, closer: closers[i]}
 				all = append(all, t.key)
-				if w.ends {
-					t.closing, t.closer = written, "own end marker"
+				switch t.closer {
+				case closerOwn:
+					t.closing = written
 					measured = append(measured, t)
+				case closerNext:
+					prev = t
 				}
-				prev = t
 			}
 		}
 		// Let every turn of the round out (the last ones by the idle timeout) before the next.
