@@ -19,17 +19,19 @@ import (
 // checkpoints is one agent's part of the storage: every key the receiver
 // writes for an agent is named here, under the agent's prefix.
 //
-//	<agent>.knownFiles                 fileconsumer's read positions (JSONL agents)
+//	<agent>.knownFiles                 fileconsumer's read positions (JSONL agents) *
 //	<agent>.parser.<path>              parser state of one JSONL file
 //	<agent>.thread.<thread>            watermark of one thread of rewritten files (Gemini CLI)
 //	<agent>.tree.<storage>.<session>   watermark of one session of an OpenCode JSON tree
 //	<agent>.db.<path>                  watermark of one OpenCode database
 //	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
-//	<agent>.sessions                   the index of the sessions above (life cycle)
+//	<agent>.sessions                   the index of the sessions above (life cycle) *
 //	<agent>.pending_flush              JSONL files read to their end while being written,
-//	                                   whose parser flushes once they settle
+//	                                   whose parser flushes once they settle *
 //	<agent>.snapshot.…                 the rewritten files of an agent that has both
 //	                                   kinds (Copilot CLI history JSON): thread.<id>, sessions
+//
+// The keys marked * are in the blobs client (see below).
 //
 // Without a storage extension the keys live in memory: only the state of a
 // session evicted by the cap is kept there (see sessionTable), so that it

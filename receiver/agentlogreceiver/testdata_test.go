@@ -23,7 +23,7 @@ import (
 )
 
 // repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs(".")
 	require.NoError(t, err)

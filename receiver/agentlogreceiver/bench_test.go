@@ -1,0 +1,97 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/tests/testenv"
+)
+
+// BenchmarkBackfillJSONL reads a Claude Code and Codex history made from the
+// shared fixtures (testenv.WriteHistoryShares: unique ids, each agent's
+// default layout) from start to the end of every file, with storage, into a
+// nop consumer: the JSONL path whole (fileconsumer, parsers, emitter,
+// per-session commits). One op is one backfill; ns/file and B/file divide it
+// by the files read. The storage is storagetest's in-memory one, so bbolt's
+// cost is not in it (make bench measures that).
+func BenchmarkBackfillJSONL(b *testing.B) {
+	fixtures := filepath.Join(repoRoot(b), "..", "shared", "fixtures")
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		fixtures = d
+	}
+	if _, err := os.Stat(fixtures); err != nil {
+		b.Skipf("no fixtures (%v)", err)
+	}
+	home := b.TempDir()
+	h := testenv.WriteHistoryShares(b, fixtures, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
+	var files int
+	for _, f := range h.Files {
+		if f.Lines > 0 {
+			files++
+		}
+	}
+	b.Logf("%d files, %.1f MB", files, float64(h.Bytes)/1e6)
+
+	cfg := createDefaultConfig().(*Config)
+	cfg.PollInterval = 20 * time.Millisecond
+	cfg.ClaudeCode.Include = []string{filepath.Join(home, ".claude", "projects", "**", "*.jsonl")}
+	cfg.Codex.Include = []string{filepath.Join(home, ".codex", "sessions", "**", "*.jsonl")}
+	cfg.OpenCode.Enabled, cfg.Pi.Enabled, cfg.Gemini.Enabled, cfg.CopilotCLI.Enabled, cfg.Amp.Enabled = false, false, false, false, false
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		ext := storagetest.NewInMemoryStorageExtension("state")
+		cfg.Storage = &ext.ID
+		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+		tel := componenttest.NewTelemetry()
+		set := metadatatest.NewSettings(tel)
+		set.Logger = zap.NewNop()
+		rcv, err := newReceiver(set, cfg, consumertest.NewNop(), agents)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := rcv.Start(context.Background(), host); err != nil {
+			b.Fatal(err)
+		}
+		for !backfillDone(rcv) {
+			time.Sleep(time.Millisecond) //nolint:forbidigo // a benchmark polling for its end, not a test waiting
+		}
+		b.StopTimer()
+		if err := rcv.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		_ = tel.Shutdown(context.Background())
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*files), "ns/file")
+}
+
+// backfillDone tells whether every agent has read the history it found.
+func backfillDone(r *logsReceiver) bool {
+	r.mu.Lock()
+	p := r.progress
+	r.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.agents {
+		if a.doneAt.IsZero() {
+			return false
+		}
+	}
+	return len(p.agents) > 0
+}
