@@ -94,7 +94,7 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 	s := &p.st
 	if m.Type == "task_started" {
 		if m.TurnID != "" {
-			s.TurnID = m.TurnID
+			own(&s.TurnID, m.TurnID)
 		}
 		if s.Replaying && !p.replayEnds() {
 			s.ReplayTurns++

@@ -328,14 +328,16 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 		// the replayed history that follows is skipped (state.Replaying).
 		return nil, ""
 	}
-	s.OwnID = m.ID
-	s.SessionID = m.ID
-	s.Cwd = m.Cwd
-	s.AgentVer = m.CLIVersion
-	s.Originator = m.Originator
-	s.Provider = providerName(m.ModelProvider)
+	// The state keeps copies: a decoded string shares the memory of the
+	// whole record (a session_meta holds the instructions, kilobytes).
+	s.OwnID = strings.Clone(m.ID)
+	s.SessionID = s.OwnID
+	s.Cwd = strings.Clone(m.Cwd)
+	s.AgentVer = strings.Clone(m.CLIVersion)
+	s.Originator = strings.Clone(m.Originator)
+	s.Provider = strings.Clone(providerName(m.ModelProvider))
 	if m.Git != nil {
-		s.GitBranch, s.GitCommit = m.Git.Branch, m.Git.CommitHash
+		s.GitBranch, s.GitCommit = strings.Clone(m.Git.Branch), strings.Clone(m.Git.CommitHash)
 	}
 	source := ""
 	var src subagentSource
@@ -369,6 +371,7 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 		// just before it started (the connector matches them).
 		s.AgentID, s.Anchor = m.ID, anchorReview
 	}
+	s.SessionID, s.AgentID, s.SubagentType = strings.Clone(s.SessionID), strings.Clone(s.AgentID), strings.Clone(s.SubagentType)
 	p.applyParentHint()
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	agentevent.SetAttr(&ev, "agent.session.start", true)
@@ -384,19 +387,27 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 	return []agentevent.Event{ev}, ""
 }
 
+// own sets *dst to a copy of v when it differs: the state must not keep a
+// decoded string, which shares the memory of its whole record.
+func own(dst *string, v string) {
+	if *dst != v {
+		*dst = strings.Clone(v)
+	}
+}
+
 func (p *Parser) turnContext(raw []byte) string {
 	var tc turnContext
 	if jsonx.Unmarshal(raw, &tc) != nil {
 		return ReasonUnexpectedShape
 	}
 	if tc.Model != "" {
-		p.st.Model = tc.Model
+		own(&p.st.Model, tc.Model)
 	}
 	if tc.Cwd != "" {
-		p.st.Cwd = tc.Cwd
+		own(&p.st.Cwd, tc.Cwd)
 	}
 	if tc.TurnID != "" {
-		p.st.TurnID = tc.TurnID
+		own(&p.st.TurnID, tc.TurnID)
 	}
 	return ""
 }

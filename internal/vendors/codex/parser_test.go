@@ -4,8 +4,10 @@
 package codex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -403,4 +405,29 @@ func TestUsageWithoutResponse(t *testing.T) {
 	}
 	assert.Equal(t, tokenTotals{Input: 400, Output: 50}, sumTokens(events))
 	assert.Equal(t, []string{agentevent.TurnEndInterrupted, agentevent.TurnEndCompleted}, ends)
+}
+
+// TestStateDoesNotPinRecords parses large records whose strings the state
+// keeps (session_meta with long instructions, tool calls that stay open
+// with long arguments): the state keeps copies, not the records' buffers.
+func TestStateDoesNotPinRecords(t *testing.T) {
+	const rows, size = 20, 2 << 20
+	big := strings.Repeat("x", size)
+	p := NewParser("rollout-2026-01-01T10-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl")
+	line := `{"timestamp":"2026-01-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a213-81c0-7800-8aa1-bbab2a035a53","cwd":"/w","cli_version":"0.50.0","originator":"codex_cli_rs","base_instructions":{"text":"` + big + `"}}}`
+	offset := int64(0)
+	require.NotEmpty(t, p.Parse([]byte(line), 1, offset))
+	offset += int64(len(line)) + 1
+	for i := range rows {
+		line := fmt.Sprintf(`{"timestamp":"2026-01-01T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"echo\",\"%s\"]}","call_id":"call_%d"}}`, big, i)
+		require.Len(t, p.Parse([]byte(line), int64(i+2), offset), 1)
+		offset += int64(len(line)) + 1
+	}
+	require.Len(t, p.st.Calls, rows)
+	big = ""
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	assert.Less(t, m.HeapInuse, uint64(rows*size/2), "the parser state keeps record buffers alive")
+	runtime.KeepAlive(p)
 }

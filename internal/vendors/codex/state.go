@@ -6,6 +6,7 @@ package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 import (
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -107,6 +108,10 @@ func newState() state {
 func (c *openCall) Order() int64 { return c.Seq }
 
 func (s *state) addCall(id string, c *openCall) {
+	// Decoded strings share the memory of their whole record: what the
+	// state keeps is copied, or an open call would pin a multi-MB line.
+	id = strings.Clone(id)
+	c.Name, c.FilePath = strings.Clone(c.Name), strings.Clone(c.FilePath)
 	s.CallSeq++
 	c.Seq = s.CallSeq
 	agentevent.AddOpenCall(s.Calls, id, c, maxOpenCalls)
