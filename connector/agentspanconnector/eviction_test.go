@@ -5,6 +5,7 @@ package agentspanconnector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -180,4 +181,39 @@ func markFileEnds(ld plog.Logs) plog.Logs {
 		lr.Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
 	}
 	return ld
+}
+
+// TestSavedCallsReadInBothForms: a session record's tool calls are written
+// compactly (the session's agent and id left out) and read back whole, and
+// a record written by an earlier version (calls as objects) still reads.
+func TestSavedCallsReadInBothForms(t *testing.T) {
+	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	main := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session}, Prompt: "p1"}
+	sub := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session, Agent: "ag1"}}
+	calls := map[callKey]callRef{
+		{sk.Source, sk.Session, "t1"}: {Unit: main, SubagentType: "Explore"},
+		{sk.Source, sk.Session, "t2"}: {Unit: main},
+		{sk.Source, sk.Session, "t3"}: {Unit: sub},
+	}
+	load := func(b []byte) map[callKey]callRef {
+		var rec sessionRecord
+		require.NoError(t, json.Unmarshal(b, &rec))
+		a := newAssembler(time.Minute, mapOptions{})
+		a.sessions[sk] = newSessIndex()
+		require.NoError(t, a.apply(sk, &rec))
+		return a.calls
+	}
+	rec := sessionRecord{Version: stateVersion}
+	for c, r := range calls {
+		rec.Calls = append(rec.Calls, savedCall{Call: c, Ref: r})
+	}
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"s1"`, "the session id is the record's")
+	assert.Equal(t, calls, load(b))
+
+	old := `{"version":2,"calls":[{"call":{"source":"claude_code","session":"s1","call_id":"t1"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"},"subagent_type":"Explore"}},` +
+		`{"call":{"source":"claude_code","session":"s1","call_id":"t2"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"}}},` +
+		`{"call":{"source":"claude_code","session":"s1","call_id":"t3"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1","agent":"ag1"}}}}]}`
+	assert.Equal(t, calls, load([]byte(old)))
 }

@@ -122,6 +122,40 @@ type savedCall struct {
 	Ref  callRef `json:"ref"`
 }
 
+// MarshalJSON writes a call as [call id, agent, prompt, subagent type]
+// (trailing empty ones left out): the agent and session are the record's,
+// and a session keeps hundreds of calls (those of its open turns and of
+// the turns among its markers), rewritten whenever the session changes.
+func (c savedCall) MarshalJSON() ([]byte, error) {
+	f := []string{c.Call.CallID, c.Ref.Unit.Thread.Agent, c.Ref.Unit.Prompt, c.Ref.SubagentType}
+	for len(f) > 1 && f[len(f)-1] == "" {
+		f = f[:len(f)-1]
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads a call in either form: the array above (its agent and
+// session filled in by apply) or the object an earlier version wrote.
+func (c *savedCall) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '[' {
+		type object savedCall // without these methods
+		return json.Unmarshal(b, (*object)(c))
+	}
+	var f []string
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if len(f) == 0 {
+		return fmt.Errorf("saved call: empty")
+	}
+	f = append(f, "", "", "")
+	*c = savedCall{
+		Call: callKey{CallID: f[0]},
+		Ref:  callRef{Unit: unitKey{Thread: threadKey{Agent: f[1]}, Prompt: f[2]}, SubagentType: f[3]},
+	}
+	return nil
+}
+
 type savedIndex struct {
 	Version  int       `json:"version"`
 	Sessions []sessKey `json:"sessions"`
@@ -212,6 +246,10 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
 	}
 	for _, sc := range rec.Calls {
+		if sc.Call.Session == "" { // the compact form: of this session
+			sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
+			sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
+		}
 		a.calls[sc.Call] = sc.Ref
 		a.sessions[sc.Call.sess()].calls[sc.Call] = struct{}{}
 	}
