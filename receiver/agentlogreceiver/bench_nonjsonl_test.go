@@ -106,6 +106,8 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 	ctx := context.Background()
 	r.client, err = adapter.GetStorageClient(ctx, host, r.cfg.Storage, r.set.ID)
 	require.NoError(b, err)
+	r.blobs, err = blobClient(ctx, host, r.cfg.Storage, r.set.ID)
+	require.NoError(b, err)
 	r.progress = newProgress(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
 	env := processEnvironment()
 	for _, a := range r.agents {
@@ -124,6 +126,7 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 			}
 		}
 		_ = r.client.Close(ctx)
+		_ = r.blobs.Close(ctx)
 		_ = tel.Shutdown(ctx)
 	}
 }

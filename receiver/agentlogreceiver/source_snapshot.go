@@ -7,10 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -80,31 +80,50 @@ type snapshotRead struct {
 	file    *snapshotFile
 }
 
-// deliver maps one thread with its watermark (fn) and emits the result;
-// the watermark moves only once the next consumer accepted it. false: the
-// receiver is stopping, nothing was committed.
+// deliver maps one thread with its watermark (fn) and puts the result in
+// the source's batch; the watermark moves only once the next consumer
+// accepted the batch. false: the receiver is stopping, nothing was
+// committed.
 func (r *snapshotRead) deliver(ctx context.Context, thread string, fn func(th *snapshotThread) threadResult) bool {
 	s := r.src
-	t := s.threads.acquire(ctx, threadKey(thread), r.path)
-	defer s.threads.release(t)
+	key := threadKey(thread)
+	// A thread read twice in a poll (a chat under two directories) maps
+	// the second time with the first's watermark committed.
+	if s.batch.holds(key) && !s.batch.flush(ctx) {
+		return false
+	}
+	t := s.threads.acquire(ctx, key, r.path)
 	res := fn(t.state)
 	if len(res.emitted) == 0 && len(res.events) == 0 {
+		s.threads.release(t)
 		return true
 	}
-	if !r.skip {
-		if err := s.emitter.deliver(ctx, delivery{path: r.path, events: res.events, caughtUp: res.caughtUp}); err != nil {
-			return false
-		}
+	if r.skip {
+		t.state.seq += int64(len(res.events))
+		t.state.emitted.Add(res.emitted)
+		s.threads.commit(ctx, t)
+		s.threads.release(t)
+		return true
 	}
-	t.state.seq += int64(len(res.events))
-	t.state.emitted.Add(res.emitted)
-	s.threads.commit(ctx, t)
-	return true
+	f := r.file
+	return s.batch.add(ctx, key, r.path, res.events, res.caughtUp, func(accepted bool) *storage.Operation {
+		if !accepted {
+			f.mapped, f.refused = false, true // read again
+			return nil
+		}
+		t.state.seq += int64(len(res.events))
+		t.state.emitted.Add(res.emitted)
+		return s.threads.commitOp(t)
+	}, func() { s.threads.release(t) })
 }
 
 // peek returns a thread's watermark, without a delivery.
 func (r *snapshotRead) peek(ctx context.Context, thread string) *snapshotThread {
-	t := r.src.threads.acquire(ctx, threadKey(thread))
+	key := threadKey(thread)
+	if r.src.batch.holds(key) {
+		r.src.batch.flush(ctx)
+	}
+	t := r.src.threads.acquire(ctx, key)
 	defer r.src.threads.release(t)
 	return t.state
 }
@@ -137,6 +156,13 @@ type snapshotSource struct {
 	// Touched by the poll goroutine only (and by stop once it has ended).
 	files map[string]*snapshotFile
 	polls int
+	// batch gathers the threads read in a poll for fewer deliveries;
+	// listing lists the directories of the include patterns.
+	batch   *sessionBatch
+	listing *dirCache
+	// matched are the last matches, when every pattern was matched by
+	// listing (reused while no directory changed).
+	matched []string
 }
 
 // snapshotFile is what the source knows of one file.
@@ -147,8 +173,10 @@ type snapshotFile struct {
 	// it is reported when it still does not decode unchanged at the next
 	// poll (a file caught mid-rewrite decodes then).
 	mapped, settled bool
-	badSig          fileSig
-	reportedSig     fileSig
+	// refused: a delivery of this read was refused (the receiver stops).
+	refused     bool
+	badSig      fileSig
+	reportedSig fileSig
 	// reported remembers the bad records reported (mapper keys).
 	reported map[string]string
 	// records seen at the last read, for the counters (mapper's use).
@@ -157,7 +185,8 @@ type snapshotFile struct {
 
 func newSnapshotSource(set sourceSettings) *snapshotSource {
 	m := set.agent.newSnapshot()
-	s := &snapshotSource{sourceSettings: set, mapper: m, files: map[string]*snapshotFile{}}
+	s := &snapshotSource{sourceSettings: set, mapper: m, files: map[string]*snapshotFile{}, listing: newDirCache()}
+	s.batch = newSessionBatch(set.emitter, set.checkpoints, set.storageError)
 	s.threads = newSessionTable(set.checkpoints, "", sessionCodec[*snapshotThread]{
 		fresh: func(string) *snapshotThread { return &snapshotThread{emitted: m.newWatermark()} },
 		marshal: func(th *snapshotThread) ([]byte, error) {
@@ -234,21 +263,39 @@ func (s *snapshotSource) stop(ctx context.Context) error {
 }
 
 // matches returns the files the include patterns match, in the mapper's
-// order.
+// order: candidates — a pattern's last segment without wildcards is not
+// checked for existence; the caller stats every file anyway. Directories
+// are listed again only when they changed (dirCache).
 func (s *snapshotSource) matches() []string {
+	s.listing.begin()
+	defer s.listing.end()
+	if s.matched != nil && s.listing.fresh() {
+		return s.matched
+	}
 	var out []string
+	seen := map[string]bool{}
+	cacheable := true
 	for _, pattern := range s.include {
-		ms, err := doublestar.FilepathGlob(pattern)
-		if err != nil {
-			continue // validated at load
+		ms, ok := s.listing.glob(pattern)
+		if !ok {
+			cacheable = false
+			var err error
+			if ms, err = doublestar.FilepathGlob(pattern); err != nil {
+				continue // validated at load
+			}
 		}
 		for _, m := range ms {
-			if !s.excluded(m) && !slices.Contains(out, m) {
+			if !seen[m] && !s.excluded(m) {
+				seen[m] = true
 				out = append(out, m)
 			}
 		}
 	}
 	s.mapper.sort(out)
+	s.matched = nil
+	if cacheable {
+		s.matched = out
+	}
 	return out
 }
 
@@ -256,6 +303,7 @@ func (s *snapshotSource) matches() []string {
 // last record was held back and that have not changed for the settle
 // delay. final takes every file as settled (shutdown).
 func (s *snapshotSource) poll(ctx context.Context, final bool) {
+	defer s.batch.flush(ctx)
 	first := s.polls == 0
 	s.polls++
 	now := s.clock.now()
@@ -290,6 +338,7 @@ func (s *snapshotSource) poll(ctx context.Context, final bool) {
 			continue
 		}
 		r := &snapshotRead{src: s, path: path, data: b, sig: sig, settled: settled || skip, skip: skip, now: now, file: f}
+		f.refused = false
 		reason, err := s.mapper.read(ctx, r)
 		if err != nil {
 			s.badFile(ctx, path, f, sig, b, reason, err)
@@ -298,7 +347,9 @@ func (s *snapshotSource) poll(ctx context.Context, final bool) {
 		if ctx.Err() != nil {
 			return // stopped mid-file: read again next run
 		}
-		f.sig, f.mapped, f.settled = sig, true, settled || skip
+		if !f.refused {
+			f.sig, f.mapped, f.settled = sig, true, settled || skip
+		}
 	}
 }
 

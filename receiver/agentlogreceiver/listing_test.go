@@ -1,0 +1,166 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/amp"
+	"github.com/agentotel/agentotel/tests/testenv"
+)
+
+// TestSnapshotMatchesFollowTheTree: the snapshot sources' matching, which
+// lists a directory again only when its time moved, finds what doublestar
+// finds, poll after poll, through the changes directory times can hide: an
+// entry created within the clock tick of the listing that last saw the
+// directory, and a fixed segment below a wildcard one appearing in an old
+// directory.
+func TestSnapshotMatchesFollowTheTree(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, ".gemini")
+	write := func(rel string) {
+		p := filepath.Join(home, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o600))
+	}
+	write("tmp/a/chats/session-1.json")
+	write("tmp/a/chats/session-2.jsonl")
+	write("tmp/a/chats/sub/session-3.json")
+	write("tmp/a/logs.json")
+	write("tmp/b/chats/session-4.json")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "tmp", "c"), 0o755))
+	write("tmp/notes.txt")
+
+	patterns := append(geminiPatterns(home), filepath.Join(root, "amp", "threads", "T-*.json"))
+	s := &snapshotSource{sourceSettings: sourceSettings{include: patterns}, mapper: ampMapper{}, listing: newDirCache()}
+	check := func(step string) {
+		t.Helper()
+		var want []string
+		for _, p := range patterns {
+			ms, err := doublestar.FilepathGlob(p)
+			require.NoError(t, err)
+			want = append(want, ms...)
+		}
+		slices.Sort(want)
+		var got []string
+		for _, m := range s.matches() {
+			if _, err := os.Stat(m); err == nil {
+				got = append(got, m) // candidates of fixed last segments are checked by the caller
+			}
+		}
+		slices.Sort(got)
+		require.Equal(t, want, got, step)
+	}
+	old := time.Now().Add(-time.Hour)
+	touchTree(t, root, old)
+	check("first")
+	check("unchanged")
+	assert.NotNil(t, s.matched, "an unchanged tree reuses the matches")
+
+	// A directory seen at a fresh time, then a chat created in it within
+	// the same tick (its time put back).
+	chats := filepath.Join(home, "tmp", "a", "chats")
+	tick := time.Now()
+	touch(t, tick, chats)
+	check("fresh directory")
+	write("tmp/a/chats/session-5.json")
+	touch(t, tick, chats)
+	check("a chat created within the tick")
+
+	// Everything old again; a chats directory appears in an old project
+	// directory whose time is put back: the fixed segment is looked for.
+	touchTree(t, root, old)
+	check("old")
+	write("tmp/c/chats/session-6.json")
+	touch(t, old, filepath.Join(home, "tmp", "c"), filepath.Join(home, "tmp"))
+	check("a chats directory in an old project directory")
+
+	// A project and a file removed; a thread directory created.
+	require.NoError(t, os.RemoveAll(filepath.Join(home, "tmp", "b")))
+	require.NoError(t, os.Remove(filepath.Join(home, "tmp", "a", "chats", "session-1.json")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "amp", "threads"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "amp", "threads", "T-1.json"), []byte("{}"), 0o600))
+	check("removed and created")
+	check("unchanged again")
+}
+
+// TestSnapshotThreadsAreBatched: the threads read in one poll of a snapshot
+// source go to the next consumer in few deliveries, each thread's events in
+// order and as a poll per file would emit them, with agent.read.caught_up
+// once per thread; a second poll emits nothing.
+func TestSnapshotThreadsAreBatched(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "amp", "tools_and_title", "threads", "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0001.json"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	const n = 200
+	for r := range n {
+		c := testenv.UniqueIDs(b, r)
+		th, err := amp.DecodeThread(c)
+		require.NoError(t, err)
+		writeBytes(t, filepath.Join(dir, "threads", th.ID+".json"), c)
+	}
+	touchTree(t, dir, time.Now().Add(-time.Hour))
+	sink := new(consumertest.LogsSink)
+	srcs, stop := directSources(t, copilotAmpConfig("", dir), sink, componenttest.NewNopHost())
+	defer stop()
+	ctx := context.Background()
+	srcs[0].(*snapshotSource).poll(ctx, false)
+
+	require.LessOrEqual(t, len(sink.AllLogs()), (n+maxBatchSessions-1)/maxBatchSessions)
+	// The same thread read alone.
+	one := t.TempDir()
+	writeBytes(t, filepath.Join(one, "threads", "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0001.json"), b)
+	touchTree(t, one, time.Now().Add(-time.Hour))
+	alone := new(consumertest.LogsSink)
+	srcs1, stop1 := directSources(t, copilotAmpConfig("", one), alone, componenttest.NewNopHost())
+	defer stop1()
+	srcs1[0].(*snapshotSource).poll(ctx, false)
+	require.Len(t, alone.AllLogs(), 1)
+	single, _ := agentevent.DecodeLogs(alone.AllLogs()[0])
+	require.NotEmpty(t, single)
+	ids := map[string][]string{}
+	seqs := map[string][]int64{}
+	caughtUp := map[string]int{}
+	for _, l := range sink.AllLogs() {
+		rls := l.ResourceLogs()
+		for i := range rls.Len() {
+			sls := rls.At(i).ScopeLogs()
+			for j := range sls.Len() {
+				lrs := sls.At(j).LogRecords()
+				for k := range lrs.Len() {
+					if agentevent.CaughtUp(lrs.At(k)) {
+						ses, _ := lrs.At(k).Attributes().Get(agentevent.AttrSessionID)
+						caughtUp[ses.Str()]++
+					}
+				}
+			}
+		}
+		evs, _ := agentevent.DecodeLogs(l)
+		for _, ev := range evs {
+			ids[ev.SessionID] = append(ids[ev.SessionID], ev.EventID)
+			seqs[ev.SessionID] = append(seqs[ev.SessionID], ev.Sequence)
+		}
+	}
+	require.Len(t, ids, n)
+	for ses := range ids {
+		assert.Len(t, ids[ses], len(single), ses)
+		assert.True(t, slices.IsSorted(seqs[ses]), "a thread's events in order")
+		assert.Equal(t, 1, caughtUp[ses], ses)
+	}
+	before := len(sink.AllLogs())
+	srcs[0].(*snapshotSource).poll(ctx, false)
+	assert.Len(t, sink.AllLogs(), before, "nothing twice")
+}
