@@ -137,11 +137,6 @@ func (r *record) toolUseResult() *toolUseResult {
 	return &d.tur
 }
 
-// hasMessage tells whether the record has a message member.
-func (r *record) hasMessage() bool {
-	return len(r.Message) != 0 || r.decoded.msgDone
-}
-
 // message is the record's message, decoded once; ok is false when it is
 // absent or not a message object.
 func (r *record) message() (m *message, ok bool) {
