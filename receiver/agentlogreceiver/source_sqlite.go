@@ -4,15 +4,18 @@
 package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 	// Pure-Go SQLite (the collector is built with CGO disabled).
 	_ "modernc.org/sqlite"
@@ -53,6 +56,8 @@ type dbReader struct {
 	// spawnedBy maps a child session to the task call that runs it (see
 	// treeReader.spawnedBy).
 	spawnedBy map[string]string
+	// batch gathers the sessions read in a poll (sessionBatch).
+	batch *sessionBatch
 }
 
 // dbState is the database-wide watermark, kept in the storage.
@@ -92,6 +97,7 @@ func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader,
 	d := &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
 		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{}}
 	d.marks = newSessionTable(rd.checkpoints, "db."+path, markCodec(), rd.life, rd.storageError)
+	d.batch = newSessionBatch(rd.emitter, rd.checkpoints, rd.storageError)
 	d.marks.onForget = func(key string, _ []string) {
 		id := strings.TrimPrefix(key, dbSessionKey(path, ""))
 		delete(d.sessions, id)
@@ -147,6 +153,7 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	if err != nil {
 		return err
 	}
+	defer d.batch.flush(ctx) // what was read before an error
 	for _, s := range order {
 		if ctx.Err() != nil {
 			return nil
@@ -154,6 +161,11 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 		if err := d.pollSession(ctx, s); err != nil {
 			return err
 		}
+	}
+	// The database watermark moves only past sessions whose watermarks
+	// were committed.
+	if !d.batch.flush(ctx) {
+		return errStopped
 	}
 	// The watermark trails the newest row by dbLookback: time_updated is
 	// OpenCode's clock when it wrote the row, and a transaction may commit
@@ -272,12 +284,9 @@ func (d *dbReader) loadSessions(ctx context.Context, ids map[string]bool) ([]*db
 
 func sortSessions(s []*dbSession) {
 	// Oldest first, as the tree reader does; ids break ties.
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && (s[j].info.Time.Created < s[j-1].info.Time.Created ||
-			s[j].info.Time.Created == s[j-1].info.Time.Created && s[j].info.ID < s[j-1].info.ID); j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	slices.SortFunc(s, func(a, b *dbSession) int {
+		return cmp.Or(cmp.Compare(a.info.Time.Created, b.info.Time.Created), strings.Compare(a.info.ID, b.info.ID))
+	})
 }
 
 // session returns a session row, read once (its mutable columns — title,
@@ -325,7 +334,12 @@ func (d *dbReader) lookupProject(id string) (opencode.Project, bool) {
 
 func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	m := d.marks.acquire(ctx, d.markKey(s.info.ID), d.probe(s.info.ID))
-	defer d.marks.release(m)
+	held := false // m is released by the batch
+	defer func() {
+		if !held {
+			d.marks.release(m)
+		}
+	}()
 	s.loaded = true
 	if m.state.stored {
 		s.mark = m.state.mark
@@ -404,12 +418,20 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		return nil
 	}
 	// The watermark moves once the next consumer accepted the events.
-	if err := d.rd.emitter.deliver(ctx, delivery{path: d.path, events: events, caughtUp: done == len(msgs)}); err != nil {
-		s.mark = before
-		d.pending[s.info.ID] = true
-		return err
+	mark, id := s.mark, s.info.ID
+	s.mark = before
+	held = true
+	if !d.batch.add(ctx, m.key, d.path, events, done == len(msgs), func(accepted bool) *storage.Operation {
+		if !accepted {
+			d.pending[id] = true
+			return nil
+		}
+		s.mark = mark
+		m.state.mark, m.state.stored = mark, true
+		return d.marks.commitOp(m)
+	}, func() { d.marks.release(m) }) {
+		return errStopped
 	}
-	d.saveMark(context.WithoutCancel(ctx), s, m)
 	return nil
 }
 
