@@ -332,6 +332,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if !a.opts.includeContent {
 		agentevent.StripContent(&ev)
 	}
+	ownStrings(&ev)
 	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
 	a.touch(th.sess())
 	t := a.threads[th]

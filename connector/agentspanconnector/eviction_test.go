@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
@@ -216,4 +217,29 @@ func TestSavedCallsReadInBothForms(t *testing.T) {
 		`{"call":{"source":"claude_code","session":"s1","call_id":"t2"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"}}},` +
 		`{"call":{"source":"claude_code","session":"s1","call_id":"t3"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1","agent":"ag1"}}}}]}`
 	assert.Equal(t, calls, load([]byte(old)))
+}
+
+// TestKeptStringsDoNotPinRecords: the strings the connector keeps of an
+// event do not share memory with the strings it was decoded with (which
+// the receiver's parser may have cut out of a whole record).
+func TestKeptStringsDoNotPinRecords(t *testing.T) {
+	record := strings.Repeat("x", 1<<20) + "p1" + "s1" + "call1" + "review"
+	at := func(i, n int) string { return record[len(record)-i : len(record)-i+n] }
+	s := newSession("s1")
+	ev := s.prompt("p1", 0)
+	ev.EventID, ev.SessionID, ev.ToolCallID = at(15, 2), at(13, 2), at(11, 5)
+	ev.Attributes = map[string]any{"agent.subagent.anchor": at(6, 6), "agent.n": int64(3)}
+	ownStrings(&ev)
+	assert.Equal(t, "p1", ev.EventID)
+	assert.Equal(t, "s1", ev.SessionID)
+	assert.Equal(t, "call1", ev.ToolCallID)
+	assert.Equal(t, map[string]any{"agent.subagent.anchor": "review", "agent.n": int64(3)}, ev.Attributes)
+	inRecord := func(v string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(v)))
+		base := uintptr(unsafe.Pointer(unsafe.StringData(record)))
+		return p >= base && p < base+uintptr(len(record))
+	}
+	for _, v := range []string{ev.EventID, ev.SessionID, ev.ToolCallID, ev.Attributes["agent.subagent.anchor"].(string), ev.LogFile, ev.Model} {
+		assert.False(t, v != "" && inRecord(v), "%q still points into the record", v)
+	}
 }
