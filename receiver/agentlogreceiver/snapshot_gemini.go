@@ -137,7 +137,9 @@ func (m *geminiMapper) readChat(ctx context.Context, r *snapshotRead) (string, e
 	parent, skill := gemini.Placement(r.path)
 	c := gemini.Context{LogFile: r.path, ParentSessionID: parent, SkillExtraction: skill}
 	if parent == "" {
-		m.chats[chat.SessionID] = true
+		// A decoded string shares the memory of the whole file: kept, it is
+		// copied.
+		m.chats[strings.Clone(chat.SessionID)] = true
 	}
 	if n := len(chat.Messages) - r.file.records; n > 0 {
 		r.src.emitter.read(ctx, int64(n))

@@ -115,13 +115,10 @@ func (b *sessionBatch) flush(ctx context.Context) bool {
 	for _, fn := range b.release {
 		fn()
 	}
-	clear(b.events) // the events' memory goes with them
-	if cap(b.events) > 2*maxBatchEvents {
-		b.events = nil // one huge session's array is not kept
-	}
+	b.events = nil // the events' memory goes with them
 	clear(b.commit)
 	clear(b.release)
-	b.paths, b.events, b.commit, b.release = b.paths[:0], b.events[:0], b.commit[:0], b.release[:0]
+	b.paths, b.commit, b.release = b.paths[:0], b.commit[:0], b.release[:0]
 	clear(b.keys)
 	return accepted
 }

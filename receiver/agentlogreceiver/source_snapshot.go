@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -97,6 +98,11 @@ func (r *snapshotRead) deliver(ctx context.Context, thread string, fn func(th *s
 	if len(res.emitted) == 0 && len(res.events) == 0 {
 		s.threads.release(t)
 		return true
+	}
+	// The keys kept in the watermark are copied: a decoded string shares
+	// the memory of the whole file it was read from.
+	for i, k := range res.emitted {
+		res.emitted[i] = strings.Clone(k)
 	}
 	if r.skip {
 		t.state.seq += int64(len(res.events))

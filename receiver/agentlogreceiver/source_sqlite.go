@@ -392,7 +392,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		}
 		read += n
 		for child, call := range opencode.SpawnedSessions(parts) {
-			d.spawnedBy[child] = call
+			d.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
 		if !opencode.Finished(m, parts, later) {
 			break

@@ -368,9 +368,11 @@ func (t *treeReader) readSessionFile(ctx context.Context, path string) (s *treeS
 			delete(d.files, filepath.Base(old.path))
 		}
 	}
-	s = &treeSession{id: info.ID, parentID: info.ParentID, path: path, created: info.Time.Created, listed: true}
+	// Strings kept are copied: a decoded string shares the memory of the
+	// whole file.
+	s = &treeSession{id: strings.Clone(info.ID), path: path, created: info.Time.Created, listed: true}
 	s.setInfo(info, sig, time.Now())
-	t.sessions[info.ID] = s
+	t.sessions[s.id] = s
 	t.order = append(t.order, s)
 	t.reordered = true
 	return s, true
@@ -378,7 +380,7 @@ func (t *treeReader) readSessionFile(ctx context.Context, path string) (s *treeS
 
 func (s *treeSession) setInfo(info opencode.Session, sig fileSig, now time.Time) {
 	s.info, s.sig, s.sigClean = &info, sig, now.Sub(sig.mod) >= racyWindow
-	s.parentID = info.ParentID
+	s.parentID = strings.Clone(info.ParentID)
 }
 
 // decodeSession reads and decodes a session file.
@@ -522,7 +524,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		parts, bad, n := t.readParts(c, msg.ID)
 		read += n
 		for child, call := range opencode.SpawnedSessions(parts) {
-			t.spawnedBy[child] = call
+			t.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
 		if !opencode.Finished(msg, parts, later) {
 			break
