@@ -122,6 +122,17 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 	require.Equal(t, []string{"msg_c001", "msg_c002", "prt_c003b", "prt_c003b:result"}, eventIDs(evs))
 	assert.Equal(t, "1.1.41", evs[2].AgentVersion, "the session file rewritten within the second is read again")
 
+	// An empty session (no message directory yet) is settled; its first
+	// message is found.
+	const empty = "ses_change02"
+	st.session(empty, 1771000005000)
+	rd.poll(ctx)
+	require.NotNil(t, tree.sessions[empty])
+	require.True(t, tree.sessions[empty].settled(), "a session without messages is not looked at every poll")
+	st.user(empty, "msg_e001", 1771000005000, "first")
+	rd.poll(ctx)
+	require.Equal(t, "msg_e001", ids()[len(ids())-1])
+
 	// 3. Once everything is old, a message whose creation shows neither
 	// under message/ nor under part/ (a message without parts; here the
 	// roots' times are put back) is not looked for by an ordinary poll —

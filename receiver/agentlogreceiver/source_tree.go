@@ -463,7 +463,10 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	// after the listing changes it again.
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return // no message yet
+		// No message yet: settled until message/ changes (the directory is
+		// created) or the next sweep.
+		s.loaded, s.idle, s.msgDir = true, true, stamp{clean: true}
+		return
 	}
 	if s.settled() && fi.ModTime().UnixNano() == s.msgDir.mod {
 		return
