@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -25,7 +26,8 @@ import (
 //	<agent>.tree.<storage>.<session>   watermark of one session of an OpenCode JSON tree
 //	<agent>.db.<path>                  watermark of one OpenCode database
 //	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
-//	<agent>.sessions                   the index of the sessions above (life cycle) *
+//	<agent>.sessions.<shard>           the index of the sessions above (life cycle), in
+//	                                   indexShards parts (00 to 3f) by a hash of the key *
 //	<agent>.pending_flush              JSONL files read to their end while being written,
 //	                                   whose parser flushes once they settle *
 //	<agent>.snapshot.…                 the rewritten files of an agent that has both
@@ -140,6 +142,7 @@ func (p *movedPersister) Batch(ctx context.Context, ops ...*storage.Operation) e
 }
 
 // getBlob and setBlob are get and set of the agent's whole values.
+// Without storage they are kept in memory.
 func (c *checkpoints) getBlob(ctx context.Context, key string) ([]byte, error) {
 	if !c.persist {
 		return c.get(ctx, key)
@@ -149,9 +152,16 @@ func (c *checkpoints) getBlob(ctx context.Context, key string) ([]byte, error) {
 
 func (c *checkpoints) setBlob(ctx context.Context, key string, b []byte) error {
 	if !c.persist {
-		return nil
+		return c.set(ctx, key, b, true)
 	}
 	return c.blobs.Set(ctx, key, b)
+}
+
+func (c *checkpoints) deleteBlob(ctx context.Context, key string) error {
+	if !c.persist {
+		return c.delete(ctx, key)
+	}
+	return c.blobs.Delete(ctx, key)
 }
 
 func parserKey(path string) string              { return "parser." + path }
@@ -241,11 +251,26 @@ type indexEntry struct {
 	Probes []string `json:"probes"`
 	// Active is when the session was last read (Unix ms).
 	Active int64 `json:"active_ms"`
+	// dirty: changed since it was last written to its shard.
+	dirty bool
 }
 
+// indexShards is the number of parts the index of a table is kept in, by a
+// hash of the session key: a write rewrites the part of the sessions it
+// changes, not the whole index.
+const indexShards = 64
+
+// maxIndexPending is how many index entries of sessions not in memory the
+// table holds before it writes them to their shards and lets them go.
+const maxIndexPending = 4096
+
 // sessionTable holds the sessions of one source: at most maxSessions in
-// memory, every session that has state in the index (kept in the storage
-// under <agent>.sessions), forgetting those whose data is gone.
+// memory, and an index of every session that has state (its probes and when
+// it was last read) in the storage, in indexShards parts under
+// <agent>.sessions.<shard> (see checkpoints), forgetting the sessions whose
+// data is gone. In memory the index holds the entries of the sessions in
+// memory and at most maxIndexPending more, not yet written: its memory does
+// not grow with the history.
 type sessionTable[S any] struct {
 	cp       *checkpoints
 	indexKey string
@@ -255,32 +280,77 @@ type sessionTable[S any] struct {
 	// onForget is told the probes of a forgotten session (the emitter drops
 	// what it remembers of those files).
 	onForget func(key string, probes []string)
+	// maxPending overrides maxIndexPending (tests).
+	maxPending int
 
-	mu         sync.Mutex
-	resident   map[string]*tracked[S]
-	lru        *list.List // of *tracked[S], most recently active first
-	index      map[string]*indexEntry
-	indexDirty bool
-	indexRead  bool
+	// ioMu serializes the reads and writes of the index shards.
+	ioMu sync.Mutex
+
+	mu        sync.Mutex
+	resident  map[string]*tracked[S]
+	lru       *list.List // of *tracked[S], most recently active first
+	index     map[string]*indexEntry
+	indexRead bool
 }
 
 func newSessionTable[S any](cp *checkpoints, name string, codec sessionCodec[S], life lifeCycle, onError func(error)) *sessionTable[S] {
 	return &sessionTable[S]{
 		cp: cp, indexKey: sessionIndexKey(name), codec: codec, life: life, onError: onError,
-		resident: map[string]*tracked[S]{},
-		lru:      list.New(),
-		index:    map[string]*indexEntry{},
+		maxPending: maxIndexPending,
+		resident:   map[string]*tracked[S]{},
+		lru:        list.New(),
+		index:      map[string]*indexEntry{},
 	}
 }
 
-// loadIndex reads the index of an earlier run, once.
+// shardOf is the index shard of a session key.
+func shardOf(key string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % indexShards)
+}
+
+func (t *sessionTable[S]) shardKey(shard int) string {
+	return fmt.Sprintf("%s.%02x", t.indexKey, shard)
+}
+
+// readShard returns the entries stored in one shard.
+func (t *sessionTable[S]) readShard(ctx context.Context, shard int) map[string]*indexEntry {
+	out := map[string]*indexEntry{}
+	b, err := t.cp.getBlob(ctx, t.shardKey(shard))
+	if err != nil {
+		t.onError(fmt.Errorf("read the session index: %w", err))
+		return out
+	}
+	if b == nil {
+		return out
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.onError(fmt.Errorf("decode the session index: %w", err))
+	}
+	return out
+}
+
+func (t *sessionTable[S]) writeShard(ctx context.Context, shard int, entries map[string]*indexEntry) {
+	b, err := json.Marshal(entries)
+	if err == nil {
+		err = t.cp.setBlob(ctx, t.shardKey(shard), b)
+	}
+	if err != nil {
+		t.onError(fmt.Errorf("save the session index: %w", err))
+	}
+}
+
+// loadIndex moves the index an earlier build kept as one value
+// (<agent>.sessions) into its shards, once.
 func (t *sessionTable[S]) loadIndex(ctx context.Context) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.indexRead {
+		t.mu.Unlock()
 		return
 	}
 	t.indexRead = true
+	t.mu.Unlock()
 	b, err := t.cp.getBlob(ctx, t.indexKey)
 	if err != nil {
 		t.onError(fmt.Errorf("read the session index: %w", err))
@@ -294,10 +364,17 @@ func (t *sessionTable[S]) loadIndex(ctx context.Context) {
 		t.onError(fmt.Errorf("decode the session index: %w", err))
 		return
 	}
+	t.mu.Lock()
 	for k, e := range idx {
 		if _, ok := t.index[k]; !ok {
+			e.dirty = true
 			t.index[k] = e
 		}
+	}
+	t.mu.Unlock()
+	t.writeOut(ctx)
+	if err := t.cp.deleteBlob(ctx, t.indexKey); err != nil {
+		t.onError(fmt.Errorf("delete the session index of an earlier version: %w", err))
 	}
 }
 
@@ -319,18 +396,17 @@ func (t *sessionTable[S]) acquire(ctx context.Context, key string, probes ...str
 	// without (a watermark peeked at) is never taken for gone.
 	e := t.index[key]
 	if e == nil && len(probes) > 0 {
-		e = &indexEntry{}
+		e = &indexEntry{} // merged with what its shard holds when written
 		t.index[key] = e
-		t.indexDirty = true
 	}
 	if e != nil {
 		for _, p := range probes {
 			if !slices.Contains(e.Probes, p) {
 				e.Probes = append(e.Probes, p)
-				t.indexDirty = true
 			}
 		}
 		e.Active = t.life.now().UnixMilli()
+		e.dirty = true
 	}
 	t.evictLocked(ctx)
 	t.mu.Unlock()
@@ -367,11 +443,16 @@ func (t *sessionTable[S]) release(s *tracked[S]) {
 	s.inUse--
 	if e := t.index[s.key]; e != nil {
 		e.Active = t.life.now().UnixMilli()
+		e.dirty = true
 	}
 	// Sessions read at once may outnumber the cap; the excess goes as
 	// they are released.
 	t.evictLocked(context.Background())
+	over := len(t.index) > len(t.resident)+t.maxPending
 	t.mu.Unlock()
+	if over {
+		t.writeOut(context.Background())
+	}
 }
 
 // commit stores the state of a session (held by the caller) after the next
@@ -420,85 +501,131 @@ func (t *sessionTable[S]) residentCount() int {
 // known reports whether a session is in the index.
 func (t *sessionTable[S]) known(key string) bool {
 	t.mu.Lock()
+	e := t.index[key]
+	t.mu.Unlock()
+	if e != nil {
+		return true
+	}
+	t.ioMu.Lock()
+	defer t.ioMu.Unlock()
+	return t.readShard(context.Background(), shardOf(key))[key] != nil
+}
+
+// indexed is the number of index entries in memory.
+func (t *sessionTable[S]) indexed() int {
+	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.index[key] != nil
+	return len(t.index)
+}
+
+// writeOut writes the changed index entries to their shards, merged with
+// what the shards hold, and lets go of the entries of sessions not in
+// memory.
+func (t *sessionTable[S]) writeOut(ctx context.Context) {
+	t.ioMu.Lock()
+	defer t.ioMu.Unlock()
+	t.mu.Lock()
+	byShard := map[int]map[string]indexEntry{}
+	for k, e := range t.index {
+		if !e.dirty {
+			continue
+		}
+		shard := shardOf(k)
+		if byShard[shard] == nil {
+			byShard[shard] = map[string]indexEntry{}
+		}
+		byShard[shard][k] = indexEntry{Probes: slices.Clone(e.Probes), Active: e.Active}
+		e.dirty = false
+	}
+	t.mu.Unlock()
+	for shard, changed := range byShard {
+		stored := t.readShard(ctx, shard)
+		for k, e := range changed {
+			if old := stored[k]; old != nil {
+				for _, p := range old.Probes {
+					if !slices.Contains(e.Probes, p) {
+						e.Probes = append(e.Probes, p)
+					}
+				}
+				e.Active = max(e.Active, old.Active)
+			}
+			stored[k] = &e
+		}
+		t.writeShard(ctx, shard, stored)
+	}
+	t.mu.Lock()
+	for k, e := range t.index {
+		if !e.dirty && t.resident[k] == nil {
+			delete(t.index, k)
+		}
+	}
+	t.mu.Unlock()
 }
 
 // sweep forgets the sessions idle for forgetAfter whose probes are all
-// gone (exists says whether one still is), then writes the index if it
-// changed.
+// gone (exists says whether one still is): it writes the index out, then
+// goes through it shard by shard.
 func (t *sessionTable[S]) sweep(ctx context.Context, exists func(probe string) bool) {
 	t.loadIndex(ctx)
+	t.writeOut(ctx)
 	cutoff := t.life.now().Add(-t.life.forgetAfter).UnixMilli()
-	type candidate struct {
-		key    string
-		probes []string
+	for shard := range indexShards {
+		if ctx.Err() != nil {
+			return
+		}
+		t.sweepShard(ctx, shard, cutoff, exists)
 	}
-	var cands []candidate
-	t.mu.Lock()
-	for k, e := range t.index {
+}
+
+func (t *sessionTable[S]) sweepShard(ctx context.Context, shard int, cutoff int64, exists func(probe string) bool) {
+	t.ioMu.Lock()
+	defer t.ioMu.Unlock()
+	stored := t.readShard(ctx, shard)
+	// busy tells whether a session was read since cutoff, or is being read.
+	busy := func(k string) bool {
+		if e := t.index[k]; e != nil && e.Active > cutoff {
+			return true
+		}
+		s := t.resident[k]
+		return s != nil && s.inUse > 0
+	}
+	changed := false
+	for k, e := range stored {
 		if e.Active > cutoff || len(e.Probes) == 0 {
 			continue
 		}
-		if s := t.resident[k]; s != nil && s.inUse > 0 {
-			continue
-		}
-		cands = append(cands, candidate{k, slices.Clone(e.Probes)})
-	}
-	t.mu.Unlock()
-
-	for _, c := range cands {
-		gone := true
-		for _, p := range c.probes {
-			if exists(p) {
-				gone = false
-				break
-			}
-		}
-		if !gone {
+		t.mu.Lock()
+		skip := busy(k)
+		t.mu.Unlock()
+		if skip || slices.ContainsFunc(e.Probes, exists) {
 			continue
 		}
 		t.mu.Lock()
-		e := t.index[c.key]
-		s := t.resident[c.key]
-		if e == nil || e.Active > cutoff || (s != nil && s.inUse > 0) {
+		if busy(k) {
 			t.mu.Unlock()
 			continue // read again meanwhile
 		}
-		delete(t.index, c.key)
-		t.indexDirty = true
-		if s != nil {
+		delete(t.index, k)
+		if s := t.resident[k]; s != nil {
 			t.lru.Remove(s.elem)
-			delete(t.resident, c.key)
+			delete(t.resident, k)
 		}
 		t.mu.Unlock()
-		if err := t.cp.delete(ctx, c.key); err != nil {
-			t.onError(fmt.Errorf("delete the state of %s: %w", c.key, err))
+		delete(stored, k)
+		changed = true
+		if err := t.cp.delete(ctx, k); err != nil {
+			t.onError(fmt.Errorf("delete the state of %s: %w", k, err))
 		}
 		if t.onForget != nil {
-			t.onForget(c.key, c.probes)
+			t.onForget(k, e.Probes)
 		}
 	}
-	t.flush(ctx)
+	if changed {
+		t.writeShard(ctx, shard, stored)
+	}
 }
 
-// flush writes the index when it changed.
+// flush writes the changed index entries.
 func (t *sessionTable[S]) flush(ctx context.Context) {
-	if !t.cp.persist {
-		return
-	}
-	t.mu.Lock()
-	if !t.indexDirty {
-		t.mu.Unlock()
-		return
-	}
-	b, err := json.Marshal(t.index)
-	t.indexDirty = false
-	t.mu.Unlock()
-	if err == nil {
-		err = t.cp.setBlob(ctx, t.indexKey, b)
-	}
-	if err != nil {
-		t.onError(fmt.Errorf("save the session index: %w", err))
-	}
+	t.writeOut(ctx)
 }

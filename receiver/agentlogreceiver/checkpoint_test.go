@@ -227,3 +227,92 @@ func TestKnownFilesWrittenWhenRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "positions", string(b))
 }
+
+// TestSessionIndexBounded: the index keeps in memory the entries of the
+// sessions in memory and a bounded number more; the rest is in its shards,
+// from where sessions are still known and forgotten, with storage and
+// without. An index an earlier version kept as one value is moved into the
+// shards.
+func TestSessionIndexBounded(t *testing.T) {
+	for _, persist := range []bool{true, false} {
+		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
+			ctx := context.Background()
+			var client storage.Client = storage.NewNopClient()
+			if persist {
+				client = storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
+			}
+			now := time.Now()
+			clock := func() time.Time { return now }
+			tb := newTestTable(t, client, persist, 5, clock)
+			tb.maxPending = 20
+			var forgotten []string
+			tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+			const sessions = 500
+			for i := range sessions {
+				bump(ctx, tb, "s"+strconv.Itoa(i), "f"+strconv.Itoa(i))
+				require.LessOrEqual(t, tb.indexed(), 5+20+1, "entries in memory after %d sessions", i+1)
+			}
+			for _, i := range []int{0, 123, 499} {
+				assert.True(t, tb.known("s"+strconv.Itoa(i)))
+			}
+			assert.False(t, tb.known("s500"))
+
+			present := map[string]bool{}
+			for i := range sessions {
+				if i%7 != 0 {
+					present["f"+strconv.Itoa(i)] = true
+				}
+			}
+			exists := func(p string) bool { return present[p] }
+			tb.sweep(ctx, exists)
+			assert.Empty(t, forgotten, "not idle for forget_after yet")
+			now = now.Add(2 * time.Hour)
+			bump(ctx, tb, "s7", "f7") // read again: not idle
+			tb.sweep(ctx, exists)
+			want := []string{}
+			for i := 0; i < sessions; i += 7 {
+				if i != 7 {
+					want = append(want, "s"+strconv.Itoa(i))
+				}
+			}
+			assert.ElementsMatch(t, want, forgotten)
+			assert.False(t, tb.known("s14"))
+			assert.True(t, tb.known("s15"))
+			assert.True(t, tb.known("s7"))
+			assert.LessOrEqual(t, tb.indexed(), 5+20+1)
+			if !persist {
+				return
+			}
+			b, err := client.Get(ctx, "agent.s14")
+			require.NoError(t, err)
+			assert.Nil(t, b, "a forgotten session's state is deleted")
+			b, err = client.Get(ctx, "agent.s15")
+			require.NoError(t, err)
+			assert.Equal(t, "1", string(b))
+		})
+	}
+}
+
+// TestSessionIndexOfAnEarlierVersion: an index kept as one value is moved
+// into the shards, and what it holds is forgotten as before.
+func TestSessionIndexOfAnEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
+	now := time.Now()
+	old := now.Add(-2 * time.Hour).UnixMilli()
+	require.NoError(t, client.Set(ctx, "agent.sessions",
+		[]byte(`{"a":{"probes":["fa"],"active_ms":`+strconv.FormatInt(old, 10)+`},"b":{"probes":["fb"],"active_ms":`+strconv.FormatInt(old, 10)+`}}`)))
+	require.NoError(t, client.Set(ctx, "agent.a", []byte("3")))
+	tb := newTestTable(t, client, true, 10, func() time.Time { return now })
+	var forgotten []string
+	tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+	tb.sweep(ctx, func(p string) bool { return p == "fb" })
+	assert.Equal(t, []string{"a"}, forgotten)
+	assert.True(t, tb.known("b"))
+	b, err := client.Get(ctx, "agent.sessions")
+	require.NoError(t, err)
+	assert.Nil(t, b, "the index as one value is gone")
+	b, err = client.Get(ctx, "agent.a")
+	require.NoError(t, err)
+	assert.Nil(t, b)
+}

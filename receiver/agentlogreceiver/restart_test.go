@@ -5,6 +5,9 @@ package agentlogreceiver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"testing"
 
@@ -126,9 +129,10 @@ func TestRestartReplayIsDropped(t *testing.T) {
 }
 
 // TestRestartMovesWholeValues starts on the storage layout of before the
-// values written whole per agent (read positions, session index) had a
-// client of their own: they are read from the main client, continue where
-// they were, and are moved.
+// values written whole per agent had a client of their own and the session
+// index its shards: the read positions and the index (one value) in the main
+// client. They are read from there, reading continues where it was, and
+// they are moved: the positions to their client, the index into its shards.
 func TestRestartMovesWholeValues(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
@@ -138,14 +142,28 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	require.NoError(t, err)
 	blobs, err := blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	moved := []string{"claude_code.knownFiles", "claude_code.sessions"}
-	for _, key := range moved {
+	positions, err := blobs.Get(ctx, "claude_code.knownFiles")
+	require.NoError(t, err)
+	require.NotNil(t, positions)
+	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", positions))
+	require.NoError(t, blobs.Delete(ctx, "claude_code.knownFiles"))
+	// The index as one value, as it was written before.
+	index := map[string]json.RawMessage{}
+	for shard := range indexShards {
+		key := fmt.Sprintf("claude_code.sessions.%02x", shard)
 		b, err := blobs.Get(ctx, key)
 		require.NoError(t, err)
-		require.NotNil(t, b, key)
-		require.NoError(t, client.Set(ctx, key, b))
-		require.NoError(t, blobs.Delete(ctx, key))
+		if b != nil {
+			part := map[string]json.RawMessage{}
+			require.NoError(t, json.Unmarshal(b, &part))
+			maps.Copy(index, part)
+			require.NoError(t, blobs.Delete(ctx, key))
+		}
 	}
+	require.Contains(t, index, "parser."+s.path)
+	b, err := json.Marshal(index)
+	require.NoError(t, err)
+	require.NoError(t, client.Set(ctx, "claude_code.sessions", b))
 	require.NoError(t, client.Close(ctx))
 	require.NoError(t, blobs.Close(ctx))
 
@@ -155,14 +173,20 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	for _, key := range moved {
+	for _, key := range []string{"claude_code.knownFiles", "claude_code.sessions"} {
 		b, err := client.Get(ctx, key)
 		require.NoError(t, err)
 		assert.Nil(t, b, "%s left the main client", key)
-		b, err = blobs.Get(ctx, key)
-		require.NoError(t, err)
-		assert.NotNil(t, b, "%s is in the client of whole values", key)
 	}
+	b, err = blobs.Get(ctx, "claude_code.knownFiles")
+	require.NoError(t, err)
+	assert.NotNil(t, b, "the read positions are in their own client")
+	b, err = blobs.Get(ctx, "claude_code.sessions")
+	require.NoError(t, err)
+	assert.Nil(t, b, "the index as one value is gone")
+	b, err = blobs.Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), s.path, "the session is in its index shard")
 	require.NoError(t, client.Close(ctx))
 	require.NoError(t, blobs.Close(ctx))
 }
