@@ -439,10 +439,11 @@ func (a *assembler) unsleep(sk sessKey) {
 	}
 }
 
-// wakeDue reads back the sessions whose wake time came.
+// wakeDue reads back the sessions whose wake time came. They count as
+// changed, so that a failure to read one back rolls it back like a batch's.
 func (a *assembler) wakeDue(now time.Time) {
 	for len(a.wake) > 0 && !now.Before(a.wake[0].at) {
-		a.ensure(a.wake[0].sk) // unsleep pops it
+		a.touch(a.wake[0].sk) // unsleep pops it
 	}
 }
 
