@@ -109,7 +109,8 @@ func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
 // once, interleaved three records at a time with each file's end flagged
 // as the receiver does, the wall clock moving and ticking, with storage
 // and one or two sessions in memory: the spans are those of a run that
-// keeps every session, ids and content.
+// keeps every session, ids and content — also when the connector is killed
+// after random batches and restarted on its storage.
 func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 	var cases [][]plog.Logs
 	for _, dir := range goldenCases(t) {
@@ -117,10 +118,26 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 		require.NoError(t, err)
 		cases = append(cases, splitLogs(markFileEnds(logs), 3))
 	}
-	run := func(maxCached int, w *watchSleep) []string {
-		h := withStorage(t, maxCached)
-		h.history()
+	// run reads the cases; with crash, the connector is killed (no
+	// Shutdown) after random batches and restarted on the same storage,
+	// the batch delivered again (the receiver had not committed it).
+	run := func(maxCached int, w *watchSleep, crash bool) []string {
+		id := storagetest.NewStorageID("state")
+		stateDir := t.TempDir()
+		var spans []ptrace.Span
+		start := func(now time.Time) *harness {
+			h := newHarness(t, func(c *Config) {
+				c.Storage = &id
+				c.MaxCachedSessions = maxCached
+				c.MaxOpenToolDuration = 12 * time.Minute
+			})
+			h.now = now
+			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+			return h
+		}
+		h := start(t0.Add(365 * 24 * time.Hour))
 		rng := rand.New(rand.NewPCG(11, 3))
+		crashes := rand.New(rand.NewPCG(12, 4))
 		queues := slices.Clone(cases)
 		for {
 			var live []int
@@ -134,8 +151,14 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 			}
 			i := live[rng.IntN(len(live))]
 			require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
-			queues[i] = queues[i][1:]
 			w.look(h)
+			if crash && crashes.IntN(8) == 0 {
+				h.crash()
+				spans = append(spans, h.spans()...)
+				h = start(h.clock())
+				require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
+			}
+			queues[i] = queues[i][1:]
 			h.mu.Lock()
 			h.now = h.now.Add(time.Duration(rng.IntN(20)) * time.Second)
 			h.mu.Unlock()
@@ -149,15 +172,21 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 		h.tick()
 		require.NoError(t, h.c.Shutdown(context.Background()))
 		assert.Zero(t, h.c.asm.openUnits())
-		return fullSpanKeys(h.spans())
+		return fullSpanKeys(append(spans, h.spans()...))
 	}
 	var all, capped watchSleep
-	want := run(100_000, &all)
+	want := run(100_000, &all, false)
 	require.Zero(t, all.max)
 	for _, maxCached := range []int{1, 2} {
-		assert.Equal(t, want, run(maxCached, &capped), "max_cached_sessions %d", maxCached)
+		assert.Equal(t, want, run(maxCached, &capped, false), "max_cached_sessions %d", maxCached)
 	}
 	assert.Positive(t, capped.units, "open turns left memory")
+	// Killed and restarted along the way: every span once, the same.
+	got := run(1, &capped, true)
+	for i := 1; i < len(got); i++ {
+		assert.NotEqual(t, got[i-1], got[i], "emitted twice")
+	}
+	assert.Equal(t, want, got, "max_cached_sessions 1, killed after random batches")
 }
 
 // markFileEnds sets agentevent.AttrReadCaughtUp on the last record of each
