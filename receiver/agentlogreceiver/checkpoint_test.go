@@ -181,7 +181,7 @@ func (p *countingPersister) Batch(ctx context.Context, ops ...*storage.Operation
 
 // TestKnownFilesWrittenWhenRead: fileconsumer's read positions are written
 // after a poll that read something, at the first poll, when they are
-// knownFilesRefresh old, and when the source stops; a poll that read
+// knownFilesRefresh old or their length changed, and when the source stops; a poll that read
 // nothing writes nothing else; once a delivery was given up, never.
 func TestKnownFilesWrittenWhenRead(t *testing.T) {
 	ctx := context.Background()
@@ -212,6 +212,16 @@ func TestKnownFilesWrittenWhenRead(t *testing.T) {
 	assert.Equal(t, want, counts.writes[knownFilesKey], "positions knownFilesRefresh old")
 	poll()
 	assert.Equal(t, want, counts.writes[knownFilesKey])
+	// A file tracked without a line read from it (start_at: end, or a file
+	// dropped): the positions change length and are written at once.
+	require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions+one"))))
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey], "positions of another length")
+	require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions+one"))))
+	assert.Equal(t, want, counts.writes[knownFilesKey], "same length, nothing read")
+	poll()
+	want++
+	assert.Equal(t, want, counts.writes[knownFilesKey], "back to the earlier length")
 	require.NoError(t, p.Set(ctx, "other", []byte("x")))
 	assert.Equal(t, 1, counts.writes["other"], "other keys are written")
 	p.final.Store(true)

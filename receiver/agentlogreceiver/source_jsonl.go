@@ -522,6 +522,7 @@ type heldPersister struct {
 
 	mu        sync.Mutex
 	lastWrite time.Time
+	lastLen   int
 }
 
 const knownFilesKey = "knownFiles" // fileconsumer's key for its read positions
@@ -532,24 +533,26 @@ const knownFilesRefresh = 30 * time.Second
 
 func (p *heldPersister) hold() { p.held.Store(true) }
 
-// skip tells whether a write of the read positions is left out.
-func (p *heldPersister) skip() bool {
+// skip tells whether a write of the read positions (value) is left out.
+func (p *heldPersister) skip(value []byte) bool {
 	if p.held.Load() {
 		return true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	if !p.final.Load() && !p.read.Load() && !p.lastWrite.IsZero() && now.Sub(p.lastWrite) < knownFilesRefresh {
+	if !p.final.Load() && !p.read.Load() && !p.lastWrite.IsZero() &&
+		len(value) == p.lastLen && now.Sub(p.lastWrite) < knownFilesRefresh {
 		return true
 	}
 	p.read.Store(false)
 	p.lastWrite = now
+	p.lastLen = len(value)
 	return false
 }
 
 func (p *heldPersister) Set(ctx context.Context, key string, value []byte) error {
-	if key == knownFilesKey && p.skip() {
+	if key == knownFilesKey && p.skip(value) {
 		return nil
 	}
 	return p.Persister.Set(ctx, key, value)
@@ -558,7 +561,7 @@ func (p *heldPersister) Set(ctx context.Context, key string, value []byte) error
 func (p *heldPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
 	kept := ops[:0:0]
 	for _, op := range ops {
-		if op.Key != knownFilesKey || !p.skip() {
+		if op.Key != knownFilesKey || !p.skip(op.Value) {
 			kept = append(kept, op)
 		}
 	}
