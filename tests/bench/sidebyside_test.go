@@ -209,6 +209,7 @@ type report struct {
 	ByAgent    map[string]any `json:"by_agent"`
 	Rows       []row          `json:"rows"`
 	Latency    *latency       `json:"live_latency,omitempty"`
+	Idle       []idleRun      `json:"idle,omitempty"`
 	LoadBefore string         `json:"load_average_before"`
 }
 
@@ -238,6 +239,17 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	for a, v := range h.ByAgent() {
 		rep.ByAgent[a] = map[string]int64{"files": v[0], "bytes": v[1]}
+	}
+	if os.Getenv("BENCH_IDLE") != "" {
+		// The idle part alone (idle_test.go).
+		for range b.N {
+			rep.Idle = benchIdle(b, bin, home, h)
+		}
+		if os.Getenv("BENCH_OUT") == "" {
+			b.Setenv("BENCH_OUT", filepath.Join(repoRoot(b), "_build", "bench", fmt.Sprintf("bench-idle-%dMB.json", rep.CorpusMB)))
+		}
+		writeReport(b, rep)
+		return
 	}
 
 	for range b.N {
