@@ -228,6 +228,11 @@ type assembler struct {
 	indexed       []map[sessKey]bool
 	shardsToWrite map[int]bool
 	legacyIndex   bool
+	// flushedIndex, flushedShards and flushedLegacy are what the last flush
+	// changed of the index, until its write is committed (unflush).
+	flushedIndex  []indexChange
+	flushedShards map[int]bool
+	flushedLegacy bool
 	// unresolved are the subagent threads whose link is not resolved yet;
 	// preambled the threads holding events that wait for a prompt. Both
 	// index what a pass must look at, so that it never walks every thread.

@@ -239,8 +239,13 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		err = c.client.Batch(ctx, ops...)
 	}
 	if err != nil {
-		return fmt.Errorf("save state: %w", err)
+		// Memory is not to run ahead of storage: the batch is dropped as if
+		// refused, and comes again from the receiver (the spans it gave go
+		// out again then, with the same ids).
+		c.asm.unflush()
+		return errors.Join(fmt.Errorf("save state: %w", err), c.rollback(ctx))
 	}
+	c.asm.committed()
 	c.asm.evict(c.cfg.MaxCachedSessions)
 	return nil
 }

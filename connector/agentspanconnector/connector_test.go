@@ -176,6 +176,7 @@ func TestStateRoundTrip(t *testing.T) {
 	ops, err := a.flush()
 	require.NoError(t, err)
 	require.NoError(t, client.Batch(ctx, ops...))
+	a.committed()
 
 	r := newAssembler(time.Minute, mapOptions{})
 	require.NoError(t, r.loadAll(ctx, client, noBad))

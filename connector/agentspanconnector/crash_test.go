@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -228,4 +229,107 @@ func TestRefusedSpansComeAgainWithTheBatch(t *testing.T) {
 		assert.Equal(t, 1, n, k)
 	}
 	assert.Len(t, spans, 6)
+}
+
+// failingWrites is a storage client whose writes fail while fail is set.
+type failingWrites struct {
+	storage.Client
+	fail bool
+}
+
+func (f *failingWrites) Batch(ctx context.Context, ops ...*storage.Operation) error {
+	if f.fail {
+		for _, op := range ops {
+			if op.Type != storage.Get {
+				return errors.New("disk full")
+			}
+		}
+	}
+	return f.Client.Batch(ctx, ops...)
+}
+
+func (f *failingWrites) Set(ctx context.Context, key string, value []byte) error {
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return f.Client.Set(ctx, key, value)
+}
+
+func (f *failingWrites) Delete(ctx context.Context, key string) error {
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return f.Client.Delete(ctx, key)
+}
+
+// TestFailedWriteComesAgainWithTheBatch: when the state of a batch cannot
+// be written, ConsumeLogs returns the error and memory goes back to what
+// storage holds (open turns, the index of active sessions), so the
+// receiver's retry of the same batch, and the batches after it, give the
+// spans of a run without the failure. The spans the failed batch handed
+// out before its write go out again with the retry, identical.
+func TestFailedWriteComesAgainWithTheBatch(t *testing.T) {
+	s := newSession("s1")
+	batches := []plog.Logs{
+		markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+			s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.call("c2", "m2", "toolu_2", "Bash", 3),
+		}, "host1")),
+		markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+			s.result("r2", "toolu_2", "Bash", 4), s.answer("a2", "m3", 5), s.prompt("p3", 6),
+		}, "host1")),
+		markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+			s.answer("a3", "m4", 7, finish("end_turn")),
+		}, "host1")),
+	}
+	run := func(failAt int) (spans []ptrace.Span) {
+		id := storagetest.NewStorageID("state")
+		dir := t.TempDir()
+		start := func() *harness {
+			h := newHarness(t, func(c *Config) { c.Storage = &id })
+			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
+			return h
+		}
+		h := start()
+		fw := &failingWrites{Client: h.c.client}
+		h.c.client = fw
+		for i, b := range batches {
+			if i == len(batches)-1 {
+				// A restart: what memory holds beyond storage is lost.
+				h.crash()
+				spans = append(spans, h.spans()...)
+				h = start()
+				fw = &failingWrites{Client: h.c.client}
+				h.c.client = fw
+			}
+			if i == failAt {
+				fw.fail = true
+				require.Error(t, h.c.ConsumeLogs(context.Background(), b))
+				assert.Empty(t, h.c.asm.dirty, "nothing unsaved is left in memory")
+				for sk := range h.c.asm.sessions {
+					assert.Equal(t, h.c.asm.active(sk), h.c.asm.isIndexed(sk), "the index in memory is the saved one")
+				}
+				fw.fail = false
+			}
+			require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+		}
+		h.setNow(time.Hour)
+		h.tick()
+		require.NoError(t, h.c.Shutdown(context.Background()))
+		return append(spans, h.spans()...)
+	}
+	want := run(-1)
+	require.NotEmpty(t, want)
+	wantKeys := spanKeys(want)
+	for k, n := range wantKeys {
+		require.Equal(t, 1, n, k)
+	}
+	for failAt := range batches {
+		got := run(failAt)
+		gotKeys := spanKeys(got)
+		distinct := map[string]int{}
+		for k := range gotKeys {
+			distinct[k] = 1
+		}
+		assert.Equal(t, wantKeys, distinct, "failing batch %d", failAt)
+	}
 }

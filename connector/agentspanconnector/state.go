@@ -264,7 +264,8 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 }
 
 // flush returns the storage operations that save every change since the
-// last flush, and forgets the changes.
+// last flush. The caller writes them, then calls committed (the changes
+// count as saved) or, when the write failed, unflush and rollback.
 func (a *assembler) flush() ([]*storage.Operation, error) {
 	var ops []*storage.Operation
 	for _, g := range a.gone {
@@ -302,6 +303,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		if act := a.active(sk); act != a.isIndexed(sk) {
 			n := shardOf(sk)
 			shardsChanged[n] = true
+			a.flushedIndex = append(a.flushedIndex, indexChange{sk, act})
 			if act {
 				a.indexed[n][sk] = true
 			} else {
@@ -321,9 +323,11 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		}
 		ops = append(ops, storage.SetOperation(indexShardKey(n), b))
 	}
+	a.flushedShards = shardsChanged
 	if a.legacyIndex {
 		ops = append(ops, storage.DeleteOperation(keyIndex))
 		a.legacyIndex = false
+		a.flushedLegacy = true
 	}
 	if a.anchorsDirty {
 		b, err := json.Marshal(a.anchors)
@@ -332,8 +336,32 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		}
 		ops = append(ops, storage.SetOperation(keyAnchors, b))
 	}
-	a.committed()
 	return ops, nil
+}
+
+// indexChange is a session whose entry in the saved index flush changed.
+type indexChange struct {
+	sk     sessKey
+	active bool
+}
+
+// unflush undoes what flush did to the index in memory, when writing its
+// operations failed: the sessions' entries and the parts to write are as
+// before, and rollback reads the changed sessions back as saved.
+func (a *assembler) unflush() {
+	for _, ch := range a.flushedIndex {
+		n := shardOf(ch.sk)
+		if ch.active {
+			delete(a.indexed[n], ch.sk)
+		} else {
+			a.indexed[n][ch.sk] = true
+		}
+	}
+	for n := range a.flushedShards {
+		a.shardsToWrite[n] = true
+	}
+	a.legacyIndex = a.legacyIndex || a.flushedLegacy
+	a.flushedIndex, a.flushedShards, a.flushedLegacy = nil, nil, false
 }
 
 // committed forgets the changes, as saved.
@@ -348,6 +376,7 @@ func (a *assembler) committed() {
 	clear(a.dirty)
 	a.gone = nil
 	a.anchorsDirty = false
+	a.flushedIndex, a.flushedShards, a.flushedLegacy = nil, nil, false
 }
 
 // storageLoader reads saved sessions from a storage client.
