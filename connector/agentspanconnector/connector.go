@@ -109,7 +109,7 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 			// A record this version cannot read is not worth refusing to
 			// start for: its turns are lost, the rest goes on.
 			c.set.Logger.Warn("Ignoring a saved state record this version cannot read", zap.String("key", key), zap.Error(err))
-		})
+		}, c.cfg.MaxCachedSessions, c.now())
 		c.mu.Unlock()
 		if err != nil {
 			_ = client.Close(ctx)

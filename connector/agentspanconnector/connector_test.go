@@ -5,6 +5,7 @@ package agentspanconnector
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -155,7 +156,7 @@ func TestStateRoundTrip(t *testing.T) {
 	noBad := func(key string, err error) { t.Errorf("unreadable %s: %v", key, err) }
 
 	a := newAssembler(time.Minute, mapOptions{})
-	require.NoError(t, a.loadAll(ctx, client, noBad))
+	require.NoError(t, a.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	s := newSession("s1")
 	x := s.subagent("ag", "Explore")
 	now := t0.Add(time.Second)
@@ -179,7 +180,7 @@ func TestStateRoundTrip(t *testing.T) {
 	a.committed()
 
 	r := newAssembler(time.Minute, mapOptions{})
-	require.NoError(t, r.loadAll(ctx, client, noBad))
+	require.NoError(t, r.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	require.Len(t, r.units, len(a.units), "the active sessions are read back at start")
 	for k, u := range a.units {
 		require.Contains(t, r.units, k)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -270,5 +271,85 @@ func TestKeptStringsDoNotPinRecords(t *testing.T) {
 	}
 	for _, v := range []string{ev.EventID, ev.SessionID, ev.ToolCallID, ev.Attributes["agent.subagent.anchor"].(string), ev.LogFile, ev.Model} {
 		assert.False(t, v != "" && inRecord(v), "%q still points into the record", v)
+	}
+}
+
+// TestStartHoldsAtMostTheCap: a storage holding many sessions with open
+// turns (open tool calls, answers not yet followed by anything, a file not
+// read to its end) is read back at start with at most max_cached_sessions
+// of them in memory — the rest wait as wake entries — and the spans of the
+// restarted connector, as events come for some sessions and the clock
+// brings the others' deadlines, are those of a run that never stopped.
+func TestStartHoldsAtMostTheCap(t *testing.T) {
+	const n = 24
+	first := make([]agentevent.Event, 0, 3*n)
+	var later []agentevent.Event
+	for i := range n {
+		s := newSession(fmt.Sprintf("s%02d", i))
+		sec := float64(i)
+		first = append(first, s.prompt("p1", sec), s.call("c1", "m1", "toolu_1", "Bash", sec+1))
+		if i%2 == 0 {
+			first = append(first, s.result("r1", "toolu_1", "Bash", sec+2), s.answer("a1", "m2", sec+3))
+		}
+		if i%3 == 0 {
+			later = append(later, s.result("r1b", "toolu_1", "Bash", sec+40), s.answer("a1b", "m3", sec+41), s.prompt("p2", sec+50), s.answer("a2", "m4", sec+51, finish("end_turn")))
+		}
+	}
+	stateDir := t.TempDir()
+	id := storagetest.NewStorageID("state")
+	start := func(maxCached int, now time.Duration) *harness {
+		h := newHarness(t, func(c *Config) {
+			c.Storage = &id
+			c.MaxCachedSessions = maxCached
+			c.MaxOpenToolDuration = 12 * time.Minute
+		})
+		h.setNow(now)
+		require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+		return h
+	}
+	rest := func(h *harness) []string {
+		h.setNow(2 * time.Minute)
+		h.feedPartial(later...)
+		h.setNow(3 * time.Minute)
+		h.tick()
+		h.setNow(30 * time.Minute)
+		h.tick()
+		require.NoError(t, h.c.Shutdown(context.Background()))
+		assert.Zero(t, h.c.asm.openUnits())
+		return fullSpanKeys(h.spans())
+	}
+
+	h := newHarness(t, func(c *Config) {
+		c.Storage = &id
+		c.MaxOpenToolDuration = 12 * time.Minute
+	})
+	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	h.setNow(time.Minute)
+	h.feedPartial(first...)
+	want := rest(h)
+	require.NotEmpty(t, want)
+
+	h = start(100_000, time.Minute)
+	h.feedPartial(first...)
+	require.Empty(t, h.spans(), "every turn still open")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.Len(t, h.c.asm.sessions, n)
+
+	for _, maxCached := range []int{1, 2} {
+		t.Run(fmt.Sprint(maxCached), func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.CopyFS(dir, os.DirFS(stateDir)))
+			h := newHarness(t, func(c *Config) {
+				c.Storage = &id
+				c.MaxCachedSessions = maxCached
+				c.MaxOpenToolDuration = 12 * time.Minute
+			})
+			h.setNow(time.Minute + time.Second)
+			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
+			assert.LessOrEqual(t, len(h.c.asm.sessions), maxCached, "sessions in memory after start")
+			assert.Len(t, h.c.asm.asleep, n-len(h.c.asm.sessions), "the others wait as wake entries")
+			assert.Equal(t, n, h.c.asm.openUnits(), "every open turn still counts")
+			assert.Equal(t, want, rest(h))
+		})
 	}
 }

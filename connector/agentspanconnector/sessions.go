@@ -430,6 +430,47 @@ func (a *assembler) sleep(sk sessKey) {
 	a.sleepingUnits += units
 }
 
+// settle puts a session just read back at start to sleep, as evict would
+// after the first close pass: each of its groups gets the deadline that
+// pass would give it (now, for a group already complete, so that the first
+// pass closes it), and the session leaves memory with its wake entry. A
+// session whose groups can depend on another session (a subagent linked
+// across sessions, a link not resolved yet) stays in memory, as in evict.
+func (a *assembler) settle(sk sessKey, now time.Time) {
+	idx := a.sessions[sk]
+	if idx == nil || a.load == nil {
+		return
+	}
+	for th := range idx.links {
+		if l := a.links[th]; !l.Resolved || l.Parent.Thread.sess() != sk {
+			return
+		}
+	}
+	sorted := make([]unitKey, 0, len(idx.units))
+	for k := range idx.units {
+		for th := range a.kids[k] {
+			if th.sess() != sk {
+				return
+			}
+		}
+		sorted = append(sorted, k)
+	}
+	slices.SortFunc(sorted, compareUnits)
+	children, tops := a.groups(sorted)
+	awaiting := a.awaitingIn(sorted)
+	for _, k := range tops {
+		at := now
+		if _, done := a.closeReason(k, children, awaiting, now, false); !done {
+			at = a.deadline(k, children, awaiting, now)
+		}
+		a.schedule(k, at)
+	}
+	for _, k := range sorted {
+		delete(a.fresh, k)
+	}
+	a.sleep(sk)
+}
+
 // unsleep forgets the wake entry of a session coming back to memory.
 func (a *assembler) unsleep(sk sessKey) {
 	if s, ok := a.asleep[sk]; ok {

@@ -429,8 +429,11 @@ func (l storageLoader) loadEvents(k unitKey, n int) ([]agentevent.Event, error) 
 	return evs, nil
 }
 
-// loadAll reads the active sessions and the anchors back (at start).
-func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error)) error {
+// loadAll reads the active sessions and the anchors back (at start). Past
+// max sessions in memory, each session read is put to sleep at once (see
+// settle), so that start-up holds about max sessions however many are
+// active; now is the wall clock at start.
+func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error), max int, now time.Time) error {
 	a.load = storageLoader{ctx: ctx, client: client, unreadable: unreadable}
 	ops := []*storage.Operation{storage.GetOperation(keyIndex)}
 	for n := range indexShards {
@@ -456,6 +459,9 @@ func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadab
 			a.ensure(sk)
 			n := shardOf(sk)
 			a.indexed[n][sk] = true
+			if len(a.sessions) > max && a.loadErr == nil {
+				a.settle(sk, now)
+			}
 			if i == 0 {
 				// The one-record index of an earlier version: its sessions
 				// go into their shards, and the record goes.
