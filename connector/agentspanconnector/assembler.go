@@ -489,9 +489,20 @@ type closed struct {
 	duplicates int
 	// noTurn counts events dropped because no turn ever came for them.
 	noTurn int
+	// afterTurn are the late rows of turns that went out already that
+	// made no span (see the README, "Late rows").
+	afterTurn []afterTurn
 	// units are the groups emitted, by their top unit, and why each closed
 	// (the connector's debug log).
 	units []closedGroup
+}
+
+// afterTurn is what came of a turn after it went out and made no span: the
+// turn, how many rows, the first row's event id.
+type afterTurn struct {
+	key   unitKey
+	rows  int
+	first string
 }
 
 // closedGroup is one group a close pass emitted.
@@ -535,12 +546,23 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 			continue
 		}
 		traceID, parent := a.placement(k)
+		late := a.wentOut(k)
+		var lateRows []agentevent.Event
+		if late {
+			lateRows = a.units[k].events
+		}
 		visited := map[unitKey]bool{}
 		tree := a.collect(k, children, visited)
 		td := mapGroup(group{traceID: traceID, parentSpanID: parent, root: tree, reason: reason}, a.opts)
 		skip := map[pcommon.SpanID]bool{}
 		a.markClosed(tree, traceID, skip)
+		before := out.spans
 		keepNew(td, skip, &out)
+		if late && out.spans == before && len(lateRows) > 0 {
+			// Rows of a turn that went out, none of which makes a span of
+			// its own (e.g. what Claude Code writes after the answer).
+			out.afterTurn = append(out.afterTurn, afterTurn{key: k, rows: len(lateRows), first: lateRows[0].EventID})
+		}
 		out.units = append(out.units, closedGroup{key: k, reason: reason})
 	}
 

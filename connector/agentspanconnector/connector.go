@@ -36,6 +36,7 @@ const (
 	dropNoTurn        = "no_turn"
 	dropReplayed      = "replayed"
 	dropMalformed     = "malformed"
+	dropAfterTurn     = "after_turn"
 )
 
 type agentSpanConnector struct {
@@ -276,6 +277,15 @@ func (c *agentSpanConnector) tick(ctx context.Context) {
 func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
 	c.dropped(ctx, dropDuplicateSpan, out.duplicates, "spans already emitted were not emitted again (late events of a closed turn)")
 	c.dropped(ctx, dropNoTurn, out.noTurn, "events before any prompt of their thread were dropped: no turn followed them")
+	rows := 0
+	for _, at := range out.afterTurn {
+		rows += at.rows
+		c.set.Logger.Debug("Rows of a turn that went out already made no span and were dropped",
+			zap.String("source", string(at.key.Thread.Source)), zap.String("session", at.key.Thread.Session),
+			zap.String("agent_id", at.key.Thread.Agent), zap.String("prompt", at.key.Prompt),
+			zap.String("first_event", at.first), zap.Int("count", at.rows))
+	}
+	c.dropped(ctx, dropAfterTurn, rows, "rows of turns that went out already made no span of their own and were dropped (set the log level to debug for each)")
 	if out.spans == 0 {
 		return nil
 	}
