@@ -14,11 +14,10 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-// parseWith feeds every line of dir/rel to a parser made with opts.
-func parseWith(t *testing.T, dir, rel string, opts Options) []agentevent.Event {
-	data, err := os.ReadFile(filepath.Join(dir, rel))
-	require.NoError(t, err)
-	p := NewParserWithOptions(rel, opts)
+// parseLean feeds every line of data to a parser for name, made with or
+// without content and raw records, and flushes it.
+func parseLean(name string, data []byte, lean bool) []agentevent.Event {
+	p := NewParserWithOptions(name, Options{OmitContent: lean, OmitRaw: lean})
 	var events []agentevent.Event
 	for _, l := range vendortest.SplitLines(data) {
 		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
@@ -26,31 +25,13 @@ func parseWith(t *testing.T, dir, rel string, opts Options) []agentevent.Event {
 	return append(events, p.Flush()...)
 }
 
-func leanParse(dir string) func(t *testing.T, rel string, lean bool) []agentevent.Event {
-	return func(t *testing.T, rel string, lean bool) []agentevent.Event {
-		return parseWith(t, dir, rel, Options{OmitContent: lean, OmitRaw: lean})
-	}
-}
-
 // TestOmitContent: without content and raw records, every golden case and
 // every corpus file maps to the events the full parser gives, stripped the
 // way the receiver strips them (facts read from content included).
 func TestOmitContent(t *testing.T) {
-	t.Run("golden", func(t *testing.T) {
-		root, cases := goldenCases(t)
-		for _, c := range cases {
-			dir := filepath.Join(root, c)
-			vendortest.RequireLeanParse(t, vendortest.Files(t, dir, ".jsonl"), leanParse(dir))
-		}
-	})
-	t.Run("corpus", func(t *testing.T) {
-		dir := filepath.Join(vendortest.FixturesDir(t), "claude_code")
-		files := vendortest.Files(t, dir, ".jsonl")
-		if len(files) == 0 {
-			t.Skipf("no Claude Code fixtures in %s", dir)
-		}
-		vendortest.RequireLeanParse(t, files, leanParse(dir))
-	})
+	vendortest.TestOmitContent(t, "claude_code", func(t testing.TB, dir string) []string {
+		return vendortest.Files(t, dir, ".jsonl")
+	}, parseLean)
 }
 
 // FuzzOmitContent feeds arbitrary records (one per line of the input) to a
@@ -71,16 +52,7 @@ func FuzzOmitContent(f *testing.F) {
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		parse := func(opts Options) []agentevent.Event {
-			p := NewParserWithOptions(testSession+".jsonl", opts)
-			var events []agentevent.Event
-			for _, l := range vendortest.SplitLines(data) {
-				events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
-			}
-			return append(events, p.Flush()...)
-		}
-		full, lean := parse(Options{}), parse(Options{OmitContent: true, OmitRaw: true})
-		require.Equal(t, vendortest.Stripped(full), vendortest.Stripped(lean))
+	vendortest.FuzzLeanParse(f, func(data []byte, lean bool) []agentevent.Event {
+		return parseLean(testSession+".jsonl", data, lean)
 	})
 }

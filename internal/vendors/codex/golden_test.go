@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "regenerate testdata/codex/*/events.yaml
 
 // caseFiles lists the rollout files of one golden case, sorted: a parent
 // rollout sorts before the child rollouts that fork from it when named so.
-func caseFiles(t *testing.T, dir string) []string {
+func caseFiles(t testing.TB, dir string) []string {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var files []string

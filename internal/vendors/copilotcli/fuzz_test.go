@@ -21,15 +21,7 @@ const startLine = `{"type":"session.start","data":{"sessionId":"s-1","copilotVer
 // is normalized and carries the line as Raw.
 func FuzzParse(f *testing.F) {
 	jsonl, _ := sessionFiles(f, filepath.Join(repoRoot(f), "testdata", "copilot_cli"))
-	for _, path := range jsonl {
-		data, err := os.ReadFile(path)
-		require.NoError(f, err)
-		for _, l := range splitLines(data) {
-			if len(l.Data) < 4096 {
-				f.Add(l.Data)
-			}
-		}
-	}
+	vendortest.AddLines(f, jsonl, 4096)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		p := NewParser("session-state/s-1/events.jsonl")
 		p.Parse([]byte(startLine), 1, 0)

@@ -42,9 +42,7 @@ func TestOmitContent(t *testing.T) {
 				require.NoError(t, err)
 				rels = append(rels, rel)
 			}
-			vendortest.RequireLeanParse(t, rels, func(t *testing.T, rel string, lean bool) []agentevent.Event {
-				data, err := os.ReadFile(filepath.Join(root, rel))
-				require.NoError(t, err)
+			vendortest.RequireLeanDir(t, root, rels, func(rel string, data []byte, lean bool) []agentevent.Event {
 				return parseWith(rel, data, Options{OmitContent: lean, OmitRaw: lean})
 			})
 		})
@@ -56,20 +54,9 @@ func TestOmitContent(t *testing.T) {
 // events are always the former's, stripped.
 func FuzzOmitContent(f *testing.F) {
 	jsonl, _ := sessionFiles(f, filepath.Join(repoRoot(f), "testdata", "copilot_cli"))
-	for _, path := range jsonl {
-		data, err := os.ReadFile(path)
-		require.NoError(f, err)
-		for _, l := range splitLines(data) {
-			if len(l.Data) < 4096 {
-				f.Add(l.Data)
-			}
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	vendortest.AddLines(f, jsonl, 4096)
+	vendortest.FuzzLeanParse(f, func(data []byte, lean bool) []agentevent.Event {
 		input := append([]byte(startLine+"\n"), data...)
-		const name = "session-state/s-1/events.jsonl"
-		full := parseWith(name, input, Options{})
-		lean := parseWith(name, input, Options{OmitContent: true, OmitRaw: true})
-		require.Equal(t, vendortest.Stripped(full), vendortest.Stripped(lean))
+		return parseWith("session-state/s-1/events.jsonl", input, Options{OmitContent: lean, OmitRaw: lean})
 	})
 }

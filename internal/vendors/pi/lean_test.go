@@ -23,37 +23,16 @@ func parseWith(path string, data []byte, opts Options) []agentevent.Event {
 	return events
 }
 
-func leanParse(dir string) func(t *testing.T, rel string, lean bool) []agentevent.Event {
-	return func(t *testing.T, rel string, lean bool) []agentevent.Event {
-		data, err := os.ReadFile(filepath.Join(dir, rel))
-		require.NoError(t, err)
-		return parseWith(rel, data, Options{OmitContent: lean, OmitRaw: lean})
-	}
+// parseLean is parseWith with or without content and raw records.
+func parseLean(path string, data []byte, lean bool) []agentevent.Event {
+	return parseWith(path, data, Options{OmitContent: lean, OmitRaw: lean})
 }
 
 // TestOmitContent: without content and raw records, every golden case and
 // every corpus file maps to the events the full parser gives, stripped the
 // way the receiver strips them (facts read from content included).
 func TestOmitContent(t *testing.T) {
-	t.Run("golden", func(t *testing.T) {
-		root := filepath.Join(repoRoot(t), "testdata", "pi")
-		entries, err := os.ReadDir(root)
-		require.NoError(t, err)
-		for _, e := range entries {
-			if e.IsDir() {
-				dir := filepath.Join(root, e.Name())
-				vendortest.RequireLeanParse(t, sessionFiles(t, dir), leanParse(dir))
-			}
-		}
-	})
-	t.Run("corpus", func(t *testing.T) {
-		dir := filepath.Join(vendortest.FixturesDir(t), "pi")
-		files := vendortest.Files(t, dir, ".jsonl")
-		if len(files) == 0 {
-			t.Skipf("no Pi fixtures in %s", dir)
-		}
-		vendortest.RequireLeanParse(t, files, leanParse(dir))
-	})
+	vendortest.TestOmitContent(t, "pi", sessionFiles, parseLean)
 }
 
 // FuzzOmitContent feeds arbitrary lines after a v3 header to a full parser
@@ -61,20 +40,13 @@ func TestOmitContent(t *testing.T) {
 // always the former's, stripped.
 func FuzzOmitContent(f *testing.F) {
 	root := filepath.Join(repoRoot(f), "testdata", "pi")
+	var paths []string
 	for _, rel := range sessionFiles(f, root) {
-		data, err := os.ReadFile(filepath.Join(root, rel))
-		require.NoError(f, err)
-		for _, l := range splitLines(data) {
-			if len(l.Data) < 4096 {
-				f.Add(l.Data)
-			}
-		}
+		paths = append(paths, filepath.Join(root, rel))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		input := append([]byte(headerV3+"\n"), data...)
-		full := parseWith(testPath, input, Options{})
-		lean := parseWith(testPath, input, Options{OmitContent: true, OmitRaw: true})
-		require.Equal(t, vendortest.Stripped(full), vendortest.Stripped(lean))
+	vendortest.AddLines(f, paths, 4096)
+	vendortest.FuzzLeanParse(f, func(data []byte, lean bool) []agentevent.Event {
+		return parseLean(testPath, append([]byte(headerV3+"\n"), data...), lean)
 	})
 }
 

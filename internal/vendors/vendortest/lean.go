@@ -59,6 +59,73 @@ func RequireLeanParse(t *testing.T, files []string, parse func(t *testing.T, rel
 	t.Logf("%d files, %d events: the same without content", len(files), n)
 }
 
+// LeanParser parses data (the file rel, or a fuzz input) with the parser
+// option that skips content and raw records (lean) or without it.
+type LeanParser func(rel string, data []byte, lean bool) []agentevent.Event
+
+// RequireLeanDir is RequireLeanParse over files (relative to dir), each read
+// from dir and handed to parse.
+func RequireLeanDir(t *testing.T, dir string, files []string, parse LeanParser) {
+	t.Helper()
+	RequireLeanParse(t, files, func(t *testing.T, rel string, lean bool) []agentevent.Event {
+		data, err := os.ReadFile(filepath.Join(dir, rel))
+		require.NoError(t, err)
+		return parse(rel, data, lean)
+	})
+}
+
+// TestOmitContent runs RequireLeanDir as subtest "golden" over every case
+// directory of testdata/<agent> (caseFiles lists a case's files, relative to
+// it) and as subtest "corpus" over every .jsonl file below the fixture
+// corpus's <agent> directory, skipped when there is none.
+func TestOmitContent(t *testing.T, agent string, caseFiles func(t testing.TB, dir string) []string, parse LeanParser) {
+	t.Run("golden", func(t *testing.T) {
+		root := filepath.Join(RepoRoot(t), "testdata", agent)
+		entries, err := os.ReadDir(root)
+		require.NoError(t, err)
+		n := 0
+		for _, e := range entries {
+			if e.IsDir() {
+				dir := filepath.Join(root, e.Name())
+				RequireLeanDir(t, dir, caseFiles(t, dir), parse)
+				n++
+			}
+		}
+		require.NotZero(t, n, "no golden cases in %s", root)
+	})
+	t.Run("corpus", func(t *testing.T) {
+		dir := filepath.Join(FixturesDir(t), agent)
+		files := Files(t, dir, ".jsonl")
+		if len(files) == 0 {
+			t.Skipf("no %s fixtures in %s", agent, dir)
+		}
+		RequireLeanDir(t, dir, files, parse)
+	})
+}
+
+// AddLines adds every line shorter than maxLen of the files at paths to
+// f's seed corpus, each as one []byte input.
+func AddLines(f *testing.F, paths []string, maxLen int) {
+	f.Helper()
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		require.NoError(f, err)
+		for _, l := range SplitLines(data) {
+			if len(l.Data) < maxLen {
+				f.Add(l.Data)
+			}
+		}
+	}
+}
+
+// FuzzLeanParse fuzzes f over arbitrary []byte inputs: the events of
+// parse(data, lean) are always those of parse(data, full), stripped.
+func FuzzLeanParse(f *testing.F, parse func(data []byte, lean bool) []agentevent.Event) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		require.Equal(t, Stripped(parse(data, false)), Stripped(parse(data, true)))
+	})
+}
+
 // Files lists the files below dir whose name ends with suffix, relative to
 // dir and sorted; none when dir does not exist.
 func Files(t testing.TB, dir, suffix string) []string {
