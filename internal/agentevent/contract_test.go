@@ -285,23 +285,15 @@ func sortExtras(ld plog.Logs) {
 // FuzzDecodeAsBefore decodes arbitrary OTLP log records with the old
 // decoder and the current one: the same events, the same errors.
 func FuzzDecodeAsBefore(f *testing.F) {
-	var m plog.ProtoMarshaler
-	seed := func(mut func(lr plog.LogRecord)) {
-		ld := plog.NewLogs()
-		lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
-		legacyEncode(fullEvent(), lr)
-		mut(lr)
-		b, err := m.MarshalLogs(ld)
-		require.NoError(f, err)
-		f.Add(b)
-	}
-	seed(func(plog.LogRecord) {})
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrCostUSD, 2) })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() })
-	seed(func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrEventType, 1) })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) })
+	addRecordSeeds(f, legacyEncode,
+		func(plog.LogRecord) {},
+		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
+		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrCostUSD, 2) },
+		func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() },
+		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
+		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrEventType, 1) },
+		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
+	)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var u plog.ProtoUnmarshaler

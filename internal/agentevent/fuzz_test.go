@@ -88,27 +88,34 @@ func TestRecordPlace(t *testing.T) {
 	assert.Equal(t, "/a.jsonl:4", RecordPlace(lr))
 }
 
-// FuzzDecode decodes arbitrary log records (any protobuf the OTLP
-// unmarshaler accepts): Decode never panics, and what it accepts encodes
-// and decodes again.
-func FuzzDecode(f *testing.F) {
+// addRecordSeeds adds to f, per mutation, the OTLP bytes of one log record
+// holding fullEvent as encode writes it, changed by the mutation.
+func addRecordSeeds(f *testing.F, encode func(Event, plog.LogRecord), muts ...func(lr plog.LogRecord)) {
 	var m plog.ProtoMarshaler
-	seed := func(mut func(lr plog.LogRecord)) {
+	for _, mut := range muts {
 		ld := plog.NewLogs()
 		lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
-		Encode(fullEvent(), lr)
+		encode(fullEvent(), lr)
 		mut(lr)
 		b, err := m.MarshalLogs(ld)
 		require.NoError(f, err)
 		f.Add(b)
 	}
-	seed(func(plog.LogRecord) {})
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrTokensInput, "12") })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrFinishReasons, 1) })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() })
-	seed(func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) })
-	seed(func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) })
+}
+
+// FuzzDecode decodes arbitrary log records (any protobuf the OTLP
+// unmarshaler accepts): Decode never panics, and what it accepts encodes
+// and decodes again.
+func FuzzDecode(f *testing.F) {
+	addRecordSeeds(f, Encode,
+		func(plog.LogRecord) {},
+		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
+		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrTokensInput, "12") },
+		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrFinishReasons, 1) },
+		func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() },
+		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
+		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
+	)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var u plog.ProtoUnmarshaler

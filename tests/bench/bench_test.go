@@ -33,28 +33,16 @@ func parseFileWith(f sessionFile, opts claudecode.Options, out []agentevent.Even
 }
 
 // BenchmarkParse measures vendor records → AgentEvents (MB/s of session files, allocations).
-func BenchmarkParse(b *testing.B) {
-	files, total := buildCorpus(b, corpusTarget())
-	b.SetBytes(total)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var events int
-	for range b.N {
-		events = 0
-		buf := make([]agentevent.Event, 0, 4096)
-		for _, f := range files {
-			buf = parseFile(f, buf[:0])
-			events += len(buf)
-		}
-	}
-	b.ReportMetric(float64(events), "events/op")
-}
+func BenchmarkParse(b *testing.B) { benchmarkParse(b, claudecode.Options{}) }
 
 // BenchmarkParseWithoutContent is BenchmarkParse as the receiver parses by default: without
 // include_content and include_raw.
 func BenchmarkParseWithoutContent(b *testing.B) {
+	benchmarkParse(b, claudecode.Options{OmitContent: true, OmitRaw: true})
+}
+
+func benchmarkParse(b *testing.B, opts claudecode.Options) {
 	files, total := buildCorpus(b, corpusTarget())
-	opts := claudecode.Options{OmitContent: true, OmitRaw: true}
 	b.SetBytes(total)
 	b.ReportAllocs()
 	b.ResetTimer()
