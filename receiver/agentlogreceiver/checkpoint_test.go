@@ -39,6 +39,15 @@ func newTestTable(t *testing.T, client storage.Client, persist bool, maxSessions
 		func(err error) { t.Error(err) })
 }
 
+// testClient is an in-memory storage client with persist, a no-op one
+// without.
+func testClient(persist bool) storage.Client {
+	if persist {
+		return storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
+	}
+	return storage.NewNopClient()
+}
+
 // bump reads a session once: its count goes up by one and is committed.
 func bump(ctx context.Context, tb *sessionTable[*counter], key string, probes ...string) int {
 	s := tb.acquire(ctx, key, probes...)
@@ -55,10 +64,7 @@ func TestSessionTableCapReloads(t *testing.T) {
 	for _, persist := range []bool{true, false} {
 		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
 			ctx := context.Background()
-			var client storage.Client = storage.NewNopClient()
-			if persist {
-				client = storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
-			}
+			client := testClient(persist)
 			tb := newTestTable(t, client, persist, 2, time.Now)
 			for range 3 {
 				for i := range 5 {
@@ -247,10 +253,7 @@ func TestSessionIndexBounded(t *testing.T) {
 	for _, persist := range []bool{true, false} {
 		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
 			ctx := context.Background()
-			var client storage.Client = storage.NewNopClient()
-			if persist {
-				client = storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
-			}
+			client := testClient(persist)
 			now := time.Now()
 			clock := func() time.Time { return now }
 			tb := newTestTable(t, client, persist, 5, clock)

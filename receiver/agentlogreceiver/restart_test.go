@@ -49,6 +49,21 @@ func newRestartSetup(t *testing.T) restartSetup {
 	return s
 }
 
+// storedPositions opens the first run's storage: its main client, its client
+// of values written whole, and fileconsumer's read positions in the latter.
+func (s restartSetup) storedPositions(t *testing.T, first *harness) (client, blobs storage.Client, positions []byte) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
+	require.NoError(t, err)
+	positions, err = blobs.Get(ctx, "claude_code.knownFiles")
+	require.NoError(t, err)
+	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix, in the client of whole values")
+	return client, blobs, positions
+}
+
 // firstRun reads the transcript, then stops; more is appended while the
 // receiver is down: the answer to the open turn and a new turn.
 func (s restartSetup) firstRun(t *testing.T) *harness {
@@ -111,13 +126,7 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	first := s.firstRun(t)
 
 	ctx := context.Background()
-	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	blobs, err := blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	positions, err := blobs.Get(ctx, "claude_code.knownFiles")
-	require.NoError(t, err)
-	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix, in the client of whole values")
+	client, blobs, _ := s.storedPositions(t, first)
 	state, err := client.Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
 	require.NotNil(t, state, "the parser state is stored per agent and path")
@@ -138,13 +147,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	first := s.firstRun(t)
 
 	ctx := context.Background()
-	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	blobs, err := blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	positions, err := blobs.Get(ctx, "claude_code.knownFiles")
-	require.NoError(t, err)
-	require.NotNil(t, positions)
+	client, blobs, positions := s.storedPositions(t, first)
 	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", positions))
 	require.NoError(t, blobs.Delete(ctx, "claude_code.knownFiles"))
 	// The index as one value, as it was written before.
