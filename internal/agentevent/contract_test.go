@@ -285,7 +285,7 @@ func sortExtras(ld plog.Logs) {
 // FuzzDecodeAsBefore decodes arbitrary OTLP log records with the old
 // decoder and the current one: the same events, the same errors.
 func FuzzDecodeAsBefore(f *testing.F) {
-	addRecordSeeds(f, legacyEncode,
+	fuzzLogs(f, legacyEncode, []func(plog.LogRecord){
 		func(plog.LogRecord) {},
 		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
 		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrCostUSD, 2) },
@@ -293,14 +293,7 @@ func FuzzDecodeAsBefore(f *testing.F) {
 		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
 		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrEventType, 1) },
 		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
-	)
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var u plog.ProtoUnmarshaler
-		ld, err := u.UnmarshalLogs(b)
-		if err != nil {
-			return
-		}
+	}, func(t *testing.T, ld plog.Logs) {
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, lr := range sl.LogRecords().All() {

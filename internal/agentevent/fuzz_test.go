@@ -88,9 +88,10 @@ func TestRecordPlace(t *testing.T) {
 	assert.Equal(t, "/a.jsonl:4", RecordPlace(lr))
 }
 
-// addRecordSeeds adds to f, per mutation, the OTLP bytes of one log record
-// holding fullEvent as encode writes it, changed by the mutation.
-func addRecordSeeds(f *testing.F, encode func(Event, plog.LogRecord), muts ...func(lr plog.LogRecord)) {
+// fuzzLogs fuzzes f over arbitrary bytes; those the OTLP unmarshaler
+// accepts go to check. The seeds: the empty input and, per mutation, one log
+// record holding fullEvent as encode writes it, changed by the mutation.
+func fuzzLogs(f *testing.F, encode func(Event, plog.LogRecord), muts []func(lr plog.LogRecord), check func(t *testing.T, ld plog.Logs)) {
 	var m plog.ProtoMarshaler
 	for _, mut := range muts {
 		ld := plog.NewLogs()
@@ -101,21 +102,6 @@ func addRecordSeeds(f *testing.F, encode func(Event, plog.LogRecord), muts ...fu
 		require.NoError(f, err)
 		f.Add(b)
 	}
-}
-
-// FuzzDecode decodes arbitrary log records (any protobuf the OTLP
-// unmarshaler accepts): Decode never panics, and what it accepts encodes
-// and decodes again.
-func FuzzDecode(f *testing.F) {
-	addRecordSeeds(f, Encode,
-		func(plog.LogRecord) {},
-		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
-		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrTokensInput, "12") },
-		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrFinishReasons, 1) },
-		func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() },
-		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
-		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
-	)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var u plog.ProtoUnmarshaler
@@ -123,6 +109,23 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
+		check(t, ld)
+	})
+}
+
+// FuzzDecode decodes arbitrary log records (any protobuf the OTLP
+// unmarshaler accepts): Decode never panics, and what it accepts encodes
+// and decodes again.
+func FuzzDecode(f *testing.F) {
+	fuzzLogs(f, Encode, []func(plog.LogRecord){
+		func(plog.LogRecord) {},
+		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
+		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrTokensInput, "12") },
+		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrFinishReasons, 1) },
+		func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() },
+		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
+		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
+	}, func(t *testing.T, ld plog.Logs) {
 		evs, _ := DecodeLogs(ld)
 		for _, ev := range evs {
 			lr := plog.NewLogRecord()
