@@ -141,16 +141,10 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 		crashes := rand.New(rand.NewPCG(12, 4))
 		queues := slices.Clone(cases)
 		for {
-			var live []int
-			for i, q := range queues {
-				if len(q) > 0 {
-					live = append(live, i)
-				}
-			}
-			if len(live) == 0 {
+			i, ok := pickQueue(rng, queues)
+			if !ok {
 				break
 			}
-			i := live[rng.IntN(len(live))]
 			require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
 			w.look(h)
 			if crash && crashes.IntN(8) == 0 {

@@ -190,16 +190,10 @@ func runInterleaved(h *harness, seed int64) {
 		queues = append(queues, evs)
 	}
 	for {
-		var live []int
-		for i, q := range queues {
-			if len(q) > 0 {
-				live = append(live, i)
-			}
-		}
-		if len(live) == 0 {
+		i, ok := pickQueue(rng, queues)
+		if !ok {
 			break
 		}
-		i := live[rng.IntN(len(live))]
 		n := min(1+rng.IntN(4), len(queues[i]))
 		batch := queues[i][:n]
 		queues[i] = queues[i][n:]
@@ -221,4 +215,19 @@ func runInterleaved(h *harness, seed int64) {
 		h.mu.Unlock()
 		h.tick()
 	}
+}
+
+// pickQueue draws, with rng, the index of a queue that still holds
+// something; false when every queue is empty.
+func pickQueue[T any](rng *rand.Rand, queues [][]T) (int, bool) {
+	var live []int
+	for i, q := range queues {
+		if len(q) > 0 {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 0 {
+		return 0, false
+	}
+	return live[rng.IntN(len(live))], true
 }
