@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
@@ -20,18 +21,11 @@ import (
 func (h *harness) caughtUp() []string {
 	var ids []string
 	for _, l := range h.sink.AllLogs() {
-		rls := l.ResourceLogs()
-		for i := range rls.Len() {
-			sls := rls.At(i).ScopeLogs()
-			for j := range sls.Len() {
-				lrs := sls.At(j).LogRecords()
-				for k := range lrs.Len() {
-					attrs := lrs.At(k).Attributes()
-					if v, ok := attrs.Get(agentevent.AttrReadCaughtUp); ok && v.Bool() {
-						id, _ := attrs.Get(agentevent.AttrEventID)
-						ids = append(ids, id.AsString())
-					}
-				}
+		for _, lr := range logRecords(l) {
+			attrs := lr.Attributes()
+			if v, ok := attrs.Get(agentevent.AttrReadCaughtUp); ok && v.Bool() {
+				id, _ := attrs.Get(agentevent.AttrEventID)
+				ids = append(ids, id.AsString())
 			}
 		}
 	}
@@ -113,4 +107,17 @@ func TestCaughtUpSnapshot(t *testing.T) {
 	h.stop() // shutdown settles the file
 	assert.Contains(t, h.caughtUp(), "g1")
 	assert.NotContains(t, h.caughtUp(), "u1")
+}
+
+// logRecords lists the log records of ld in order.
+func logRecords(ld plog.Logs) []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			for _, lr := range sl.LogRecords().All() {
+				out = append(out, lr)
+			}
+		}
+	}
+	return out
 }

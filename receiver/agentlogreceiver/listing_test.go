@@ -138,17 +138,10 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	seqs := map[string][]int64{}
 	caughtUp := map[string]int{}
 	for _, l := range sink.AllLogs() {
-		rls := l.ResourceLogs()
-		for i := range rls.Len() {
-			sls := rls.At(i).ScopeLogs()
-			for j := range sls.Len() {
-				lrs := sls.At(j).LogRecords()
-				for k := range lrs.Len() {
-					if agentevent.CaughtUp(lrs.At(k)) {
-						ses, _ := lrs.At(k).Attributes().Get(agentevent.AttrSessionID)
-						caughtUp[ses.Str()]++
-					}
-				}
+		for _, lr := range logRecords(l) {
+			if agentevent.CaughtUp(lr) {
+				ses, _ := lr.Attributes().Get(agentevent.AttrSessionID)
+				caughtUp[ses.Str()]++
 			}
 		}
 		evs, _ := agentevent.DecodeLogs(l)

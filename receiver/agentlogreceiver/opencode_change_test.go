@@ -176,24 +176,16 @@ func TestOpenCodeTreeBatchesSessions(t *testing.T) {
 	caughtUp := map[string]int{}
 	var order []string
 	for _, l := range sink.AllLogs() {
-		rls := l.ResourceLogs()
-		for i := range rls.Len() {
-			sls := rls.At(i).ScopeLogs()
-			for j := range sls.Len() {
-				lrs := sls.At(j).LogRecords()
-				for k := range lrs.Len() {
-					lr := lrs.At(k)
-					ses, _ := lr.Attributes().Get(agentevent.AttrSessionID)
-					id, _ := lr.Attributes().Get(agentevent.AttrEventID)
-					if len(bySession[ses.Str()]) == 0 {
-						order = append(order, ses.Str())
-					}
-					bySession[ses.Str()] = append(bySession[ses.Str()], id.Str())
-					if agentevent.CaughtUp(lr) {
-						caughtUp[ses.Str()]++
-						assert.Equal(t, "prt_"+ses.Str()[4:]+"b:result", id.Str(), "caught up on the session's last record")
-					}
-				}
+		for _, lr := range logRecords(l) {
+			ses, _ := lr.Attributes().Get(agentevent.AttrSessionID)
+			id, _ := lr.Attributes().Get(agentevent.AttrEventID)
+			if len(bySession[ses.Str()]) == 0 {
+				order = append(order, ses.Str())
+			}
+			bySession[ses.Str()] = append(bySession[ses.Str()], id.Str())
+			if agentevent.CaughtUp(lr) {
+				caughtUp[ses.Str()]++
+				assert.Equal(t, "prt_"+ses.Str()[4:]+"b:result", id.Str(), "caught up on the session's last record")
 			}
 		}
 	}
