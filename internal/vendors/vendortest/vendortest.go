@@ -10,11 +10,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -207,4 +209,16 @@ func RequireSoundEvents(t *testing.T, line []byte, events []agentevent.Event) {
 		require.True(t, bytes.Equal(line, ev.Raw))
 		require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
 	}
+}
+
+// RequireNotPinned checks, after a garbage collection, that less than limit
+// bytes of heap are in use while parser (kept alive to here) holds its state:
+// the state keeps copies of the strings it needs, not the records' buffers.
+func RequireNotPinned(t testing.TB, parser any, limit int) {
+	t.Helper()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	assert.Less(t, m.HeapInuse, uint64(limit), "the parser state keeps record buffers alive")
+	runtime.KeepAlive(parser)
 }
