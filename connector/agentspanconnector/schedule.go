@@ -33,29 +33,45 @@ type scheduled struct {
 	index int
 }
 
+func (s *scheduled) dueAt() time.Time { return s.at }
+func (s *scheduled) setIndex(i int)   { s.index = i }
+
 // deadlines is a min-heap of group deadlines.
-type deadlines []*scheduled
+type deadlines = timedHeap[*scheduled]
 
-func (d deadlines) Len() int           { return len(d) }
-func (d deadlines) Less(i, j int) bool { return d[i].at.Before(d[j].at) }
-func (d deadlines) Swap(i, j int) {
-	d[i], d[j] = d[j], d[i]
-	d[i].index, d[j].index = i, j
+// timedEntry is an element of a timedHeap: it has a time and is told its
+// place in the heap (for heap.Fix and heap.Remove; -1 once popped).
+type timedEntry interface {
+	dueAt() time.Time
+	setIndex(i int)
 }
 
-func (d *deadlines) Push(x any) {
-	s := x.(*scheduled)
-	s.index = len(*d)
-	*d = append(*d, s)
+// timedHeap is a min-heap by time (container/heap's interface) of entries
+// that know their place in it.
+type timedHeap[E timedEntry] []E
+
+func (h timedHeap[E]) Len() int           { return len(h) }
+func (h timedHeap[E]) Less(i, j int) bool { return h[i].dueAt().Before(h[j].dueAt()) }
+func (h timedHeap[E]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].setIndex(i)
+	h[j].setIndex(j)
 }
 
-func (d *deadlines) Pop() any {
-	old := *d
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	*d = old[:len(old)-1]
-	s.index = -1
-	return s
+func (h *timedHeap[E]) Push(x any) {
+	e := x.(E)
+	e.setIndex(len(*h))
+	*h = append(*h, e)
+}
+
+func (h *timedHeap[E]) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	var zero E
+	old[len(old)-1] = zero
+	*h = old[:len(old)-1]
+	e.setIndex(-1)
+	return e
 }
 
 // schedule sets the deadline of the group topped by k.

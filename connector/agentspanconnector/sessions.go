@@ -496,27 +496,8 @@ type sleeper struct {
 	index int
 }
 
+func (s *sleeper) dueAt() time.Time { return s.at }
+func (s *sleeper) setIndex(i int)   { s.index = i }
+
 // wakeHeap is a min-heap of sleepers by wake time.
-type wakeHeap []*sleeper
-
-func (w wakeHeap) Len() int           { return len(w) }
-func (w wakeHeap) Less(i, j int) bool { return w[i].at.Before(w[j].at) }
-func (w wakeHeap) Swap(i, j int) {
-	w[i], w[j] = w[j], w[i]
-	w[i].index, w[j].index = i, j
-}
-
-func (w *wakeHeap) Push(x any) {
-	s := x.(*sleeper)
-	s.index = len(*w)
-	*w = append(*w, s)
-}
-
-func (w *wakeHeap) Pop() any {
-	old := *w
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	*w = old[:len(old)-1]
-	s.index = -1
-	return s
-}
+type wakeHeap = timedHeap[*sleeper]
