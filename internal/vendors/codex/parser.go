@@ -163,7 +163,7 @@ func decodeFast(line []byte) (r fastLine, ok bool) {
 		}
 		r = fastLine{Timestamp: so.Timestamp, Type: so.Type}
 		if so.Type == "response_item" {
-			r.item = so.Payload.item()
+			r.item = so.Payload.withOutput()
 		} else {
 			r.msg = so.Payload.eventMsg()
 		}
@@ -173,7 +173,7 @@ func decodeFast(line []byte) (r fastLine, ok bool) {
 	if jsonx.Unmarshal(line, &f) == nil && f.Payload != nil && fast(f.Type) {
 		r = fastLine{Timestamp: f.Timestamp, Type: f.Type}
 		if f.Type == "response_item" {
-			r.item = f.Payload.item()
+			r.item = f.Payload.item
 		} else {
 			r.msg = f.Payload.eventMsg()
 		}

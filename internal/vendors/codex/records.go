@@ -39,44 +39,18 @@ type stringOutputPayload struct {
 	Output *string `json:"output"`
 }
 
-// payload is item and eventMsg in one struct (the members they share have
-// the same type).
+// payload is item and eventMsg in one struct: item's members and those of
+// eventMsg it does not share (the shared ones, type, call_id and status,
+// have the same type in both).
 type payload struct {
-	Type        string    `json:"type"`
-	Role        string    `json:"role"`
-	Content     jsonx.Raw `json:"content"`
-	Summary     jsonx.Raw `json:"summary"`
-	Name        string    `json:"name"`
-	Arguments   string    `json:"arguments"`
-	Input       string    `json:"input"`
-	CallID      string    `json:"call_id"`
-	ID          string    `json:"id"`
-	Status      string    `json:"status"`
-	Output      jsonx.Raw `json:"output"`
-	Phase       string    `json:"phase"`
-	Action      jsonx.Raw `json:"action"`
-	GhostCommit *struct {
-		ID string `json:"id"`
-	} `json:"ghost_commit"`
-
-	Message            string     `json:"message"`
-	Info               *tokenInfo `json:"info"`
-	TurnID             string     `json:"turn_id"`
-	Reason             string     `json:"reason"`
-	DurationMs         *int64     `json:"duration_ms"`
-	TimeToFirstTokenMs *int64     `json:"time_to_first_token_ms"`
-	ExitCode           *int64     `json:"exit_code"`
-	Duration           jsonx.Raw  `json:"duration"`
-	Success            *bool      `json:"success"`
-	Result             jsonx.Raw  `json:"result"`
-	Invocation         *struct {
-		Server string `json:"server"`
-		Tool   string `json:"tool"`
-	} `json:"invocation"`
+	item
+	eventFields
 }
 
-func (pl *stringOutputPayload) item() item {
-	it := pl.payload.item()
+// withOutput is the payload's item with its output taken as decoded in the
+// line's pass.
+func (pl *stringOutputPayload) withOutput() item {
+	it := pl.payload.item
 	// An absent or null output reads as "" too.
 	it.outputDecoded = true
 	if pl.Output != nil {
@@ -85,21 +59,8 @@ func (pl *stringOutputPayload) item() item {
 	return it
 }
 
-func (pl *payload) item() item {
-	return item{
-		Type: pl.Type, Role: pl.Role, Content: pl.Content, Summary: pl.Summary, Name: pl.Name,
-		Arguments: pl.Arguments, Input: pl.Input, CallID: pl.CallID, ID: pl.ID, Status: pl.Status,
-		Output: pl.Output, Phase: pl.Phase, Action: pl.Action, GhostCommit: pl.GhostCommit,
-	}
-}
-
 func (pl *payload) eventMsg() eventMsg {
-	return eventMsg{
-		Type: pl.Type, Message: pl.Message, Info: pl.Info, TurnID: pl.TurnID, Reason: pl.Reason,
-		DurationMs: pl.DurationMs, TimeToFirstTokenMs: pl.TimeToFirstTokenMs, CallID: pl.CallID,
-		ExitCode: pl.ExitCode, Duration: pl.Duration, Success: pl.Success, Result: pl.Result,
-		Status: pl.Status, Invocation: pl.Invocation,
-	}
+	return eventMsg{Type: pl.Type, CallID: pl.CallID, Status: pl.Status, eventFields: pl.eventFields}
 }
 
 // sessionMeta is the payload of a session_meta record.
@@ -177,19 +138,25 @@ type contentPart struct {
 
 // eventMsg is the payload of an event_msg record (all types share it).
 type eventMsg struct {
-	Type               string     `json:"type"`
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Status string `json:"status"`
+	eventFields
+}
+
+// eventFields are the members of an event_msg payload a response_item
+// payload does not have.
+type eventFields struct {
 	Message            string     `json:"message"`
 	Info               *tokenInfo `json:"info"`
 	TurnID             string     `json:"turn_id"`
 	Reason             string     `json:"reason"`
 	DurationMs         *int64     `json:"duration_ms"`
 	TimeToFirstTokenMs *int64     `json:"time_to_first_token_ms"`
-	CallID             string     `json:"call_id"`
 	ExitCode           *int64     `json:"exit_code"`
 	Duration           jsonx.Raw  `json:"duration"`
 	Success            *bool      `json:"success"`
 	Result             jsonx.Raw  `json:"result"`
-	Status             string     `json:"status"`
 	Invocation         *struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
