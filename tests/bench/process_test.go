@@ -63,6 +63,28 @@ func peakRSS(pid int) (int64, error) {
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
+// rssParts is the process's resident set now, split as /proc/<pid>/status does: anonymous
+// memory (the Go heap, stacks) and file-backed pages (the binary, and the storage files bbolt
+// maps into memory).
+func rssParts(pid int) (anon, file int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		for key, dst := range map[string]*int64{"RssAnon:": &anon, "RssFile:": &file} {
+			if rest, ok := strings.CutPrefix(line, key); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+				if err != nil {
+					return 0, 0, err
+				}
+				*dst = kb << 10
+			}
+		}
+	}
+	return anon, file, nil
+}
+
 // metrics is one scrape of the collector's Prometheus endpoint: the sum of every series of a
 // metric by name (without the _total suffix), and the series by their full text.
 type metrics map[string]float64
@@ -133,7 +155,10 @@ type run struct {
 	Wall    time.Duration
 	CPU     float64 // seconds
 	PeakRSS int64   // bytes
-	Last    metrics // the collector's metrics at the end (nil for other programs)
+	// PeakAnon and PeakFile are the highest anonymous and file-backed resident sets seen by
+	// the scrapes (every pollEvery): their sum may exceed PeakRSS, they peak apart.
+	PeakAnon, PeakFile int64
+	Last               metrics // the collector's metrics at the end (nil for other programs)
 }
 
 // benchEnv is the environment every program runs in: HOME is the history, and no agent variable
@@ -236,6 +261,8 @@ func (c collectorRun) run(tb testing.TB, timeout time.Duration) run {
 		lastChange = p.start
 		changeCPU  float64
 		m          metrics
+		peakAnon   int64
+		peakFile   int64
 	)
 	deadline := p.start.Add(timeout)
 	tick := time.NewTicker(pollEvery)
@@ -258,6 +285,9 @@ func (c collectorRun) run(tb testing.TB, timeout time.Duration) run {
 		if err != nil {
 			continue
 		}
+		if anon, file, err := rssParts(p.pid); err == nil {
+			peakAnon, peakFile = max(peakAnon, anon), max(peakFile, file)
+		}
 		m = cur
 		prog := c.progress(m)
 		if !equal(prog, last) {
@@ -273,7 +303,7 @@ func (c collectorRun) run(tb testing.TB, timeout time.Duration) run {
 			break
 		}
 	}
-	r := run{Wall: lastChange.Sub(p.start), CPU: changeCPU, Last: m}
+	r := run{Wall: lastChange.Sub(p.start), CPU: changeCPU, Last: m, PeakAnon: peakAnon, PeakFile: peakFile}
 	var err error
 	if r.PeakRSS, err = peakRSS(p.pid); err != nil {
 		tb.Fatal(err)

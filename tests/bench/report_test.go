@@ -43,6 +43,15 @@ func printReport(w io.Writer, rep report) {
 			r.Name, float64(r.Bytes)/1e6, r.Records, out, r.Seconds, r.MBps, r.RecordsPS, rss, r.CPUSeconds,
 			ratio(r.SpeedX), ratio(r.RSSX))
 	}
+	var mem []string
+	for _, r := range rep.Rows {
+		if r.PeakAnonMB > 0 {
+			mem = append(mem, fmt.Sprintf("%s %.0f MB anonymous + %.0f MB file-backed", r.Name, r.PeakAnonMB, r.PeakFileMB))
+		}
+	}
+	if len(mem) > 0 {
+		fmt.Fprintf(w, "\nPeak resident set by kind (highest seen every %s; the two peak apart): %s\n", pollEvery, strings.Join(mem, "; "))
+	}
 	if l := rep.Latency; l != nil {
 		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
 			l.Setup, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,6 +187,8 @@ type row struct {
 	MBps       float64 `json:"mb_per_s"`
 	RecordsPS  float64 `json:"records_per_s"`
 	PeakRSSMB  float64 `json:"peak_rss_mb,omitempty"`
+	PeakAnonMB float64 `json:"peak_rss_anon_mb,omitempty"`
+	PeakFileMB float64 `json:"peak_rss_file_mb,omitempty"`
 	CPUSeconds float64 `json:"cpu_s"`
 	SpeedX     float64 `json:"mb_per_s_vs_file_log,omitempty"`
 	RSSX       float64 `json:"peak_rss_vs_file_log,omitempty"`
@@ -197,6 +200,7 @@ func newRow(name, what string, bytes, records int64, r run) row {
 		Name: name, What: what, Bytes: bytes, Records: records, Seconds: s,
 		MBps: float64(bytes) / 1e6 / s, RecordsPS: float64(records) / s,
 		PeakRSSMB: float64(r.PeakRSS) / 1e6, CPUSeconds: r.CPU,
+		PeakAnonMB: float64(r.PeakAnon) / 1e6, PeakFileMB: float64(r.PeakFile) / 1e6,
 	}
 }
 
@@ -252,58 +256,74 @@ func BenchmarkSideBySide(b *testing.B) {
 		return
 	}
 
+	want := benchRows(b)
 	for range b.N {
 		// The floor first: it also brings every file into the page cache for the others.
 		floorRead, floorDecode, records := decodeFloor(b, h)
-		rep.Rows = append(rep.Rows,
-			newRow("floor: read lines", "every file, one core, in process", h.Bytes, records, floorRead),
-			newRow("floor: goccy decode", "every record into map[string]any, one core, in process", h.Bytes, records, floorDecode))
-
-		port := freePort(b)
-		fl := collectorRun{
-			bin: bin, home: home, config: withProfile(fileLogConfig(port, include), "file_log"), port: port,
-			progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
-			done: func(m metrics) bool {
-				return int64(m.series("otelcol_receiver_accepted_log_records")) >= jsonlLines
-			},
-		}.run(b, 60*time.Minute)
-		fileLog := newRow("file_log + json_parser → nop", "the JSONL files (Claude Code, Codex, Pi, Copilot CLI)", jsonlBytes, jsonlLines, fl)
-		fileLog.Out, fileLog.OutUnit = int64(fl.Last.series("otelcol_receiver_accepted_log_records")), "log records"
-
-		port = freePort(b)
-		ev := collectorRun{
-			bin: bin, home: home, config: withProfile(eventsConfig(port), "events"), port: port, settle: settle(),
-			progress: func(m metrics) []float64 {
-				return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
-			},
-		}.run(b, 60*time.Minute)
-		events := newRow("agent_log → nop (events only)", "every file", h.Bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
-		events.Out, events.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
-
-		port = freePort(b)
-		e2e := collectorRun{
-			bin: bin, home: home, config: withProfile(endToEndConfig(port), "end_to_end"), port: port, settle: settle(),
-			progress: func(m metrics) []float64 {
-				return []float64{
-					m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
-					m.get("otelcol_agent_span_open_turns"),
-				}
-			},
-		}.run(b, 60*time.Minute)
-		endToEnd := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", h.Bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
-		endToEnd.Out, endToEnd.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
-		if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
-			b.Logf("end to end: %v turns still open at the end", open)
+		if want["floor"] {
+			rep.Rows = append(rep.Rows,
+				newRow("floor: read lines", "every file, one core, in process", h.Bytes, records, floorRead),
+				newRow("floor: goccy decode", "every record into map[string]any, one core, in process", h.Bytes, records, floorDecode))
 		}
 
-		cc := ccusageRun(b, home)
-		ccusage := newRow("ccusage 20.0.24 session --offline", "every agent it reads (token totals only)", h.Bytes, records, cc.run)
-		ccusage.Out, ccusage.OutUnit = cc.sessions, "sessions"
-
-		rows := []row{endToEnd, events, fileLog, ccusage}
-		for i := range rows {
-			rows[i].SpeedX = rows[i].MBps / fileLog.MBps
-			rows[i].RSSX = rows[i].PeakRSSMB / fileLog.PeakRSSMB
+		var rows []row
+		if want["end_to_end"] {
+			port := freePort(b)
+			e2e := collectorRun{
+				bin: bin, home: home, config: withProfile(endToEndConfig(port), "end_to_end"), port: port, settle: settle(),
+				progress: func(m metrics) []float64 {
+					return []float64{
+						m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
+						m.get("otelcol_agent_span_open_turns"),
+					}
+				},
+			}.run(b, 60*time.Minute)
+			endToEnd := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", h.Bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
+			endToEnd.Out, endToEnd.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
+			if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
+				b.Logf("end to end: %v turns still open at the end", open)
+			}
+			rows = append(rows, endToEnd)
+		}
+		if want["events"] {
+			port := freePort(b)
+			ev := collectorRun{
+				bin: bin, home: home, config: withProfile(eventsConfig(port), "events"), port: port, settle: settle(),
+				progress: func(m metrics) []float64 {
+					return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
+				},
+			}.run(b, 60*time.Minute)
+			events := newRow("agent_log → nop (events only)", "every file", h.Bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
+			events.Out, events.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
+			rows = append(rows, events)
+		}
+		var fileLog *row
+		if want["file_log"] {
+			port := freePort(b)
+			fl := collectorRun{
+				bin: bin, home: home, config: withProfile(fileLogConfig(port, include), "file_log"), port: port,
+				progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
+				done: func(m metrics) bool {
+					return int64(m.series("otelcol_receiver_accepted_log_records")) >= jsonlLines
+				},
+			}.run(b, 60*time.Minute)
+			r := newRow("file_log + json_parser → nop", "the JSONL files (Claude Code, Codex, Pi, Copilot CLI)", jsonlBytes, jsonlLines, fl)
+			r.Out, r.OutUnit = int64(fl.Last.series("otelcol_receiver_accepted_log_records")), "log records"
+			rows = append(rows, r)
+			fileLog = &rows[len(rows)-1]
+		}
+		if want["ccusage"] {
+			cc := ccusageRun(b, home)
+			ccusage := newRow("ccusage 20.0.24 session --offline", "every agent it reads (token totals only)", h.Bytes, records, cc.run)
+			ccusage.Out, ccusage.OutUnit = cc.sessions, "sessions"
+			rows = append(rows, ccusage)
+		}
+		if fileLog != nil {
+			base := *fileLog
+			for i := range rows {
+				rows[i].SpeedX = rows[i].MBps / base.MBps
+				rows[i].RSSX = rows[i].PeakRSSMB / base.PeakRSSMB
+			}
 		}
 		rep.Rows = append(rows, rep.Rows...)
 	}
@@ -312,11 +332,39 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	printReport(os.Stdout, rep)
 	writeReport(b, rep)
-	if len(rep.Rows) > 2 {
-		b.ReportMetric(rep.Rows[0].SpeedX, "e2e-vs-file_log")
-		b.ReportMetric(rep.Rows[1].SpeedX, "events-vs-file_log")
-		b.ReportMetric(rep.Rows[0].RSSX, "e2e-rss-vs-file_log")
+	for _, r := range rep.Rows {
+		switch {
+		case r.SpeedX == 0:
+		case strings.HasSuffix(r.Name, "(end to end)"):
+			b.ReportMetric(r.SpeedX, "e2e-vs-file_log")
+			b.ReportMetric(r.RSSX, "e2e-rss-vs-file_log")
+		case strings.HasSuffix(r.Name, "(events only)"):
+			b.ReportMetric(r.SpeedX, "events-vs-file_log")
+		}
 	}
+}
+
+// benchRows is BENCH_ROWS, the rows to run as a comma-separated list of end_to_end, events,
+// file_log, ccusage and floor (e.g. "end_to_end,file_log" to compare memory alone); all of
+// them when unset.
+func benchRows(tb testing.TB) map[string]bool {
+	all := []string{"end_to_end", "events", "file_log", "ccusage", "floor"}
+	want := map[string]bool{}
+	v := os.Getenv("BENCH_ROWS")
+	if strings.TrimSpace(v) == "" {
+		for _, r := range all {
+			want[r] = true
+		}
+		return want
+	}
+	for _, part := range strings.Split(v, ",") {
+		name := strings.TrimSpace(part)
+		if !slices.Contains(all, name) {
+			tb.Fatalf("BENCH_ROWS: %q is none of %s", name, strings.Join(all, ", "))
+		}
+		want[name] = true
+	}
+	return want
 }
 
 // historyShares is the mix of the history: BENCH_AGENTS as agent=share,… (e.g.
