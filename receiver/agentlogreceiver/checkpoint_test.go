@@ -5,13 +5,14 @@ package agentlogreceiver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -148,100 +149,33 @@ func TestSavedStateFormats(t *testing.T) {
 		{"json without first line", "", []byte(`{"v":2}`), `{"state":{"v":2}}`},
 		{"not json", sum, []byte("\x00\x01opaque"), `{"first_line_sha256":"` + sum + `","parser":"AAFvcGFxdWU="}`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := marshalSaved(tc.firstLine, tc.state)
-			require.NoError(t, err)
-			assert.JSONEq(t, tc.want, string(b))
-			firstLine, state, err := unmarshalSaved(b)
-			require.NoError(t, err)
-			assert.Equal(t, tc.firstLine, firstLine)
-			assert.Equal(t, string(tc.state), string(state))
-		})
+		for _, pos := range []*tailPos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
+			t.Run(fmt.Sprintf("%s/pos=%v", tc.name, pos), func(t *testing.T) {
+				b, err := marshalSaved(tc.firstLine, pos, tc.state)
+				require.NoError(t, err)
+				want := tc.want
+				if pos != nil {
+					p, err := json.Marshal(pos)
+					require.NoError(t, err)
+					want = `{"pos":` + string(p) + `,` + want[1:]
+				}
+				assert.JSONEq(t, want, string(b))
+				firstLine, gotPos, state, err := unmarshalSaved(b)
+				require.NoError(t, err)
+				assert.Equal(t, tc.firstLine, firstLine)
+				assert.Equal(t, pos, gotPos)
+				assert.Equal(t, string(tc.state), string(state))
+			})
+		}
 	}
-	// As written before: the state base64-encoded under "parser".
-	firstLine, state, err := unmarshalSaved([]byte(`{"first_line_sha256":"` + sum + `","parser":"eyJ2IjoyfQ=="}`))
+	// As written before: the state base64-encoded under "parser", no position.
+	firstLine, pos, state, err := unmarshalSaved([]byte(`{"first_line_sha256":"` + sum + `","parser":"eyJ2IjoyfQ=="}`))
 	require.NoError(t, err)
 	assert.Equal(t, sum, firstLine)
+	assert.Nil(t, pos)
 	assert.JSONEq(t, `{"v":2}`, string(state))
-	_, _, err = unmarshalSaved([]byte(`{"parser":`))
+	_, _, _, err = unmarshalSaved([]byte(`{"parser":`))
 	assert.Error(t, err)
-}
-
-// countingPersister counts the writes of each key.
-type countingPersister struct {
-	operator.Persister
-	writes map[string]int
-}
-
-func (p *countingPersister) Set(ctx context.Context, key string, value []byte) error {
-	p.writes[key]++
-	return p.Persister.Set(ctx, key, value)
-}
-
-func (p *countingPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	for _, op := range ops {
-		p.writes[op.Key]++
-	}
-	return p.Persister.Batch(ctx, ops...)
-}
-
-// TestKnownFilesWrittenWhenRead: fileconsumer's read positions are written
-// after a poll that read something, at the first poll, when they are
-// knownFilesRefresh old or their length changed, and when the source stops; a poll that read
-// nothing writes nothing else; once a delivery was given up, never.
-func TestKnownFilesWrittenWhenRead(t *testing.T) {
-	ctx := context.Background()
-	var fc fakeClock
-	counts := &countingPersister{
-		Persister: operator.NewScopedPersister("agent", storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")),
-		writes:    map[string]int{},
-	}
-	p := &heldPersister{Persister: counts, now: fc.clock().now}
-	poll := func() {
-		require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions"))))
-	}
-	want := 0
-	poll() // the first
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey])
-	poll() // nothing read
-	fc.advance(knownFilesRefresh / 2)
-	poll()
-	assert.Equal(t, want, counts.writes[knownFilesKey], "a poll that read nothing writes nothing")
-	p.read.Store(true)
-	poll()
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey], "a poll that read")
-	fc.advance(knownFilesRefresh)
-	poll()
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey], "positions knownFilesRefresh old")
-	poll()
-	assert.Equal(t, want, counts.writes[knownFilesKey])
-	// A file tracked without a line read from it (start_at: end, or a file
-	// dropped): the positions change length and are written at once.
-	require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions+one"))))
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey], "positions of another length")
-	require.NoError(t, p.Batch(ctx, storage.SetOperation(knownFilesKey, []byte("positions+one"))))
-	assert.Equal(t, want, counts.writes[knownFilesKey], "same length, nothing read")
-	poll()
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey], "back to the earlier length")
-	require.NoError(t, p.Set(ctx, "other", []byte("x")))
-	assert.Equal(t, 1, counts.writes["other"], "other keys are written")
-	p.final.Store(true)
-	poll()
-	want++
-	assert.Equal(t, want, counts.writes[knownFilesKey], "stopping")
-	p.hold()
-	p.read.Store(true)
-	poll()
-	require.NoError(t, p.Set(ctx, knownFilesKey, []byte("positions")))
-	assert.Equal(t, want, counts.writes[knownFilesKey], "held")
-	b, err := counts.Get(ctx, knownFilesKey)
-	require.NoError(t, err)
-	assert.Equal(t, "positions", string(b))
 }
 
 // TestSessionIndexBounded: the index keeps in memory the entries of the

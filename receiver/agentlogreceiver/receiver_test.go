@@ -4,6 +4,7 @@
 package agentlogreceiver
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -368,19 +369,18 @@ func TestBlankLinesAreNotBadRecords(t *testing.T) {
 
 func TestSplitLines(t *testing.T) {
 	// U+2028, U+0085 and a bare "\r" are inside a record, not line ends.
-	data := []byte("{\"t\":\"a\u2028b\u0085c\rd\"}\n{\"t\":2}\r\n{\"partial\"")
+	data := "{\"t\":\"a\u2028b\u0085c\rd\"}\n{\"t\":2}\r\n{\"partial\""
+	b := lineBatcher{maxLogSize: 1 << 20}
+	done, err := b.fill(bufio.NewReader(strings.NewReader(data)))
+	require.NoError(t, err)
+	assert.True(t, done)
+	batch := b.take("p", tailPos{})
 	var tokens []string
-	for len(data) > 0 {
-		adv, tok, err := splitLines(data, true)
-		require.NoError(t, err)
-		if adv == 0 {
-			break
-		}
-		tokens = append(tokens, string(tok))
-		data = data[adv:]
+	for _, l := range batch.lines {
+		tokens = append(tokens, string(l))
 	}
 	assert.Equal(t, []string{"{\"t\":\"a\u2028b\u0085c\rd\"}", "{\"t\":2}\r"}, tokens)
-	assert.Equal(t, `{"partial"`, string(data), "an unterminated line is never a token, even at EOF")
+	assert.Equal(t, int64(len(data)-len(`{"partial"`)), batch.offsets[2], "an unterminated line is never a line, even at EOF")
 }
 
 func TestLifecycle(t *testing.T) {

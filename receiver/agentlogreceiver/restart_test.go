@@ -4,10 +4,12 @@
 package agentlogreceiver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -49,19 +51,26 @@ func newRestartSetup(t *testing.T) restartSetup {
 	return s
 }
 
-// storedPositions opens the first run's storage: its main client, its client
-// of values written whole, and fileconsumer's read positions in the latter.
-func (s restartSetup) storedPositions(t *testing.T, first *harness) (client, blobs storage.Client, positions []byte) {
+// storedState opens the first run's storage: its main client, its client
+// of values written whole, and the file's stored state in the former — its
+// parser state and its read position, in one value.
+func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs storage.Client, state map[string]json.RawMessage) {
 	t.Helper()
 	ctx := context.Background()
 	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	positions, err = blobs.Get(ctx, "claude_code.knownFiles")
+	b, err := client.Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
-	require.NotNil(t, positions, "fileconsumer keeps its read positions under the agent's prefix, in the client of whole values")
-	return client, blobs, positions
+	require.NotNil(t, b, "the file's state is stored per agent and path")
+	require.NoError(t, json.Unmarshal(b, &state))
+	require.Contains(t, state, "state", "the parser state")
+	var pos tailPos
+	require.NoError(t, json.Unmarshal(state["pos"], &pos), "the read position, in the same value")
+	assert.Equal(t, int64(3), pos.Line)
+	assert.Equal(t, endOfLine(t, s.path, 3), pos.Offset, "after the third line, the end of what the first run saw")
+	return client, blobs, state
 }
 
 // firstRun reads the transcript, then stops; more is appended while the
@@ -111,26 +120,40 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	return h
 }
 
+// endOfLine is the file position after line n and its "\n".
+func endOfLine(t *testing.T, path string, n int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var end int64
+	for range n {
+		i := bytes.IndexByte(b[end:], '\n')
+		require.GreaterOrEqual(t, i, 0)
+		end += int64(i) + 1
+	}
+	return end
+}
+
 func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
 	s.secondRun(t, first)
 }
 
-// TestRestartReplayIsDropped loses fileconsumer's read positions between the
-// runs, as a crash after a batch's parser state was saved but before the
-// positions were: the file is read again from its start and the parser drops
-// what it has already emitted.
+// TestRestartReplayIsDropped loses the read position between the runs, as
+// after an upgrade from a version that kept positions apart (fileconsumer's):
+// the file is read again from its start and the parser drops what it has
+// already emitted.
 func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
 
 	ctx := context.Background()
-	client, blobs, _ := s.storedPositions(t, first)
-	state, err := client.Get(ctx, "claude_code.parser."+s.path)
+	client, blobs, state := s.storedState(t, first)
+	delete(state, "pos")
+	b, err := json.Marshal(state)
 	require.NoError(t, err)
-	require.NotNil(t, state, "the parser state is stored per agent and path")
-	require.NoError(t, blobs.Delete(ctx, "claude_code.knownFiles"))
+	require.NoError(t, client.Set(ctx, "claude_code.parser."+s.path, b))
 	require.NoError(t, client.Close(ctx))
 	require.NoError(t, blobs.Close(ctx))
 
@@ -139,17 +162,17 @@ func TestRestartReplayIsDropped(t *testing.T) {
 
 // TestRestartMovesWholeValues starts on the storage layout of before the
 // values written whole per agent had a client of their own and the session
-// index its shards: the read positions and the index (one value) in the main
-// client. They are read from there, reading continues where it was, and
-// they are moved: the positions to their client, the index into its shards.
+// index its shards: fileconsumer's read positions and the index (one value)
+// in the main client. Reading continues where it was, the index is moved
+// into its shards, and the positions of fileconsumer, which the file's own
+// state holds now, are deleted.
 func TestRestartMovesWholeValues(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
 
 	ctx := context.Background()
-	client, blobs, positions := s.storedPositions(t, first)
-	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", positions))
-	require.NoError(t, blobs.Delete(ctx, "claude_code.knownFiles"))
+	client, blobs, _ := s.storedState(t, first)
+	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", []byte("fileconsumer's positions")))
 	// The index as one value, as it was written before.
 	index := map[string]json.RawMessage{}
 	for shard := range indexShards {
@@ -183,7 +206,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	}
 	b, err = blobs.Get(ctx, "claude_code.knownFiles")
 	require.NoError(t, err)
-	assert.NotNil(t, b, "the read positions are in their own client")
+	assert.Nil(t, b, "fileconsumer's read positions are gone")
 	b, err = blobs.Get(ctx, "claude_code.sessions")
 	require.NoError(t, err)
 	assert.Nil(t, b, "the index as one value is gone")

@@ -16,13 +16,8 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
-	fcattrs "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -38,16 +33,15 @@ const reasonLineTooLong = "line_too_long"
 // still being written.
 const caughtUpTail = 64 * 1024
 
-// jsonlSource reads append-only JSONL files: fileconsumer finds and tails
-// them (fingerprints, offsets, rotation, truncation), emit maps each batch
-// of lines through the file's parser. A session is one file path; its state
-// is the parser's.
+// jsonlSource reads append-only JSONL files: the tailer finds them and reads
+// what was appended (tail.go), emit maps each batch of lines through the
+// file's parser. A session is one file path; its state is the parser's and
+// the file's read position, stored together.
 type jsonlSource struct {
 	sourceSettings
-	manager   *fileconsumer.Manager
-	positions *heldPersister
-	sessions  *sessionTable[*jsonlSession]
-	sweeper   *loop
+	tail     *tailer
+	sessions *sessionTable[*jsonlSession]
+	sweeper  *loop
 	// pending are the files read to their end while still being written,
 	// whose parser may hold events back until they settle (flushSettled).
 	pending *pendingFlushes
@@ -60,46 +54,60 @@ type jsonlSession struct {
 	// firstLine is the sha256 of line 1 once seen: a file read again from
 	// offset 0 with a different first line is a new file at an old path.
 	firstLine string
+	// pos is where reading the file goes on (nil: never read; a state
+	// stored by a version before the tailer, whose parser drops what it
+	// emitted when the file is read again from its start).
+	pos *tailPos
 }
 
-// savedState is what the storage holds per file, next to fileconsumer's
-// read positions. A parser state that is JSON (every parser's) is kept as
-// it is under "state"; "parser" holds any other state, base64-encoded (and
-// every state written before "state" existed).
+// savedState is what the storage holds per file. A parser state that is
+// JSON (every parser's) is kept as it is under "state"; "parser" holds any
+// other state, base64-encoded (and every state written before "state"
+// existed).
 type savedState struct {
 	FirstLine string          `json:"first_line_sha256,omitempty"`
+	Pos       *tailPos        `json:"pos,omitempty"`
 	State     json.RawMessage `json:"state,omitempty"`
 	Parser    []byte          `json:"parser,omitempty"`
 }
 
 // marshalSaved writes the stored state of one file.
-func marshalSaved(firstLine string, ps []byte) ([]byte, error) {
+func marshalSaved(firstLine string, pos *tailPos, ps []byte) ([]byte, error) {
 	if !json.Valid(ps) {
-		return json.Marshal(savedState{FirstLine: firstLine, Parser: ps})
+		return json.Marshal(savedState{FirstLine: firstLine, Pos: pos, Parser: ps})
 	}
-	// By hand: the state is JSON already, and the hash hex.
-	b := make([]byte, 0, len(ps)+len(firstLine)+40)
+	// By hand: the state is JSON already, the hash hex.
+	b := make([]byte, 0, len(ps)+len(firstLine)+96)
+	b = append(b, '{')
 	if firstLine != "" {
-		b = append(b, `{"first_line_sha256":"`...)
+		b = append(b, `"first_line_sha256":"`...)
 		b = append(b, firstLine...)
-		b = append(b, `","state":`...)
-	} else {
-		b = append(b, `{"state":`...)
+		b = append(b, `",`...)
 	}
+	if pos != nil {
+		pb, err := json.Marshal(pos)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `"pos":`...)
+		b = append(b, pb...)
+		b = append(b, ',')
+	}
+	b = append(b, `"state":`...)
 	b = append(b, ps...)
 	return append(b, '}'), nil
 }
 
 // unmarshalSaved reads what marshalSaved wrote (or an older version).
-func unmarshalSaved(b []byte) (firstLine string, ps []byte, err error) {
+func unmarshalSaved(b []byte) (firstLine string, pos *tailPos, ps []byte, err error) {
 	var st savedState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if len(st.State) > 0 {
-		return st.FirstLine, st.State, nil
+		return st.FirstLine, st.Pos, st.State, nil
 	}
-	return st.FirstLine, st.Parser, nil
+	return st.FirstLine, st.Pos, st.Parser, nil
 }
 
 func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
@@ -114,14 +122,14 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 			if err != nil {
 				return nil, err
 			}
-			return marshalSaved(f.firstLine, ps)
+			return marshalSaved(f.firstLine, f.pos, ps)
 		},
 		unmarshal: func(key string, b []byte) (*jsonlSession, error) {
-			firstLine, ps, err := unmarshalSaved(b)
+			firstLine, pos, ps, err := unmarshalSaved(b)
 			if err != nil {
 				return nil, err
 			}
-			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: firstLine}
+			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: firstLine, pos: pos}
 			if err := f.parser.UnmarshalState(ps); err != nil {
 				return nil, err
 			}
@@ -129,27 +137,42 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 		},
 	}, set.life, set.storageError)
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
-	s.positions = &heldPersister{Persister: set.checkpoints.blobs, now: set.clock.now}
 	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
-	fc := tailConfig(set.cfg, set.ac, set.include, set.exclude)
-	// fileconsumer logs every file it starts watching at info: thousands of
-	// lines for a user's history. Its warnings and errors still show; the
-	// receiver reports what it found and read (progress.go).
-	tel := set.telemetry
-	tel.Logger = tel.Logger.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	m, err := fc.Build(tel, s.emit, fileconsumer.WithSplitFunc(splitLines))
+	t, err := newJSONLTailer(set.cfg, set.ac, set.include, set.exclude)
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
 	}
-	s.manager = m
+	t.emit, t.store, t.logger = s.emit, s, set.logger.With(zap.String("agent", set.agent.key))
+	s.tail = t
 	return s, nil
+}
+
+// newJSONLTailer is the tailer of one agent's JSONL files, with the
+// receiver's settings; emit, store and logger are the source's to set.
+func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*tailer, error) {
+	match, err := newTailer(include, exclude, ac.ExcludeOlderThan)
+	if err != nil {
+		return nil, err
+	}
+	return &tailer{
+		match:      match,
+		poll:       cfg.PollInterval,
+		workers:    max(1, cfg.MaxConcurrentFiles/2),
+		maxLogSize: int(cfg.MaxLogSize),
+		startAtEnd: cfg.StartAt == StartAtEnd,
+		logger:     zap.NewNop(),
+		files:      map[string]*tailFile{},
+	}, nil
 }
 
 func (s *jsonlSource) start(ctx context.Context) error {
 	s.sessions.loadIndex(ctx)
-	if err := s.manager.Start(s.positions); err != nil {
-		return fmt.Errorf("start reading %s files: %w", s.agent.key, err)
+	// The read positions a version with fileconsumer kept as one value:
+	// every file's position is in its own state now.
+	if err := s.checkpoints.deleteBlob(ctx, knownFilesKey); err != nil {
+		s.storageError(fmt.Errorf("delete %s: %w", knownFilesKey, err))
 	}
+	s.tail.start()
 	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
 	s.pending.load(ctx, s.storageError)
 	s.flusher = startLoop(s.flushInterval(), s.flushSettled)
@@ -158,67 +181,85 @@ func (s *jsonlSource) start(ctx context.Context) error {
 	return nil
 }
 
-// stop stops tailing (fileconsumer saves its read positions unless a
-// delivery was given up) and writes the session index.
+// stop stops tailing (every position delivered is stored already, with its
+// file's parser state) and writes the session index.
 func (s *jsonlSource) stop(ctx context.Context) error {
 	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
-	// fileconsumer is stopped in any case (in the background once ctx has
+	// The tailer is stopped in any case (in the background once ctx has
 	// ended), so that nothing reads on after Shutdown.
-	s.positions.final.Store(true)
-	err = errors.Join(err, runUntil(ctx, s.manager.Stop))
+	err = errors.Join(err, runUntil(ctx, func() error { s.tail.stop(); return nil }))
 	s.sessions.flush(context.WithoutCancel(ctx))
 	return err
 }
 
-// tailConfig is the fileconsumer configuration of one agent: its files, the
-// receiver's tailing settings, and what the parsers rely on, fixed.
-func tailConfig(cfg *Config, ac *AgentConfig, include, exclude []string) fileconsumer.Config {
-	fc := fileconsumer.NewConfig()
-	fc.Include = include
-	fc.Exclude = exclude
-	fc.ExcludeOlderThan = ac.ExcludeOlderThan
-	fc.StartAt = string(cfg.StartAt)
-	fc.PollInterval = cfg.PollInterval
-	fc.MaxConcurrentFiles = cfg.MaxConcurrentFiles
-	fc.FingerprintSize = cfg.FingerprintSize
-	fc.MaxLogSize = cfg.MaxLogSize
-	// A line of max_log_size or more is cut to one token and the rest of it
-	// skipped, so line numbers stay right; emit reports the token.
-	fc.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
-	// The read buffer must not start larger than max_log_size: truncation
-	// only happens when the buffer has grown to exactly max_log_size, and a
-	// bigger buffer would wedge the file on "log entry too large".
-	fc.InitialBufferSize = min(fc.InitialBufferSize, cfg.MaxLogSize)
-	// Bytes as written: no decoding, no whitespace trimming (nop encoding),
-	// lines split on "\n" only by splitLines.
-	fc.Encoding = "nop"
-	// Never emit a partial last line: the agents terminate every record with
-	// "\n", so an unterminated line is still being written.
-	fc.FlushPeriod = 0
-	fc.IncludeFileName = false
-	fc.IncludeFilePath = true
-	return *fc
-}
+// knownFilesKey is where a version reading with fileconsumer kept its read
+// positions (deleted at start).
+const knownFilesKey = "knownFiles"
 
-// splitLines splits on "\n" only (transcripts contain raw U+2028 and
-// U+0085) and never returns an unterminated last line: it is still being
-// written and is read once its "\n" arrives.
-func splitLines(data []byte, _ bool) (advance int, token []byte, err error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i], nil
+// firstLineKey is the storage key naming the file read with a first line
+// (its hex sha256).
+func firstLineKey(sum string) string { return "first." + sum }
+
+// position is the stored read position of path (tailStore).
+func (s *jsonlSource) position(ctx context.Context, path string) (tailPos, bool) {
+	sess := s.sessions.acquire(ctx, parserKey(path))
+	defer s.sessions.release(sess)
+	if p := sess.state.pos; p != nil {
+		return *p, true
 	}
-	return 0, nil, nil
+	return tailPos{}, false
 }
 
-// emit is fileconsumer's callback for a batch of complete lines of one file.
-// lastRecordNumber is the 1-based number of the batch's last line; offsets[i+1]
-// is the file position just after line i. fileconsumer moves its read
-// position past the batch once emit returns, whatever it returns: emit
-// therefore returns only once the next consumer accepted the events (see
-// emitter), and when the receiver stops first, holds every read position
-// of this run back (heldPersister).
-func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string]any, lastRecordNumber int64, offsets []int64) error {
-	path, _ := attrs[fcattrs.LogFilePath].(string)
+// firstLineOwner is the path read with this first line (tailStore).
+func (s *jsonlSource) firstLineOwner(ctx context.Context, sum string) (string, bool) {
+	b, err := s.checkpoints.get(ctx, firstLineKey(sum))
+	if err != nil {
+		s.storageError(fmt.Errorf("read %s: %w", firstLineKey(sum), err))
+		return "", false
+	}
+	return string(b), len(b) > 0
+}
+
+// adopt starts path at pos, with the parser state of from (a file moved
+// from there) or a fresh one (tailStore).
+func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tailPos) {
+	var moved []byte
+	if from != "" {
+		old := s.sessions.acquire(ctx, parserKey(from))
+		b, err := s.sessions.codec.marshal(old.state)
+		s.sessions.release(old)
+		if err != nil {
+			s.storageError(fmt.Errorf("read the state of %s: %w", from, err))
+		} else {
+			moved = b
+		}
+	}
+	sess := s.sessions.acquire(ctx, parserKey(path), path)
+	defer s.sessions.release(sess)
+	if moved != nil {
+		if st, err := s.sessions.codec.unmarshal(parserKey(path), moved); err == nil {
+			sess.state = st
+		}
+	} else {
+		sess.state = s.sessions.codec.fresh(parserKey(path))
+	}
+	sess.state.pos = &pos
+	s.sessions.commit(ctx, sess)
+	if sum != "" {
+		// The file is named by its new path from now on.
+		if err := s.checkpoints.set(ctx, firstLineKey(sum), []byte(path), true); err != nil {
+			s.storageError(fmt.Errorf("write %s: %w", firstLineKey(sum), err))
+		}
+	}
+}
+
+// emit is the tailer's callback for a batch of complete lines of one file
+// (tailBatch). It returns once the next consumer accepted the events (see
+// emitter), having stored the file's parser state and the position after
+// the batch in one write; an error (the receiver stopped first) stores
+// nothing, and the tailer does not move past the batch.
+func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
+	path, lines, lastRecordNumber, offsets := b.path, b.lines, b.lastLine, b.offsets
 	sess := s.sessions.acquire(ctx, parserKey(path), path)
 	defer s.sessions.release(sess)
 	f := sess.state
@@ -235,7 +276,7 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 			continue
 		}
 		if offset == 0 {
-			s.checkIdentity(path, f, line)
+			s.checkIdentity(ctx, path, f, line)
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // blank line: nothing to map, nothing wrong
@@ -243,7 +284,6 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 		events = append(events, f.parser.Parse(line, lineNo, offset)...)
 	}
 	s.emitter.read(ctx, int64(len(lines)))
-	s.positions.read.Store(true)
 	end := offsets[0]
 	if len(lines) < len(offsets) {
 		end = offsets[len(lines)]
@@ -266,9 +306,11 @@ func (s *jsonlSource) emit(ctx context.Context, lines [][]byte, attrs map[string
 	}
 	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp, from: offsets[0], to: end})
 	if err != nil {
-		s.positions.hold()
+		// Stopping: nothing is committed; the next run reads these lines
+		// again from the stored position.
 		return err
 	}
+	f.pos = &b.after
 	s.sessions.commit(ctx, sess)
 	if !deferred {
 		s.pending.remove(ctx, path, s.storageError)
@@ -483,90 +525,21 @@ func lineOffset(offsets []int64, i, length int) int64 {
 // checkIdentity starts a fresh parser when a path is read from offset 0 with
 // a different first line than before: the file was replaced. The same first
 // line means a replay of the same file, which the parser drops itself.
-func (s *jsonlSource) checkIdentity(path string, f *jsonlSession, line []byte) {
-	sum := sha256.Sum256(line)
+func (s *jsonlSource) checkIdentity(ctx context.Context, path string, f *jsonlSession, line []byte) {
+	sum := sha256.Sum256(line[:min(len(line), int(s.cfg.MaxLogSize))])
 	h := hex.EncodeToString(sum[:])
-	if f.firstLine != "" && f.firstLine != h {
+	if f.firstLine == h {
+		return
+	}
+	if f.firstLine != "" {
 		s.logger.Info("Session file was replaced; reading it as a new file",
 			zap.String("agent", s.agent.key), zap.String("path", path))
 		f.parser = s.agent.newParser(path, parseOptionsFor(s.cfg))
 	}
 	f.firstLine = h
-}
-
-// heldPersister is fileconsumer's view of the storage.
-//
-// Once a delivery was given up (the receiver stopped while the next
-// consumer refused it), fileconsumer's read positions are no longer
-// written: it has moved past the refused lines in memory, and the next run
-// must read them again from the positions saved before (the parsers drop
-// what they already emitted).
-//
-// fileconsumer writes its read positions (knownFiles: every file it knows,
-// with a fingerprint of up to fingerprint_size bytes each — megabytes for
-// a long history) after every poll, whether it read anything or not. A
-// poll that read nothing changed no read position, so its write is skipped
-// unless the last one is knownFilesRefresh old (what changes without a
-// line being read, a new empty file, a rename, is then saved soon after).
-// The positions are where reading resumes, not what decides exactly once:
-// a file's parser state, committed after each delivery, drops what was
-// emitted before, so positions that lag only cost reading some bytes again.
-type heldPersister struct {
-	operator.Persister
-	held atomic.Bool
-	// read: a batch was read since the positions were last written.
-	read atomic.Bool
-	// final: the source is stopping; the positions are always written.
-	final atomic.Bool
-	now   func() time.Time
-
-	mu        sync.Mutex
-	lastWrite time.Time
-	lastLen   int
-}
-
-const knownFilesKey = "knownFiles" // fileconsumer's key for its read positions
-
-// knownFilesRefresh is how old the stored read positions may get while
-// polls read nothing.
-const knownFilesRefresh = 30 * time.Second
-
-func (p *heldPersister) hold() { p.held.Store(true) }
-
-// skip tells whether a write of the read positions (value) is left out.
-func (p *heldPersister) skip(value []byte) bool {
-	if p.held.Load() {
-		return true
+	// The file is known by its first line from now on: the tailer tells it,
+	// moved or copied to another path, from a new file.
+	if err := s.checkpoints.set(ctx, firstLineKey(h), []byte(path), true); err != nil {
+		s.storageError(fmt.Errorf("write %s: %w", firstLineKey(h), err))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.now()
-	if !p.final.Load() && !p.read.Load() && !p.lastWrite.IsZero() &&
-		len(value) == p.lastLen && now.Sub(p.lastWrite) < knownFilesRefresh {
-		return true
-	}
-	p.read.Store(false)
-	p.lastWrite = now
-	p.lastLen = len(value)
-	return false
-}
-
-func (p *heldPersister) Set(ctx context.Context, key string, value []byte) error {
-	if key == knownFilesKey && p.skip(value) {
-		return nil
-	}
-	return p.Persister.Set(ctx, key, value)
-}
-
-func (p *heldPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	kept := ops[:0:0]
-	for _, op := range ops {
-		if op.Key != knownFilesKey || !p.skip(op.Value) {
-			kept = append(kept, op)
-		}
-	}
-	if len(kept) == 0 {
-		return nil
-	}
-	return p.Persister.Batch(ctx, kept...)
 }

@@ -1,0 +1,12 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build !unix
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import "os"
+
+// inodeOf is 0 where os.FileInfo carries no inode: a file replaced at the
+// same path is then told by its size or its first line only.
+func inodeOf(os.FileInfo) uint64 { return 0 }

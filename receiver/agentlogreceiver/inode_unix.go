@@ -1,0 +1,20 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build unix
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"os"
+	"syscall"
+)
+
+// inodeOf is a file's inode number: another file at the same path has
+// another one.
+func inodeOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino) //nolint:unconvert // not uint64 everywhere
+	}
+	return 0
+}

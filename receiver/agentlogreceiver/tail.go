@@ -1,0 +1,529 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
+	"go.uber.org/zap"
+)
+
+// The tailer finds an agent's JSONL files and hands what was appended to
+// them, line by line, to the source. It replaces a general log tailer
+// (contrib's fileconsumer) because of what agent logs are and are not:
+//
+//   - A session file is appended to by one writer, identified by its path,
+//     and, once the session is over, never touched again. A general tailer
+//     keeps a content fingerprint of every file it ever saw (fileconsumer:
+//     about 3.5 KB each, and every one of them in a value rewritten to the
+//     storage after each poll), and opens and reads every file at every
+//     poll. Here a file whose size, modification time and inode did not
+//     change since it was read to its end is not opened at all, and what is
+//     remembered of it in memory is its path and a few numbers.
+//   - The read position of a file lives in the file's own state in the
+//     storage (jsonlSession), written in the same write as its parser state
+//     once the next consumer accepted the lines: the two cannot disagree,
+//     and there is no separate position value to lose or rewrite.
+//   - A file is known by its path; its first line (a sha256 of it, kept by
+//     the session) tells a file moved to a new path (Codex archiving a
+//     rollout) from a new one, and a copy of a file already read (a
+//     rollout in both of Codex's folders) from a new file.
+//
+// What it does per poll: match the include patterns; stat every match;
+// skip those unchanged since read to their end; for the others find where
+// to read from (the in-memory entry, else the stored position, else the
+// first-line identity, else the start — or the end for start_at: end),
+// then read complete lines from there on up to max_concurrent_files/2
+// files at a time, in batches of at most tailBatchLines lines, each handed
+// to emit; emit returns once the lines are delivered and committed. A
+// batch emit refuses (the receiver is stopping) ends the file's read for
+// this poll without moving its position.
+
+// tailBatchLines is the most lines handed to emit at once.
+const tailBatchLines = 100
+
+// tailReadBuffer is the read buffer of one file read; a line longer than it
+// is assembled up to max_log_size.
+const tailReadBuffer = 64 * 1024
+
+// readers are the read buffers of file reads, reused.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, tailReadBuffer) }}
+
+// tailBatch is a batch of complete lines of one file. offsets[0] is the
+// file position before the first line, offsets[i+1] the position just
+// after line i and its "\n" (after its skipped tail, for a line cut at
+// max_log_size). lastLine is the 1-based number of the batch's last line.
+// The lines are the batch's own copy.
+type tailBatch struct {
+	path     string
+	lines    [][]byte
+	offsets  []int64
+	lastLine int64
+	// after is the file's position after the batch, to be stored with it.
+	after tailPos
+}
+
+// tailPos is where reading a file goes on: offset is the position after
+// the last line delivered, line the number of lines before it. ino is the
+// file's inode (0 where the platform has none): a different file at the
+// same path starts from its beginning.
+type tailPos struct {
+	Offset int64  `json:"offset"`
+	Line   int64  `json:"line"`
+	Ino    uint64 `json:"ino,omitempty"`
+	// HeadLen and Head identify the file's start: the sha256 (hex) of its
+	// first HeadLen bytes (at most headBytes), as first read. A file at
+	// another path is this one, moved or copied, only if it starts the
+	// same.
+	HeadLen int64  `json:"head_len,omitempty"`
+	Head    string `json:"head,omitempty"`
+}
+
+// tailStore is what the tailer asks the source about files it has no entry
+// for in memory (at start, and for new paths).
+type tailStore interface {
+	// position is the stored position of path, if any.
+	position(ctx context.Context, path string) (tailPos, bool)
+	// firstLineOwner is the path whose file was read with this first line
+	// (the hex sha256 of it), if any.
+	firstLineOwner(ctx context.Context, sum string) (string, bool)
+	// adopt starts path at pos with the state of from (a file moved from
+	// there, whose first line, sum, names path from now on; "" for none: a
+	// fresh state), and stores it.
+	adopt(ctx context.Context, path, from, sum string, pos tailPos)
+}
+
+// tailFile is what the tailer keeps of one matched file.
+type tailFile struct {
+	pos tailPos
+	// size, mtime and ino are the stat of the file when it was last read
+	// to its end: unchanged, it is not opened again.
+	size  int64
+	mtime int64
+	ino   uint64
+	// readToEnd: the stat above is that of a read that reached the end.
+	readToEnd bool
+	// seen is the poll that last matched the file.
+	seen uint64
+}
+
+type tailer struct {
+	match      func() ([]string, error)
+	poll       time.Duration
+	workers    int
+	maxLogSize int
+	startAtEnd bool
+	emit       func(ctx context.Context, b tailBatch) error
+	store      tailStore
+	logger     *zap.Logger
+
+	files map[string]*tailFile // only the poll goroutine touches it
+	polls uint64
+	// reads counts the files opened to be read (tests).
+	reads atomic.Int64
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newTailer(include, exclude []string, excludeOlderThan time.Duration) (func() ([]string, error), error) {
+	m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude, ExcludeOlderThan: excludeOlderThan})
+	if err != nil {
+		return nil, err
+	}
+	return m.MatchFiles, nil
+}
+
+// start polls in the background, the first poll at once.
+func (t *tailer) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	if t.files == nil {
+		t.files = map[string]*tailFile{}
+	}
+	t.wg.Go(func() {
+		tick := time.NewTicker(t.poll)
+		defer tick.Stop()
+		for {
+			t.pollOnce(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+}
+
+// stop ends polling once the reads under way are over (emit returns at
+// once when the receiver is stopping).
+func (t *tailer) stop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.wg.Wait()
+}
+
+// fileStat is what a poll knows of a file before reading it.
+type fileStat struct {
+	size  int64
+	mtime int64
+	ino   uint64
+}
+
+func statFile(path string) (fileStat, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return fileStat{}, false
+	}
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inodeOf(fi)}, true
+}
+
+// tailJob is one file to read in a poll.
+type tailJob struct {
+	path string
+	f    *tailFile
+	st   fileStat
+}
+
+// pollOnce reads what is new in every matched file.
+func (t *tailer) pollOnce(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	t.polls++
+	paths, _ := t.match() // no match is an error to the matcher, nothing to read to us
+	first := t.polls == 1
+	var jobs []tailJob
+	// seen are the files first seen in this poll, by their first line: a
+	// copy met in the same poll is not read twice.
+	seen := map[string]seenHead{}
+	for _, path := range paths {
+		if ctx.Err() != nil {
+			return
+		}
+		st, ok := statFile(path)
+		if !ok {
+			continue
+		}
+		f := t.files[path]
+		if f == nil {
+			f = t.resolve(ctx, path, st, first, seen)
+			t.files[path] = f
+		}
+		f.seen = t.polls
+		switch {
+		case f.pos.Ino != 0 && st.ino != 0 && f.pos.Ino != st.ino, st.size < f.pos.Offset:
+			// Another file at this path, or this one cut shorter: read it
+			// from its start (the source tells a replay of the same file,
+			// whose parser drops what it emitted, from a new one).
+			f.pos = tailPos{Ino: st.ino}
+			f.readToEnd = false
+		case f.readToEnd && st == (fileStat{size: f.size, mtime: f.mtime, ino: f.ino}):
+			continue // unchanged since read to its end
+		case st.size == f.pos.Offset && f.readToEnd:
+			// Touched, nothing appended.
+			f.size, f.mtime, f.ino = st.size, st.mtime, st.ino
+			continue
+		}
+		jobs = append(jobs, tailJob{path: path, f: f, st: st})
+	}
+	// Files no longer matched (deleted, moved away, excluded) are let go:
+	// the table holds the files that exist.
+	for path, f := range t.files {
+		if f.seen != t.polls {
+			delete(t.files, path)
+		}
+	}
+	t.run(ctx, jobs)
+}
+
+// run reads the jobs, up to t.workers at a time.
+func (t *tailer) run(ctx context.Context, jobs []tailJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	next := make(chan tailJob)
+	var wg sync.WaitGroup
+	for range min(t.workers, len(jobs)) {
+		wg.Go(func() {
+			for j := range next {
+				t.read(ctx, j)
+			}
+		})
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+// headBytes is how much of a file's start, at most, identifies it next to
+// its first line: a file is taken for another one moved or copied only when
+// their first line and their first headBytes bytes (or all of the shorter)
+// are the same.
+const headBytes = 4096
+
+// seenHead is a file first seen in a poll, by its first line.
+type seenHead struct {
+	path string
+	head fileHead
+	size int64
+}
+
+// resolve finds where a file the tailer has no entry for is read from.
+func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPoll bool, seen map[string]seenHead) *tailFile {
+	f := &tailFile{}
+	if pos, ok := t.store.position(ctx, path); ok && (pos.Ino == 0 || st.ino == 0 || pos.Ino == st.ino) && pos.Offset <= st.size {
+		f.pos = pos
+		f.pos.Ino = st.ino
+		return f
+	}
+	f.pos = tailPos{Ino: st.ino}
+	startAt := func() *tailFile {
+		if firstPoll && t.startAtEnd {
+			f.pos.Offset = st.size
+		}
+		return f
+	}
+	h, ok := readHead(path, t.maxLogSize, headBytes)
+	if !ok {
+		return startAt() // no complete first line yet: a new file
+	}
+	f.pos.HeadLen, f.pos.Head = h.n, h.sum
+	copyOf := func(of string, line int64) *tailFile {
+		// The same content under two paths (a rollout in both of Codex's
+		// folders): read once. What is appended to this copy later is read
+		// as its own.
+		t.logger.Debug("File is a copy of another; not read again", zap.String("path", path), zap.String("of", of))
+		f.pos.Offset, f.pos.Line = st.size, line
+		t.store.adopt(ctx, path, "", "", f.pos)
+		return f
+	}
+	if other, dup := seen[h.first]; dup && other.path != path {
+		if other.head == h && other.size == st.size {
+			return copyOf(other.path, 0) // met in this same poll
+		}
+		return startAt()
+	}
+	seen[h.first] = seenHead{path: path, head: h, size: st.size}
+	owner, ok := t.store.firstLineOwner(ctx, h.first)
+	if !ok || owner == path {
+		return startAt()
+	}
+	ownerPos, stored := t.store.position(ctx, owner)
+	if !stored || ownerPos.HeadLen == 0 || ownerPos.HeadLen > st.size {
+		return startAt()
+	}
+	if same, ok := readHead(path, t.maxLogSize, ownerPos.HeadLen); !ok || same.sum != ownerPos.Head {
+		return startAt() // another file that starts with the same line
+	}
+	ownerSt, ownerExists := statFile(owner)
+	if ownerExists && (ownerPos.Ino == 0 || ownerSt.ino == ownerPos.Ino) {
+		if ownerSt.size == st.size {
+			return copyOf(owner, ownerPos.Line)
+		}
+		return startAt() // both are there, and differ
+	}
+	// The file was moved here: it goes on from where it was read to, with
+	// its parser state (both as stored: they agree).
+	pos := ownerPos
+	if pos.Offset > st.size {
+		pos = tailPos{HeadLen: h.n, Head: h.sum}
+	}
+	pos.Ino = st.ino
+	t.logger.Debug("File was moved; reading on from its position", zap.String("path", path), zap.String("from", owner))
+	t.store.adopt(ctx, path, owner, h.first, pos)
+	f.pos = pos
+	return f
+}
+
+// fileHead identifies the start of a file: the hex sha256 of its first line
+// (without its "\n"; of its first max_log_size bytes when longer), and of
+// its first n bytes.
+type fileHead struct {
+	first string
+	n     int64
+	sum   string
+}
+
+// readHead reads the head of a file: its first line, which must be
+// complete, and its first min(size, limit) bytes.
+func readHead(path string, maxLogSize int, limit int64) (fileHead, bool) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fileHead{}, false
+	}
+	defer fh.Close()
+	first := sha256.New()
+	head := sha256.New()
+	var n int64
+	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(fh, 1<<62), headWriter{head, &n, limit}), 16*1024)
+	taken := 0
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line := bytes.TrimSuffix(chunk, []byte{'\n'})
+		if taken < maxLogSize {
+			first.Write(line[:min(len(line), maxLogSize-taken)])
+		}
+		taken += len(line)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return fileHead{}, false
+		}
+	}
+	// The head may reach past the first line.
+	if n < limit {
+		if _, err := io.Copy(io.Discard, io.LimitReader(r, limit-n)); err != nil {
+			return fileHead{}, false
+		}
+	}
+	return fileHead{first: hex.EncodeToString(first.Sum(nil)), n: n, sum: hex.EncodeToString(head.Sum(nil))}, true
+}
+
+// headWriter hashes the first limit bytes written to it, counting them.
+type headWriter struct {
+	h     io.Writer
+	n     *int64
+	limit int64
+}
+
+func (w headWriter) Write(p []byte) (int, error) {
+	if room := w.limit - *w.n; room > 0 {
+		k := min(int64(len(p)), room)
+		w.h.Write(p[:k])
+		*w.n += k
+	}
+	return len(p), nil
+}
+
+// read reads the complete lines of one file from its position on and hands
+// them to emit in batches.
+func (t *tailer) read(ctx context.Context, j tailJob) {
+	f := j.f
+	t.reads.Add(1)
+	fh, err := os.Open(j.path)
+	if err != nil {
+		return // gone since the stat: the next poll lets it go
+	}
+	defer fh.Close()
+	if _, err := fh.Seek(f.pos.Offset, io.SeekStart); err != nil {
+		return
+	}
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(fh)
+	defer func() { r.Reset(nil); readers.Put(r) }()
+	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset}
+	for {
+		done, err := b.fill(r)
+		if err != nil {
+			t.logger.Warn("Reading a session file failed; retried at the next poll", zap.String("path", j.path), zap.Error(err))
+			return
+		}
+		if len(b.spans) > 0 {
+			batch := b.take(j.path, f.pos)
+			if err := t.emit(ctx, batch); err != nil {
+				return // stopping: the position stays before the batch
+			}
+			f.pos = batch.after
+		}
+		if done {
+			break
+		}
+	}
+	f.size, f.mtime, f.ino, f.readToEnd = j.st.size, j.st.mtime, j.st.ino, true
+	f.pos.Ino = j.st.ino
+}
+
+// lineBatcher cuts a file's bytes into complete lines.
+type lineBatcher struct {
+	maxLogSize int
+	// offset is the file position after the last complete line read;
+	// start the position the lines not yet taken begin at.
+	offset, start int64
+	data          []byte
+	spans         [][2]int // of data, one per line
+	ends          []int64  // file position after each line
+}
+
+// fill reads up to tailBatchLines complete lines; done reports that the
+// file has no further complete line (what is left is an unterminated line
+// still being written, or nothing).
+func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
+	for len(b.spans) < tailBatchLines {
+		start := len(b.data)
+		var n int64 // bytes of this line in the file, "\n" included
+		for {
+			chunk, err := r.ReadSlice('\n')
+			n += int64(len(chunk))
+			body := chunk
+			if err == nil {
+				body = chunk[:len(chunk)-1]
+			}
+			if room := b.maxLogSize - (len(b.data) - start); room > 0 {
+				b.data = append(b.data, body[:min(len(body), room)]...)
+			}
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			// io.EOF (or a read error): the line is not complete. Drop it;
+			// it is read again, whole, once its "\n" is there.
+			b.data = b.data[:start]
+			if errors.Is(err, io.EOF) {
+				return true, nil
+			}
+			return true, err
+		}
+		b.offset += n
+		b.spans = append(b.spans, [2]int{start, len(b.data)})
+		b.ends = append(b.ends, b.offset)
+	}
+	return false, nil
+}
+
+// take hands out the lines read so far as a batch; pos is the file's
+// position before them.
+func (b *lineBatcher) take(path string, pos tailPos) tailBatch {
+	n := len(b.spans)
+	batch := tailBatch{
+		path:     path,
+		lines:    make([][]byte, n),
+		offsets:  make([]int64, n+1),
+		lastLine: pos.Line + int64(n),
+		after:    pos,
+	}
+	batch.after.Offset, batch.after.Line = b.offset, batch.lastLine
+	data := b.data
+	for i, s := range b.spans {
+		batch.lines[i] = data[s[0]:s[1]:s[1]]
+	}
+	batch.offsets[0] = b.start
+	copy(batch.offsets[1:], b.ends)
+	// The next batch gets a buffer of its own: these lines are the batch's.
+	b.data = nil
+	b.spans = b.spans[:0]
+	b.ends = b.ends[:0]
+	b.start = b.offset
+	return batch
+}

@@ -1,0 +1,324 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+// memTailStore is a tailStore in memory.
+type memTailStore struct {
+	mu    sync.Mutex
+	pos   map[string]tailPos
+	first map[string]string
+	moved map[string]string // path → the path it was adopted from
+}
+
+func newMemTailStore() *memTailStore {
+	return &memTailStore{pos: map[string]tailPos{}, first: map[string]string{}, moved: map[string]string{}}
+}
+
+func (m *memTailStore) position(_ context.Context, path string) (tailPos, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.pos[path]
+	return p, ok
+}
+
+func (m *memTailStore) firstLineOwner(_ context.Context, sum string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.first[sum]
+	return p, ok
+}
+
+func (m *memTailStore) adopt(_ context.Context, path, from, sum string, pos tailPos) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pos[path] = pos
+	m.moved[path] = from
+	if sum != "" {
+		m.first[sum] = path
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// tailSeen is a line as the tailer handed it out.
+type tailSeen struct {
+	path   string
+	line   string
+	no     int64
+	offset int64
+}
+
+// tailRig is a tailer over dir's *.jsonl files whose emit records every
+// line and stores the position (and the first line's owner) as the source
+// does.
+type tailRig struct {
+	t     *testing.T
+	tail  *tailer
+	store *memTailStore
+	mu    sync.Mutex
+	got   []tailSeen
+	emits int
+}
+
+func newTailRig(t *testing.T, dir string, maxLogSize int) *tailRig {
+	t.Helper()
+	cfg := testConfig(dir)
+	cfg.MaxLogSize = helper.ByteSize(maxLogSize)
+	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, cfg.ClaudeCode.Include, nil)
+	require.NoError(t, err)
+	r := &tailRig{t: t, tail: tl, store: newMemTailStore()}
+	tl.store, tl.logger = r.store, zap.NewNop()
+	tl.emit = func(_ context.Context, b tailBatch) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.emits++
+		for i, tok := range b.lines {
+			no := b.lastLine - int64(len(b.lines)) + 1 + int64(i)
+			off := lineOffset(b.offsets, i, len(tok))
+			r.got = append(r.got, tailSeen{b.path, string(tok), no, off})
+			if no == 1 {
+				r.store.mu.Lock()
+				r.store.first[sha256Hex(tok)] = b.path
+				r.store.mu.Unlock()
+			}
+		}
+		r.store.mu.Lock()
+		r.store.pos[b.path] = b.after
+		r.store.mu.Unlock()
+		return nil
+	}
+	return r
+}
+
+func (r *tailRig) poll() { r.tail.pollOnce(context.Background()) }
+
+func (r *tailRig) lines(path string) []tailSeen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []tailSeen
+	for _, s := range r.got {
+		if s.path == path {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (r *tailRig) emitted() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.emits
+}
+
+// TestTailLinesAndOffsets checks what the parsers are handed: every
+// complete line byte for byte (no decoding, no trimming, "\n" as the only
+// separator), its 1-based number and the offset of its first byte — also
+// after a line that exceeded max_log_size, which arrives cut — and nothing
+// of an unterminated last line until its "\n" is written.
+func TestTailLinesAndOffsets(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	lines := []string{
+		`{"a":1}`,
+		strings.Repeat("z", 100_000), // over max_log_size below, and over the read buffer
+		"{\"b\":\"x\u2028y\u0085z\"}",
+		"",
+		"  {\"c\":3}\r",
+	}
+	for i := range 250 { // more than a batch
+		lines = append(lines, `{"n":`+strings.Repeat("1", i%7+1)+`}`)
+	}
+	writeFile(t, path, lines...)
+	appendFile(t, path, `{"unterminated":`)
+
+	r := newTailRig(t, dir, 4096)
+	r.poll()
+	got := r.lines(path)
+	require.Len(t, got, len(lines), "the unterminated line is not handed out")
+	var offset int64
+	for i, l := range lines {
+		assert.Equal(t, int64(i+1), got[i].no, "line number of line %d", i+1)
+		if i == 1 {
+			assert.Equal(t, strings.Repeat("z", 4096), got[i].line, "an over-long line arrives cut at max_log_size")
+		} else {
+			assert.Equal(t, l, got[i].line, "line %d byte for byte", i+1)
+			assert.Equal(t, offset, got[i].offset, "offset of line %d", i+1)
+		}
+		offset += int64(len(l)) + 1
+	}
+	assert.GreaterOrEqual(t, r.emitted(), 3, "at most %d lines a batch", tailBatchLines)
+
+	// The last line completed: handed out once, numbered and placed on.
+	appendFile(t, path, `1}`+"\n")
+	r.poll()
+	got = r.lines(path)
+	require.Len(t, got, len(lines)+1)
+	last := got[len(lines)]
+	assert.Equal(t, `{"unterminated":1}`, last.line)
+	assert.Equal(t, int64(len(lines)+1), last.no)
+	assert.Equal(t, offset, last.offset)
+}
+
+// TestTailLeavesUnchangedFilesAlone: a file read to its end is not opened
+// again while its size, modification time and inode stay; a touch without
+// new bytes reads nothing; an append is read from where reading stopped; a
+// file gone is let go of (the table holds what exists).
+func TestTailLeavesUnchangedFilesAlone(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	b := filepath.Join(dir, "b.jsonl")
+	writeFile(t, a, `{"a":1}`)
+	writeFile(t, b, `{"b":1}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.poll()
+	require.Equal(t, int64(2), r.tail.reads.Load())
+	for range 5 {
+		r.poll()
+	}
+	assert.Equal(t, int64(2), r.tail.reads.Load(), "unchanged files are not opened")
+
+	later := time.Now().Add(time.Minute)
+	require.NoError(t, os.Chtimes(a, later, later))
+	r.poll()
+	assert.Equal(t, 2, r.emitted(), "a touch reads nothing")
+	assert.Equal(t, int64(2), r.tail.reads.Load(), "a touch without new bytes is not read")
+
+	appendFile(t, b, `{"b":2}`+"\n")
+	r.poll()
+	require.Len(t, r.lines(b), 2)
+	assert.Equal(t, tailSeen{b, `{"b":2}`, 2, 8}, r.lines(b)[1])
+
+	require.NoError(t, os.Remove(a))
+	r.poll()
+	assert.NotContains(t, r.tail.files, a, "a file gone is let go")
+	assert.Contains(t, r.tail.files, b)
+}
+
+// TestTailMovedCopiedReplaced: a file moved to a new path goes on from its
+// position (adopting the old path's state); a copy of a file read before is
+// not read again; a new file at an old path, or the old file cut shorter,
+// is read from its start; a restart resumes every file at its stored
+// position, reading nothing twice.
+func TestTailMovedCopiedReplaced(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "sessions", "r1.jsonl")
+	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.poll()
+	require.Len(t, r.lines(orig), 2)
+
+	// Moved (Codex archiving a rollout), then appended to.
+	moved := filepath.Join(dir, "archived", "r1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
+	require.NoError(t, os.Rename(orig, moved))
+	appendFile(t, moved, `{"r":3}`+"\n")
+	r.poll()
+	assert.Equal(t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "the moved file is read on from its position")
+	assert.Equal(t, orig, r.store.moved[moved], "with the state of the path it came from")
+
+	// Copied: the same content at another path is read once.
+	b, err := os.ReadFile(moved)
+	require.NoError(t, err)
+	cp := filepath.Join(dir, "sessions", "copy.jsonl")
+	require.NoError(t, os.WriteFile(cp, b, 0o600))
+	r.poll()
+	assert.Empty(t, r.lines(cp), "a copy is not read again")
+	// ... until something is appended to it, which is its own.
+	appendFile(t, cp, `{"c":1}`+"\n")
+	r.poll()
+	assert.Equal(t, []tailSeen{{cp, `{"c":1}`, 4, int64(len(b))}}, r.lines(cp), "numbered on as the file it copies")
+
+	// The same first line, another file: read whole, whether the file of
+	// that first line is still there or gone.
+	b, err = os.ReadFile(moved)
+	require.NoError(t, err)
+	firstLine := string(b[:bytes.IndexByte(b, '\n')])
+	other := filepath.Join(dir, "sessions", "other.jsonl")
+	writeFile(t, other, firstLine, `{"o":1}`)
+	r.poll()
+	assert.Len(t, r.lines(other), 2, "same first line, other content: a file of its own")
+	require.NoError(t, os.Rename(cp, cp+".gone"))
+	r.poll()
+	resumed := filepath.Join(dir, "sessions", "resumed.jsonl")
+	writeFile(t, resumed, firstLine, `{"x":1}`, `{"x":2}`, `{"x":3}`)
+	r.poll()
+	assert.Len(t, r.lines(resumed), 4, "same first line as a file gone, other content: read whole")
+
+	// Two copies met in one poll: read once.
+	two := []string{filepath.Join(dir, "x", "t1.jsonl"), filepath.Join(dir, "y", "t1.jsonl")}
+	for _, p := range two {
+		writeFile(t, p, `{"t":1}`)
+	}
+	r.poll()
+	assert.Len(t, append(r.lines(two[0]), r.lines(two[1])...), 1, "copies in one poll are read once")
+
+	// Replaced at the same path (a new inode), and cut shorter: from the start.
+	repl := filepath.Join(dir, "sessions", "n.jsonl")
+	writeFile(t, repl, `{"n":1}`, `{"n":2}`)
+	r.poll()
+	tmp := repl + ".tmp"
+	writeFile(t, tmp, `{"m":1}`, `{"m":2}`, `{"m":3}`)
+	require.NoError(t, os.Rename(tmp, repl))
+	r.poll()
+	got := r.lines(repl)
+	require.Len(t, got, 5)
+	assert.Equal(t, tailSeen{repl, `{"m":1}`, 1, 0}, got[2], "a new file at the path is read from its start")
+	require.NoError(t, os.Truncate(repl, 0))
+	appendFile(t, repl, `{"k":1}`+"\n")
+	r.poll()
+	got = r.lines(repl)
+	require.Len(t, got, 6)
+	assert.Equal(t, tailSeen{repl, `{"k":1}`, 1, 0}, got[5], "a file cut shorter is read from its start")
+
+	// A restart: a new tailer on the same store reads only what is new.
+	before := len(r.got)
+	appendFile(t, moved, `{"r":4}`+"\n")
+	r2 := newTailRig(t, dir, 1<<20)
+	r2.store = r.store
+	r2.tail.store = r.store
+	r2.got = nil
+	r2.poll()
+	assert.Equal(t, []tailSeen{{moved, `{"r":4}`, 4, 24}}, r2.got, "a restart reads only what was appended")
+	assert.Len(t, r.got, before)
+}
+
+// TestTailStartAtEnd: with start_at: end, files found at the first poll
+// without a stored position are read from their end; a file that appears
+// later is read whole.
+func TestTailStartAtEnd(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.jsonl")
+	writeFile(t, old, `{"o":1}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.tail.startAtEnd = true
+	r.poll()
+	assert.Empty(t, r.lines(old))
+	appendFile(t, old, `{"o":2}`+"\n")
+	fresh := filepath.Join(dir, "new.jsonl")
+	writeFile(t, fresh, `{"f":1}`)
+	r.poll()
+	assert.Equal(t, []tailSeen{{old, `{"o":2}`, 1, 8}}, r.lines(old), "numbered from where reading started")
+	assert.Equal(t, []tailSeen{{fresh, `{"f":1}`, 1, 0}}, r.lines(fresh))
+}
