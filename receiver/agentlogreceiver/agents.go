@@ -43,7 +43,7 @@ type flusher interface {
 // agent is one supported coding agent. Adding an agent is one
 // AgentConfig field in Config, its default in createDefaultConfig, and one
 // row here: its default paths, the shape of its data (kind) and its parser
-// — newParser for appended JSONL (tailed by fileconsumer), newSnapshot for
+// — newParser for appended JSONL (read by the tailer, tail.go), newSnapshot for
 // whole files rewritten in place, both for an agent with files of each
 // kind (sourceJSONLAndSnapshot). Nothing else in the receiver knows the
 // agent; see "Adding an agent" in the README.
@@ -178,8 +178,8 @@ func claudeCodeInclude(env environment) ([]string, error) {
 // codexInclude: Codex writes $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl
 // and moves old ones to $CODEX_HOME/archived_sessions/ (CODEX_HOME defaults
 // to ~/.codex). A rollout that is in both places at once has the same
-// content, and fileconsumer reads a fingerprint once; a moved rollout keeps
-// its fingerprint and is not read again.
+// content and is read once; a moved rollout goes on from its position (the
+// tailer knows a file by its first line and first bytes, tail.go).
 func codexInclude(env environment) ([]string, error) {
 	dir := ""
 	switch d := env.getenv("CODEX_HOME"); {

@@ -22,7 +22,7 @@ import (
 // BenchmarkBackfillJSONL reads a Claude Code and Codex history made from the
 // shared fixtures (testenv.WriteHistoryShares: unique ids, each agent's
 // default layout) from start to the end of every file, with storage, into a
-// nop consumer: the JSONL path whole (fileconsumer, parsers, emitter,
+// nop consumer: the JSONL path whole (tailer, parsers, emitter,
 // per-session commits). One op is one backfill; ns/file and B/file divide it
 // by the files read. The storage is storagetest's in-memory one, so bbolt's
 // cost is not in it (make bench measures that).

@@ -47,7 +47,7 @@ func turnLines(session string, from, n int) []string {
 }
 
 // TestCaughtUpAtEndOfFile: the last record read from a file carries
-// agent.read.caught_up, also when fileconsumer's batch of 100 lines ends
+// agent.read.caught_up, also when the tailer's batch of 100 lines ends
 // exactly at the end of the file (a batch boundary does not say it), and
 // with an unterminated line still being written after it; records before
 // the end do not.

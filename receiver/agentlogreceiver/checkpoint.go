@@ -20,8 +20,8 @@ import (
 // checkpoints is one agent's part of the storage: every key the receiver
 // writes for an agent is named here, under the agent's prefix.
 //
-//	<agent>.knownFiles                 fileconsumer's read positions (JSONL agents) *
-//	<agent>.parser.<path>              parser state of one JSONL file
+//	<agent>.parser.<path>              parser state and read position of one JSONL file
+//	<agent>.first.<sha256>             the JSONL file read with this first line (tail.go)
 //	<agent>.thread.<thread>            watermark of one thread of rewritten files (Gemini CLI)
 //	<agent>.tree.<storage>.<session>   watermark of one session of an OpenCode JSON tree
 //	<agent>.db.<path>                  watermark of one OpenCode database
@@ -39,7 +39,7 @@ import (
 // session evicted by the cap is kept there (see sessionTable), so that it
 // comes back unchanged.
 //
-// The keys written as one value for the whole agent — knownFiles, sessions,
+// The keys written as one value for the whole agent — sessions,
 // pending_flush, which grow with the history (megabytes) and are rewritten
 // whole — go to a storage client of their own (blobs; file_storage: a file
 // of its own, receiver_agentlog_<name>_positions). The storage keeps a value

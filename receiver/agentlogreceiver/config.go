@@ -63,7 +63,8 @@ type Config struct {
 	MaxLogSize helper.ByteSize `mapstructure:"max_log_size"`
 	// MaxConcurrentFiles caps the files open at once (per agent).
 	MaxConcurrentFiles int `mapstructure:"max_concurrent_files"`
-	// FingerprintSize is how many leading bytes identify a file.
+	// FingerprintSize is how many leading bytes, with the first line,
+	// identify a JSONL file moved or copied to another path.
 	FingerprintSize helper.ByteSize `mapstructure:"fingerprint_size"`
 
 	// IncludeContent keeps prompts, responses, reasoning and tool
@@ -143,7 +144,7 @@ type AgentConfig struct {
 
 var _ confmap.Validator = (*Config)(nil)
 
-// minFingerprintSize is fileconsumer's lower bound for fingerprint_size.
+// minFingerprintSize is the lower bound of fingerprint_size.
 const minFingerprintSize = 16
 
 // Validate reports every invalid setting at once, each by its name.

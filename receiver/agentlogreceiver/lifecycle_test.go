@@ -148,7 +148,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 	}
 }
 
-// TestRotationAndTruncation: the two rotations fileconsumer knows — a file
+// TestRotationAndTruncation: the two rotations of log files — a file
 // moved away and a new one created at its path, and a file copied away and
 // truncated — lose nothing and emit nothing twice.
 func TestRotationAndTruncation(t *testing.T) {
@@ -161,7 +161,7 @@ func TestRotationAndTruncation(t *testing.T) {
 		h.start()
 		h.waitEvents(path, 1)
 		require.NoError(t, os.Rename(path, moved))
-		// fileconsumer names a file's lines by the path it opened it under:
+		// The tailer names a file's lines by the path it opened it under:
 		// lines appended before a poll has seen the rename are read as the
 		// old path's (a poll that opened it just before the rename, or that
 		// reads it as lost). A poll after the rename reads it on as the

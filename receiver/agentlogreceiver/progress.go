@@ -37,7 +37,7 @@ const progressInterval = 10 * time.Second
 //
 // An agent's backfill is done when every file found at start has been read
 // to the size it had then, or, for files an earlier run has already read
-// (fileconsumer resumes them at their stored position and may have nothing
+// (the tailer resumes them at their stored position and may have nothing
 // new to read), when nothing more has been read for quietAfter.
 type progress struct {
 	logger     *zap.Logger
@@ -435,7 +435,7 @@ func historyOf(kind sourceKind, include, exclude []string) history {
 }
 
 // historySizes finds an agent's history: the files its patterns match now
-// (as fileconsumer matches them), with their sizes.
+// (as the tailer matches them), with their sizes.
 func historySizes(include, exclude []string) map[string]int64 {
 	out := map[string]int64{}
 	m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude})

@@ -115,8 +115,8 @@ func TestUnknownRecordType(t *testing.T) {
 	assertBadRecordLogged(t, h, path, 2, "unknown_type")
 }
 
-// forceFlushPeriod is fileconsumer's default force_flush_period, after which
-// it would emit an unterminated last line; the receiver turns it off.
+// forceFlushPeriod is file_log's default force_flush_period, after which it
+// emits an unterminated last line; the receiver never does.
 const forceFlushPeriod = 500 * time.Millisecond
 
 func TestHalfWrittenLastLine(t *testing.T) {
@@ -131,7 +131,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 	h.start()
 	h.waitEvents(path, 1)
 	// Polls read the unterminated line and must leave it alone, also after
-	// fileconsumer's force-flush period (500ms by default) has passed: keep
+	// file_log's force-flush period (500ms by default) has passed: keep
 	// polling for twice that long.
 	for start := time.Now(); time.Since(start) < 2*forceFlushPeriod; {
 		h.barrier(dir)

@@ -22,7 +22,7 @@ type sourceKind int
 
 const (
 	// sourceJSONL: files records are appended to, one JSON object a line
-	// (Claude Code, Codex, Pi): tailed by fileconsumer (source_jsonl.go).
+	// (Claude Code, Codex, Pi): read by the tailer (tail.go, source_jsonl.go).
 	sourceJSONL sourceKind = iota
 	// sourceSnapshot: whole files rewritten in place (Gemini CLI chats):
 	// re-read on change, emitting what was not emitted (source_snapshot.go).

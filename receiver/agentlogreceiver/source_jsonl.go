@@ -159,6 +159,7 @@ func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*t
 		poll:       cfg.PollInterval,
 		workers:    max(1, cfg.MaxConcurrentFiles/2),
 		maxLogSize: int(cfg.MaxLogSize),
+		headBytes:  int64(cfg.FingerprintSize),
 		startAtEnd: cfg.StartAt == StartAtEnd,
 		logger:     zap.NewNop(),
 		files:      map[string]*tailFile{},
@@ -271,7 +272,7 @@ func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
 		lineNo := firstLineNo + int64(i)
 		offset := lineOffset(offsets, i, len(line))
 		if len(line) >= maxLen {
-			// fileconsumer cut the line at max_log_size and skips the rest.
+			// The tailer cut the line at max_log_size and skipped the rest.
 			events = append(events, s.unparsedEvent(path, lineNo, offset, reasonLineTooLong))
 			continue
 		}
@@ -463,7 +464,7 @@ func (p *pendingFlushes) saveLocked(ctx context.Context, onError func(error)) {
 }
 
 // readToEnd reports whether a file holds nothing to read past end but,
-// perhaps, an unterminated line still being written. fileconsumer emits a
+// perhaps, an unterminated line still being written. The tailer emits a
 // batch every 100 lines and at the end of the file, and a batch that ends
 // on a multiple of 100 lines at the end of the file does not say so: the
 // file's size does.

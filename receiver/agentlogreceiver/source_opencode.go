@@ -21,8 +21,8 @@ import (
 // OpenCode keeps its data in one directory (`$XDG_DATA_HOME/opencode`,
 // default ~/.local/share/opencode): up to 1.1.x a JSON tree below
 // `storage/`, from 1.2 on the SQLite database `opencode.db`. Neither is an
-// append-only file, so OpenCode is read by a poller rather than by
-// fileconsumer: each poll finds the data directories the include patterns
+// append-only file, so OpenCode is read by a poller rather than by the
+// tailer: each poll finds the data directories the include patterns
 // match and reads what changed in them.
 
 // opencodeInclude: $XDG_DATA_HOME/opencode when XDG_DATA_HOME is set (as

@@ -39,7 +39,8 @@ import (
 //   - A file is known by its path; its first line (a sha256 of it, kept by
 //     the session) tells a file moved to a new path (Codex archiving a
 //     rollout) from a new one, and a copy of a file already read (a
-//     rollout in both of Codex's folders) from a new file.
+//     rollout in both of Codex's folders) from a new file, together with
+//     its first fingerprint_size bytes.
 //
 // What it does per poll: match the include patterns; stat every match;
 // skip those unchanged since read to their end; for the others find where
@@ -51,8 +52,14 @@ import (
 // batch emit refuses (the receiver is stopping) ends the file's read for
 // this poll without moving its position.
 
-// tailBatchLines is the most lines handed to emit at once.
-const tailBatchLines = 100
+// tailBatchLines is the most lines handed to emit at once, tailBatchBytes
+// about the most bytes (a batch ends after the line that reaches it): a
+// batch's lines and the events made of them are in memory until the batch
+// is delivered, for every file read at once.
+const (
+	tailBatchLines = 100
+	tailBatchBytes = 256 << 10
+)
 
 // tailReadBuffer is the read buffer of one file read; a line longer than it
 // is assembled up to max_log_size.
@@ -84,7 +91,7 @@ type tailPos struct {
 	Line   int64  `json:"line"`
 	Ino    uint64 `json:"ino,omitempty"`
 	// HeadLen and Head identify the file's start: the sha256 (hex) of its
-	// first HeadLen bytes (at most headBytes), as first read. A file at
+	// first HeadLen bytes (at most fingerprint_size), as first read. A file at
 	// another path is this one, moved or copied, only if it starts the
 	// same.
 	HeadLen int64  `json:"head_len,omitempty"`
@@ -124,6 +131,11 @@ type tailer struct {
 	poll       time.Duration
 	workers    int
 	maxLogSize int
+	// headBytes is how much of a file's start, at most, identifies it next
+	// to its first line (fingerprint_size): a file is taken for another one
+	// moved or copied only when their first line and their first headBytes
+	// bytes (all of the shorter) are the same.
+	headBytes  int64
 	startAtEnd bool
 	emit       func(ctx context.Context, b tailBatch) error
 	store      tailStore
@@ -274,12 +286,6 @@ func (t *tailer) run(ctx context.Context, jobs []tailJob) {
 	wg.Wait()
 }
 
-// headBytes is how much of a file's start, at most, identifies it next to
-// its first line: a file is taken for another one moved or copied only when
-// their first line and their first headBytes bytes (or all of the shorter)
-// are the same.
-const headBytes = 4096
-
 // seenHead is a file first seen in a poll, by its first line.
 type seenHead struct {
 	path string
@@ -302,7 +308,7 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		}
 		return f
 	}
-	h, ok := readHead(path, t.maxLogSize, headBytes)
+	h, ok := readHead(path, t.maxLogSize, t.headBytes)
 	if !ok {
 		return startAt() // no complete first line yet: a new file
 	}
@@ -431,7 +437,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	r := readers.Get().(*bufio.Reader)
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
-	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset}
+	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset, size: j.st.size}
 	for {
 		done, err := b.fill(r)
 		if err != nil {
@@ -457,18 +463,24 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 type lineBatcher struct {
 	maxLogSize int
 	// offset is the file position after the last complete line read;
-	// start the position the lines not yet taken begin at.
-	offset, start int64
-	data          []byte
-	spans         [][2]int // of data, one per line
-	ends          []int64  // file position after each line
+	// start the position the lines not yet taken begin at; size the file's
+	// size when the read began (a hint for the buffer).
+	offset, start, size int64
+	data                []byte
+	spans               [][2]int // of data, one per line
+	ends                []int64  // file position after each line
 }
 
-// fill reads up to tailBatchLines complete lines; done reports that the
-// file has no further complete line (what is left is an unterminated line
-// still being written, or nothing).
+// fill reads up to tailBatchLines complete lines (fewer once they hold
+// tailBatchBytes); done reports that the file has no further complete line
+// (what is left is an unterminated line still being written, or nothing).
 func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
-	for len(b.spans) < tailBatchLines {
+	for len(b.spans) < tailBatchLines && len(b.data) < tailBatchBytes {
+		if b.data == nil {
+			// One buffer for the file's read, as large as what the file has
+			// left (up to tailBatchBytes), reused batch after batch.
+			b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), tailBatchBytes+4096))
+		}
 		start := len(b.data)
 		var n int64 // bytes of this line in the file, "\n" included
 		for {
@@ -514,14 +526,14 @@ func (b *lineBatcher) take(path string, pos tailPos) tailBatch {
 		after:    pos,
 	}
 	batch.after.Offset, batch.after.Line = b.offset, batch.lastLine
-	data := b.data
+	// Each line gets memory of its own: a string a parser keeps from a line
+	// then holds that line alive, not the whole batch.
 	for i, s := range b.spans {
-		batch.lines[i] = data[s[0]:s[1]:s[1]]
+		batch.lines[i] = bytes.Clone(b.data[s[0]:s[1]])
 	}
 	batch.offsets[0] = b.start
 	copy(batch.offsets[1:], b.ends)
-	// The next batch gets a buffer of its own: these lines are the batch's.
-	b.data = nil
+	b.data = b.data[:0]
 	b.spans = b.spans[:0]
 	b.ends = b.ends[:0]
 	b.start = b.offset

@@ -311,7 +311,7 @@ func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64,
 	}
 	h := History{Home: home}
 	written := map[string]bool{}
-	// A reader that knows files by a fingerprint of their first bytes (fileconsumer: 1000 bytes)
+	// A reader that knows files by a fingerprint of their first bytes (file_log, agent_log: 1000 bytes)
 	// would read a copy that starts like another once: every file must start its own way.
 	heads := map[string]string{}
 	var buf []byte
