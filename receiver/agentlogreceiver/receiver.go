@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,11 @@ type logsReceiver struct {
 	clock     clock
 	settle    time.Duration
 	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
+	// readSlots bound the JSONL batches in flight across agents: one per
+	// core and one more, so that the cores stay busy while a batch waits
+	// for its delivery, and the lines and events in memory do not grow with
+	// the number of agents and files read at once.
+	readSlots chan struct{}
 
 	mu     sync.Mutex // guards the fields below: Start and Shutdown
 	client storage.Client
@@ -118,6 +124,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	startedAt := r.clock.now()
 	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
 	r.progress.now = r.clock.now // the receiver's clock (injected by tests)
+	r.readSlots = make(chan struct{}, runtime.GOMAXPROCS(0)+1)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
@@ -166,6 +173,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		settleDelay: r.settle,
 		sweepEvery:  r.sweep,
 		startedAt:   startedAt,
+		readSlots:   r.readSlots,
 	}
 	switch a.kind {
 	case sourceJSONL:

@@ -71,6 +71,9 @@ type sourceSettings struct {
 	sweepEvery time.Duration
 	// startedAt divides history from new data for start_at: end.
 	startedAt time.Time
+	// readSlots bound the JSONL batches read and delivered at once, across
+	// the receiver's agents (tail.go).
+	readSlots chan struct{}
 }
 
 // storageError reports a failed read or write of the storage.

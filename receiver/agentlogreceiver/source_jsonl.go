@@ -142,7 +142,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
 	}
-	t.emit, t.store, t.logger = s.emit, s, set.logger.With(zap.String("agent", set.agent.key))
+	t.emit, t.store, t.logger, t.slots = s.emit, s, set.logger.With(zap.String("agent", set.agent.key)), set.readSlots
 	s.tail = t
 	return s, nil
 }

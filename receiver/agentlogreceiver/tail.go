@@ -138,6 +138,10 @@ type tailer struct {
 	headBytes  int64
 	startAtEnd bool
 	emit       func(ctx context.Context, b tailBatch) error
+	// slots, shared by the receiver's tailers, bound the batches being
+	// read and delivered at once across agents (nil: no bound beyond
+	// workers).
+	slots chan struct{}
 	store      tailStore
 	logger     *zap.Logger
 
@@ -439,17 +443,25 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	defer func() { r.Reset(nil); readers.Put(r) }()
 	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset, size: j.st.size}
 	for {
+		if !t.acquire(ctx) {
+			return
+		}
 		done, err := b.fill(r)
 		if err != nil {
+			t.release()
 			t.logger.Warn("Reading a session file failed; retried at the next poll", zap.String("path", j.path), zap.Error(err))
 			return
 		}
 		if len(b.spans) > 0 {
 			batch := b.take(j.path, f.pos)
-			if err := t.emit(ctx, batch); err != nil {
+			err := t.emit(ctx, batch)
+			t.release()
+			if err != nil {
 				return // stopping: the position stays before the batch
 			}
 			f.pos = batch.after
+		} else {
+			t.release()
 		}
 		if done {
 			break
@@ -457,6 +469,25 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	}
 	f.size, f.mtime, f.ino, f.readToEnd = j.st.size, j.st.mtime, j.st.ino, true
 	f.pos.Ino = j.st.ino
+}
+
+// acquire takes a read slot; false when ctx ended first.
+func (t *tailer) acquire(ctx context.Context) bool {
+	if t.slots == nil {
+		return true
+	}
+	select {
+	case t.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (t *tailer) release() {
+	if t.slots != nil {
+		<-t.slots
+	}
 }
 
 // lineBatcher cuts a file's bytes into complete lines.
