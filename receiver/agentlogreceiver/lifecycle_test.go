@@ -31,14 +31,21 @@ func (c *fakeClock) clock() clock {
 	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: real.wait}
 }
 
-// jsonlSourceOf returns the source of one JSONL agent of a running receiver.
+// jsonlSourceOf returns the source of one JSONL agent of a running receiver
+// (for Copilot CLI, the JSONL one of its sources).
 func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonlSource {
 	t.Helper()
 	h.rcv.mu.Lock()
 	defer h.rcv.mu.Unlock()
 	for _, s := range h.rcv.sources {
-		if js, ok := s.(*jsonlSource); ok && js.agent.key == key {
-			return js
+		all, ok := s.(sources)
+		if !ok {
+			all = sources{s}
+		}
+		for _, s := range all {
+			if js, ok := s.(*jsonlSource); ok && js.agent.key == key {
+				return js
+			}
 		}
 	}
 	require.FailNow(t, "no source for "+key)

@@ -311,7 +311,10 @@ func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
 		// again from the stored position.
 		return err
 	}
-	f.pos = &b.after
+	// A copy: a pointer into b would keep the whole batch, every line of
+	// it, alive for as long as the session is tracked.
+	after := b.after
+	f.pos = &after
 	s.sessions.commit(ctx, sess)
 	if !deferred {
 		s.pending.remove(ctx, path, s.storageError)
