@@ -141,9 +141,9 @@ type tailer struct {
 	// slots, shared by the receiver's tailers, bound the batches being
 	// read and delivered at once across agents (nil: no bound beyond
 	// workers).
-	slots chan struct{}
-	store      tailStore
-	logger     *zap.Logger
+	slots  chan struct{}
+	store  tailStore
+	logger *zap.Logger
 
 	files map[string]*tailFile // only the poll goroutine touches it
 	polls uint64
