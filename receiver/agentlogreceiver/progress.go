@@ -115,6 +115,7 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 		sessions: map[uint64]struct{}{},
 	}
 	a.lastRead = a.start
+	a.filesFound, a.bytesFound = h.files, h.bytes
 	for path, size := range h.sizes {
 		a.filesFound++
 		a.bytesFound += size
@@ -423,13 +424,18 @@ func (p *progress) logTotalLocked() {
 type history struct {
 	sizes      map[string]int64 // file → size
 	unmeasured bool             // read as a whole (see found)
+	// files and bytes count an unmeasured history found without keeping
+	// its paths (OpenCode's tree: tens of thousands of small files).
+	files int
+	bytes int64
 }
 
 // historyOf finds an agent's history: the files its patterns match now, with
 // their sizes; OpenCode's data directories are reported as unmeasured.
 func historyOf(kind sourceKind, include, exclude []string) history {
 	if kind == sourceOpenCode {
-		return history{sizes: treeSizes(include), unmeasured: true}
+		files, bytes := treeTotals(include)
+		return history{files: files, bytes: bytes, unmeasured: true}
 	}
 	return history{sizes: historySizes(include, exclude)}
 }
@@ -451,22 +457,23 @@ func historySizes(include, exclude []string) map[string]int64 {
 	return out
 }
 
-// treeSizes is the history of an agent whose include patterns name
-// directories (OpenCode's data directory): every regular file below them.
-func treeSizes(dirs []string) map[string]int64 {
-	out := map[string]int64{}
+// treeTotals counts the history of an agent whose include patterns name
+// directories (OpenCode's data directory): the regular files below them and
+// their bytes. It keeps no path: the tree may hold ~100k files.
+func treeTotals(dirs []string) (files int, bytes int64) {
 	for _, d := range dirs {
-		_ = filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
 			if err != nil || e.IsDir() {
 				return nil
 			}
 			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
-				out[path] = fi.Size()
+				files++
+				bytes += fi.Size()
 			}
 			return nil
 		})
 	}
-	return out
+	return files, bytes
 }
 
 func plural(n int, word string) string {
