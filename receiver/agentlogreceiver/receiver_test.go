@@ -374,7 +374,7 @@ func TestSplitLines(t *testing.T) {
 	done, err := b.fill(bufio.NewReader(strings.NewReader(data)))
 	require.NoError(t, err)
 	assert.True(t, done)
-	batch := b.take("p", tailPos{})
+	batch := b.take("p", tailPos{}, b.batchLen(done))
 	var tokens []string
 	for _, l := range batch.lines {
 		tokens = append(tokens, string(l))

@@ -453,7 +453,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			return
 		}
 		if len(b.spans) > 0 {
-			batch := b.take(j.path, f.pos)
+			batch := b.take(j.path, f.pos, b.batchLen(done))
 			err := t.emit(ctx, batch)
 			t.release()
 			if err != nil {
@@ -463,7 +463,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		} else {
 			t.release()
 		}
-		if done {
+		if done && len(b.spans) == 0 {
 			break
 		}
 	}
@@ -502,15 +502,16 @@ type lineBatcher struct {
 	ends                []int64  // file position after each line
 }
 
-// fill reads up to tailBatchLines complete lines (fewer once they hold
-// tailBatchBytes); done reports that the file has no further complete line
-// (what is left is an unterminated line still being written, or nothing).
+// fill reads complete lines until it holds two batches (2×tailBatchLines
+// lines, or 2×tailBatchBytes); done reports that the file has no further
+// complete line (what is left is an unterminated line still being written,
+// or nothing).
 func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
-	for len(b.spans) < tailBatchLines && len(b.data) < tailBatchBytes {
+	for len(b.spans) < 2*tailBatchLines && len(b.data) < 2*tailBatchBytes {
 		if b.data == nil {
 			// One buffer for the file's read, as large as what the file has
-			// left (up to tailBatchBytes), reused batch after batch.
-			b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), tailBatchBytes+4096))
+			// left (up to two batches), reused batch after batch.
+			b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
 		}
 		start := len(b.data)
 		var n int64 // bytes of this line in the file, "\n" included
@@ -545,10 +546,25 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 	return false, nil
 }
 
-// take hands out the lines read so far as a batch; pos is the file's
+// batchLen is how many of the lines held make the next batch: all of them
+// at the end of the file's data (done), so that the last batch of a read is
+// never a short remainder — a handful of trailing records that map to no
+// event would carry no caught-up flag, and the connector would keep the
+// file's last turn open for turn_idle_timeout —, else one batch's worth.
+func (b *lineBatcher) batchLen(done bool) int {
+	if done {
+		return len(b.spans)
+	}
+	n := 0
+	for n < len(b.spans) && n < tailBatchLines && b.spans[n][0] < tailBatchBytes {
+		n++
+	}
+	return max(n, 1)
+}
+
+// take hands out the first n lines held as a batch; pos is the file's
 // position before them.
-func (b *lineBatcher) take(path string, pos tailPos) tailBatch {
-	n := len(b.spans)
+func (b *lineBatcher) take(path string, pos tailPos, n int) tailBatch {
 	batch := tailBatch{
 		path:     path,
 		lines:    make([][]byte, n),
@@ -556,17 +572,30 @@ func (b *lineBatcher) take(path string, pos tailPos) tailBatch {
 		lastLine: pos.Line + int64(n),
 		after:    pos,
 	}
-	batch.after.Offset, batch.after.Line = b.offset, batch.lastLine
+	batch.after.Offset, batch.after.Line = b.ends[n-1], batch.lastLine
 	// Each line gets memory of its own: a string a parser keeps from a line
 	// then holds that line alive, not the whole batch.
-	for i, s := range b.spans {
+	for i, s := range b.spans[:n] {
 		batch.lines[i] = bytes.Clone(b.data[s[0]:s[1]])
 	}
 	batch.offsets[0] = b.start
-	copy(batch.offsets[1:], b.ends)
-	b.data = b.data[:0]
-	b.spans = b.spans[:0]
-	b.ends = b.ends[:0]
-	b.start = b.offset
+	copy(batch.offsets[1:], b.ends[:n])
+	// The lines left move to the front.
+	cut := 0
+	if n < len(b.spans) {
+		cut = b.spans[n][0]
+	} else {
+		cut = len(b.data)
+	}
+	rest := copy(b.data, b.data[cut:])
+	b.data = b.data[:rest]
+	k := copy(b.spans, b.spans[n:])
+	for i := range k {
+		b.spans[i][0] -= cut
+		b.spans[i][1] -= cut
+	}
+	b.spans = b.spans[:k]
+	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
+	b.start = batch.after.Offset
 	return batch
 }
