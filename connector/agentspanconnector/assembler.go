@@ -266,6 +266,10 @@ type assembler struct {
 	wake          wakeHeap
 	asleep        map[sessKey]*sleeper
 	sleepingUnits int
+	// waitingAsleep are the evicted sessions whose subagent links wait
+	// for an anchor, by what the anchor must match, with the latest time
+	// of an anchor that resolves one of them (sessions.go).
+	waitingAsleep map[anchorGroup]map[sessKey]time.Time
 }
 
 // verifyPass, when set (tests), is shown the units each close pass looks at.
@@ -292,6 +296,7 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		recheck:       map[sessKey]bool{},
 		lruIdx:        map[sessKey]*queued{},
 		asleep:        map[sessKey]*sleeper{},
+		waitingAsleep: map[anchorGroup]map[sessKey]time.Time{},
 		anchorIdx:     map[anchorGroup][]anchor{},
 		linksToTry:    map[sessKey]bool{},
 		anchorWaiting: map[threadKey]bool{},
@@ -437,13 +442,27 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 }
 
 func (u *unit) addEvent(ev agentevent.Event) {
+	if u.see(&ev) {
+		u.events = append(u.events, ev)
+		u.note(&ev)
+	}
+}
+
+// see records an event's id, false when the unit has it already (the same
+// record delivered twice).
+func (u *unit) see(ev *agentevent.Event) bool {
 	if ev.EventID != "" {
 		if _, dup := u.seen[ev.EventID]; dup {
-			return
+			return false
 		}
 		u.seen[ev.EventID] = struct{}{}
 	}
-	u.events = append(u.events, ev)
+	return true
+}
+
+// note keeps what the close rules ask of an event added to the unit: its
+// file and time, its tool call or result, its end marker.
+func (u *unit) note(ev *agentevent.Event) {
 	u.lastFile = ev.LogFile
 	if ev.Timestamp.After(u.lastEvent) {
 		u.lastEvent = ev.Timestamp
@@ -981,6 +1000,16 @@ func (a *assembler) resolveLinks() {
 				verifyLinks(th)
 			}
 		}
+		// Nor may a session out of memory wait for an anchor it has.
+		for g, waiting := range a.waitingAsleep {
+			for sk, until := range waiting {
+				for _, an := range a.anchorIdx[g] {
+					if !an.At.After(until) {
+						verifyLinks(threadKey{Source: sk.Source, Session: sk.Session})
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -1039,6 +1068,7 @@ func (a *assembler) addAnchor(an anchor) {
 	}
 	a.anchorsDirty = true
 	a.anchorsNew = true
+	a.wakeForAnchor(an)
 }
 
 // indexAnchors rebuilds anchorIdx from anchors (read back from storage).

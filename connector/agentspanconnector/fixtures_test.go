@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/internal/vendors/pi"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
@@ -24,17 +25,28 @@ import (
 // in place) as the receiver would.
 func fixtureEvents(t *testing.T, path string) []agentevent.Event {
 	t.Helper()
+	return parseFixture(t, filepath.Base(filepath.Dir(path)), path)
+}
+
+// parseFixture parses a JSONL file of agent's (a folder of
+// ../shared/fixtures: claude_code, codex or pi) as the receiver would.
+func parseFixture(t *testing.T, agent, path string) []agentevent.Event {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	type parser interface {
 		Parse(line []byte, lineNo, offset int64) []agentevent.Event
 	}
 	var p parser
-	switch filepath.Base(filepath.Dir(path)) {
+	switch agent {
+	case "claude_code":
+		p = claudecode.NewParser(path)
 	case "codex":
 		p = codex.NewParser(path)
 	case "pi":
 		p = pi.NewParser(path)
+	default:
+		t.Fatalf("no parser for %s", agent)
 	}
 	var evs []agentevent.Event
 	for _, l := range vendortest.SplitLines(data) {

@@ -6,14 +6,21 @@ package agentspanconnector
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // TestEvictedSessionsComeBackFromStorage reads many sessions through a
@@ -84,4 +91,168 @@ func mergedTraces(h *harness) ptrace.Traces {
 		c.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
 	}
 	return merged
+}
+
+// copyOf makes copy r of a session's events: another session (and file and
+// project) with the same records, as the bench's history copies the
+// fixtures.
+func copyOf(evs []agentevent.Event, r int) []agentevent.Event {
+	sfx := fmt.Sprintf("-copy%03d", r)
+	out := make([]agentevent.Event, len(evs))
+	for i, ev := range evs {
+		ev.SessionID += sfx
+		ev.LogFile += sfx
+		if ev.ProjectRoot != "" {
+			ev.ProjectRoot += sfx
+		}
+		if root, ok := ev.Attributes[agentevent.AttrRootSessionID].(string); ok && root != "" {
+			ev.Attributes = maps.Clone(ev.Attributes)
+			ev.Attributes[agentevent.AttrRootSessionID] = root + sfx
+		}
+		out[i] = ev
+	}
+	return out
+}
+
+// heldInMemory is what the assembler holds of open work: sessions, open
+// units and their events (and the events waiting for a prompt).
+type heldInMemory struct{ sessions, units, events int }
+
+func held(a *assembler) heldInMemory {
+	n := heldInMemory{sessions: len(a.sessions), units: len(a.units)}
+	for _, u := range a.units {
+		n.events += len(u.events)
+	}
+	for _, t := range a.threads {
+		n.events += len(t.preamble)
+	}
+	return n
+}
+
+// TestOpenTurnsOfAHistoryLeaveMemory reads copies of every JSONL session of
+// the fixtures (Claude Code, Codex, Pi) as a backfill does: each file in
+// reads of 100 records, the last flagged caught up, the wall clock still
+// (history: the turns that wait for a subagent file that never comes, and
+// the subagents no call claims, stay open for turn_idle_timeout of wall
+// clock, as in a real backfill). Among them are Codex /review rollouts: the
+// fixtures' own, whose parent session is not there (it waits for an anchor
+// that never comes), and the golden case's, read before the session whose
+// anchor claims it. With storage and max_cached_sessions 8, memory holds at
+// most 8 sessions after every batch, whatever the number of copies — open
+// turns and subagent runs of the others wait in storage — and the spans are
+// those of a run that keeps every session in memory.
+func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
+	dir := vendortest.FixturesDir(t)
+	var files [][]agentevent.Event
+	for _, agent := range []string{"claude_code", "codex", "pi"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join(dir, agent), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				files = append(files, parseFixture(t, agent, p))
+			}
+			return err
+		}))
+	}
+	if len(files) == 0 {
+		t.Skipf("no fixtures under %s", dir)
+	}
+	// The golden /review case by file: the parent session (its anchor) and
+	// the review rollout.
+	logs, err := golden.ReadLogs(filepath.Join("..", "..", "testdata", "codex", "review_subagent", "events.yaml"))
+	require.NoError(t, err)
+	reviewEvs, _ := agentevent.DecodeLogs(logs)
+	var parent, review []agentevent.Event
+	for _, ev := range reviewEvs {
+		if ev.Attributes[agentevent.AttrSubagentLink] == agentevent.SubagentLinkAnchor {
+			review = append(review, ev)
+		} else {
+			parent = append(parent, ev)
+		}
+	}
+	require.NotEmpty(t, review)
+	require.NotEmpty(t, parent)
+
+	type result struct {
+		peak, atEnd heldInMemory
+		open        int // open units at the end of the backfill, in memory or not
+		waiting     int // sessions out of memory waiting for an anchor, at the most
+		spans       []string
+	}
+	// run reads the history; with restart, the connector is killed before
+	// the parents of the golden rollouts come and started again on its
+	// storage (the rollouts still waiting leave memory again at start).
+	run := func(maxCached, copies int, restart bool) result {
+		var res result
+		id := storagetest.NewStorageID("state")
+		stateDir := t.TempDir()
+		start := func() *harness {
+			h := newHarness(t, func(c *Config) {
+				c.Storage = &id
+				c.MaxCachedSessions = maxCached
+				c.MaxOpenToolDuration = 12 * time.Minute
+			})
+			h.history()
+			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+			return h
+		}
+		h := start()
+		var spans []ptrace.Span
+		read := func(evs []agentevent.Event) {
+			for _, b := range splitLogs(markFileEnds(agentevent.EncodeLogs(evs, "host1")), 100) {
+				require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+				n := held(h.c.asm)
+				res.peak = heldInMemory{max(res.peak.sessions, n.sessions), max(res.peak.units, n.units), max(res.peak.events, n.events)}
+				waiting := 0
+				for _, m := range h.c.asm.waitingAsleep {
+					waiting += len(m)
+				}
+				res.waiting = max(res.waiting, waiting)
+			}
+		}
+		for r := range copies {
+			read(copyOf(review, r))
+			for _, f := range files {
+				read(copyOf(f, r))
+			}
+		}
+		if restart {
+			h.crash()
+			spans = h.spans()
+			h = start()
+			assert.LessOrEqual(t, len(h.c.asm.sessions), maxCached, "sessions in memory after start")
+		}
+		for r := range copies {
+			read(copyOf(parent, r))
+		}
+		res.atEnd, res.open = held(h.c.asm), h.c.asm.openUnits()
+		h.setNow(365*24*time.Hour + time.Hour)
+		h.tick()
+		require.NoError(t, h.c.Shutdown(context.Background()))
+		spans = append(spans, h.spans()...)
+		nested := 0
+		for _, sp := range named(spans, "invoke_agent review") {
+			if id, _ := attr(sp, "gen_ai.conversation.id").(string); strings.HasPrefix(id, review[0].SessionID) {
+				assert.False(t, sp.ParentSpanID().IsEmpty(), "the golden /review rollout nests under its anchor's turn")
+				nested++
+			}
+		}
+		assert.Equal(t, copies, nested)
+		res.spans = fullSpanKeys(spans)
+		return res
+	}
+
+	const copies = 12
+	all := run(100_000, copies, false)
+	capped := run(8, copies, false)
+	more := run(8, 3*copies, false)
+	restarted := run(8, copies, true)
+	t.Logf("in memory at the most (sessions/units/events): %+v with room for all, %+v with max_cached_sessions 8, %+v with 3x the history", all.peak, capped.peak, more.peak)
+	t.Logf("at the end of the backfill: %d open units, %+v in memory with max_cached_sessions 8 (%d open, %+v with 3x the history)", capped.open, capped.atEnd, more.open, more.atEnd)
+	assert.Equal(t, all.spans, capped.spans, "the same spans, ids and content")
+	assert.Equal(t, all.spans, restarted.spans, "killed and started again: the same spans, each once")
+	assert.LessOrEqual(t, restarted.peak.sessions, 8)
+	assert.LessOrEqual(t, capped.peak.sessions, 8, "sessions in memory after any batch")
+	assert.LessOrEqual(t, more.peak.sessions, 8)
+	assert.Equal(t, capped.peak, more.peak, "what memory holds does not grow with the history")
+	assert.Greater(t, more.open, capped.open, "more open turns, all out of memory but a few")
+	assert.Positive(t, capped.waiting, "review rollouts waited for their anchor out of memory")
 }

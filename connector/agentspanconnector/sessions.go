@@ -359,10 +359,11 @@ func (a *assembler) enqueue(sk sessKey) {
 //
 // A session with nothing left to do always can. One with open work can
 // only with storage (its events are there) and only while its groups'
-// outcome depends on nothing but itself and the clock: none of its open
-// units is held open by, or holds open, a unit of another session (a
-// subagent linked by an anchor), and none of its subagent threads waits
-// for an anchor (which another session's event can bring).
+// outcome depends on nothing but itself, the clock and the anchors: none
+// of its open units is held open by, or holds open, a unit of another
+// session (a subagent linked by an anchor). A subagent thread waiting for
+// an anchor does not keep it: the anchor that can resolve the link wakes
+// it (see sleep and addAnchor).
 func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 	if !a.active(sk) {
 		return true, false
@@ -372,8 +373,7 @@ func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 	}
 	idx := a.sessions[sk]
 	for th := range idx.links {
-		l := a.links[th]
-		if (l.Resolved && l.Parent.Thread.sess() != sk) || (!l.Resolved && l.Anchor != "") {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.sess() != sk {
 			return false, false
 		}
 	}
@@ -400,7 +400,11 @@ func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 
 // sleep drops a session from memory, leaving an entry in the wake heap
 // when something of it is due at a time: the earliest deadline of its open
-// groups, or when its events waiting for a prompt are dropped.
+// groups, or when its events waiting for a prompt are dropped. A session
+// whose subagent threads wait for an anchor also leaves what each waits
+// for (anchor kind, project, latest time) in waitingAsleep, so that the
+// anchor that would resolve one reads the session back (addAnchor) in the
+// pass that resolves it in memory.
 func (a *assembler) sleep(sk sessKey) {
 	idx := a.sessions[sk]
 	var at time.Time
@@ -419,15 +423,54 @@ func (a *assembler) sleep(sk sessKey) {
 			earlier(t.lastArrival.Add(a.idleTimeout))
 		}
 	}
+	var waits map[anchorGroup]time.Time
+	for th := range idx.links {
+		if l := a.links[th]; !l.Resolved && l.Turn && l.Anchor != "" {
+			if waits == nil {
+				waits = map[anchorGroup]time.Time{}
+			}
+			g := anchorGroup{th.Source, l.Anchor, l.Project}
+			if until := l.At.Add(anchorSlack); until.After(waits[g]) {
+				waits[g] = until
+			}
+		}
+	}
 	units := len(idx.units)
 	a.drop(sk)
-	if at.IsZero() && units == 0 {
+	if at.IsZero() && units == 0 && len(waits) == 0 {
 		return
 	}
-	s := &sleeper{at: at, sk: sk, units: units}
-	heap.Push(&a.wake, s)
+	s := &sleeper{at: at, sk: sk, units: units, waits: waits, index: -1}
+	if !at.IsZero() {
+		heap.Push(&a.wake, s)
+	}
+	for g, until := range waits {
+		m := a.waitingAsleep[g]
+		if m == nil {
+			m = map[sessKey]time.Time{}
+			a.waitingAsleep[g] = m
+		}
+		m[sk] = until
+	}
 	a.asleep[sk] = s
 	a.sleepingUnits += units
+}
+
+// wakeForAnchor reads back the sleeping sessions with a subagent link that
+// the anchor an resolves (an anchor of its kind and project at or before
+// the subagent's start plus anchorSlack, as anchorFor looks for). They
+// count as changed, like those wakeDue reads back.
+func (a *assembler) wakeForAnchor(an anchor) {
+	var due []sessKey
+	for sk, until := range a.waitingAsleep[anchorGroup{an.Source, an.Kind, an.Project}] {
+		if !an.At.After(until) {
+			due = append(due, sk)
+		}
+	}
+	slices.SortFunc(due, compareSessions)
+	for _, sk := range due {
+		a.touch(sk) // unsleep forgets its entries
+	}
 }
 
 // settle puts a session just read back at start to sleep, as evict would
@@ -442,7 +485,7 @@ func (a *assembler) settle(sk sessKey, now time.Time) {
 		return
 	}
 	for th := range idx.links {
-		if l := a.links[th]; !l.Resolved || l.Parent.Thread.sess() != sk {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.sess() != sk {
 			return
 		}
 	}
@@ -473,11 +516,20 @@ func (a *assembler) settle(sk sessKey, now time.Time) {
 
 // unsleep forgets the wake entry of a session coming back to memory.
 func (a *assembler) unsleep(sk sessKey) {
-	if s, ok := a.asleep[sk]; ok {
-		heap.Remove(&a.wake, s.index)
-		delete(a.asleep, sk)
-		a.sleepingUnits -= s.units
+	s, ok := a.asleep[sk]
+	if !ok {
+		return
 	}
+	if s.index >= 0 {
+		heap.Remove(&a.wake, s.index)
+	}
+	for g := range s.waits {
+		if delete(a.waitingAsleep[g], sk); len(a.waitingAsleep[g]) == 0 {
+			delete(a.waitingAsleep, g)
+		}
+	}
+	delete(a.asleep, sk)
+	a.sleepingUnits -= s.units
 }
 
 // wakeDue reads back the sessions whose wake time came. They count as
@@ -488,11 +540,15 @@ func (a *assembler) wakeDue(now time.Time) {
 	}
 }
 
-// sleeper is an evicted session with open work: when it is due.
+// sleeper is an evicted session with open work: when it is due (zero
+// when nothing of it is due by time alone), and the anchors its subagent
+// links wait for (the latest time of an anchor that resolves one, by
+// anchor kind and project). index is its place in wake, -1 when not there.
 type sleeper struct {
 	at    time.Time
 	sk    sessKey
 	units int
+	waits map[anchorGroup]time.Time
 	index int
 }
 

@@ -228,10 +228,12 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 			return err
 		}
 		u := &unit{key: su.Key, prevPrompt: su.PrevPrompt, host: su.Host, lastArrival: time.Unix(0, su.LastArrival), seen: map[string]struct{}{}}
-		for _, ev := range evs {
-			u.addEvent(ev)
+		for i := range evs {
+			if u.see(&evs[i]) {
+				u.note(&evs[i])
+			}
 		}
-		u.events = evs // exactly as saved, even if one repeats an id
+		u.events = evs // exactly as saved, even if one repeats an id (not copied again)
 		u.saved = len(evs)
 		a.units[su.Key] = u
 		a.sessions[su.Key.Thread.sess()].units[su.Key] = struct{}{}
