@@ -237,7 +237,7 @@ type assembler struct {
 	// preambled the threads holding events that wait for a prompt. Both
 	// index what a pass must look at, so that it never walks every thread.
 	unresolved map[threadKey]bool
-	preambled  map[threadKey]bool
+	preambled  map[threadKey]*preambleEntry
 	// preambleDue queues the preambled threads by when their events would
 	// be dropped (see dropPreambles).
 	preambleDue preambleQueue
@@ -289,7 +289,7 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 		indexed:       newIndexShards(),
 		shardsToWrite: map[int]bool{},
 		unresolved:    map[threadKey]bool{},
-		preambled:     map[threadKey]bool{},
+		preambled:     map[threadKey]*preambleEntry{},
 		kids:          map[unitKey]map[threadKey]struct{}{},
 		dueIdx:        map[unitKey]*scheduled{},
 		fresh:         map[unitKey]bool{},
@@ -435,7 +435,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			u.addEvent(p)
 		}
 		t.preamble, t.preambleHost = nil, ""
-		delete(a.preambled, th)
+		a.unpreamble(th)
 	}
 	u.addEvent(ev)
 	return added
@@ -1179,25 +1179,38 @@ func compareUnits(x, y unitKey) int {
 
 // notePreamble marks a thread as holding events that wait for a prompt.
 func (a *assembler) notePreamble(th threadKey) {
-	if a.preambled[th] {
+	if _, ok := a.preambled[th]; ok {
 		return
 	}
-	a.preambled[th] = true
 	if t := a.threads[th]; t != nil {
-		heap.Push(&a.preambleDue, preambleEntry{at: t.lastArrival.Add(a.idleTimeout), th: th})
+		e := &preambleEntry{at: t.lastArrival.Add(a.idleTimeout), th: th}
+		heap.Push(&a.preambleDue, e)
+		a.preambled[th] = e
+	}
+}
+
+// unpreamble forgets that a thread holds events waiting for a prompt (a
+// prompt came, they were dropped, or the thread leaves memory), its entry
+// in preambleDue included: the queue holds only threads in memory, not
+// every thread that had such events within turn_idle_timeout (in a
+// backfill, nearly every Claude Code session begins with one).
+func (a *assembler) unpreamble(th threadKey) {
+	if e, ok := a.preambled[th]; ok {
+		heap.Remove(&a.preambleDue, e.index)
+		delete(a.preambled, th)
 	}
 }
 
 // dropPreambles drops the events that waited for a prompt of their thread
 // for turn_idle_timeout of wall clock (all of them at shutdown): no turn
 // came for them. The queue is by when each thread was queued; a thread that
-// got more events since is queued again by its latest, so a pass costs the
+// got more events since moves back to its latest, so a pass costs the
 // threads due, not every thread waiting.
 func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
 	drop := func(th threadKey, t *thread) {
 		dropped += len(t.preamble)
 		t.preamble, t.preambleHost = nil, ""
-		delete(a.preambled, th)
+		a.unpreamble(th)
 		a.touch(th.sess())
 	}
 	if shutdown {
@@ -1205,21 +1218,21 @@ func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
 			if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
 				drop(th, t)
 			} else {
-				delete(a.preambled, th)
+				a.unpreamble(th)
 			}
 		}
-		a.preambleDue = nil
 		return dropped
 	}
 	for len(a.preambleDue) > 0 && !now.Before(a.preambleDue[0].at) {
-		e := heap.Pop(&a.preambleDue).(preambleEntry)
+		e := a.preambleDue[0]
 		t := a.threads[e.th]
-		if !a.preambled[e.th] || t == nil || len(t.preamble) == 0 {
-			delete(a.preambled, e.th)
-			continue // gone (a prompt came, or its session left memory)
+		if t == nil || len(t.preamble) == 0 {
+			a.unpreamble(e.th)
+			continue
 		}
 		if at := t.lastArrival.Add(a.idleTimeout); now.Before(at) {
-			heap.Push(&a.preambleDue, preambleEntry{at: at, th: e.th})
+			e.at = at
+			heap.Fix(&a.preambleDue, 0)
 			continue
 		}
 		drop(e.th, t)
@@ -1238,22 +1251,16 @@ func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
 // events dropPreambles kept though a walk over every thread drops them.
 var verifyPreambles func(th threadKey)
 
-// preambleEntry is a preambled thread in preambleDue.
+// preambleEntry is a preambled thread in preambleDue: when its events are
+// due to be dropped, unless more came since.
 type preambleEntry struct {
-	at time.Time
-	th threadKey
+	at    time.Time
+	th    threadKey
+	index int
 }
+
+func (e *preambleEntry) dueAt() time.Time { return e.at }
+func (e *preambleEntry) setIndex(i int)   { e.index = i }
 
 // preambleQueue is a min-heap of preambled threads by due time.
-type preambleQueue []preambleEntry
-
-func (q preambleQueue) Len() int           { return len(q) }
-func (q preambleQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
-func (q preambleQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *preambleQueue) Push(x any)        { *q = append(*q, x.(preambleEntry)) }
-func (q *preambleQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
-}
+type preambleQueue = timedHeap[*preambleEntry]

@@ -9,9 +9,12 @@ import (
 	"io/fs"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+	"weak"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
@@ -116,10 +119,10 @@ func copyOf(evs []agentevent.Event, r int) []agentevent.Event {
 
 // heldInMemory is what the assembler holds of open work: sessions, open
 // units and their events (and the events waiting for a prompt).
-type heldInMemory struct{ sessions, units, events int }
+type heldInMemory struct{ sessions, units, events, preambleQueue int }
 
 func held(a *assembler) heldInMemory {
-	n := heldInMemory{sessions: len(a.sessions), units: len(a.units)}
+	n := heldInMemory{sessions: len(a.sessions), units: len(a.units), preambleQueue: len(a.preambleDue)}
 	for _, u := range a.units {
 		n.events += len(u.events)
 	}
@@ -200,7 +203,7 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 			for _, b := range splitLogs(markFileEnds(agentevent.EncodeLogs(evs, "host1")), 100) {
 				require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
 				n := held(h.c.asm)
-				res.peak = heldInMemory{max(res.peak.sessions, n.sessions), max(res.peak.units, n.units), max(res.peak.events, n.events)}
+				res.peak = heldInMemory{max(res.peak.sessions, n.sessions), max(res.peak.units, n.units), max(res.peak.events, n.events), max(res.peak.preambleQueue, n.preambleQueue)}
 				waiting := 0
 				for _, m := range h.c.asm.waitingAsleep {
 					waiting += len(m)
@@ -255,4 +258,77 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 	assert.Equal(t, capped.peak, more.peak, "what memory holds does not grow with the history")
 	assert.Greater(t, more.open, capped.open, "more open turns, all out of memory but a few")
 	assert.Positive(t, capped.waiting, "review rollouts waited for their anchor out of memory")
+}
+
+// TestEvictedSessionsKeepNoEventMemory: once a session with open work has
+// left memory, nothing the connector keeps (its wake entry, the index of
+// active sessions, the queue of events waiting for a prompt, what an
+// anchor's subagent waits for) holds any memory of its events — a key
+// taken from an event would keep all of that event's strings (ownStrings).
+// Sessions of every kind of open work: events waiting for a prompt, a tool
+// call running, a turn waiting for the file of the subagent it spawned, a
+// /review rollout waiting for its anchor.
+func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
+	h := withStorage(t, 4)
+	h.history()
+	const n = 40
+	var kept []weak.Pointer[byte]
+	var first []sessKey
+	for i := range n {
+		s := newSession(fmt.Sprintf("s%02d", i))
+		switch i % 4 {
+		case 0:
+			h.feedPartial(s.ev(agentevent.TypeSessionSummary, "sum", 0))
+		case 1:
+			h.feedPartial(s.prompt("p1", 0), s.call("c1", "m1", "toolu_1", "Bash", 1))
+		case 2:
+			h.feed(s.prompt("p1", 0), s.call("c1", "m1", "toolu_agent", "Agent", 1),
+				s.result("r1", "toolu_agent", "Agent", 30, func(e *agentevent.Event) { e.SpawnedAgentID = "ag1" }),
+				s.answer("a1", "m2", 31))
+		case 3:
+			x := s.subagent("rev", "review")
+			review := anchored("/proj", map[string]any{agentevent.AttrSubagentLink: agentevent.SubagentLinkAnchor, agentevent.AttrSubagentAnchor: "review"})
+			h.feed(x.prompt("xp", 6, review), x.answer("xa", "xr", 30, review))
+		}
+		h.sink.Reset()
+		if i >= n/2 {
+			continue
+		}
+		sk := sessKey{agentevent.SourceClaudeCode, s.id}
+		first = append(first, sk)
+		idx := h.c.asm.sessions[sk]
+		require.NotNil(t, idx, "in memory after its batch")
+		var evs []agentevent.Event
+		for k := range idx.units {
+			evs = append(evs, h.c.asm.units[k].events...)
+		}
+		for th := range idx.threads {
+			evs = append(evs, h.c.asm.threads[th].preamble...)
+		}
+		require.NotEmpty(t, evs)
+		for i := range evs {
+			kept = append(kept, weak.Make(stringsOf(&evs[i])))
+		}
+	}
+	for _, sk := range first {
+		require.NotContains(t, h.c.asm.sessions, sk)
+		require.Contains(t, h.c.asm.asleep, sk, "out of memory, with its open work")
+	}
+	runtime.GC()
+	for i, p := range kept {
+		assert.Nil(t, p.Value(), "event %d of a session out of memory is still reachable", i)
+	}
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+// stringsOf is the start of the memory the connector gave an event's strings
+// (ownStrings: one allocation, in field order, so the lowest address).
+func stringsOf(ev *agentevent.Event) *byte {
+	var low *byte
+	for _, s := range []string{ev.SchemaVersion, string(ev.Source), ev.ProjectHash, ev.ProjectRoot, ev.SessionID, ev.EventID} {
+		if p := unsafe.StringData(s); s != "" && (low == nil || uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(low))) {
+			low = p
+		}
+	}
+	return low
 }

@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -184,7 +185,7 @@ func (a *assembler) drop(sk sessKey) {
 	}
 	for th := range idx.threads {
 		delete(a.threads, th)
-		delete(a.preambled, th)
+		a.unpreamble(th)
 	}
 	for k := range idx.units {
 		delete(a.units, k)
@@ -429,7 +430,8 @@ func (a *assembler) sleep(sk sessKey) {
 			if waits == nil {
 				waits = map[anchorGroup]time.Time{}
 			}
-			g := anchorGroup{th.Source, l.Anchor, l.Project}
+			// Copies, like sk below: the link's strings are an event's.
+			g := anchorGroup{agentevent.Source(strings.Clone(string(th.Source))), strings.Clone(l.Anchor), strings.Clone(l.Project)}
 			if until := l.At.Add(anchorSlack); until.After(waits[g]) {
 				waits[g] = until
 			}
@@ -440,6 +442,7 @@ func (a *assembler) sleep(sk sessKey) {
 	if at.IsZero() && units == 0 && len(waits) == 0 {
 		return
 	}
+	sk = ownKey(sk)
 	s := &sleeper{at: at, sk: sk, units: units, waits: waits, index: -1}
 	if !at.IsZero() {
 		heap.Push(&a.wake, s)
@@ -454,6 +457,19 @@ func (a *assembler) sleep(sk sessKey) {
 	}
 	a.asleep[sk] = s
 	a.sleepingUnits += units
+}
+
+// ownKey copies a session key into memory of its own, for the entries that
+// stay while the session is out of memory (its wake entry, the saved
+// index): a key taken from an event shares its memory with all of that
+// event's strings (ownStrings), which it would keep alive.
+func ownKey(sk sessKey) sessKey {
+	var b strings.Builder
+	b.Grow(len(sk.Source) + len(sk.Session))
+	b.WriteString(string(sk.Source))
+	b.WriteString(sk.Session)
+	all := b.String()
+	return sessKey{Source: agentevent.Source(all[:len(sk.Source)]), Session: all[len(sk.Source):]}
 }
 
 // wakeForAnchor reads back the sleeping sessions with a subagent link that

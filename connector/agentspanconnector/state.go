@@ -307,7 +307,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 			shardsChanged[n] = true
 			a.flushedIndex = append(a.flushedIndex, indexChange{sk, act})
 			if act {
-				a.indexed[n][sk] = true
+				a.indexed[n][ownKey(sk)] = true
 			} else {
 				delete(a.indexed[n], sk)
 			}
