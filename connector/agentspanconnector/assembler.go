@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"container/heap"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -128,7 +129,7 @@ func (t *thread) notePrompt(id string, at time.Time) {
 	}
 	t.prompts = append(t.prompts, promptRef{})
 	copy(t.prompts[i+1:], t.prompts[i:])
-	t.prompts[i] = promptRef{At: at, ID: id}
+	t.prompts[i] = promptRef{At: at, ID: strings.Clone(id)}
 	if len(t.prompts) > maxPrompts {
 		t.prompts = t.prompts[len(t.prompts)-maxPrompts:]
 	}
@@ -429,7 +430,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			} else if u.prevPrompt == "" {
 				u.prevPrompt = t.lastPrompt
 			}
-			t.lastPrompt, t.lastPromptSeq = ev.EventID, ev.Sequence
+			t.lastPrompt, t.lastPromptSeq = strings.Clone(ev.EventID), ev.Sequence
 		}
 		for _, p := range t.preamble {
 			u.addEvent(p)
@@ -646,7 +647,7 @@ func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcomm
 	for _, id := range prev.Skip {
 		skip[id] = true
 	}
-	m := closedUnit{Prompt: tr.key.Prompt, Trace: traceID, Skip: prev.Skip}
+	m := closedUnit{Prompt: strings.Clone(tr.key.Prompt), Trace: traceID, Skip: prev.Skip}
 	add := func(id pcommon.SpanID) {
 		if !slices.Contains(m.Skip, id) {
 			m.Skip = append(m.Skip, id)
@@ -824,7 +825,7 @@ func (a *assembler) noteRead(sk sessKey, logFile string, caughtUp bool) {
 			idx.caughtUp = map[string]bool{}
 		}
 		if caughtUp {
-			idx.caughtUp[logFile] = true
+			idx.caughtUp[strings.Clone(logFile)] = true
 		} else {
 			delete(idx.caughtUp, logFile)
 		}
@@ -1054,6 +1055,7 @@ type anchorGroup struct {
 
 // addAnchor appends an anchor, dropping the oldest past maxAnchors.
 func (a *assembler) addAnchor(an anchor) {
+	an = an.owned()
 	a.anchors = append(a.anchors, an)
 	g := anchorGroup{an.Source, an.Kind, an.Project}
 	a.anchorIdx[g] = append(a.anchorIdx[g], an)

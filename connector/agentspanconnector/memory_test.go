@@ -332,3 +332,39 @@ func stringsOf(ev *agentevent.Event) *byte {
 	}
 	return low
 }
+
+// TestEmittedTurnsLeaveNoEventMemory: once a turn went out, what its
+// session keeps of it in memory — its marker, its prompt among the
+// thread's prompts, its tool calls in the call index, its subagent's link,
+// the caught-up flag of its file — holds none of its events' memory, their
+// content included (include_content): each kept id has memory of its own.
+func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.IncludeContent = true })
+	s := newSession("s1")
+	x := s.subagent("ag1", "Explore")
+	h.feed(s.prompt("p1", 0), s.call("c1", "m1", "toolu_agent", "Agent", 1),
+		x.prompt("xp", 2), x.call("xc", "xm1", "toolu_x1", "Grep", 3), x.result("xr", "toolu_x1", "Grep", 4), x.answer("xa", "xm2", 5),
+		s.result("r1", "toolu_agent", "Agent", 6, func(e *agentevent.Event) { e.SpawnedAgentID = "ag1" }), s.answer("a1", "m2", 7))
+	require.Empty(t, h.spans(), "live: open until the next prompt")
+	var kept []weak.Pointer[byte]
+	for _, u := range h.c.asm.units {
+		for i := range u.events {
+			kept = append(kept, weak.Make(stringsOf(&u.events[i])))
+		}
+	}
+	require.Len(t, kept, 8)
+	h.feed(s.prompt("p2", 10))
+	require.Len(t, named(h.spans(), "invoke_agent Explore"), 1, "the turn went out with its subagent")
+	h.sink.Reset()
+
+	main := threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	_, marked := h.c.asm.threads[main].closedFor("p1")
+	require.True(t, marked)
+	require.Contains(t, h.c.asm.calls, callKey{agentevent.SourceClaudeCode, "s1", "toolu_agent"})
+	require.Contains(t, h.c.asm.links, threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"})
+	runtime.GC()
+	for i, p := range kept {
+		assert.Nil(t, p.Value(), "event %d of the emitted turn is still reachable", i)
+	}
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}

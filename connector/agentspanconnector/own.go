@@ -88,3 +88,68 @@ func ownStrings(ev *agentevent.Event) {
 		ev.Attributes = m
 	}
 }
+
+// ownAll gives strings, together, one allocation of their own.
+func ownAll(ss ...*string) {
+	n := 0
+	for _, s := range ss {
+		n += len(*s)
+	}
+	if n == 0 {
+		return
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range ss {
+		b.WriteString(*s)
+	}
+	all, off := b.String(), 0
+	for _, s := range ss {
+		if l := len(*s); l > 0 {
+			*s = all[off : off+l]
+			off += l
+		}
+	}
+}
+
+// The keys and ids below outlive the event they were taken from (a
+// thread, a tool call, a link or a marker is kept after its unit went out,
+// a session's key while it is out of memory): each is given memory of its
+// own when it is kept, or it would keep all of its event's strings (an
+// event's are one allocation, see ownStrings) — with include_content, the
+// prompt's text and a tool call's arguments.
+
+func ownKey(sk sessKey) sessKey {
+	ownAll((*string)(&sk.Source), &sk.Session)
+	return sk
+}
+
+func (k threadKey) owned() threadKey {
+	ownAll((*string)(&k.Source), &k.Session, &k.Agent)
+	return k
+}
+
+func (k unitKey) owned() unitKey {
+	ownAll((*string)(&k.Thread.Source), &k.Thread.Session, &k.Thread.Agent, &k.Prompt)
+	return k
+}
+
+func (c callKey) owned() callKey {
+	ownAll((*string)(&c.Source), &c.Session, &c.CallID)
+	return c
+}
+
+func (r callRef) owned() callRef {
+	ownAll((*string)(&r.Unit.Thread.Source), &r.Unit.Thread.Session, &r.Unit.Thread.Agent, &r.Unit.Prompt, &r.SubagentType)
+	return r
+}
+
+func (l link) owned() link {
+	ownAll(&l.CallID, (*string)(&l.Parent.Thread.Source), &l.Parent.Thread.Session, &l.Parent.Thread.Agent, &l.Parent.Prompt, &l.Anchor, &l.Project)
+	return l
+}
+
+func (an anchor) owned() anchor {
+	ownAll((*string)(&an.Source), &an.Kind, &an.Project, (*string)(&an.Unit.Thread.Source), &an.Unit.Thread.Session, &an.Unit.Thread.Agent, &an.Unit.Prompt)
+	return an
+}

@@ -74,6 +74,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 		return idx
 	}
 	a.unsleep(sk)
+	sk = ownKey(sk)
 	idx := newSessIndex()
 	idx.used = a.uses
 	a.sessions[sk] = idx
@@ -100,6 +101,7 @@ func (a *assembler) touch(sk sessKey) {
 }
 
 func (a *assembler) setThread(th threadKey, t *thread) {
+	th = th.owned()
 	a.touch(th.sess())
 	a.threads[th] = t
 	a.sessions[th.sess()].threads[th] = struct{}{}
@@ -133,6 +135,7 @@ func (a *assembler) delUnit(k unitKey) {
 }
 
 func (a *assembler) setLink(child threadKey, l link) {
+	child, l = child.owned(), l.owned()
 	a.touch(child.sess())
 	old, had := a.links[child]
 	a.indexKid(child, old, had, l, true)
@@ -166,6 +169,7 @@ func (a *assembler) delLink(child threadKey) {
 }
 
 func (a *assembler) setCall(c callKey, ref callRef) {
+	c, ref = c.owned(), ref.owned()
 	a.touch(c.sess())
 	a.calls[c] = ref
 	a.sessions[c.sess()].calls[c] = struct{}{}
@@ -457,19 +461,6 @@ func (a *assembler) sleep(sk sessKey) {
 	}
 	a.asleep[sk] = s
 	a.sleepingUnits += units
-}
-
-// ownKey copies a session key into memory of its own, for the entries that
-// stay while the session is out of memory (its wake entry, the saved
-// index): a key taken from an event shares its memory with all of that
-// event's strings (ownStrings), which it would keep alive.
-func ownKey(sk sessKey) sessKey {
-	var b strings.Builder
-	b.Grow(len(sk.Source) + len(sk.Session))
-	b.WriteString(string(sk.Source))
-	b.WriteString(sk.Session)
-	all := b.String()
-	return sessKey{Source: agentevent.Source(all[:len(sk.Source)]), Session: all[len(sk.Source):]}
 }
 
 // wakeForAnchor reads back the sleeping sessions with a subagent link that
