@@ -107,8 +107,11 @@ func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
 
 // TestEvictedGoldenSessionsGiveTheSameSpans reads every golden case (real
 // sessions of every agent, with subagents, long tools, late usage) at
-// once, interleaved three records at a time with each file's end flagged
-// as the receiver does, the wall clock moving and ticking, with storage
+// once, each file on its own and the files interleaved three records at a
+// time (a subagent's file may come before its parent's, a /review rollout
+// before the anchor that claims it, and wait out of memory), with each
+// file's end flagged as the receiver does, the wall clock moving and
+// ticking, with storage
 // and one or two sessions in memory: the spans are those of a run that
 // keeps every session, ids and content — also when the connector is killed
 // after random batches and restarted on its storage.
@@ -117,7 +120,11 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 	for _, dir := range goldenCases(t) {
 		logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
 		require.NoError(t, err)
-		cases = append(cases, splitLogs(markFileEnds(logs), 3))
+		// One queue per file, as the receiver reads each file on its own:
+		// a subagent's file (a /review rollout) may come before its parent's.
+		for _, f := range logsByFile(markFileEnds(logs)) {
+			cases = append(cases, splitLogs(f, 3))
+		}
 	}
 	// run reads the cases; with crash, the connector is killed (no
 	// Shutdown) after random batches and restarted on the same storage,
@@ -182,6 +189,39 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 		assert.NotEqual(t, got[i-1], got[i], "emitted twice")
 	}
 	assert.Equal(t, want, got, "max_cached_sessions 1, killed after random batches")
+}
+
+// logsByFile splits logs by log file, in the order of each file's first
+// record.
+func logsByFile(ld plog.Logs) []plog.Logs {
+	var out []plog.Logs
+	byFile := map[string]plog.LogRecordSlice{}
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		sls := rls.At(i).ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				f := ""
+				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
+					f = v.AsString()
+				}
+				dst, ok := byFile[f]
+				if !ok {
+					l := plog.NewLogs()
+					rl := l.ResourceLogs().AppendEmpty()
+					rls.At(i).Resource().CopyTo(rl.Resource())
+					sl := rl.ScopeLogs().AppendEmpty()
+					sls.At(j).Scope().CopyTo(sl.Scope())
+					dst = sl.LogRecords()
+					byFile[f] = dst
+					out = append(out, l)
+				}
+				lrs.At(k).CopyTo(dst.AppendEmpty())
+			}
+		}
+	}
+	return out
 }
 
 // markFileEnds sets agentevent.AttrReadCaughtUp on the last record of each
