@@ -196,31 +196,21 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 func logsByFile(ld plog.Logs) []plog.Logs {
 	var out []plog.Logs
 	byFile := map[string]plog.LogRecordSlice{}
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				f := ""
-				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
-					f = v.AsString()
-				}
-				dst, ok := byFile[f]
-				if !ok {
-					l := plog.NewLogs()
-					rl := l.ResourceLogs().AppendEmpty()
-					rls.At(i).Resource().CopyTo(rl.Resource())
-					sl := rl.ScopeLogs().AppendEmpty()
-					sls.At(j).Scope().CopyTo(sl.Scope())
-					dst = sl.LogRecords()
-					byFile[f] = dst
-					out = append(out, l)
-				}
-				lrs.At(k).CopyTo(dst.AppendEmpty())
-			}
+	eachRecord(ld, func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) {
+		f := strAttr(lr, agentevent.AttrLogFile)
+		dst, ok := byFile[f]
+		if !ok {
+			l := plog.NewLogs()
+			nrl := l.ResourceLogs().AppendEmpty()
+			rl.Resource().CopyTo(nrl.Resource())
+			nsl := nrl.ScopeLogs().AppendEmpty()
+			sl.Scope().CopyTo(nsl.Scope())
+			dst = nsl.LogRecords()
+			byFile[f] = dst
+			out = append(out, l)
 		}
-	}
+		lr.CopyTo(dst.AppendEmpty())
+	})
 	return out
 }
 
@@ -228,20 +218,9 @@ func logsByFile(ld plog.Logs) []plog.Logs {
 // log file, as the receiver does when it has read the file to its end.
 func markFileEnds(ld plog.Logs) plog.Logs {
 	last := map[string]plog.LogRecord{}
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				f := ""
-				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
-					f = v.AsString()
-				}
-				last[f] = lrs.At(k)
-			}
-		}
-	}
+	eachRecord(ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord) {
+		last[strAttr(lr, agentevent.AttrLogFile)] = lr
+	})
 	for _, lr := range last {
 		lr.Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
 	}

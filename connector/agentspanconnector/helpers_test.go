@@ -179,28 +179,37 @@ func (h *harness) feedPartial(evs ...agentevent.Event) {
 	}
 }
 
-// markCaughtUp sets agentevent.AttrReadCaughtUp on the last record of each
-// session in each log file, as the receiver does when it has read a file to
-// its end (one delivery per file).
-func markCaughtUp(ld plog.Logs) plog.Logs {
-	last := map[[2]string]plog.LogRecord{}
+// eachRecord calls fn with every log record of ld and the resource and
+// scope logs it is in.
+func eachRecord(ld plog.Logs, fn func(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord)) {
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		sls := rls.At(i).ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				var key [2]string
-				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrSessionID); ok {
-					key[0] = v.AsString()
-				}
-				if v, ok := lrs.At(k).Attributes().Get(agentevent.AttrLogFile); ok {
-					key[1] = v.AsString()
-				}
-				last[key] = lrs.At(k)
+				fn(rls.At(i), sls.At(j), lrs.At(k))
 			}
 		}
 	}
+}
+
+// strAttr is a string attribute of a log record ("" when absent).
+func strAttr(lr plog.LogRecord, key string) string {
+	if v, ok := lr.Attributes().Get(key); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+// markCaughtUp sets agentevent.AttrReadCaughtUp on the last record of each
+// session in each log file, as the receiver does when it has read a file to
+// its end (one delivery per file).
+func markCaughtUp(ld plog.Logs) plog.Logs {
+	last := map[[2]string]plog.LogRecord{}
+	eachRecord(ld, func(_ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord) {
+		last[[2]string{strAttr(lr, agentevent.AttrSessionID), strAttr(lr, agentevent.AttrLogFile)}] = lr
+	})
 	for _, lr := range last {
 		lr.Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
 	}
