@@ -150,7 +150,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 // newJSONLTailer is the tailer of one agent's JSONL files, with the
 // receiver's settings; emit, store and logger are the source's to set.
 func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*tailer, error) {
-	match, err := newTailer(include, exclude, ac.ExcludeOlderThan)
+	match, err := newMatcher(include, exclude, ac.ExcludeOlderThan)
 	if err != nil {
 		return nil, err
 	}

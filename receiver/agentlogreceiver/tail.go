@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
 	"go.uber.org/zap"
 )
 
@@ -152,14 +151,6 @@ type tailer struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-}
-
-func newTailer(include, exclude []string, excludeOlderThan time.Duration) (func() ([]string, error), error) {
-	m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude, ExcludeOlderThan: excludeOlderThan})
-	if err != nil {
-		return nil, err
-	}
-	return m.MatchFiles, nil
 }
 
 // start polls in the background, the first poll at once.

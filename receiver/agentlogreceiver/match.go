@@ -1,0 +1,191 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
+)
+
+// The tailer matches its include patterns at every poll. A glob walks every
+// directory below the patterns' static part and lists it: on a 1 GB
+// history, three quarters of the idle receiver's CPU went to opening and
+// listing the same unchanged directories every second. dirMatcher keeps each
+// directory's listing between polls and lists a directory again only when
+// its modification time changed (an entry was added, removed or renamed):
+// a poll costs a stat per directory and none per unchanged listing. The
+// files it finds are those the glob finds (doublestar's PathMatch on the
+// same patterns, symlinked directories followed), sorted.
+//
+// A listing is trusted only when it was made at least listingSettle after
+// the directory's modification time: on a file system with coarse
+// timestamps, a change within the same tick as the one listed leaves the
+// time as it was, and a listing made that close to the change could miss
+// it.
+const listingSettle = 2 * time.Second
+
+// maxWalkDepth bounds the walk below a pattern's base (a loop of symlinked
+// directories ends there).
+const maxWalkDepth = 64
+
+type dirMatcher struct {
+	include, exclude []string
+	now              func() time.Time
+	dirs             map[string]*dirListing
+	walks            uint64
+	// listed counts the directories read (tests).
+	listed int
+}
+
+// dirListing is one directory as last listed.
+type dirListing struct {
+	mtime    int64
+	listedAt int64
+	files    []string // names of the entries that are not directories
+	subdirs  []string // names of the directories (symlinks to one included)
+	walk     uint64   // the last walk that visited it
+}
+
+// newMatcher is the tailer's matcher of one agent's patterns: the listing
+// cache, or fileconsumer's matcher on Windows (its globs are
+// case-insensitive there, which doublestar's PathMatch is not).
+func newMatcher(include, exclude []string, excludeOlderThan time.Duration) (func() ([]string, error), error) {
+	if runtime.GOOS == "windows" || excludeOlderThan > 0 {
+		// exclude_older_than needs every match's modification time, which
+		// the matcher reads; it is also the setting that makes the walk
+		// cheap (a user who sets it has few files).
+		m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude, ExcludeOlderThan: excludeOlderThan})
+		if err != nil {
+			return nil, err
+		}
+		return m.MatchFiles, nil
+	}
+	m, err := newDirMatcher(include, exclude)
+	if err != nil {
+		return nil, err
+	}
+	return m.match, nil
+}
+
+// newDirMatcher is the listing cache over the patterns (not on Windows).
+func newDirMatcher(include, exclude []string) (*dirMatcher, error) {
+	for _, p := range append(slices.Clone(include), exclude...) {
+		if !doublestar.ValidatePathPattern(p) {
+			return nil, &patternError{p}
+		}
+	}
+	return &dirMatcher{include: include, exclude: exclude, now: time.Now, dirs: map[string]*dirListing{}}, nil
+}
+
+type patternError struct{ pattern string }
+
+func (e *patternError) Error() string { return "parse glob: bad pattern " + e.pattern }
+
+// match returns the files the patterns match now, sorted.
+func (m *dirMatcher) match() ([]string, error) {
+	m.walks++
+	seen := map[string]struct{}{}
+	for _, pattern := range m.include {
+		base, rest := doublestar.SplitPattern(filepath.ToSlash(pattern))
+		if rest == "" {
+			// No meta character: the pattern names one file.
+			if fi, err := os.Stat(pattern); err == nil && !fi.IsDir() && !m.excluded(pattern) {
+				seen[pattern] = struct{}{}
+			}
+			continue
+		}
+		depth := maxWalkDepth
+		if !strings.Contains(rest, "**") {
+			depth = strings.Count(rest, "/")
+		}
+		m.walk(filepath.FromSlash(base), pattern, depth, seen)
+	}
+	for dir, l := range m.dirs {
+		if l.walk != m.walks {
+			delete(m.dirs, dir) // gone, or no longer below a pattern
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// walk adds the files below dir that pattern matches, depth levels down at
+// most.
+func (m *dirMatcher) walk(dir, pattern string, depth int, seen map[string]struct{}) {
+	l := m.list(dir)
+	if l == nil {
+		return
+	}
+	for _, name := range l.files {
+		p := filepath.Join(dir, name)
+		if ok, _ := doublestar.PathMatch(pattern, p); ok && !m.excluded(p) {
+			seen[p] = struct{}{}
+		}
+	}
+	if depth <= 0 {
+		return
+	}
+	for _, name := range l.subdirs {
+		m.walk(filepath.Join(dir, name), pattern, depth-1, seen)
+	}
+}
+
+func (m *dirMatcher) excluded(p string) bool {
+	for _, e := range m.exclude {
+		if ok, _ := doublestar.PathMatch(e, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// list returns dir's listing: the kept one while the directory's
+// modification time is the one listed (and the listing settled), else a
+// fresh one. nil: not a directory (any more).
+func (m *dirMatcher) list(dir string) *dirListing {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		delete(m.dirs, dir)
+		return nil
+	}
+	mtime := fi.ModTime().UnixNano()
+	if l := m.dirs[dir]; l != nil && l.mtime == mtime && l.listedAt-l.mtime >= int64(listingSettle) {
+		l.walk = m.walks
+		return l
+	}
+	now := m.now().UnixNano()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		delete(m.dirs, dir)
+		return nil
+	}
+	m.listed++
+	l := &dirListing{mtime: mtime, listedAt: now, walk: m.walks}
+	for _, e := range entries {
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+				isDir = fi.IsDir()
+			}
+		}
+		if isDir {
+			l.subdirs = append(l.subdirs, e.Name())
+		} else {
+			l.files = append(l.files, e.Name())
+		}
+	}
+	m.dirs[dir] = l
+	return l
+}

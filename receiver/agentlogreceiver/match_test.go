@@ -1,0 +1,151 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// matchTree is a home with the agents' layouts, files the patterns must not
+// match, a symlinked directory and an excluded file.
+func matchTree(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	for _, p := range []string{
+		".claude/projects/-home-u-a/s1.jsonl",
+		".claude/projects/-home-u-a/s1/subagents/agent-x.jsonl",
+		".claude/projects/-home-u-b/s2.jsonl",
+		".claude/projects/-home-u-b/notes.txt",
+		".claude/projects/-home-u-b/skip.jsonl",
+		".codex/sessions/2026/11/26/rollout-2026-11-26T10-00-00-abc.jsonl",
+		".codex/sessions/2026/11/26/other.jsonl",
+		".codex/archived_sessions/rollout-2026-01-01T00-00-00-def.jsonl",
+		".copilot/session-state/0a/events.jsonl",
+		".copilot/session-state/0b/deeper/events.jsonl",
+		"elsewhere/linked/s3.jsonl",
+	} {
+		writeFile(t, filepath.Join(home, p), `{"x":1}`)
+	}
+	require.NoError(t, os.Symlink(filepath.Join(home, "elsewhere", "linked"), filepath.Join(home, ".claude", "projects", "-home-u-c")))
+	return home
+}
+
+// TestDirMatcherMatchesAsTheGlob: the listing cache finds exactly the files
+// fileconsumer's matcher (doublestar's glob) finds, for the agents' kinds
+// of patterns, excludes and a symlinked directory included.
+func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	home := matchTree(t)
+	j := func(p string) string { return filepath.Join(home, p) }
+	for _, tc := range []struct {
+		name             string
+		include, exclude []string
+	}{
+		{"claude", []string{j(".claude/projects/**/*.jsonl")}, []string{j(".claude/projects/**/skip.jsonl")}},
+		{"codex", []string{j(".codex/sessions/**/rollout-*.jsonl"), j(".codex/archived_sessions/rollout-*.jsonl")}, nil},
+		{"copilot", []string{j(".copilot/session-state/*/events.jsonl")}, nil},
+		{"one file", []string{j(".claude/projects/-home-u-a/s1.jsonl")}, nil},
+		{"overlapping", []string{j("**/*.jsonl"), j(".codex/**/*.jsonl")}, nil},
+		{"nothing", []string{j("absent/**/*.jsonl")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc, err := matcher.New(matcher.Criteria{Include: tc.include, Exclude: tc.exclude})
+			require.NoError(t, err)
+			want, _ := fc.MatchFiles()
+			match, err := newMatcher(tc.include, tc.exclude, 0)
+			require.NoError(t, err)
+			for range 2 { // fresh, then from the kept listings
+				got, err := match()
+				require.NoError(t, err)
+				if len(want) == 0 {
+					assert.Empty(t, got)
+					continue
+				}
+				assert.Equal(t, want, got)
+			}
+		})
+	}
+	_, err := newMatcher([]string{j("[")}, nil, 0)
+	assert.Error(t, err, "a bad pattern fails at build")
+}
+
+// TestDirMatcherListsOnlyChangedDirectories: a directory whose modification
+// time is as listed (and settled) is not read again; a file added to it, or
+// to a new directory, is found at the next match; a listing made right after
+// a change is not trusted (coarse timestamps).
+func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
+	home := matchTree(t)
+	pattern := filepath.Join(home, ".claude", "projects", "**", "*.jsonl")
+	if runtime.GOOS == "windows" {
+		t.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	m, err := newDirMatcher([]string{pattern}, nil)
+	require.NoError(t, err)
+	match := m.match
+	past := time.Now().Add(-time.Hour)
+	settle := func() {
+		require.NoError(t, filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.IsDir() {
+				return os.Chtimes(p, past, past)
+			}
+			return err
+		}))
+	}
+	settle()
+	first, err := match()
+	require.NoError(t, err)
+	require.Len(t, first, 5)
+	m.listed = 0
+	again, err := match()
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+	assert.Zero(t, m.listed, "no unchanged directory is listed again")
+
+	// A new file: its directory's time changes, it alone is listed again.
+	added := filepath.Join(home, ".claude", "projects", "-home-u-b", "s4.jsonl")
+	writeFile(t, added, `{"x":1}`)
+	got, err := match()
+	require.NoError(t, err)
+	assert.Contains(t, got, added)
+	assert.Equal(t, 1, m.listed)
+
+	// Listed within listingSettle of its change: listed again next time,
+	// so that a second file in the same timestamp tick is not missed.
+	m.listed = 0
+	second := filepath.Join(home, ".claude", "projects", "-home-u-b", "s5.jsonl")
+	writeFile(t, second, `{"x":1}`)
+	dir := filepath.Dir(second)
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	// As on a file system whose timestamps are coarser than the two writes:
+	// the directory's time stays the one the last listing saw.
+	require.NoError(t, os.Chtimes(dir, fi.ModTime(), time.Unix(0, m.dirs[dir].mtime)))
+	got, err = match()
+	require.NoError(t, err)
+	assert.Contains(t, got, second, "a change within the listed tick is seen")
+
+	// A new directory.
+	newDir := filepath.Join(home, ".claude", "projects", "-home-u-d", "s6.jsonl")
+	writeFile(t, newDir, `{"x":1}`)
+	got, err = match()
+	require.NoError(t, err)
+	assert.Contains(t, got, newDir)
+
+	// A directory gone: its listing is let go.
+	require.NoError(t, os.RemoveAll(filepath.Join(home, ".claude", "projects", "-home-u-a")))
+	got, err = match()
+	require.NoError(t, err)
+	assert.NotContains(t, got, filepath.Join(home, ".claude", "projects", "-home-u-a", "s1.jsonl"))
+	assert.NotContains(t, m.dirs, filepath.Join(home, ".claude", "projects", "-home-u-a"))
+}
