@@ -52,6 +52,9 @@ type dirListing struct {
 	files    []string // names of the entries that are not directories
 	subdirs  []string // names of the directories (symlinks to one included)
 	walk     uint64   // the last walk that visited it
+	// matched are the paths of files each pattern matches here, kept with
+	// the listing (matching is a fifth of an idle poll otherwise).
+	matched map[string][]string
 }
 
 // newMatcher is the tailer's matcher of one agent's patterns: the listing
@@ -128,11 +131,22 @@ func (m *dirMatcher) walk(dir, pattern string, depth int, seen map[string]struct
 	if l == nil {
 		return
 	}
-	for _, name := range l.files {
-		p := filepath.Join(dir, name)
-		if ok, _ := doublestar.PathMatch(pattern, p); ok && !m.excluded(p) {
-			seen[p] = struct{}{}
+	matched, ok := l.matched[pattern]
+	if !ok {
+		matched = []string{}
+		for _, name := range l.files {
+			p := filepath.Join(dir, name)
+			if ok, _ := doublestar.PathMatch(pattern, p); ok && !m.excluded(p) {
+				matched = append(matched, p)
+			}
 		}
+		if l.matched == nil {
+			l.matched = map[string][]string{}
+		}
+		l.matched[pattern] = matched
+	}
+	for _, p := range matched {
+		seen[p] = struct{}{}
 	}
 	if depth <= 0 {
 		return
