@@ -421,6 +421,15 @@ func (w headWriter) Write(p []byte) (int, error) {
 func (t *tailer) read(ctx context.Context, j tailJob) {
 	f := j.f
 	t.reads.Add(1)
+	if f.pos.Offset == 0 && f.pos.HeadLen == 0 {
+		// A file first seen empty, or before its first line was complete,
+		// or read again from its start: its head is known once it has a
+		// first line, and goes into the position stored with the first
+		// batch (a later move or copy of it is told by it).
+		if h, ok := readHead(j.path, t.maxLogSize, t.headBytes); ok {
+			f.pos.HeadLen, f.pos.Head = h.n, h.sum
+		}
+	}
 	fh, err := os.Open(j.path)
 	if err != nil {
 		return // gone since the stat: the next poll lets it go

@@ -308,6 +308,28 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	assert.Len(t, r.got, before)
 }
 
+// TestTailFileEmptyAtFirstSightThenMoved: a file first seen before its
+// first line was complete gets its head when it is read, so that moving it
+// later reads on from its position instead of reading it again.
+func TestTailFileEmptyAtFirstSightThenMoved(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "sessions", "r1.jsonl")
+	writeFile(t, orig)
+	appendFile(t, orig, `{"r":`)
+	r := newTailRig(t, dir, 1<<20)
+	r.poll()
+	appendFile(t, orig, `1}`+"\n"+`{"r":2}`+"\n")
+	r.poll()
+	require.Len(t, r.lines(orig), 2)
+	assert.NotZero(t, r.store.pos[orig].HeadLen, "the head is stored once the file has a first line")
+	moved := filepath.Join(dir, "archived", "r1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
+	require.NoError(t, os.Rename(orig, moved))
+	appendFile(t, moved, `{"r":3}`+"\n")
+	r.poll()
+	assert.Equal(t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "read on from its position, not again")
+}
+
 // TestTailStartAtEnd: with start_at: end, files found at the first poll
 // without a stored position are read from their end; a file that appears
 // later is read whole.
