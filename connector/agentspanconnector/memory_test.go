@@ -159,9 +159,7 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 			return err
 		}))
 	}
-	if len(files) == 0 {
-		t.Skipf("no fixtures under %s", dir)
-	}
+	require.NotEmpty(t, files, "the fixture corpus %s holds no Claude Code, Codex or Pi session file", dir)
 	// The golden /review case by file: the parent session (its anchor) and
 	// the review rollout.
 	logs, err := golden.ReadLogs(filepath.Join("..", "..", "testdata", "codex", "review_subagent", "events.yaml"))
