@@ -128,6 +128,20 @@ func (r *tailRig) lines(path string) []tailSeen {
 	return out
 }
 
+// moveAndAppendThird moves orig (two lines, {"r":1} and {"r":2}, read) to
+// archived/r1.jsonl beside its folder, appends a third line and polls: the
+// moved file must be read on from its position, that line alone.
+func (r *tailRig) moveAndAppendThird(orig string) string {
+	r.t.Helper()
+	moved := filepath.Join(filepath.Dir(filepath.Dir(orig)), "archived", "r1.jsonl")
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(moved), 0o755))
+	require.NoError(r.t, os.Rename(orig, moved))
+	appendFile(r.t, moved, `{"r":3}`+"\n")
+	r.poll()
+	assert.Equal(r.t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "the moved file is read on from its position, not again")
+	return moved
+}
+
 func (r *tailRig) emitted() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -234,12 +248,7 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	require.Len(t, r.lines(orig), 2)
 
 	// Moved (Codex archiving a rollout), then appended to.
-	moved := filepath.Join(dir, "archived", "r1.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
-	require.NoError(t, os.Rename(orig, moved))
-	appendFile(t, moved, `{"r":3}`+"\n")
-	r.poll()
-	assert.Equal(t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "the moved file is read on from its position")
+	moved := r.moveAndAppendThird(orig)
 	assert.Equal(t, orig, r.store.moved[moved], "with the state of the path it came from")
 
 	// Copied: the same content at another path is read once.
@@ -322,12 +331,7 @@ func TestTailFileEmptyAtFirstSightThenMoved(t *testing.T) {
 	r.poll()
 	require.Len(t, r.lines(orig), 2)
 	assert.NotZero(t, r.store.pos[orig].HeadLen, "the head is stored once the file has a first line")
-	moved := filepath.Join(dir, "archived", "r1.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
-	require.NoError(t, os.Rename(orig, moved))
-	appendFile(t, moved, `{"r":3}`+"\n")
-	r.poll()
-	assert.Equal(t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "read on from its position, not again")
+	r.moveAndAppendThird(orig)
 }
 
 // TestTailStartAtEnd: with start_at: end, files found at the first poll
