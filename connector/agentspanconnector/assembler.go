@@ -61,6 +61,9 @@ type unit struct {
 	ended string
 	// lastFile is the log file of the latest event added.
 	lastFile string
+	// unspawned: an event of the unit said that no tool call spawned this
+	// subagent (agentevent.SubagentLinkNone), so no claim is waited for.
+	unspawned bool
 }
 
 // thread is what the connector remembers of a conversation thread.
@@ -488,6 +491,9 @@ func (u *unit) note(ev *agentevent.Event) {
 	if end, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok && end != "" {
 		u.ended = end
 	}
+	if ev.Attributes[agentevent.AttrSubagentLink] == agentevent.SubagentLinkNone {
+		u.unspawned = true
+	}
 }
 
 func appendUnique(evs []agentevent.Event, ev agentevent.Event) []agentevent.Event {
@@ -735,18 +741,16 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		}
 	}
 	last, arrived := a.lastActivity(k, children, map[unitKey]bool{})
-	if k.Thread.subagent() {
-		if l, ok := a.links[k.Thread]; !ok || !l.Resolved {
-			// Nobody has claimed this subagent yet: wait (wall clock) for the
-			// spawning call to show up before emitting it as its own trace —
-			// longer while a tool call of its session is still running (it
-			// may be the one that spawned it, or one of its own).
-			bound := a.idleTimeout
-			if a.sessionOpenCall(k.Thread.sess()) {
-				bound = a.maxOpenTool
-			}
-			return closedByIdle, now.Sub(arrived) >= bound
+	if a.awaitsClaim(k) {
+		// Nobody has claimed this subagent yet: wait (wall clock) for the
+		// spawning call to show up before emitting it as its own trace —
+		// longer while a tool call of its session is still running (it
+		// may be the one that spawned it, or one of its own).
+		bound := a.idleTimeout
+		if a.sessionOpenCall(k.Thread.sess()) {
+			bound = a.maxOpenTool
 		}
+		return closedByIdle, now.Sub(arrived) >= bound
 	}
 	caughtUp := a.groupCaughtUp(k, children, map[unitKey]bool{})
 	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
@@ -765,6 +769,20 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		last = arrived
 	}
 	return closedByIdle, caughtUp && now.Sub(last) >= bound
+}
+
+// awaitsClaim tells whether k is a subagent's unit that no tool call or turn
+// has claimed yet, and that may still be claimed: not one whose events say
+// nothing spawned it (a Claude Code warmup), which closes like a turn.
+func (a *assembler) awaitsClaim(k unitKey) bool {
+	if !k.Thread.subagent() {
+		return false
+	}
+	if l, ok := a.links[k.Thread]; ok && l.Resolved {
+		return false
+	}
+	u := a.units[k]
+	return u == nil || !u.unspawned
 }
 
 // wentOut tells whether the unit was emitted before (these are late events).

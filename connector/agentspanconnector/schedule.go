@@ -241,14 +241,12 @@ func (a *assembler) deadline(k unitKey, children map[unitKey][]unitKey, awaiting
 	if groupAwaits(k, children, awaiting, map[unitKey]bool{}) && now.Sub(arrived) < a.idleTimeout {
 		return arrived.Add(a.idleTimeout)
 	}
-	if k.Thread.subagent() {
-		if l, ok := a.links[k.Thread]; !ok || !l.Resolved {
-			bound := a.idleTimeout
-			if a.sessionOpenCall(k.Thread.sess()) {
-				bound = a.maxOpenTool
-			}
-			return arrived.Add(bound)
+	if a.awaitsClaim(k) {
+		bound := a.idleTimeout
+		if a.sessionOpenCall(k.Thread.sess()) {
+			bound = a.maxOpenTool
 		}
+		return arrived.Add(bound)
 	}
 	bound := a.idleTimeout
 	if a.groupOpenCall(k, children, map[unitKey]bool{}) {

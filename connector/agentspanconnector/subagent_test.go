@@ -172,6 +172,70 @@ func TestUnlinkedSubagentBecomesItsOwnTrace(t *testing.T) {
 	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
 }
 
+// unspawned marks events the way the Claude Code parser marks a warmup's.
+func unspawned(e *agentevent.Event) {
+	if e.Attributes == nil {
+		e.Attributes = map[string]any{}
+	}
+	e.Attributes[agentevent.AttrSubagentLink] = agentevent.SubagentLinkNone
+}
+
+// A subagent whose events say no tool call spawned it (a Claude Code
+// warmup) waits for no claim: once read to the end of its file it closes
+// like a turn, by the age of its events, and is the same trace the
+// unclaimed wait would have made later.
+func TestUnspawnedSubagentClosesLikeATurn(t *testing.T) {
+	warmup := func() []agentevent.Event {
+		x := newSession("s1").subagent("warm", "")
+		evs := []agentevent.Event{x.prompt("w1", 0, text("Warmup")), x.answer("w2", "wm", 1)}
+		for i := range evs {
+			unspawned(&evs[i])
+		}
+		return evs
+	}
+	t.Run("history", func(t *testing.T) {
+		h := newHarness(t)
+		h.history()
+		evs := warmup()
+		h.feedPartial(evs[0])
+		assert.Empty(t, h.spans(), "more of the file is to come")
+		h.feed(evs[1])
+		spans := h.spans()
+		require.Len(t, spans, 2, "no wall-clock wait once the file is read")
+		root := one(t, spans, "invoke_agent subagent")
+		assert.True(t, root.ParentSpanID().IsEmpty())
+		assert.Equal(t, orphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+		assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+		assert.Len(t, h.sink.AllTraces(), 1)
+	})
+	t.Run("live closes by the age of its events", func(t *testing.T) {
+		h := newHarness(t)
+		h.setNow(2 * time.Second)
+		h.feed(warmup()...)
+		h.setNow(5*time.Minute + time.Second - time.Millisecond)
+		h.tick()
+		assert.Empty(t, h.spans(), "turn_idle_timeout since its last event has not passed")
+		h.setNow(5*time.Minute + time.Second)
+		h.tick()
+		assert.Len(t, named(h.spans(), "invoke_agent subagent"), 1)
+	})
+	t.Run("a spawning call that does come still wins", func(t *testing.T) {
+		h := newHarness(t)
+		parent, sub := spawnTurn()
+		for i := range sub {
+			unspawned(&sub[i])
+		}
+		h.setNow(40 * time.Second)
+		h.feed(sub...)
+		h.tick()
+		assert.Empty(t, h.spans(), "live, and its last event is recent")
+		h.feed(parent...)
+		h.setNow(time.Hour)
+		h.tick()
+		checkNested(t, h.spans())
+	})
+}
+
 func TestNestedSubagents(t *testing.T) {
 	h := newHarness(t)
 	h.history()

@@ -260,6 +260,12 @@ const (
 	// that records no parent at all (a Codex /review rollout: its parent's
 	// "entered review mode" event is the anchor).
 	SubagentLinkAnchor = "anchor"
+	// SubagentLinkNone says that no tool call spawned the subagent and none
+	// will name it (a Claude Code warmup): it is a trace of its own, which
+	// the connector closes like a turn instead of first waiting
+	// turn_idle_timeout for a spawning call to claim it. A tool link that
+	// does come still wins while the subagent is open.
+	SubagentLinkNone = "none"
 	// AttrSubagentAnchor names the kind of anchor (e.g. "review"): on the
 	// parent's event, and on the subagent's events next to SubagentLinkAnchor.
 	AttrSubagentAnchor = "agent.subagent.anchor"

@@ -4,6 +4,7 @@
 package claudecode
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -238,6 +239,46 @@ func TestCaseInlineSidechain(t *testing.T) {
 	assert.Equal(t, agent, result[0].SpawnedAgentID)
 	assert.Empty(t, result[0].AgentID)
 	assert.Equal(t, task[0].ParentEventID, result[0].ParentEventID, "the sidechain's prompt does not start a main-thread turn")
+	for _, ev := range events {
+		assert.Nil(t, ev.Attributes[agentevent.AttrSubagentLink], "a Task call spawned the sidechain")
+	}
+}
+
+// The same 1.0.x file without the rows that hold the Task call: no open
+// call explains the sidechain (as with a warmup), so its events say that
+// no tool call spawned it, also after a restart in its middle.
+func TestCaseInlineSidechainUnexplained(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "testdata", "claude_code", "inline_sidechain")
+	name := "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d.jsonl"
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	lines := splitLines(data)
+	require.Len(t, lines, 9)
+	p := NewParser(name)
+	var events []agentevent.Event
+	for i, l := range lines[:7] {
+		if i == 1 || i == 2 {
+			continue // the assistant rows of the Task call
+		}
+		if i == 5 {
+			state, err := p.MarshalState()
+			require.NoError(t, err)
+			p = NewParser(name)
+			require.NoError(t, p.UnmarshalState(state))
+		}
+		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
+	}
+	events = append(events, p.Flush()...)
+	side := filter(events, func(ev agentevent.Event) bool { return ev.IsSidechain })
+	require.Len(t, side, 6)
+	for _, ev := range side {
+		assert.Equal(t, sidechainPrefix+side[0].EventID, ev.AgentID)
+		assert.Empty(t, ev.ParentToolCallID)
+		assert.Equal(t, agentevent.SubagentLinkNone, ev.Attributes[agentevent.AttrSubagentLink])
+	}
+	for _, ev := range filter(events, func(ev agentevent.Event) bool { return !ev.IsSidechain }) {
+		assert.Nil(t, ev.Attributes[agentevent.AttrSubagentLink])
+	}
 }
 
 func TestCaseFlatWarmupAgents(t *testing.T) {
@@ -253,9 +294,48 @@ func TestCaseFlatWarmupAgents(t *testing.T) {
 		for _, ev := range agent {
 			assert.True(t, ev.IsSidechain)
 			assert.Empty(t, ev.ParentToolCallID, "warmup agents are spawned by no tool call")
+			assert.Equal(t, agentevent.SubagentLinkNone, ev.Attributes[agentevent.AttrSubagentLink], "nothing will claim a warmup: its events say so")
 		}
 	}
 	assert.Empty(t, filter(events, func(ev agentevent.Event) bool { return ev.SpawnedAgentID != "" }))
+	main := filter(events, func(ev agentevent.Event) bool { return !ev.IsSidechain })
+	require.NotEmpty(t, main)
+	for _, ev := range main {
+		assert.Nil(t, ev.Attributes[agentevent.AttrSubagentLink], "the main thread is no subagent")
+	}
+}
+
+// A warmup file read in two parts, with a restart between them: the
+// second part's events still say that nothing spawned the subagent.
+func TestWarmupSurvivesRestart(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "testdata", "claude_code", "v2.0.28_agtrace_with_agent_files")
+	data, err := os.ReadFile(filepath.Join(dir, "agent-0c4c3cf8.jsonl"))
+	require.NoError(t, err)
+	lines := splitLines(data)
+	require.Len(t, lines, 2)
+	first := NewParser("agent-0c4c3cf8.jsonl")
+	require.Len(t, first.Parse(lines[0].Data, lines[0].No, lines[0].Offset), 1)
+	state, err := first.MarshalState()
+	require.NoError(t, err)
+
+	second := NewParser("agent-0c4c3cf8.jsonl")
+	require.NoError(t, second.UnmarshalState(state))
+	rest := append(second.Parse(lines[1].Data, lines[1].No, lines[1].Offset), second.Flush()...)
+	require.Len(t, rest, 2)
+	for _, ev := range rest {
+		assert.Equal(t, agentevent.SubagentLinkNone, ev.Attributes[agentevent.AttrSubagentLink])
+	}
+}
+
+// A subagent file whose prompt is not the warmup word is spawned by a tool
+// call: its events do not say otherwise.
+func TestSpawnedAgentFileIsNotUnspawned(t *testing.T) {
+	events := parseCase(t, "nested_subagent")
+	side := filter(events, func(ev agentevent.Event) bool { return ev.IsSidechain })
+	require.NotEmpty(t, side)
+	for _, ev := range side {
+		assert.Nil(t, ev.Attributes[agentevent.AttrSubagentLink])
+	}
 }
 
 func TestCaseSlashCommand(t *testing.T) {

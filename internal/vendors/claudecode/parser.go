@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ const (
 	syntheticModel    = "<synthetic>"
 	// sidechainPrefix prefixes the agent id given to a 1.0.x inline sidechain.
 	sidechainPrefix = "sidechain-"
+	// warmupPrompt is the whole prompt of a warmup subagent (warmupRow).
+	warmupPrompt = "Warmup"
 )
 
 // Options tune what a Parser builds. The zero value builds everything.
@@ -320,6 +323,38 @@ func (p *Parser) envelope(r *record, c *rowCtx) {
 	if c.agentID == "" && r.IsSidechain {
 		c.agentID, c.parentToolCallID = p.inlineSidechain(r)
 	}
+	if p.fileAgentID != "" && !s.Warmup && warmupRow(r) {
+		s.Warmup = true
+	}
+}
+
+// warmupRow tells whether a record is the prompt of a warmup subagent:
+// Claude Code 2.0 starts a session by sending "Warmup" to its built-in
+// subagents (Explore, Plan) to fill their prompt caches, each in an
+// agent-<id>.jsonl file of its own whose root user row is that word. No
+// tool call spawns them and none ever names them.
+func warmupRow(r *record) bool {
+	if r.Type != "user" || (r.ParentUUID != nil && *r.ParentUUID != "") {
+		return false
+	}
+	if _, ok := r.message(); !ok {
+		return false
+	}
+	_, str, blocks := r.content()
+	return strings.TrimSpace(str+blocksText(blocks, false)) == warmupPrompt
+}
+
+// unspawned tells whether the events of the row belong to a subagent that
+// no tool call spawned, now or later: a warmup file, or a 1.0.x inline
+// sidechain no Task call explained.
+func (p *Parser) unspawned(c *rowCtx) bool {
+	if !c.sidechain {
+		return false
+	}
+	if p.fileAgentID != "" {
+		return p.st.Warmup
+	}
+	return slices.Contains(p.st.Unspawned, c.agentID)
 }
 
 // inlineSidechain resolves the thread of a 1.0.x sidechain row: Task
@@ -358,6 +393,7 @@ func (p *Parser) inlineSidechain(r *record) (agentID, parentCall string) {
 			best.Sidechain = agentID
 		} else {
 			agentID = sidechainPrefix + r.UUID
+			s.addUnspawned(agentID)
 		}
 	}
 	if r.UUID != "" {
@@ -428,8 +464,17 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		c.raw = bytes.Clone(c.line)
 	}
 	events := make([]agentevent.Event, 0, len(out))
+	unspawned := p.unspawned(c)
 	for _, pe := range out {
 		ev := pe.ev
+		if unspawned {
+			// Said on every event, so that the connector need not wait for
+			// a claim that cannot come, whichever event it sees first.
+			if ev.Attributes == nil {
+				ev.Attributes = map[string]any{}
+			}
+			ev.Attributes[agentevent.AttrSubagentLink] = agentevent.SubagentLinkNone
+		}
 		switch {
 		case pe.id != "":
 			ev.EventID = pe.id

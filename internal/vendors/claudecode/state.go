@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps (see exporter/agenteventexporter)
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ const (
 	maxOpenCalls = 1024
 	// maxSidechainRows bounds the uuid → sidechain map of 1.0.x files.
 	maxSidechainRows = 4096
+	// maxUnspawned bounds the unexplained inline sidechains remembered; a
+	// session starts a few warmups, not many.
+	maxUnspawned = 16
 )
 
 // stateVersion is bumped when the persisted layout changes incompatibly.
@@ -61,6 +65,12 @@ type state struct {
 	CallSeq int64 `json:"call_seq"`
 	// LastSidechain is the agent id of the inline sidechain row seen last.
 	LastSidechain string `json:"last_sidechain,omitempty"`
+	// Warmup: this subagent file is a warmup (see warmupRow); its events
+	// say that no tool call spawned it.
+	Warmup bool `json:"warmup,omitempty"`
+	// Unspawned are the agent ids of the 1.0.x inline sidechains no Task
+	// call explained (warmups), most recent last, at most maxUnspawned.
+	Unspawned []string `json:"unspawned,omitempty"`
 	// Held is the usage of the model response whose rows are being read,
 	// held until its last row (see heldUsage).
 	Held *heldUsage `json:"held,omitempty"`
@@ -211,6 +221,14 @@ func (s *state) markCounted(id string, out int64) {
 }
 
 // addSidechainRow maps a 1.0.x sidechain row to its agent, within bounds.
+// addUnspawned remembers an inline sidechain no Task call explained.
+func (s *state) addUnspawned(agentID string) {
+	if len(s.Unspawned) >= maxUnspawned {
+		s.Unspawned = slices.Delete(s.Unspawned, 0, 1)
+	}
+	s.Unspawned = append(s.Unspawned, strings.Clone(agentID))
+}
+
 func (s *state) addSidechainRow(uuid, agentID string) {
 	if len(s.Sidechains) >= maxSidechainRows {
 		// Start over: rows whose parent is then unknown fall back to the
