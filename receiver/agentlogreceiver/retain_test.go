@@ -8,11 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 	"weak"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/vendors/opencode"
 )
 
 // TestDeliveredLinesAreNotRetained: once a batch is delivered and
@@ -100,4 +106,30 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 	// alive through the check: neither may hold a line.
 	runtime.KeepAlive(h.sink)
 	runtime.KeepAlive(src)
+}
+
+// An OpenCode session listed but not read yet keeps its info; the info must
+// not pin the decoder's copy of the whole session file (at the first poll
+// of a backfill every session is listed before any is read).
+func TestListedOpenCodeSessionDoesNotPinItsFile(t *testing.T) {
+	// A real session object's shape, with a large field the decoder skips.
+	b := []byte(`{"id":"ses_pin01","version":"1.1.25","projectID":"p1","directory":"/home/u/proj","title":"A title","time":{"created":1771000000000,"updated":1771000000500},"summary":"` + strings.Repeat("x", 64<<10) + `"}`)
+	info, err := opencode.DecodeSession(b)
+	require.NoError(t, err)
+	fields := []string{info.ID, info.ProjectID, info.Directory, info.Title, info.Version}
+	var held []weak.Pointer[byte]
+	for _, f := range fields {
+		held = append(held, weak.Make(unsafe.StringData(f)))
+	}
+	s := &treeSession{}
+	s.setInfo(info, fileSig{}, time.Now())
+	info, fields, b = opencode.Session{}, nil, nil
+	runtime.GC()
+	runtime.GC()
+	for i, w := range held {
+		assert.Nil(t, w.Value(), "field %d of the kept info still points into the decoded file", i)
+	}
+	assert.Equal(t, "A title", s.info.Title)
+	assert.Equal(t, "/home/u/proj", s.info.Directory)
+	runtime.KeepAlive(s)
 }
