@@ -212,6 +212,26 @@ func (c *checkpoints) delete(ctx context.Context, key string) error {
 	return c.persister.Delete(ctx, key)
 }
 
+// batch applies ops (sets and deletes) to the storage in one call, which
+// file_storage makes one transaction: a crash leaves all of them or none.
+// Without storage they apply to the keys kept in memory.
+func (c *checkpoints) batch(ctx context.Context, ops ...*storage.Operation) error {
+	if !c.persist {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, op := range ops {
+			switch op.Type {
+			case storage.Set:
+				c.mem[op.Key] = op.Value
+			case storage.Delete:
+				delete(c.mem, op.Key)
+			}
+		}
+		return nil
+	}
+	return c.persister.Batch(ctx, ops...)
+}
+
 // sessionCodec makes, saves and restores the state S of one session.
 type sessionCodec[S any] struct {
 	fresh     func(key string) S

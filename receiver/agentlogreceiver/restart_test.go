@@ -232,3 +232,47 @@ func TestRestartWithoutStorage(t *testing.T) {
 	second.start()
 	assert.Equal(t, []string{"u1"}, eventIDs(second.waitEvents(path, 1)))
 }
+
+// TestMovedAwayAndBackIsReadOnce moves a file to another path and back to
+// its own (the same inode): what was read under the other path is not read
+// again under the first, whose stored position is older — neither while the
+// receiver runs nor when the move back happened while it was stopped.
+func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
+	s := newRestartSetup(t)
+	away := filepath.Join(s.logsDir, "archived", "s1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(away), 0o755))
+	moveAndAppend := func(h *harness, from, to, line string, want int) {
+		t.Helper()
+		require.NoError(t, os.Rename(from, to))
+		h.barrier(s.logsDir) // a poll saw the move before the append
+		appendFile(t, to, joinLines(line))
+		h.waitEvents(to, want)
+		h.barrier(s.logsDir)
+	}
+
+	first := newHarness(t, s.cfg, s.host)
+	first.start()
+	first.waitEvents(s.path, 3)
+	moveAndAppend(first, s.path, away, assistantLine("a2", "u2", "s1", "msg_2", "two!"), 1)
+	moveAndAppend(first, away, s.path, userLine("u3", "s1", "three"), 4)
+	assert.Equal(t, []string{"u1", "a1", "u2", "u3"}, eventIDs(first.eventsOf(s.path)), "back at its path, the file reads on from where it was read to elsewhere")
+	assert.Equal(t, []string{"a2"}, eventIDs(first.eventsOf(away)))
+
+	// Away again, then back while the receiver is stopped.
+	moveAndAppend(first, s.path, away, userLine("u4", "s1", "four"), 2)
+	first.stop()
+	require.NoError(t, os.Rename(away, s.path))
+	appendFile(t, s.path, joinLines(assistantLine("a4", "u4", "s1", "msg_4", "four!")))
+
+	second := newHarness(t, s.cfg, s.host)
+	second.start()
+	second.waitEvents(s.path, 1)
+	second.barrier(s.logsDir)
+	evs := second.eventsOf(s.path)
+	assert.Equal(t, []string{"a4"}, eventIDs(evs), "after the restart, only what was appended while stopped")
+	if len(evs) == 1 {
+		assert.Equal(t, "u4", evs[0].ParentEventID, "the open turn continues: the state read elsewhere came back")
+		assert.Equal(t, int64(7), evs[0].LogLine)
+	}
+	assertNoUnparsed(t, second)
+}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -222,13 +223,41 @@ func (s *jsonlSource) firstLineOwner(ctx context.Context, sum string) (string, b
 }
 
 // adopt starts path at pos, with the parser state of from (a file moved
-// from there) or a fresh one (tailStore).
+// from there) or a fresh one (tailStore). A move also takes from's state
+// away from it: the file is no longer there, and should it come back (moved
+// back: the same inode), a position left at from would be older than what
+// was read at path since, and the lines in between would be read twice.
+//
+// The writes of a move, and why a crash between any two of them neither
+// loses nor repeats a line:
+//
+//  1. pending_flush gets path (if from waits for its parser to be flushed;
+//     its own client, so not in the batch below). A crash here: from still
+//     has its state; the tailer adopts it again at the restart. path's
+//     entry waits (flushOne) until path has a position, then flushes what
+//     path's parser holds; from's entry flushes from's state if it runs
+//     before the adoption (the state is then adopted flushed), nothing
+//     after (the state went to path): the held events go out once.
+//  2. One batch: path's state and position, first.<sum> → path, from's
+//     state deleted. file_storage writes it in one transaction: before it,
+//     the move is simply redone at the restart; after it, path reads on and
+//     from has no position to resume from. (A storage that applied the ops
+//     one by one, in this order: a crash after the first leaves both
+//     states; path resumes from its own, the only one read on unless the
+//     file is moved back while stopped — deleting from's first instead
+//     would instead read path again from its start.)
+//  3. pending_flush loses from (a crash before: its flush finds from's
+//     state gone, flushes nothing, and drops it).
+//
+// The two sessions are held across the three (from, then path; adopt is
+// the only holder of two), so that the flusher sees either side of it.
 func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tailPos) {
+	var old *tracked[*jsonlSession]
 	var moved []byte
 	if from != "" {
-		old := s.sessions.acquire(ctx, parserKey(from))
+		old = s.sessions.acquire(ctx, parserKey(from))
+		defer s.sessions.release(old)
 		b, err := s.sessions.codec.marshal(old.state)
-		s.sessions.release(old)
 		if err != nil {
 			s.storageError(fmt.Errorf("read the state of %s: %w", from, err))
 		} else {
@@ -245,12 +274,36 @@ func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tai
 		sess.state = s.sessions.codec.fresh(parserKey(path))
 	}
 	sess.state.pos = &pos
-	s.sessions.commit(ctx, sess)
+	var ops []*storage.Operation
+	if s.checkpoints.persist {
+		// Without storage the state is the session's, in memory.
+		b, err := s.sessions.codec.marshal(sess.state)
+		if err != nil {
+			s.storageError(fmt.Errorf("save the state of %s: %w", path, err))
+			return
+		}
+		ops = append(ops, storage.SetOperation(parserKey(path), b))
+	}
 	if sum != "" {
 		// The file is named by its new path from now on.
-		if err := s.checkpoints.set(ctx, firstLineKey(sum), []byte(path), true); err != nil {
-			s.storageError(fmt.Errorf("write %s: %w", firstLineKey(sum), err))
+		ops = append(ops, storage.SetOperation(firstLineKey(sum), []byte(path)))
+	}
+	end, pending := int64(0), false
+	if old != nil {
+		ops = append(ops, storage.DeleteOperation(parserKey(from)))
+		old.state = s.sessions.codec.fresh(parserKey(from))
+		if end, pending = s.pending.get(from); pending {
+			s.pending.put(ctx, path, end, s.storageError)
 		}
+	}
+	if len(ops) > 0 {
+		if err := s.checkpoints.batch(ctx, ops...); err != nil {
+			s.storageError(fmt.Errorf("store the state of %s: %w", path, err))
+			return
+		}
+	}
+	if pending {
+		s.pending.remove(ctx, from, s.storageError)
 	}
 }
 
@@ -364,15 +417,20 @@ func (s *jsonlSource) flushSettled(ctx context.Context) {
 		if !gone && (!caughtUp || !s.settled(modified)) {
 			continue // more to read (emit takes over) or still being written
 		}
-		s.flushOne(ctx, path, end)
+		s.flushOne(ctx, path, end, gone)
 	}
 }
 
-func (s *jsonlSource) flushOne(ctx context.Context, path string, end int64) {
+func (s *jsonlSource) flushOne(ctx context.Context, path string, end int64, gone bool) {
 	sess := s.sessions.acquire(ctx, parserKey(path), path)
 	defer s.sessions.release(sess)
 	if e, ok := s.pending.get(path); !ok || e != end {
 		return // emit read more of the file meanwhile
+	}
+	if sess.state.pos == nil && !gone {
+		// Not read yet in this state (a move whose adoption a crash cut
+		// short, see adopt): the tailer reads it, or adopts it, first.
+		return
 	}
 	var events []agentevent.Event
 	if fl, ok := sess.state.parser.(flusher); ok {

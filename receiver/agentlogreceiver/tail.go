@@ -107,7 +107,8 @@ type tailStore interface {
 	firstLineOwner(ctx context.Context, sum string) (string, bool)
 	// adopt starts path at pos with the state of from (a file moved from
 	// there, whose first line, sum, names path from now on; "" for none: a
-	// fresh state), and stores it.
+	// fresh state), and stores it. from keeps no position: were the file
+	// moved back there, it would resume from before what path read.
 	adopt(ctx context.Context, path, from, sum string, pos tailPos)
 }
 

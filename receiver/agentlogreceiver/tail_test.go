@@ -52,6 +52,9 @@ func (m *memTailStore) adopt(_ context.Context, path, from, sum string, pos tail
 	defer m.mu.Unlock()
 	m.pos[path] = pos
 	m.moved[path] = from
+	if from != "" {
+		delete(m.pos, from)
+	}
 	if sum != "" {
 		m.first[sum] = path
 	}
