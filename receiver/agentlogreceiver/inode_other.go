@@ -10,3 +10,8 @@ import "os"
 // inodeOf is 0 where os.FileInfo carries no inode: a file replaced at the
 // same path is then told by its size or its first line only.
 func inodeOf(os.FileInfo) uint64 { return 0 }
+
+// fileIDOf is zero where os.FileInfo carries no inode: a file reached
+// under two paths is then told by its first line and head only (read once
+// when both are met in one poll, see resolve).
+func fileIDOf(os.FileInfo) fileID { return fileID{} }

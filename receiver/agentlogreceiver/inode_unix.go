@@ -18,3 +18,12 @@ func inodeOf(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// fileIDOf is a file's device and inode: two paths with the same one are
+// the same file (hard links, a symlinked directory).
+func fileIDOf(fi os.FileInfo) fileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} //nolint:unconvert,gosec // not uint64 everywhere
+	}
+	return fileID{}
+}

@@ -42,7 +42,7 @@ import (
 //     its first fingerprint_size bytes.
 //
 // What it does per poll: match the include patterns; stat every match;
-// skip those unchanged since read to their end; for the others find where
+// keep one path per file (device and inode); skip those unchanged since read to their end; for the others find where
 // to read from (the in-memory entry, else the stored position, else the
 // first-line identity, else the start — or the end for start_at: end),
 // then read complete lines from there on up to max_concurrent_files/2
@@ -146,7 +146,11 @@ type tailer struct {
 	logger *zap.Logger
 
 	files map[string]*tailFile // only the poll goroutine touches it
-	polls uint64
+	// matched and ids are pollOnce's and onePathPerFile's, reused poll
+	// after poll (a poll of a large history matches thousands of files).
+	matched []matchedFile
+	ids     map[fileID]int
+	polls   uint64
 	// reads counts the files opened to be read (tests).
 	reads atomic.Int64
 
@@ -189,14 +193,71 @@ type fileStat struct {
 	size  int64
 	mtime int64
 	ino   uint64
+	dev   uint64
 }
+
+// fileID is a file's device and inode (zero where the platform has none).
+type fileID struct{ dev, ino uint64 }
 
 func statFile(path string) (fileStat, bool) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return fileStat{}, false
 	}
-	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inodeOf(fi)}, true
+	id := fileIDOf(fi)
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: id.ino, dev: id.dev}, true
+}
+
+// matchedFile is a matched path and its stat.
+type matchedFile struct {
+	path string
+	st   fileStat
+}
+
+// onePathPerFile keeps one path of each file the matches reach under
+// several (hard links, a directory reached through a symlink, which
+// fileconsumer told apart by their fingerprint): read under each, every
+// append would be emitted once per path. The path kept is the one the file
+// is read under already, else one with a stored position for it (after a
+// restart), else the first in sorted order; the others are not tracked,
+// and should the path kept go, the next poll finds the file under another
+// as a moved file (resolve). matches are sorted by path (the first of a
+// file's paths wins a tie).
+func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []matchedFile {
+	if t.ids == nil {
+		t.ids = map[fileID]int{}
+	}
+	ids := t.ids
+	clear(ids)
+	// rank: 2 read under it now, 1 stored position of this file, 0 neither.
+	rank := func(m matchedFile) int {
+		if f := t.files[m.path]; f != nil && f.pos.Ino == m.st.ino {
+			return 2
+		}
+		if pos, ok := t.store.position(ctx, m.path); ok && pos.Ino == m.st.ino {
+			return 1
+		}
+		return 0
+	}
+	out := matches[:0]
+	for _, m := range matches {
+		id := fileID{dev: m.st.dev, ino: m.st.ino}
+		if id.ino == 0 {
+			out = append(out, m)
+			continue
+		}
+		i, dup := ids[id]
+		if !dup {
+			ids[id] = len(out)
+			out = append(out, m)
+			continue
+		}
+		// (A path read already ranks highest: no storage look-up then.)
+		if r := rank(out[i]); r < 2 && rank(m) > r {
+			out[i] = m
+		}
+	}
+	return out
 }
 
 // tailJob is one file to read in a poll.
@@ -214,18 +275,26 @@ func (t *tailer) pollOnce(ctx context.Context) {
 	t.polls++
 	paths, _ := t.match() // no match is an error to the matcher, nothing to read to us
 	first := t.polls == 1
-	var jobs []tailJob
-	// seen are the files first seen in this poll, by their first line: a
-	// copy met in the same poll is not read twice.
-	seen := map[string]seenHead{}
+	matches := t.matched[:0]
 	for _, path := range paths {
 		if ctx.Err() != nil {
 			return
 		}
-		st, ok := statFile(path)
-		if !ok {
-			continue
+		if st, ok := statFile(path); ok {
+			matches = append(matches, matchedFile{path, st})
 		}
+	}
+	matches = t.onePathPerFile(ctx, matches)
+	t.matched = matches
+	var jobs []tailJob
+	// seen are the files first seen in this poll, by their first line: a
+	// copy met in the same poll is not read twice.
+	seen := map[string]seenHead{}
+	for _, m := range matches {
+		if ctx.Err() != nil {
+			return
+		}
+		path, st := m.path, m.st
 		f := t.files[path]
 		if f == nil {
 			f = t.resolve(ctx, path, st, first, seen)
@@ -239,7 +308,7 @@ func (t *tailer) pollOnce(ctx context.Context) {
 			// whose parser drops what it emitted, from a new one).
 			f.pos = tailPos{Ino: st.ino}
 			f.readToEnd = false
-		case f.readToEnd && st == (fileStat{size: f.size, mtime: f.mtime, ino: f.ino}):
+		case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.ino:
 			continue // unchanged since read to its end
 		case st.size == f.pos.Offset && f.readToEnd:
 			// Touched, nothing appended.

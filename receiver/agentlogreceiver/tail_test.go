@@ -355,3 +355,54 @@ func TestTailStartAtEnd(t *testing.T) {
 	assert.Equal(t, []tailSeen{{old, `{"o":2}`, 1, 8}}, r.lines(old), "numbered from where reading started")
 	assert.Equal(t, []tailSeen{{fresh, `{"f":1}`, 1, 0}}, r.lines(fresh))
 }
+
+// TestTailOneFileUnderTwoPaths: a file reached under several paths — a hard
+// link, a symlinked directory — is one file, read once, under the first of
+// its paths in sorted order, or the one it is read under already (also
+// after a restart); when that path goes, reading goes on under another.
+func TestTailOneFileUnderTwoPaths(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "a", "s.jsonl")
+	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	link := filepath.Join(dir, "b", "s.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+	if err := os.Link(orig, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	require.NoError(t, os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "c")))
+	r := newTailRig(t, dir, 1<<20)
+	all := func() []string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var out []string
+		for _, s := range r.got {
+			out = append(out, s.path+" "+s.line)
+		}
+		return out
+	}
+	r.poll()
+	assert.Equal(t, []string{orig + ` {"r":1}`, orig + ` {"r":2}`}, all(), "read once, under the first path")
+
+	// A link that sorts first, made after: the file stays read where it is.
+	first := filepath.Join(dir, "0.jsonl")
+	require.NoError(t, os.Link(orig, first))
+	appendFile(t, link, `{"r":3}`+"\n")
+	r.poll()
+	assert.Equal(t, []string{orig + ` {"r":3}`}, all()[2:], "an append is read once")
+
+	// A restart: still under the path with the stored position.
+	appendFile(t, orig, `{"r":4}`+"\n")
+	r2 := newTailRig(t, dir, 1<<20)
+	r2.store = r.store
+	r2.tail.store = r.store
+	r2.poll()
+	assert.Equal(t, []tailSeen{{orig, `{"r":4}`, 4, 24}}, r2.got, "after a restart")
+
+	// The path read goes (and the symlinked one with it): read on under
+	// another, from the position.
+	require.NoError(t, os.Remove(orig))
+	appendFile(t, link, `{"r":5}`+"\n")
+	r2.poll()
+	require.Len(t, r2.got, 2)
+	assert.Equal(t, tailSeen{first, `{"r":5}`, 5, 32}, r2.got[1], "read on under the path left")
+}
