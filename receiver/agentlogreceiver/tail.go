@@ -442,10 +442,15 @@ func readHead(path string, maxLogSize int, limit int64) (fileHead, bool) {
 		return fileHead{}, false
 	}
 	defer fh.Close()
+	return headOf(fh, maxLogSize, limit)
+}
+
+// headOf is readHead of a file's content from its start.
+func headOf(src io.Reader, maxLogSize int, limit int64) (fileHead, bool) {
 	first := sha256.New()
 	head := sha256.New()
 	var n int64
-	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(fh, 1<<62), headWriter{head, &n, limit}), 16*1024)
+	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(src, 1<<62), headWriter{head, &n, limit}), 16*1024)
 	taken := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -491,20 +496,27 @@ func (w headWriter) Write(p []byte) (int, error) {
 func (t *tailer) read(ctx context.Context, j tailJob) {
 	f := j.f
 	t.reads.Add(1)
-	if f.pos.Offset == 0 && f.pos.HeadLen == 0 {
-		// A file first seen empty, or before its first line was complete,
-		// or read again from its start: its head is known once it has a
-		// first line, and goes into the position stored with the first
-		// batch (a later move or copy of it is told by it).
-		if h, ok := readHead(j.path, t.maxLogSize, t.headBytes); ok {
-			f.pos.HeadLen, f.pos.Head = h.n, h.sum
-		}
-	}
 	fh, err := os.Open(j.path)
 	if err != nil {
 		return // gone since the stat: the next poll lets it go
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil || (j.st.ino != 0 && inodeOf(fi) != j.st.ino) {
+		// Another file was put at the path since the stat: the position is
+		// the old file's. The next poll's stat sees the new inode and reads
+		// it from its start.
+		return
+	}
+	if f.pos.Offset == 0 && f.pos.HeadLen == 0 {
+		// A file first seen empty, or before its first line was complete,
+		// or read again from its start: its head is known once it has a
+		// first line, and goes into the position stored with the first
+		// batch (a later move or copy of it is told by it). Read from the
+		// file opened, which is the one the poll's stat saw.
+		if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
+			f.pos.HeadLen, f.pos.Head = h.n, h.sum
+		}
+	}
 	if _, err := fh.Seek(f.pos.Offset, io.SeekStart); err != nil {
 		return
 	}

@@ -406,3 +406,29 @@ func TestTailOneFileUnderTwoPaths(t *testing.T) {
 	require.Len(t, r2.got, 2)
 	assert.Equal(t, tailSeen{first, `{"r":5}`, 5, 32}, r2.got[1], "read on under the path left")
 }
+
+// TestTailFileSwappedBetweenStatAndOpen: a file replaced at its path after
+// the poll's stat and before its read (a new inode) is not read from the
+// old file's position: the next poll reads the new file from its start.
+func TestTailFileSwappedBetweenStatAndOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	writeFile(t, path, `{"o":1}`, `{"o":2}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.poll()
+	require.Len(t, r.lines(path), 2)
+
+	// The poll's view: the old file, appended to.
+	appendFile(t, path, `{"o":3}`+"\n")
+	st, ok := statFile(path)
+	require.True(t, ok)
+	// Replaced before the read opens it.
+	tmp := path + ".tmp"
+	writeFile(t, tmp, `{"new":1}`, `{"new":2}`, `{"new":3}`, `{"new":4}`)
+	require.NoError(t, os.Rename(tmp, path))
+	r.tail.read(context.Background(), tailJob{path: path, f: r.tail.files[path], st: st})
+	r.poll()
+	assert.Equal(t, []tailSeen{
+		{path, `{"new":1}`, 1, 0}, {path, `{"new":2}`, 2, 10}, {path, `{"new":3}`, 3, 20}, {path, `{"new":4}`, 4, 30},
+	}, r.lines(path)[2:], "the new file, from its start, once")
+}
