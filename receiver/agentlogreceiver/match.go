@@ -32,8 +32,13 @@ import (
 // it.
 const listingSettle = 2 * time.Second
 
-// maxWalkDepth bounds the walk below a pattern's base (a loop of symlinked
-// directories ends there).
+// maxWalkDepth bounds the walk below a pattern's base. A loop of symlinked
+// directories ends sooner: the walk does not enter a directory (device and
+// inode) it is already inside — without that, two loops below a `**` double
+// the paths at every level, 2^64 walks. A directory linked in elsewhere,
+// not above itself, is walked under each of its paths, as the glob does;
+// its files are then one file under two paths, which the tailer reads once
+// (onePathPerFile).
 const maxWalkDepth = 64
 
 type dirMatcher struct {
@@ -47,6 +52,7 @@ type dirMatcher struct {
 
 // dirListing is one directory as last listed.
 type dirListing struct {
+	id       fileID // the directory's device and inode
 	mtime    int64
 	listedAt int64
 	files    []string // names of the entries that are not directories
@@ -109,7 +115,7 @@ func (m *dirMatcher) match() ([]string, error) {
 		if !strings.Contains(rest, "**") {
 			depth = strings.Count(rest, "/")
 		}
-		m.walk(filepath.FromSlash(base), pattern, depth, seen)
+		m.walk(filepath.FromSlash(base), pattern, depth, seen, map[fileID]struct{}{})
 	}
 	for dir, l := range m.dirs {
 		if l.walk != m.walks {
@@ -125,11 +131,18 @@ func (m *dirMatcher) match() ([]string, error) {
 }
 
 // walk adds the files below dir that pattern matches, depth levels down at
-// most.
-func (m *dirMatcher) walk(dir, pattern string, depth int, seen map[string]struct{}) {
+// most; above are the directories the walk is inside (dir's ancestors).
+func (m *dirMatcher) walk(dir, pattern string, depth int, seen map[string]struct{}, above map[fileID]struct{}) {
 	l := m.list(dir)
 	if l == nil {
 		return
+	}
+	if l.id != (fileID{}) {
+		if _, loop := above[l.id]; loop {
+			return // a symlink back to a directory above: walked already
+		}
+		above[l.id] = struct{}{}
+		defer delete(above, l.id)
 	}
 	matched, ok := l.matched[pattern]
 	if !ok {
@@ -152,7 +165,7 @@ func (m *dirMatcher) walk(dir, pattern string, depth int, seen map[string]struct
 		return
 	}
 	for _, name := range l.subdirs {
-		m.walk(filepath.Join(dir, name), pattern, depth-1, seen)
+		m.walk(filepath.Join(dir, name), pattern, depth-1, seen, above)
 	}
 }
 
@@ -174,9 +187,9 @@ func (m *dirMatcher) list(dir string) *dirListing {
 		delete(m.dirs, dir)
 		return nil
 	}
-	mtime := fi.ModTime().UnixNano()
+	mtime, id := fi.ModTime().UnixNano(), fileIDOf(fi)
 	if l := m.dirs[dir]; l != nil && l.mtime == mtime && l.listedAt-l.mtime >= int64(listingSettle) {
-		l.walk = m.walks
+		l.walk, l.id = m.walks, id
 		return l
 	}
 	now := m.now().UnixNano()
@@ -186,7 +199,7 @@ func (m *dirMatcher) list(dir string) *dirListing {
 		return nil
 	}
 	m.listed++
-	l := &dirListing{mtime: mtime, listedAt: now, walk: m.walks}
+	l := &dirListing{id: id, mtime: mtime, listedAt: now, walk: m.walks}
 	for _, e := range entries {
 		isDir := e.IsDir()
 		if e.Type()&os.ModeSymlink != 0 {

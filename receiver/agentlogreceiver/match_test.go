@@ -149,3 +149,33 @@ func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 	assert.NotContains(t, got, filepath.Join(home, ".claude", "projects", "-home-u-a", "s1.jsonl"))
 	assert.NotContains(t, m.dirs, filepath.Join(home, ".claude", "projects", "-home-u-a"))
 }
+
+// TestDirMatcherSymlinkLoops: directories linked into themselves below a
+// `**` (two loops, each doubling the paths at every level down to the
+// depth bound) are walked once: the walk does not enter a directory it is
+// already inside.
+func TestDirMatcherSymlinkLoops(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	home := t.TempDir()
+	a := filepath.Join(home, "a")
+	writeFile(t, filepath.Join(a, "s.jsonl"), `{"x":1}`)
+	writeFile(t, filepath.Join(a, "b", "t.jsonl"), `{"x":1}`)
+	require.NoError(t, os.Symlink(a, filepath.Join(a, "l1")))
+	require.NoError(t, os.Symlink(a, filepath.Join(a, "b", "l2")))
+	require.NoError(t, os.Symlink(home, filepath.Join(a, "b", "up")))
+	m, err := newDirMatcher([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
+	require.NoError(t, err)
+	done := make(chan []string, 1)
+	go func() {
+		got, _ := m.match()
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		assert.Equal(t, []string{filepath.Join(a, "b", "t.jsonl"), filepath.Join(a, "s.jsonl")}, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the walk did not end: symlink loops are walked down to the depth bound")
+	}
+}
