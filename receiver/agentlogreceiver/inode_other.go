@@ -15,3 +15,7 @@ func inodeOf(os.FileInfo) uint64 { return 0 }
 // under two paths is then told by its first line and head only (read once
 // when both are met in one poll, see resolve).
 func fileIDOf(os.FileInfo) fileID { return fileID{} }
+
+// ctimeOf is 0 where os.FileInfo carries no status change time (the
+// directory listing cache is not used there).
+func ctimeOf(os.FileInfo) int64 { return 0 }

@@ -20,13 +20,16 @@ import (
 // history, three quarters of the idle receiver's CPU went to opening and
 // listing the same unchanged directories every second. dirMatcher keeps each
 // directory's listing between polls and lists a directory again only when
-// its modification time changed (an entry was added, removed or renamed):
-// a poll costs a stat per directory and none per unchanged listing. The
+// its modification time changed (an entry was added, removed or renamed),
+// or its change time or inode: a modification time can be set back (tar -p,
+// rsync -a restore it after adding files), a change time cannot, and
+// setting either moves it; a directory replaced by another has another
+// inode. A poll costs a stat per directory and none per unchanged listing. The
 // files it finds are those the glob finds (doublestar's PathMatch on the
 // same patterns, symlinked directories followed), sorted.
 //
 // A listing is trusted only when it was made at least listingSettle after
-// the directory's modification time: on a file system with coarse
+// the directory's modification and change times: on a file system with coarse
 // timestamps, a change within the same tick as the one listed leaves the
 // time as it was, and a listing made that close to the change could miss
 // it.
@@ -54,6 +57,7 @@ type dirMatcher struct {
 type dirListing struct {
 	id       fileID // the directory's device and inode
 	mtime    int64
+	ctime    int64 // 0 where the platform has none
 	listedAt int64
 	files    []string // names of the entries that are not directories
 	subdirs  []string // names of the directories (symlinks to one included)
@@ -179,17 +183,18 @@ func (m *dirMatcher) excluded(p string) bool {
 }
 
 // list returns dir's listing: the kept one while the directory's
-// modification time is the one listed (and the listing settled), else a
-// fresh one. nil: not a directory (any more).
+// modification time, change time and inode are the ones listed (and the
+// listing settled), else a fresh one. nil: not a directory (any more).
 func (m *dirMatcher) list(dir string) *dirListing {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		delete(m.dirs, dir)
 		return nil
 	}
-	mtime, id := fi.ModTime().UnixNano(), fileIDOf(fi)
-	if l := m.dirs[dir]; l != nil && l.mtime == mtime && l.listedAt-l.mtime >= int64(listingSettle) {
-		l.walk, l.id = m.walks, id
+	mtime, ctime, id := fi.ModTime().UnixNano(), ctimeOf(fi), fileIDOf(fi)
+	if l := m.dirs[dir]; l != nil && l.id == id && l.mtime == mtime && l.ctime == ctime &&
+		l.listedAt-max(l.mtime, l.ctime) >= int64(listingSettle) {
+		l.walk = m.walks
 		return l
 	}
 	now := m.now().UnixNano()
@@ -199,7 +204,7 @@ func (m *dirMatcher) list(dir string) *dirListing {
 		return nil
 	}
 	m.listed++
-	l := &dirListing{id: id, mtime: mtime, listedAt: now, walk: m.walks}
+	l := &dirListing{id: id, mtime: mtime, ctime: ctime, listedAt: now, walk: m.walks}
 	for _, e := range entries {
 		isDir := e.IsDir()
 		if e.Type()&os.ModeSymlink != 0 {

@@ -92,6 +92,9 @@ func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 	}
 	m, err := newDirMatcher([]string{pattern}, nil)
 	require.NoError(t, err)
+	// The listings are made a minute after now: settled, though settle()
+	// below moves the directories' change times to now.
+	m.now = func() time.Time { return time.Now().Add(time.Minute) }
 	match := m.match
 	past := time.Now().Add(-time.Hour)
 	settle := func() {
@@ -121,19 +124,20 @@ func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 	assert.Equal(t, 1, m.listed)
 
 	// Listed within listingSettle of its change: listed again next time,
-	// so that a second file in the same timestamp tick is not missed.
-	m.listed = 0
+	// though nothing changed since, so that a second file in the same
+	// timestamp tick (a file system with coarse timestamps, where the
+	// directory's times stay as listed) is not missed.
+	m.now = time.Now
 	second := filepath.Join(home, ".claude", "projects", "-home-u-b", "s5.jsonl")
 	writeFile(t, second, `{"x":1}`)
 	dir := filepath.Dir(second)
-	fi, err := os.Stat(dir)
-	require.NoError(t, err)
-	// As on a file system whose timestamps are coarser than the two writes:
-	// the directory's time stays the one the last listing saw.
-	require.NoError(t, os.Chtimes(dir, fi.ModTime(), time.Unix(0, m.dirs[dir].mtime)))
 	got, err = match()
 	require.NoError(t, err)
-	assert.Contains(t, got, second, "a change within the listed tick is seen")
+	assert.Contains(t, got, second)
+	listed := m.dirs[dir]
+	_, err = match()
+	require.NoError(t, err)
+	assert.NotSame(t, listed, m.dirs[dir], "a listing made within listingSettle of the change is not trusted")
 
 	// A new directory.
 	newDir := filepath.Join(home, ".claude", "projects", "-home-u-d", "s6.jsonl")
@@ -178,4 +182,33 @@ func TestDirMatcherSymlinkLoops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the walk did not end: symlink loops are walked down to the depth bound")
 	}
+}
+
+// TestDirMatcherSeesRestoredModificationTime: a directory whose
+// modification time was set back to the one listed after a file was added
+// (tar -p, rsync -a, cp -p) is listed again: its change time, which nobody
+// can set, moved.
+func TestDirMatcherSeesRestoredModificationTime(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	home := t.TempDir()
+	dir := filepath.Join(home, "p")
+	writeFile(t, filepath.Join(dir, "s1.jsonl"), `{"x":1}`)
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	require.NoError(t, os.Chtimes(dir, past, past))
+	m, err := newDirMatcher([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
+	require.NoError(t, err)
+	// Listed more than listingSettle after the directory's times: trusted.
+	m.now = func() time.Time { return time.Now().Add(time.Minute) }
+	got, err := m.match()
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	added := filepath.Join(dir, "s2.jsonl")
+	writeFile(t, added, `{"x":1}`)
+	require.NoError(t, os.Chtimes(dir, past, past))
+	got, err = m.match()
+	require.NoError(t, err)
+	assert.Contains(t, got, added, "the file added under a restored modification time is found")
 }
