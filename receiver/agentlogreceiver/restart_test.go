@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
@@ -275,4 +276,36 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 		assert.Equal(t, int64(7), evs[0].LogLine)
 	}
 	assertNoUnparsed(t, second)
+}
+
+// TestRestartStartAtEndBeforeAnyLine: with start_at: end, the end a file
+// was found at is stored at once, so that a restart before anything was
+// appended to it reads what was appended while the receiver was stopped,
+// rather than starting at the file's new end.
+func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
+	s := newRestartSetup(t)
+	s.cfg.StartAt = StartAtEnd
+	// The barrier's files must come after the first poll, or they are
+	// read from their end too: the first poll opens the transcript.
+	firstPollRead := func(h *harness) {
+		tl := jsonlSourceOf(t, h, "claude_code").tail
+		require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+	}
+	first := newHarness(t, s.cfg, s.host)
+	first.start()
+	firstPollRead(first)
+	first.barrier(s.logsDir)
+	first.stop()
+	assert.Empty(t, first.eventsOf(s.path), "start_at: end")
+	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+
+	second := newHarness(t, s.cfg, s.host)
+	second.start()
+	firstPollRead(second)
+	second.barrier(s.logsDir)
+	evs := second.eventsOf(s.path)
+	assert.Equal(t, []string{"a2"}, eventIDs(evs), "what was appended while stopped")
+	if len(evs) == 1 {
+		assert.Equal(t, int64(1), evs[0].LogLine, "numbered from where reading started")
+	}
 }

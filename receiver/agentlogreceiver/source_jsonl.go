@@ -307,6 +307,20 @@ func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tai
 	}
 }
 
+// begin stores where reading path starts, before anything of it is read
+// (tailStore). Without storage a restart starts over anyway: nothing to do.
+// A crash before the write starts the file at its end again, as if first
+// seen then; after it, at the position stored.
+func (s *jsonlSource) begin(ctx context.Context, path string, pos tailPos) {
+	if !s.checkpoints.persist {
+		return
+	}
+	sess := s.sessions.acquire(ctx, parserKey(path), path)
+	defer s.sessions.release(sess)
+	sess.state.pos = &pos
+	s.sessions.commit(ctx, sess)
+}
+
 // emit is the tailer's callback for a batch of complete lines of one file
 // (tailBatch). It returns once the next consumer accepted the events (see
 // emitter), having stored the file's parser state and the position after

@@ -110,6 +110,9 @@ type tailStore interface {
 	// fresh state), and stores it. from keeps no position: were the file
 	// moved back there, it would resume from before what path read.
 	adopt(ctx context.Context, path, from, sum string, pos tailPos)
+	// begin stores pos as path's position before anything of it is read
+	// (start_at: end), its state otherwise as it is.
+	begin(ctx context.Context, path string, pos tailPos)
 }
 
 // tailFile is what the tailer keeps of one matched file.
@@ -369,7 +372,13 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 	f.pos = tailPos{Ino: st.ino}
 	startAt := func() *tailFile {
 		if firstPoll && t.startAtEnd {
+			// Stored at once, not with the first batch: a restart before
+			// anything is appended would otherwise start at the end again,
+			// past what was appended while the receiver was stopped. (A
+			// write per file, at the first start only, as reading every
+			// file would do with start_at: beginning.)
 			f.pos.Offset = st.size
+			t.store.begin(ctx, path, f.pos)
 		}
 		return f
 	}
