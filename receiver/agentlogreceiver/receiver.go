@@ -43,7 +43,7 @@ type logsReceiver struct {
 	clock     clock
 	settle    time.Duration
 	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
-	// readSlots bound the JSONL batches in flight across agents: one per
+	// readSlots bound the JSONL files being read across agents: one per
 	// core and one more, so that the cores stay busy while a batch waits
 	// for its delivery, and the lines and events in memory do not grow with
 	// the number of agents and files read at once.

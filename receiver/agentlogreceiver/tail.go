@@ -141,9 +141,9 @@ type tailer struct {
 	headBytes  int64
 	startAtEnd bool
 	emit       func(ctx context.Context, b tailBatch) error
-	// slots, shared by the receiver's tailers, bound the batches being
-	// read and delivered at once across agents (nil: no bound beyond
-	// workers).
+	// slots, shared by the receiver's tailers, bound the files being read
+	// (their batches read and delivered) at once across agents (nil: no
+	// bound beyond workers).
 	slots  chan struct{}
 	store  tailStore
 	logger *zap.Logger
@@ -503,6 +503,16 @@ func (w headWriter) Write(p []byte) (int, error) {
 // read reads the complete lines of one file from its position on and hands
 // them to emit in batches.
 func (t *tailer) read(ctx context.Context, j tailJob) {
+	// The read slot is held for the whole read of the file, taken before
+	// anything is opened or allocated: a worker waiting for a slot holds no
+	// buffer. (Taken per batch, each of the up to max_concurrent_files/2
+	// workers of every agent held its read-ahead — up to two batches — while
+	// it waited: 8 MB of lines at the start of a 1 GB backfill, the
+	// collector's peak.)
+	if !t.acquire(ctx) {
+		return
+	}
+	defer t.release()
 	f := j.f
 	t.reads.Add(1)
 	fh, err := os.Open(j.path)
@@ -534,25 +544,20 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	defer func() { r.Reset(nil); readers.Put(r) }()
 	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset, size: j.st.size}
 	for {
-		if !t.acquire(ctx) {
+		if ctx.Err() != nil {
 			return
 		}
 		done, err := b.fill(r)
 		if err != nil {
-			t.release()
 			t.logger.Warn("Reading a session file failed; retried at the next poll", zap.String("path", j.path), zap.Error(err))
 			return
 		}
 		if len(b.spans) > 0 {
 			batch := b.take(j.path, f.pos, b.batchLen(done))
-			err := t.emit(ctx, batch)
-			t.release()
-			if err != nil {
+			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
 			}
 			f.pos = batch.after
-		} else {
-			t.release()
 		}
 		if done && len(b.spans) == 0 {
 			break

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,4 +438,39 @@ func TestTailFileSwappedBetweenStatAndOpen(t *testing.T) {
 	assert.Equal(t, []tailSeen{
 		{path, `{"new":1}`, 1, 0}, {path, `{"new":2}`, 2, 10}, {path, `{"new":3}`, 3, 20}, {path, `{"new":4}`, 4, 30},
 	}, r.lines(path)[2:], "the new file, from its start, once")
+}
+
+// TestTailReadSlotHeldPerFile: a read slot is held for the whole read of a
+// file, so that the workers waiting for one hold no read-ahead. With one
+// slot and many workers, the batches of several large files come out file
+// after file, never interleaved.
+func TestTailReadSlotHeldPerFile(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 6 {
+		var data strings.Builder // different files: none is taken for a copy of another
+		for n := range 350 {
+			fmt.Fprintf(&data, `{"file":%d,"n":%d,"pad":"%s"}`+"\n", i, n, strings.Repeat("x", 64))
+		}
+		p := filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o644))
+		paths = append(paths, p)
+	}
+	r := newTailRig(t, dir, 1<<20)
+	require.Greater(t, r.tail.workers, 1, "several workers compete for the slot")
+	r.tail.slots = make(chan struct{}, 1)
+	r.poll()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, 6*350, len(r.got), "every line of every file")
+	var order []string // the file of each run of batches, in order
+	for _, s := range r.got {
+		if len(order) == 0 || order[len(order)-1] != s.path {
+			order = append(order, s.path)
+		}
+	}
+	assert.ElementsMatch(t, paths, order, "each file's batches are one run: no other file was read while one held the slot")
+	assert.Greater(t, r.emits, 6, "the files are read in several batches each")
 }
