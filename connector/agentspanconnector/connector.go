@@ -233,6 +233,7 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 	if c.client == nil {
 		c.asm.committed()
 		c.asm.evict(c.cfg.MaxCachedSessions)
+		c.countDropped(ctx, out)
 		return nil
 	}
 	ops, err := c.asm.flush()
@@ -248,6 +249,7 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 	}
 	c.asm.committed()
 	c.asm.evict(c.cfg.MaxCachedSessions)
+	c.countDropped(ctx, out)
 	return nil
 }
 
@@ -274,7 +276,10 @@ func (c *agentSpanConnector) tick(ctx context.Context) {
 	}
 }
 
-func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
+// countDropped counts (and logs) what the pass dropped, once the pass is
+// kept: a batch refused downstream, or whose state could not be saved,
+// comes again from the receiver and drops the same again.
+func (c *agentSpanConnector) countDropped(ctx context.Context, out closed) {
 	c.dropped(ctx, dropDuplicateSpan, out.duplicates, "spans already emitted were not emitted again (late events of a closed turn)")
 	c.dropped(ctx, dropNoTurn, out.noTurn, "events before any prompt of their thread were dropped: no turn followed them")
 	rows := 0
@@ -286,6 +291,9 @@ func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
 			zap.String("first_event", at.first), zap.Int("count", at.rows))
 	}
 	c.dropped(ctx, dropAfterTurn, rows, "rows of turns that went out already made no span of their own and were dropped (set the log level to debug for each)")
+}
+
+func (c *agentSpanConnector) emit(ctx context.Context, out closed) error {
 	if out.spans == 0 {
 		return nil
 	}

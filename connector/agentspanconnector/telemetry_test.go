@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -181,4 +182,47 @@ func TestRowsAfterTheTurnWentOut(t *testing.T) {
 	assert.Equal(t, "fhs1", debug[0].ContextMap()["first_event"])
 	assert.Equal(t, int64(2), debug[0].ContextMap()["count"])
 	assert.Equal(t, 1, logs.FilterField(zap.String("reason", dropAfterTurn)).Len(), "one warning")
+}
+
+// TestDropsOfARefusedBatchCountOnce: a batch whose spans the next consumer
+// refuses comes again from the receiver; what it drops (here the rows after
+// a turn that went out) is counted when the batch is kept, once, not at
+// each delivery.
+func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	next := &refusing{}
+	id := storagetest.NewStorageID("state")
+	cfg := createDefaultConfig().(*Config)
+	cfg.Storage = &id
+	c, err := newConnector(metadatatest.NewSettings(tel), cfg, next)
+	require.NoError(t, err)
+	require.NoError(t, c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	now := t0.Add(time.Minute)
+	c.now = func() time.Time { return now }
+
+	s := newSession("s1")
+	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+		s.prompt("p1", 0), s.call("c1", "m1", "toolu_1", "Bash", 1), s.result("r1", "toolu_1", "Bash", 2),
+		s.ev(agentevent.TypeSystemMessage, "int1", 3, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
+	}, "h"))))
+	require.Positive(t, next.SpanCount(), "the interrupted turn went out")
+
+	// Two rows of the emitted turn, then a second turn that ends at once:
+	// the batch has spans, which the next consumer refuses the first time.
+	batch := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+		s.ev(agentevent.TypeFileSnapshot, "fhs1", 4, func(e *agentevent.Event) { e.Text = "snapshot of 0 files" }),
+		s.ev(agentevent.TypeSystemMessage, "caveat1", 4.5, func(e *agentevent.Event) { e.Text = "Caveat: local commands." }),
+		s.prompt("p2", 5), s.answer("a2", "m2", 6),
+		s.ev(agentevent.TypeSystemMessage, "int2", 7, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
+	}, "h"))
+	next.refuse = true
+	require.Error(t, c.ConsumeLogs(context.Background(), batch))
+	next.refuse = false
+	require.NoError(t, c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
+	require.NoError(t, c.Shutdown(context.Background()))
+
+	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropAfterTurn))},
+	}, metricdatatest.IgnoreTimestamp())
 }
