@@ -103,7 +103,8 @@ jaeger:
 
 # The side-by-side benchmark (README "Benchmark"): a history of BENCH_CORPUS_MB made from the
 # shared fixtures, read end to end, events only, by contrib's file_log, by ccusage and by the
-# decode floor; prints the table and writes it as JSON. The micro-benchmarks of the mapping path
+# decode floor, and the memory growth from a quarter of that history to all of it (median of
+# BENCH_GROWTH_RUNS runs, 3 by default); prints the tables and writes them as JSON. The micro-benchmarks of the mapping path
 # (BenchmarkParse*, for pprof) run with `go test -bench Parse ./tests/bench/`.
 bench: $(BENCH_COLLECTOR)
 	AGENTOTEL_BENCH_CORPUS_MB=$(BENCH_CORPUS_MB) AGENTOTEL_BENCH_COLLECTOR=$(CURDIR)/$(BENCH_COLLECTOR) \

@@ -16,12 +16,14 @@ import (
 
 // printReport writes the table as Markdown (the README carries it as printed).
 func printReport(w io.Writer, rep report) {
-	if len(rep.Rows) == 0 {
+	if len(rep.Rows) == 0 && rep.Growth == nil {
 		fmt.Fprintf(w, "\n%s; load average before: %s\n", rep.Machine, rep.LoadBefore)
 	} else {
-		fmt.Fprintf(w, "\nHistory: %d MB in %d files (%s); %s; load average before: %s\n\n",
+		fmt.Fprintf(w, "\nHistory: %d MB in %d files (%s); %s; load average before: %s\n",
 			rep.CorpusMB, rep.Files, agentsLine(rep.ByAgent), rep.Machine, rep.LoadBefore)
-		fmt.Fprintln(w, "| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |")
+	}
+	if len(rep.Rows) > 0 {
+		fmt.Fprintln(w, "\n| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	}
 	for _, r := range rep.Rows {
@@ -52,6 +54,7 @@ func printReport(w io.Writer, rep report) {
 	if len(mem) > 0 {
 		fmt.Fprintf(w, "\nPeak resident set by kind (highest seen every %s; the two peak apart): %s\n", pollEvery, strings.Join(mem, "; "))
 	}
+	printGrowth(w, rep.Growth)
 	if l := rep.Latency; l != nil {
 		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
 			l.Setup, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
@@ -81,7 +84,7 @@ func writeReport(tb testing.TB, rep report) {
 	path := os.Getenv("BENCH_OUT")
 	if path == "" {
 		path = filepath.Join(repoRoot(tb), "_build", "bench", fmt.Sprintf("bench-%dMB.json", rep.CorpusMB))
-		if len(rep.Rows) == 0 {
+		if len(rep.Rows) == 0 && rep.Growth == nil {
 			path = filepath.Join(repoRoot(tb), "_build", "bench", "bench-live.json")
 		}
 	}

@@ -214,6 +214,7 @@ type report struct {
 	Rows       []row          `json:"rows"`
 	Latency    *latency       `json:"live_latency,omitempty"`
 	Idle       []idleRun      `json:"idle,omitempty"`
+	Growth     *growth        `json:"memory_growth,omitempty"`
 	LoadBefore string         `json:"load_average_before"`
 }
 
@@ -268,16 +269,7 @@ func BenchmarkSideBySide(b *testing.B) {
 
 		var rows []row
 		if want["end_to_end"] {
-			port := freePort(b)
-			e2e := collectorRun{
-				bin: bin, home: home, config: withProfile(endToEndConfig(port), "end_to_end"), port: port, settle: settle(),
-				progress: func(m metrics) []float64 {
-					return []float64{
-						m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
-						m.get("otelcol_agent_span_open_turns"),
-					}
-				},
-			}.run(b, 60*time.Minute)
+			e2e := endToEndRun(b, bin, home, "end_to_end")
 			endToEnd := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", h.Bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
 			endToEnd.Out, endToEnd.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
 			if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
@@ -299,14 +291,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		}
 		var fileLog *row
 		if want["file_log"] {
-			port := freePort(b)
-			fl := collectorRun{
-				bin: bin, home: home, config: withProfile(fileLogConfig(port, include), "file_log"), port: port,
-				progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
-				done: func(m metrics) bool {
-					return int64(m.series("otelcol_receiver_accepted_log_records")) >= jsonlLines
-				},
-			}.run(b, 60*time.Minute)
+			fl := fileLogRun(b, bin, home, include, jsonlLines, "file_log")
 			r := newRow("file_log + json_parser → nop", "the JSONL files (Claude Code, Codex, Pi, Copilot CLI)", jsonlBytes, jsonlLines, fl)
 			r.Out, r.OutUnit = int64(fl.Last.series("otelcol_receiver_accepted_log_records")), "log records"
 			rows = append(rows, r)
@@ -326,6 +311,9 @@ func BenchmarkSideBySide(b *testing.B) {
 			}
 		}
 		rep.Rows = append(rows, rep.Rows...)
+		if want["growth"] {
+			rep.Growth = memoryGrowth(b, bin, fixtures, h, target)
+		}
 	}
 	if os.Getenv("BENCH_LIVE") != "0" {
 		rep.Latency = liveLatency(b, bin, fixtures)
@@ -344,11 +332,37 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 }
 
+// endToEndRun runs the end-to-end collector over home until its last span.
+func endToEndRun(b *testing.B, bin, home, profile string) run {
+	port := freePort(b)
+	return collectorRun{
+		bin: bin, home: home, config: withProfile(endToEndConfig(port), profile), port: port, settle: settle(),
+		progress: func(m metrics) []float64 {
+			return []float64{
+				m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_span_spans_emitted"),
+				m.get("otelcol_agent_span_open_turns"),
+			}
+		},
+	}.run(b, 60*time.Minute)
+}
+
+// fileLogRun runs file_log + json_parser over the JSONL files until it accepted every line.
+func fileLogRun(b *testing.B, bin, home string, include []string, lines int64, profile string) run {
+	port := freePort(b)
+	return collectorRun{
+		bin: bin, home: home, config: withProfile(fileLogConfig(port, include), profile), port: port,
+		progress: func(m metrics) []float64 { return []float64{m.series("otelcol_receiver_accepted_log_records")} },
+		done: func(m metrics) bool {
+			return int64(m.series("otelcol_receiver_accepted_log_records")) >= lines
+		},
+	}.run(b, 60*time.Minute)
+}
+
 // benchRows is BENCH_ROWS, the rows to run as a comma-separated list of end_to_end, events,
-// file_log, ccusage and floor (e.g. "end_to_end,file_log" to compare memory alone); all of
-// them when unset.
+// file_log, ccusage, floor and growth (e.g. "end_to_end,file_log" to compare memory alone); all
+// of them when unset.
 func benchRows(tb testing.TB) map[string]bool {
-	all := []string{"end_to_end", "events", "file_log", "ccusage", "floor"}
+	all := []string{"end_to_end", "events", "file_log", "ccusage", "floor", "growth"}
 	want := map[string]bool{}
 	v := os.Getenv("BENCH_ROWS")
 	if strings.TrimSpace(v) == "" {
