@@ -115,18 +115,50 @@ type tailStore interface {
 	begin(ctx context.Context, path string, pos tailPos)
 }
 
-// tailFile is what the tailer keeps of one matched file.
+// tailFile is what the tailer keeps of one matched file (its path is the
+// key of the tailer's table, the matcher's string).
 type tailFile struct {
-	pos tailPos
-	// size, mtime and ino are the stat of the file when it was last read
-	// to its end: unchanged, it is not opened again.
+	pos filePos
+	// size and mtime are the stat of the file when it was last read to its
+	// end (its inode is pos's): unchanged, it is not opened again.
 	size  int64
 	mtime int64
-	ino   uint64
 	// readToEnd: the stat above is that of a read that reached the end.
 	readToEnd bool
 	// seen is the poll that last matched the file.
 	seen uint64
+}
+
+// filePos is a tailPos as the tailer keeps it for every file it watches:
+// the head's sha256 as its 32 bytes, not as 64 hex digits in a string of
+// its own (an allocation per file, a seventh of what the tailer kept of
+// one).
+type filePos struct {
+	offset, line int64
+	ino          uint64
+	headLen      int64 // 0: no head known
+	head         [sha256.Size]byte
+}
+
+// filePosOf is a stored position as the tailer keeps it. A head that is not
+// the hex of a sha256 (never written so) is taken as unknown.
+func filePosOf(p tailPos) filePos {
+	fp := filePos{offset: p.Offset, line: p.Line, ino: p.Ino}
+	if p.HeadLen > 0 && hex.DecodedLen(len(p.Head)) == sha256.Size {
+		if _, err := hex.Decode(fp.head[:], []byte(p.Head)); err == nil {
+			fp.headLen = p.HeadLen
+		}
+	}
+	return fp
+}
+
+// tailPos is the position as it is stored.
+func (p filePos) tailPos() tailPos {
+	tp := tailPos{Offset: p.offset, Line: p.line, Ino: p.ino}
+	if p.headLen > 0 {
+		tp.HeadLen, tp.Head = p.headLen, hex.EncodeToString(p.head[:])
+	}
+	return tp
 }
 
 type tailer struct {
@@ -234,7 +266,7 @@ func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []ma
 	clear(ids)
 	// rank: 2 read under it now, 1 stored position of this file, 0 neither.
 	rank := func(m matchedFile) int {
-		if f := t.files[m.path]; f != nil && f.pos.Ino == m.st.ino {
+		if f := t.files[m.path]; f != nil && f.pos.ino == m.st.ino {
 			return 2
 		}
 		if pos, ok := t.store.position(ctx, m.path); ok && pos.Ino == m.st.ino {
@@ -305,17 +337,17 @@ func (t *tailer) pollOnce(ctx context.Context) {
 		}
 		f.seen = t.polls
 		switch {
-		case f.pos.Ino != 0 && st.ino != 0 && f.pos.Ino != st.ino, st.size < f.pos.Offset:
+		case f.pos.ino != 0 && st.ino != 0 && f.pos.ino != st.ino, st.size < f.pos.offset:
 			// Another file at this path, or this one cut shorter: read it
 			// from its start (the source tells a replay of the same file,
 			// whose parser drops what it emitted, from a new one).
-			f.pos = tailPos{Ino: st.ino}
+			f.pos = filePos{ino: st.ino}
 			f.readToEnd = false
-		case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.ino:
+		case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.pos.ino:
 			continue // unchanged since read to its end
-		case st.size == f.pos.Offset && f.readToEnd:
+		case st.size == f.pos.offset && f.readToEnd:
 			// Touched, nothing appended.
-			f.size, f.mtime, f.ino = st.size, st.mtime, st.ino
+			f.size, f.mtime = st.size, st.mtime
 			continue
 		}
 		jobs = append(jobs, tailJob{path: path, f: f, st: st})
@@ -365,11 +397,11 @@ type seenHead struct {
 func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPoll bool, seen map[string]seenHead) *tailFile {
 	f := &tailFile{}
 	if pos, ok := t.store.position(ctx, path); ok && (pos.Ino == 0 || st.ino == 0 || pos.Ino == st.ino) && pos.Offset <= st.size {
-		f.pos = pos
-		f.pos.Ino = st.ino
+		f.pos = filePosOf(pos)
+		f.pos.ino = st.ino
 		return f
 	}
-	f.pos = tailPos{Ino: st.ino}
+	f.pos = filePos{ino: st.ino}
 	startAt := func() *tailFile {
 		if firstPoll && t.startAtEnd {
 			// Stored at once, not with the first batch: a restart before
@@ -377,8 +409,8 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 			// past what was appended while the receiver was stopped. (A
 			// write per file, at the first start only, as reading every
 			// file would do with start_at: beginning.)
-			f.pos.Offset = st.size
-			t.store.begin(ctx, path, f.pos)
+			f.pos.offset = st.size
+			t.store.begin(ctx, path, f.pos.tailPos())
 		}
 		return f
 	}
@@ -386,14 +418,14 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 	if !ok {
 		return startAt() // no complete first line yet: a new file
 	}
-	f.pos.HeadLen, f.pos.Head = h.n, h.sum
+	f.pos.headLen, f.pos.head = h.n, h.sum
 	copyOf := func(of string, line int64) *tailFile {
 		// The same content under two paths (a rollout in both of Codex's
 		// folders): read once. What is appended to this copy later is read
 		// as its own.
 		t.logger.Debug("File is a copy of another; not read again", zap.String("path", path), zap.String("of", of))
-		f.pos.Offset, f.pos.Line = st.size, line
-		t.store.adopt(ctx, path, "", "", f.pos)
+		f.pos.offset, f.pos.line = st.size, line
+		t.store.adopt(ctx, path, "", "", f.pos.tailPos())
 		return f
 	}
 	if other, dup := seen[h.first]; dup && other.path != path {
@@ -411,7 +443,7 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 	if !stored || ownerPos.HeadLen == 0 || ownerPos.HeadLen > st.size {
 		return startAt()
 	}
-	if same, ok := readHead(path, t.maxLogSize, ownerPos.HeadLen); !ok || same.sum != ownerPos.Head {
+	if same, ok := readHead(path, t.maxLogSize, ownerPos.HeadLen); !ok || hex.EncodeToString(same.sum[:]) != ownerPos.Head {
 		return startAt() // another file that starts with the same line
 	}
 	ownerSt, ownerExists := statFile(owner)
@@ -425,22 +457,22 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 	// its parser state (both as stored: they agree).
 	pos := ownerPos
 	if pos.Offset > st.size {
-		pos = tailPos{HeadLen: h.n, Head: h.sum}
+		pos = tailPos{HeadLen: h.n, Head: hex.EncodeToString(h.sum[:])}
 	}
 	pos.Ino = st.ino
 	t.logger.Debug("File was moved; reading on from its position", zap.String("path", path), zap.String("from", owner))
 	t.store.adopt(ctx, path, owner, h.first, pos)
-	f.pos = pos
+	f.pos = filePosOf(pos)
 	return f
 }
 
 // fileHead identifies the start of a file: the hex sha256 of its first line
-// (without its "\n"; of its first max_log_size bytes when longer), and of
-// its first n bytes.
+// (without its "\n"; of its first max_log_size bytes when longer), and the
+// sha256 of its first n bytes.
 type fileHead struct {
 	first string
 	n     int64
-	sum   string
+	sum   [sha256.Size]byte
 }
 
 // readHead reads the head of a file: its first line, which must be
@@ -481,7 +513,9 @@ func headOf(src io.Reader, maxLogSize int, limit int64) (fileHead, bool) {
 			return fileHead{}, false
 		}
 	}
-	return fileHead{first: hex.EncodeToString(first.Sum(nil)), n: n, sum: hex.EncodeToString(head.Sum(nil))}, true
+	h := fileHead{first: hex.EncodeToString(first.Sum(nil)), n: n}
+	head.Sum(h.sum[:0])
+	return h, true
 }
 
 // headWriter hashes the first limit bytes written to it, counting them.
@@ -526,23 +560,23 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		// it from its start.
 		return
 	}
-	if f.pos.Offset == 0 && f.pos.HeadLen == 0 {
+	if f.pos.offset == 0 && f.pos.headLen == 0 {
 		// A file first seen empty, or before its first line was complete,
 		// or read again from its start: its head is known once it has a
 		// first line, and goes into the position stored with the first
 		// batch (a later move or copy of it is told by it). Read from the
 		// file opened, which is the one the poll's stat saw.
 		if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
-			f.pos.HeadLen, f.pos.Head = h.n, h.sum
+			f.pos.headLen, f.pos.head = h.n, h.sum
 		}
 	}
-	if _, err := fh.Seek(f.pos.Offset, io.SeekStart); err != nil {
+	if _, err := fh.Seek(f.pos.offset, io.SeekStart); err != nil {
 		return
 	}
 	r := readers.Get().(*bufio.Reader)
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
-	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.Offset, start: f.pos.Offset, size: j.st.size}
+	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size}
 	for {
 		if ctx.Err() != nil {
 			return
@@ -553,18 +587,18 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			return
 		}
 		if len(b.spans) > 0 {
-			batch := b.take(j.path, f.pos, b.batchLen(done))
+			batch := b.take(j.path, f.pos.tailPos(), b.batchLen(done))
 			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
 			}
-			f.pos = batch.after
+			f.pos.offset, f.pos.line = batch.after.Offset, batch.after.Line
 		}
 		if done && len(b.spans) == 0 {
 			break
 		}
 	}
-	f.size, f.mtime, f.ino, f.readToEnd = j.st.size, j.st.mtime, j.st.ino, true
-	f.pos.Ino = j.st.ino
+	f.size, f.mtime, f.readToEnd = j.st.size, j.st.mtime, true
+	f.pos.ino = j.st.ino
 }
 
 // acquire takes a read slot; false when ctx ended first.

@@ -1,0 +1,115 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentlogreceiver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+// memoryFiles is the size of the histories the per-file memory tests
+// build: large enough that what is kept per file dwarfs the fixed costs.
+const memoryFiles = 3000
+
+// writeMemoryHistory writes n one-line JSONL files laid out as Claude Code
+// lays out its transcripts (a directory per project, a UUID-named file per
+// session), and returns the include pattern of them.
+func writeMemoryHistory(t testing.TB, n int) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("-Users-someone-src-github-com-project-%03d", i%100))
+		if i < 100 {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+		}
+		name := fmt.Sprintf("%08x-1b2c-4d3e-8f40-%012x.jsonl", i, i*7919)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(`{"type":"user","n":1}`+"\n"), 0o600))
+	}
+	return filepath.Join(root, "**", "*.jsonl")
+}
+
+// liveHeap is the live heap after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// nopTailStore is a tailStore that has nothing stored and keeps nothing, so
+// that what the test measures is the tailer's own memory.
+type nopTailStore struct{}
+
+func (nopTailStore) position(context.Context, string) (tailPos, bool)       { return tailPos{}, false }
+func (nopTailStore) firstLineOwner(context.Context, string) (string, bool)  { return "", false }
+func (nopTailStore) adopt(context.Context, string, string, string, tailPos) {}
+func (nopTailStore) begin(context.Context, string, tailPos)                 {}
+
+// TestTailerMemoryPerFile: what the tailer and its matcher keep per watched
+// file, once every file has been read to its end, must not make the
+// collector grow much with the length of the history. Here (paths of about
+// 140 bytes) it kept 683 bytes per file when the matcher kept each path
+// twice (the listing's name, and the joined path per pattern) and the
+// tailer the sha256 of each file's head as a hex string; it keeps about 400
+// now: the path once (shared by the listing, the matches and the tailer's
+// table), the tailer's entry, and the poll's reused scratch (each file's
+// stat and a set of inodes). 500 fails the old code with room to spare.
+func TestTailerMemoryPerFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	include := writeMemoryHistory(t, memoryFiles)
+	cfg := testConfig(t.TempDir())
+	before := liveHeap()
+	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, []string{include}, nil)
+	require.NoError(t, err)
+	tl.store, tl.logger = nopTailStore{}, zap.NewNop()
+	tl.emit = func(context.Context, tailBatch) error { return nil }
+	// The first poll reads every file; the second finds them unchanged:
+	// what is left is what an idle receiver keeps.
+	tl.pollOnce(context.Background())
+	tl.pollOnce(context.Background())
+	after := liveHeap()
+	require.Len(t, tl.files, memoryFiles)
+	perFile := float64(int64(after)-int64(before)) / memoryFiles
+	t.Logf("tailer and matcher: %.0f bytes per file", perFile)
+	require.Less(t, perFile, 500.0)
+	runtime.KeepAlive(tl)
+}
+
+// BenchmarkTailerIdlePoll is one poll of memoryFiles unchanged files (the
+// dir cache's case: no directory listed, no pattern matched again), and
+// what the tailer keeps per file (live B/file).
+func BenchmarkTailerIdlePoll(b *testing.B) {
+	if runtime.GOOS == "windows" {
+		b.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	include := writeMemoryHistory(b, memoryFiles)
+	cfg := testConfig(b.TempDir())
+	before := liveHeap()
+	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, []string{include}, nil)
+	require.NoError(b, err)
+	tl.store, tl.logger = nopTailStore{}, zap.NewNop()
+	tl.emit = func(context.Context, tailBatch) error { return nil }
+	ctx := context.Background()
+	tl.pollOnce(ctx)
+	tl.pollOnce(ctx)
+	live := liveHeap()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tl.pollOnce(ctx)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(int64(live)-int64(before))/memoryFiles, "live-B/file")
+	runtime.KeepAlive(tl)
+}
