@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
 // memoryFiles is the size of the histories the per-file memory tests
@@ -84,6 +87,25 @@ func TestTailerMemoryPerFile(t *testing.T) {
 	t.Logf("tailer and matcher: %.0f bytes per file", perFile)
 	require.Less(t, perFile, 500.0)
 	runtime.KeepAlive(tl)
+}
+
+// TestProgressMemoryPerFile: what the backfill's progress keeps per file of
+// the history found at start. With a map of every path (its own copy) to
+// its size it kept 197 bytes per file here; keyed by a hash of the path, 37.
+// 80 is 40 % of the old figure.
+func TestProgressMemoryPerFile(t *testing.T) {
+	include := writeMemoryHistory(t, memoryFiles)
+	tb, err := metadata.NewTelemetryBuilder(componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	p := newProgress(zap.NewNop(), tb, defaultPollInterval, 0)
+	before := liveHeap()
+	p.found(context.Background(), "claude_code", historyOf(sourceJSONL, []string{include}, nil))
+	after := liveHeap()
+	require.Equal(t, memoryFiles, p.agents["claude_code"].filesFound)
+	perFile := float64(int64(after)-int64(before)) / memoryFiles
+	t.Logf("progress: %.0f bytes per file", perFile)
+	require.Less(t, perFile, 80.0)
+	runtime.KeepAlive(p)
 }
 
 // BenchmarkTailerIdlePoll is one poll of memoryFiles unchanged files (the

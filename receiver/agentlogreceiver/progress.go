@@ -65,10 +65,13 @@ type agentProgress struct {
 	doneAt     time.Time
 	filesFound int
 	bytesFound int64
-	sizes      map[string]int64 // path → size at start; emptied as files are read
-	offsets    map[string]int64 // path → read position reached
-	filesRead  int
-	bytesRead  int64 // bytes actually read (not those skipped by a resume)
+	// files are the files found at start not yet read to the size they had
+	// then, by a hash of their path: the paths themselves would be one more
+	// copy of every path of the history (the tailer holds its own), kept
+	// for the length of the backfill.
+	files     map[uint64]fileProgress
+	filesRead int
+	bytesRead int64 // bytes actually read (not those skipped by a resume)
 
 	unmeasured bool // read as a whole, not file by file
 	// sessions are the distinct sessions read during the backfill, by a
@@ -81,6 +84,12 @@ type agentProgress struct {
 	toolCalls    int64
 	toolFails    int64
 	tokens       int64
+}
+
+// fileProgress is one file of the history: its size at start, and the read
+// position reached (-1: none of it read yet).
+type fileProgress struct {
+	size, read int64
 }
 
 // newProgress follows a backfill read every pollInterval, whose rewritten
@@ -110,8 +119,7 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 		key:      agent,
 		attr:     metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", agent))),
 		start:    p.now(),
-		sizes:    map[string]int64{},
-		offsets:  map[string]int64{},
+		files:    make(map[uint64]fileProgress, len(h.sizes)),
 		sessions: map[uint64]struct{}{},
 	}
 	a.lastRead = a.start
@@ -120,7 +128,7 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 		a.filesFound++
 		a.bytesFound += size
 		if !h.unmeasured {
-			a.sizes[path] = size
+			a.files[maphash.String(p.seed, path)] = fileProgress{size: size, read: -1}
 		}
 	}
 	a.unmeasured = h.unmeasured
@@ -153,15 +161,17 @@ func (p *progress) read(ctx context.Context, agent, path string, from, to int64,
 		return
 	}
 	a.lastRead = p.now()
-	size, ok := a.sizes[path]
+	key := maphash.String(p.seed, path)
+	f, ok := a.files[key]
+	size := f.size
 	if !ok {
 		return // a file created after the start (live, not history), or part of an unmeasured history
 	}
 	if caughtUp {
 		to = size // nothing left but, perhaps, a line still being written
 	}
-	prev, seen := a.offsets[path]
-	if !seen {
+	prev := f.read
+	if prev < 0 {
 		prev = from // a resumed file: what lies before its first batch was read by an earlier run
 	}
 	to = min(to, size)
@@ -169,13 +179,13 @@ func (p *progress) read(ctx context.Context, agent, path string, from, to int64,
 		a.bytesRead += to - prev
 		p.telemetry.AgentLogBackfillBytesRead.Add(ctx, to-prev, a.attr)
 	}
-	a.offsets[path] = max(prev, to)
+	f.read = max(prev, to)
+	a.files[key] = f
 	if to >= size {
-		delete(a.sizes, path)
-		delete(a.offsets, path)
+		delete(a.files, key)
 		a.filesRead++
 		p.telemetry.AgentLogBackfillFilesRead.Add(ctx, 1, a.attr)
-		if len(a.sizes) == 0 {
+		if len(a.files) == 0 {
 			p.finishLocked(ctx, a, a.lastRead)
 		}
 	}
@@ -339,8 +349,8 @@ func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
 // remainingLocked is the history still to read: the unread part of each file.
 func (a *agentProgress) remainingLocked() int64 {
 	var n int64
-	for path, size := range a.sizes {
-		n += size - a.offsets[path]
+	for _, f := range a.files {
+		n += f.size - max(f.read, 0)
 	}
 	return n
 }
@@ -353,7 +363,7 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 	}
 	a.doneAt = at
 	elapsed := a.doneAt.Sub(a.start)
-	if a.filesFound > 0 && len(a.sizes) > 0 {
+	if a.filesFound > 0 && len(a.files) > 0 {
 		// Gone quiet: the rest was read by an earlier run.
 		a.filesRead = a.filesFound
 	}
@@ -371,7 +381,7 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 	}
 	a.sessionCount = sessions
 	a.sessions = nil // bounded: only the backfill needs them
-	a.sizes, a.offsets = nil, nil
+	a.files = nil
 	p.logTotalLocked()
 }
 
