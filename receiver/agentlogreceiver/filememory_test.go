@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -134,4 +135,37 @@ func BenchmarkTailerIdlePoll(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(int64(live)-int64(before))/memoryFiles, "live-B/file")
 	runtime.KeepAlive(tl)
+}
+
+// TestTreeReaderMemoryPerSession: what OpenCode's tree reader keeps per
+// session once it has listed them, as at its first poll (every session is
+// listed, its record kept, before any is read: the collector's peak). It
+// kept 742 bytes per session here with each session file's joined path, a
+// map of the files to retry that kept the room of all of them, and the
+// session's flags spread over its struct; 543 without. What is left is
+// mostly the session record, kept until the session is read (~210 bytes).
+func TestTreeReaderMemoryPerSession(t *testing.T) {
+	const sessions = 2000
+	store := newOCStore(t, t.TempDir())
+	for i := range sessions {
+		store.session(fmt.Sprintf("ses_%026x", i*104729), int64(1_700_000_000_000+i))
+	}
+	cfg := testConfig(t.TempDir())
+	rd := newOpenCodeSource(sourceSettings{
+		cfg: cfg, ac: &cfg.OpenCode, logger: zap.NewNop(),
+		checkpoints: newCheckpoints(nil, "opencode", false),
+		life:        lifeCycle{maxSessions: 100, now: time.Now},
+		clock:       clock{now: time.Now},
+	})
+	// A first listing fills the JSON decoder's caches (once per process).
+	newTreeReader(rd, store.storage, false).listSessions(context.Background(), false)
+	before := liveHeap()
+	tr := newTreeReader(rd, store.storage, false)
+	tr.listSessions(context.Background(), false)
+	after := liveHeap()
+	require.Len(t, tr.sessions, sessions)
+	perSession := float64(int64(after)-int64(before)) / sessions
+	t.Logf("tree reader: %.0f bytes per session", perSession)
+	require.Less(t, perSession, 640.0)
+	runtime.KeepAlive(tr)
 }

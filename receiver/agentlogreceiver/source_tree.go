@@ -82,11 +82,12 @@ type cachedObject[T any] struct {
 
 // sessionDir is one session/<project> directory as last listed.
 type sessionDir struct {
+	path  string // the key of treeReader.dirs
 	stamp stamp
 	files map[string]*treeSession // by file name
 	// retry are the files listed that could not be read or decoded yet
 	// (being written, or bad: reported once per version), read again every
-	// poll.
+	// poll (nil: none).
 	retry map[string]bool
 }
 
@@ -94,19 +95,27 @@ type sessionDir struct {
 // session is settled (its info is read again when it has news).
 type treeSession struct {
 	id, parentID string
-	path         string
-	created      int64
-	// sig is the session file's when info was decoded; info is kept while
-	// the session is being read and dropped once it is settled.
-	sig      fileSig
-	sigClean bool
-	info     *opencode.Session
+	// dir and name are where the session file is (name is the key of
+	// dir.files): its path is joined when the session is read, not kept for
+	// every session listed (~10k on a 1 GB history).
+	dir     *sessionDir
+	name    string
+	created int64
+	// sig is the session file's when info was decoded (sigClean: old
+	// enough then); info is kept while the session is being read and
+	// dropped once it is settled.
+	sig  fileSig
+	info *opencode.Session
 	// msgDir is message/<ses>/ when last listed; idle says every message
 	// listed then was emitted; loaded that the watermark was looked up.
-	msgDir       stamp
-	idle, loaded bool
-	listed       bool
+	msgDir stamp
+	// (The flags last: together they fit the struct in a smaller size
+	// class.)
+	sigClean, idle, loaded, listed bool
 }
+
+// file is the path of the session file.
+func (s *treeSession) file() string { return filepath.Join(s.dir.path, s.name) }
 
 // settled: nothing of the session is held back and its message directory
 // was listed after its last change.
@@ -148,8 +157,8 @@ func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeR
 	t.marks.onForget = func(key string, probes []string) {
 		id := strings.TrimPrefix(key, treeKey(storage, ""))
 		if s := t.sessions[id]; s != nil {
-			if d := t.dirs[filepath.Dir(s.path)]; d != nil && d.files[filepath.Base(s.path)] == s {
-				delete(d.files, filepath.Base(s.path))
+			if s.dir.files[s.name] == s {
+				delete(s.dir.files, s.name)
 			}
 			t.unlist(s)
 		}
@@ -279,7 +288,7 @@ func (t *treeReader) listSessions(ctx context.Context, full bool) bool {
 			path := filepath.Join(root, e.Name())
 			seen[path] = true
 			if t.dirs[path] == nil {
-				t.dirs[path] = &sessionDir{files: map[string]*treeSession{}, retry: map[string]bool{}}
+				t.dirs[path] = &sessionDir{path: path, files: map[string]*treeSession{}}
 			}
 		}
 		for path, d := range t.dirs {
@@ -317,6 +326,9 @@ func (t *treeReader) listSessionDir(ctx context.Context, dir string, d *sessionD
 		for _, e := range entries {
 			names[e.Name()] = true
 			if d.files[e.Name()] == nil {
+				if d.retry == nil {
+					d.retry = map[string]bool{}
+				}
 				d.retry[e.Name()] = true
 			}
 		}
@@ -334,7 +346,7 @@ func (t *treeReader) listSessionDir(ctx context.Context, dir string, d *sessionD
 		}
 	}
 	for name := range d.retry {
-		s, done := t.readSessionFile(ctx, filepath.Join(dir, name))
+		s, done := t.readSessionFile(ctx, d, name)
 		if !done {
 			continue
 		}
@@ -344,13 +356,19 @@ func (t *treeReader) listSessionDir(ctx context.Context, dir string, d *sessionD
 			changed = true
 		}
 	}
+	if len(d.retry) == 0 {
+		// A map keeps the room of its largest size: at the first poll every
+		// file of the directory is to be read.
+		d.retry = nil
+	}
 	return changed
 }
 
 // readSessionFile reads a new session file. done: nothing more to try (s
 // nil: left out by exclude_older_than); not done: to be read again next
 // poll (unreadable, or not decodable: reported once per version).
-func (t *treeReader) readSessionFile(ctx context.Context, path string) (s *treeSession, done bool) {
+func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name string) (s *treeSession, done bool) {
+	path := filepath.Join(d.path, name)
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, errors.Is(err, os.ErrNotExist)
@@ -362,15 +380,13 @@ func (t *treeReader) readSessionFile(ctx context.Context, path string) (s *treeS
 	if !ok {
 		return nil, false
 	}
-	if old := t.sessions[info.ID]; old != nil && old.path != path {
+	if old := t.sessions[info.ID]; old != nil && (old.dir != d || old.name != name) {
 		t.unlist(old) // the same session under another project: the newest listing wins
-		if d := t.dirs[filepath.Dir(old.path)]; d != nil {
-			delete(d.files, filepath.Base(old.path))
-		}
+		delete(old.dir.files, old.name)
 	}
 	// Strings kept are copied: a decoded string shares the memory of the
 	// whole file.
-	s = &treeSession{id: strings.Clone(info.ID), path: path, created: info.Time.Created, listed: true}
+	s = &treeSession{id: strings.Clone(info.ID), dir: d, name: name, created: info.Time.Created, listed: true}
 	s.setInfo(info, sig, time.Now())
 	t.sessions[s.id] = s
 	t.order = append(t.order, s)
@@ -404,10 +420,10 @@ func (t *treeReader) decodeSession(ctx context.Context, path string, fi os.FileI
 }
 
 // sessionInfo returns the session's info, read again when the session file
-// changed since (or was too fresh when read), or was dropped.
-func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession) opencode.Session {
-	if fi, err := os.Stat(s.path); err == nil && (s.info == nil || !s.sigClean || sigOf(fi) != s.sig) {
-		if info, sig, ok := t.decodeSession(ctx, s.path, fi); ok && info.ID == s.id {
+// (at path) changed since (or was too fresh when read), or was dropped.
+func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession, path string) opencode.Session {
+	if fi, err := os.Stat(path); err == nil && (s.info == nil || !s.sigClean || sigOf(fi) != s.sig) {
+		if info, sig, ok := t.decodeSession(ctx, path, fi); ok && info.ID == s.id {
 			s.setInfo(info, sig, time.Now())
 		}
 	}
@@ -482,7 +498,8 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	if err != nil {
 		return
 	}
-	m := t.marks.acquire(ctx, t.markKey(s.id), s.path)
+	file := s.file()
+	m := t.marks.acquire(ctx, t.markKey(s.id), file)
 	held := false // m is released by the batch
 	defer func() {
 		if !held {
@@ -501,7 +518,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		return
 	}
 
-	info := t.sessionInfo(ctx, s)
+	info := t.sessionInfo(ctx, s, file)
 	c := opencode.ResolveContext(info, t.lookupSession, t.lookupProject)
 	if s.parentID != "" {
 		c.ParentToolCallID = t.spawnedBy[s.id]
@@ -563,7 +580,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 	// The watermark moves once the next consumer accepted the events.
 	held = true
-	t.batch.add(ctx, m.key, s.path, events, s.idle, func(accepted bool) *storage.Operation {
+	t.batch.add(ctx, m.key, file, events, s.idle, func(accepted bool) *storage.Operation {
 		if !accepted {
 			s.idle = false
 			return nil
