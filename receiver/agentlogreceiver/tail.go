@@ -486,12 +486,19 @@ func readHead(path string, maxLogSize int, limit int64) (fileHead, bool) {
 	return headOf(fh, maxLogSize, limit)
 }
 
+// headReaders are headOf's read buffers, reused.
+var headReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16*1024) }}
+
 // headOf is readHead of a file's content from its start.
 func headOf(src io.Reader, maxLogSize int, limit int64) (fileHead, bool) {
 	first := sha256.New()
 	head := sha256.New()
 	var n int64
-	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(src, 1<<62), headWriter{head, &n, limit}), 16*1024)
+	// The reader is reused: the first poll of a history reads the head of
+	// every file (25k at 2 GB), each read a buffer of garbage otherwise.
+	r := headReaders.Get().(*bufio.Reader)
+	r.Reset(io.TeeReader(io.LimitReader(src, 1<<62), headWriter{head, &n, limit}))
+	defer func() { r.Reset(nil); headReaders.Put(r) }()
 	taken := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
