@@ -129,6 +129,15 @@ func TestDebugLogSaysWhyEachTurnClosed(t *testing.T) {
 	assert.Equal(t, []string{"p1 next_prompt", "p2 end_marker", "p3 idle"}, got)
 }
 
+// interruptedTurn is a Claude Code turn p1 with a Bash call, ended by the
+// user's interrupt (its end marker).
+func interruptedTurn(s *session) []agentevent.Event {
+	return []agentevent.Event{
+		s.prompt("p1", 0), s.call("c1", "m1", "toolu_1", "Bash", 1), s.result("r1", "toolu_1", "Bash", 2),
+		s.ev(agentevent.TypeSystemMessage, "int1", 3, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
+	}
+}
+
 // TestRowsAfterTheTurnWentOut: a Claude Code turn interrupted by the user
 // (the interrupt row is its end marker) goes out as soon as the reader has
 // caught up; the rows Claude Code writes after it — the next prompt's
@@ -149,10 +158,7 @@ func TestRowsAfterTheTurnWentOut(t *testing.T) {
 	c.now = func() time.Time { return now }
 
 	s := newSession("s1")
-	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
-		s.prompt("p1", 0), s.call("c1", "m1", "toolu_1", "Bash", 1), s.result("r1", "toolu_1", "Bash", 2),
-		s.ev(agentevent.TypeSystemMessage, "int1", 3, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
-	}, "h"))))
+	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(interruptedTurn(s), "h"))))
 	emitted := sink.SpanCount()
 	require.Positive(t, emitted, "the interrupted turn went out on its end marker")
 
@@ -202,10 +208,7 @@ func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
 	c.now = func() time.Time { return now }
 
 	s := newSession("s1")
-	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
-		s.prompt("p1", 0), s.call("c1", "m1", "toolu_1", "Bash", 1), s.result("r1", "toolu_1", "Bash", 2),
-		s.ev(agentevent.TypeSystemMessage, "int1", 3, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
-	}, "h"))))
+	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(interruptedTurn(s), "h"))))
 	require.Positive(t, next.SpanCount(), "the interrupted turn went out")
 
 	// Two rows of the emitted turn, then a second turn that ends at once:

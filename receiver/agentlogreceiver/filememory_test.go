@@ -58,6 +58,23 @@ func (nopTailStore) firstLineOwner(context.Context, string) (string, bool)  { re
 func (nopTailStore) adopt(context.Context, string, string, string, tailPos) {}
 func (nopTailStore) begin(context.Context, string, tailPos)                 {}
 
+// memoryTailer is a tailer over memoryFiles files that reads them to
+// nowhere, and the live heap before it was made.
+func memoryTailer(tb testing.TB) (tl *tailer, include string, before uint64) {
+	tb.Helper()
+	if runtime.GOOS == "windows" {
+		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+	include = writeMemoryHistory(tb, memoryFiles)
+	cfg := testConfig(tb.TempDir())
+	before = liveHeap()
+	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, []string{include}, nil)
+	require.NoError(tb, err)
+	tl.store, tl.logger = nopTailStore{}, zap.NewNop()
+	tl.emit = func(context.Context, tailBatch) error { return nil }
+	return tl, include, before
+}
+
 // TestTailerMemoryPerFile: what the tailer and its matcher keep per watched
 // file, once every file has been read to its end, must not make the
 // collector grow much with the length of the history. Here (paths of about
@@ -72,16 +89,7 @@ func (nopTailStore) begin(context.Context, string, tailPos)                 {}
 // file's stat, a set of inodes). 500 fails the old code with room to spare.
 // (With settled listings, BenchmarkTailerIdlePoll: 536 before, 397 now.)
 func TestTailerMemoryPerFile(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
-	include := writeMemoryHistory(t, memoryFiles)
-	cfg := testConfig(t.TempDir())
-	before := liveHeap()
-	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, []string{include}, nil)
-	require.NoError(t, err)
-	tl.store, tl.logger = nopTailStore{}, zap.NewNop()
-	tl.emit = func(context.Context, tailBatch) error { return nil }
+	tl, _, before := memoryTailer(t)
 	// The first poll reads every file; the second finds them unchanged:
 	// what is left is what an idle receiver keeps.
 	tl.pollOnce(context.Background())
@@ -118,14 +126,7 @@ func TestProgressMemoryPerFile(t *testing.T) {
 // per directory and per file), and what the tailer keeps per file (live
 // B/file).
 func BenchmarkTailerIdlePoll(b *testing.B) {
-	if runtime.GOOS == "windows" {
-		b.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
-	include := writeMemoryHistory(b, memoryFiles)
-	cfg := testConfig(b.TempDir())
-	before := liveHeap()
-	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, []string{include}, nil)
-	require.NoError(b, err)
+	tl, include, before := memoryTailer(b)
 	// The listings are taken as made long after the directories' last
 	// change, as they are on an idle history (those of directories changed
 	// within listingSettle are made again at every poll).
@@ -133,8 +134,6 @@ func BenchmarkTailerIdlePoll(b *testing.B) {
 	require.NoError(b, err)
 	m.now = func() time.Time { return time.Now().Add(time.Hour) }
 	tl.match = m.match
-	tl.store, tl.logger = nopTailStore{}, zap.NewNop()
-	tl.emit = func(context.Context, tailBatch) error { return nil }
 	ctx := context.Background()
 	tl.pollOnce(ctx)
 	tl.pollOnce(ctx)
