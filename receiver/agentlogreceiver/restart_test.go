@@ -309,3 +309,37 @@ func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 		assert.Equal(t, int64(1), evs[0].LogLine, "numbered from where reading started")
 	}
 }
+
+// TestRestartStartAtEndReplacedFile: with start_at: end, a file read before
+// and replaced by a shorter one while the receiver was stopped starts at
+// the new file's end with a parser state of its own: the old file's state
+// (its last offset parsed) would drop every line the new file gets up to
+// that offset.
+func TestRestartStartAtEndReplacedFile(t *testing.T) {
+	s := newRestartSetup(t)
+	s.cfg.StartAt = StartAtEnd
+	firstPollRead := func(h *harness) {
+		tl := jsonlSourceOf(t, h, "claude_code").tail
+		require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+	}
+	first := newHarness(t, s.cfg, s.host)
+	first.start()
+	firstPollRead(first)
+	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	first.waitEvents(s.path, 1)
+	first.barrier(s.logsDir)
+	first.stop()
+
+	// Replaced (another inode) by a shorter file while stopped.
+	tmp := s.path + ".new"
+	writeFile(t, tmp, userLine("n1", "s1", "new"))
+	require.NoError(t, os.Rename(tmp, s.path))
+
+	second := newHarness(t, s.cfg, s.host)
+	second.start()
+	firstPollRead(second)
+	appendFile(t, s.path, joinLines(assistantLine("b1", "n1", "s1", "msg_b", "b!"), userLine("n2", "s1", "more")))
+	second.barrier(s.logsDir)
+	second.barrier(s.logsDir)
+	assert.Equal(t, []string{"b1", "n2"}, eventIDs(second.eventsOf(s.path)), "the lines written to the new file after the start")
+}
