@@ -521,6 +521,11 @@ type closed struct {
 	// units are the groups emitted, by their top unit, and why each closed
 	// (the connector's debug log).
 	units []closedGroup
+	// replays and lateResults are what the batch's add dropped: events
+	// emitted before, and tool results of calls whose turn went out
+	// without them. Counted, like the others, once the pass is kept.
+	replays     int
+	lateResults []agentevent.Event
 }
 
 // afterTurn is what came of a turn after it went out and made no span: the

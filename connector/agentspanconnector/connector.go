@@ -207,17 +207,11 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		}
 		c.asm.noteRead(sessKey{h.ev.Source, agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
 	}
-	for _, ev := range late {
-		c.telemetry.AgentSpanLateToolResults.Add(ctx, 1)
-		c.set.Logger.Warn("A tool result came after its turn went out with the call in_progress (max_open_tool_duration or the next prompt closed it); it is not emitted",
-			zap.String("session", ev.SessionID), zap.String("tool_call_id", ev.ToolCallID), zap.String("tool", ev.ToolName),
-			zap.String("record", fmt.Sprintf("%s:%d", ev.LogFile, ev.LogLine)))
-	}
 	if err := c.asm.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
 	}
 	out := c.asm.close(now, false)
-	c.dropped(ctx, dropReplayed, replays, "events already emitted were delivered again and skipped")
+	out.replays, out.lateResults = replays, late
 	return c.emitAndSave(ctx, out)
 }
 
@@ -228,7 +222,12 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
 	}
 	if err := c.emit(ctx, out); err != nil {
-		return errors.Join(err, c.rollback(ctx))
+		err = errors.Join(err, c.rollback(ctx))
+		if c.client == nil {
+			// Nothing to go back to: the pass is kept (see rollback).
+			c.countDropped(ctx, out)
+		}
+		return err
 	}
 	if c.client == nil {
 		c.asm.committed()
@@ -280,6 +279,13 @@ func (c *agentSpanConnector) tick(ctx context.Context) {
 // kept: a batch refused downstream, or whose state could not be saved,
 // comes again from the receiver and drops the same again.
 func (c *agentSpanConnector) countDropped(ctx context.Context, out closed) {
+	c.dropped(ctx, dropReplayed, out.replays, "events already emitted were delivered again and skipped")
+	for _, ev := range out.lateResults {
+		c.telemetry.AgentSpanLateToolResults.Add(ctx, 1)
+		c.set.Logger.Warn("A tool result came after its turn went out with the call in_progress (max_open_tool_duration or the next prompt closed it); it is not emitted",
+			zap.String("session", ev.SessionID), zap.String("tool_call_id", ev.ToolCallID), zap.String("tool", ev.ToolName),
+			zap.String("record", fmt.Sprintf("%s:%d", ev.LogFile, ev.LogLine)))
+	}
 	c.dropped(ctx, dropDuplicateSpan, out.duplicates, "spans already emitted were not emitted again (late events of a closed turn)")
 	c.dropped(ctx, dropNoTurn, out.noTurn, "events before any prompt of their thread were dropped: no turn followed them")
 	rows := 0

@@ -191,41 +191,62 @@ func TestRowsAfterTheTurnWentOut(t *testing.T) {
 }
 
 // TestDropsOfARefusedBatchCountOnce: a batch whose spans the next consumer
-// refuses comes again from the receiver; what it drops (here the rows after
-// a turn that went out) is counted when the batch is kept, once, not at
-// each delivery.
+// refuses comes again from the receiver. With storage, what it drops (an
+// event delivered again, the rows after a turn that went out) is counted
+// when the batch is kept, once, not at each delivery. Without storage the
+// refused pass is kept (nothing to go back to): its drops count then, and
+// the retry's events are all replays.
 func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	next := &refusing{}
-	id := storagetest.NewStorageID("state")
-	cfg := createDefaultConfig().(*Config)
-	cfg.Storage = &id
-	c, err := newConnector(metadatatest.NewSettings(tel), cfg, next)
-	require.NoError(t, err)
-	require.NoError(t, c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
-	now := t0.Add(time.Minute)
-	c.now = func() time.Time { return now }
+	for _, tc := range []struct {
+		name                string
+		storage             bool
+		replayed, afterTurn int64
+	}{
+		{"storage", true, 1, 2},
+		{"no storage", false, 1 + 6, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			next := &refusing{}
+			cfg := createDefaultConfig().(*Config)
+			host := componenttest.NewNopHost()
+			if tc.storage {
+				id := storagetest.NewStorageID("state")
+				cfg.Storage = &id
+				host = storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())
+			}
+			c, err := newConnector(metadatatest.NewSettings(tel), cfg, next)
+			require.NoError(t, err)
+			require.NoError(t, c.Start(context.Background(), host))
+			now := t0.Add(time.Minute)
+			c.now = func() time.Time { return now }
 
-	s := newSession("s1")
-	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(interruptedTurn(s), "h"))))
-	require.Positive(t, next.SpanCount(), "the interrupted turn went out")
+			s := newSession("s1")
+			first := interruptedTurn(s)
+			require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(first, "h"))))
+			require.Positive(t, next.SpanCount(), "the interrupted turn went out")
 
-	// Two rows of the emitted turn, then a second turn that ends at once:
-	// the batch has spans, which the next consumer refuses the first time.
-	batch := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
-		s.ev(agentevent.TypeFileSnapshot, "fhs1", 4, func(e *agentevent.Event) { e.Text = "snapshot of 0 files" }),
-		s.ev(agentevent.TypeSystemMessage, "caveat1", 4.5, func(e *agentevent.Event) { e.Text = "Caveat: local commands." }),
-		s.prompt("p2", 5), s.answer("a2", "m2", 6),
-		s.ev(agentevent.TypeSystemMessage, "int2", 7, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
-	}, "h"))
-	next.refuse = true
-	require.Error(t, c.ConsumeLogs(context.Background(), batch))
-	next.refuse = false
-	require.NoError(t, c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
-	require.NoError(t, c.Shutdown(context.Background()))
+			// An event of the emitted turn again, two rows of it, then a
+			// second turn that ends at once: the batch has spans, which the
+			// next consumer refuses the first time.
+			batch := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
+				first[2],
+				s.ev(agentevent.TypeFileSnapshot, "fhs1", 4, func(e *agentevent.Event) { e.Text = "snapshot of 0 files" }),
+				s.ev(agentevent.TypeSystemMessage, "caveat1", 4.5, func(e *agentevent.Event) { e.Text = "Caveat: local commands." }),
+				s.prompt("p2", 5), s.answer("a2", "m2", 6),
+				s.ev(agentevent.TypeSystemMessage, "int2", 7, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
+			}, "h"))
+			next.refuse = true
+			require.Error(t, c.ConsumeLogs(context.Background(), batch))
+			next.refuse = false
+			require.NoError(t, c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
+			require.NoError(t, c.Shutdown(context.Background()))
 
-	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
-		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropAfterTurn))},
-	}, metricdatatest.IgnoreTimestamp())
+			metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
+				{Value: tc.afterTurn, Attributes: attribute.NewSet(attribute.String("reason", dropAfterTurn))},
+				{Value: tc.replayed, Attributes: attribute.NewSet(attribute.String("reason", dropReplayed))},
+			}, metricdatatest.IgnoreTimestamp())
+		})
+	}
 }
