@@ -60,6 +60,11 @@ const (
 	tailBatchBytes = 256 << 10
 )
 
+// tailSlotBatches is how many batches a file read delivers under one read
+// slot before it lets the other files waiting for one go first (about
+// 4 MB).
+const tailSlotBatches = 16
+
 // tailReadBuffer is the read buffer of one file read; a line longer than it
 // is assembled up to max_log_size.
 const tailReadBuffer = 64 * 1024
@@ -553,7 +558,12 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	if !t.acquire(ctx) {
 		return
 	}
-	defer t.release()
+	held := true
+	defer func() {
+		if held {
+			t.release()
+		}
+	}()
 	f := j.f
 	t.reads.Add(1)
 	fh, err := os.Open(j.path)
@@ -584,6 +594,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
 	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size}
+	batches := 0
 	for {
 		if ctx.Err() != nil {
 			return
@@ -599,9 +610,30 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 				return // stopping: the position stays before the batch
 			}
 			f.pos.offset, f.pos.line = batch.after.Offset, batch.after.Line
+			batches++
 		}
 		if done && len(b.spans) == 0 {
 			break
+		}
+		if batches >= tailSlotBatches && t.slots != nil {
+			// A long read lets the other files have the slot (a live
+			// session of another agent waits behind a large backfill
+			// file, or one written faster than it is read), and holds no
+			// lines while it waits: those read ahead are dropped and read
+			// again from the position.
+			batches = 0
+			b = lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size}
+			r.Reset(nil)
+			held = false
+			t.release()
+			if !t.acquire(ctx) {
+				return
+			}
+			held = true
+			if _, err := fh.Seek(f.pos.offset, io.SeekStart); err != nil {
+				return
+			}
+			r.Reset(fh)
 		}
 	}
 	f.size, f.mtime, f.readToEnd = j.st.size, j.st.mtime, true

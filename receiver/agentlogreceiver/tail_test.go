@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -493,4 +494,42 @@ func TestHeadReadAllocatesLittle(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perRead := (after.TotalAlloc - before.TotalAlloc) / n
 	assert.Less(t, perRead, uint64(4<<10), "bytes allocated per head read")
+}
+
+// TestTailLongReadLetsOthersGo: a file read in more than tailSlotBatches
+// batches gives its slot up after as many, so that the files waiting for
+// one are read in between; it then reads on from its position (what it had
+// read ahead is read again), every line once and in order.
+func TestTailLongReadLetsOthersGo(t *testing.T) {
+	dir := t.TempDir()
+	const files, lines = 3, 25 * tailBatchLines
+	for i := range files {
+		var data strings.Builder
+		for n := range lines {
+			fmt.Fprintf(&data, `{"file":%d,"n":%d}`+"\n", i, n)
+		}
+		p := filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o644))
+	}
+	r := newTailRig(t, dir, 1<<20)
+	r.tail.slots = make(chan struct{}, 1)
+	r.poll()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Equal(t, files*lines, len(r.got), "every line of every file, once")
+	next := map[string]int64{}
+	runs := 0
+	for i, s := range r.got {
+		next[s.path]++
+		require.Equal(t, next[s.path], s.no, "%s: lines in order, none twice", s.path)
+		var v struct{ N int64 }
+		require.NoError(t, json.Unmarshal([]byte(s.line), &v))
+		require.Equal(t, s.no-1, v.N, "%s: line %d is the file's line %d", s.path, s.no, s.no)
+		if i == 0 || r.got[i-1].path != s.path {
+			runs++
+		}
+	}
+	assert.Greater(t, runs, files, "a long read let the files waiting for the slot go in between")
 }
