@@ -514,6 +514,13 @@ func TestTailLongReadLetsOthersGo(t *testing.T) {
 	}
 	r := newTailRig(t, dir, 1<<20)
 	r.tail.slots = make(chan struct{}, 1)
+	// The first batch waits a little: the other files' workers are then
+	// waiting for the slot when the first read gives it up.
+	emit, once := r.tail.emit, sync.Once{}
+	r.tail.emit = func(ctx context.Context, b tailBatch) error {
+		once.Do(func() { time.Sleep(100 * time.Millisecond) })
+		return emit(ctx, b)
+	}
 	r.poll()
 
 	r.mu.Lock()
