@@ -452,14 +452,17 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		return startAt() // another file that starts with the same line
 	}
 	ownerSt, ownerExists := statFile(owner)
-	if ownerExists && (ownerPos.Ino == 0 || ownerSt.ino == ownerPos.Ino) {
+	sameFile := ownerExists && st.ino != 0 && ownerSt.ino == st.ino && ownerSt.dev == st.dev
+	if ownerExists && !sameFile && (ownerPos.Ino == 0 || ownerSt.ino == ownerPos.Ino) {
 		if ownerSt.size == st.size {
 			return copyOf(owner, ownerPos.Line)
 		}
 		return startAt() // both are there, and differ
 	}
-	// The file was moved here: it goes on from where it was read to, with
-	// its parser state (both as stored: they agree).
+	// The file was moved here — or it is the same file, reached now by this
+	// path only (a hard link, a symlinked directory, the include patterns
+	// changed): it goes on from where it was read to, with its parser state
+	// (both as stored: they agree).
 	pos := ownerPos
 	if pos.Offset > st.size {
 		pos = tailPos{HeadLen: h.n, Head: hex.EncodeToString(h.sum[:])}

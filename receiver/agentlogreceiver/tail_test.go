@@ -540,3 +540,30 @@ func TestTailLongReadLetsOthersGo(t *testing.T) {
 	}
 	assert.Greater(t, runs, files, "a long read let the files waiting for the slot go in between")
 }
+
+// TestTailSameFileNoLongerMatchedUnderItsPath: a file read under one path
+// and then matched only under another path to it (a hard link, a symlinked
+// directory; the include patterns changed, its first path still there) is
+// the same file, not a copy: it reads on from its position, and what was
+// appended since is read once.
+func TestTailSameFileNoLongerMatchedUnderItsPath(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "a", "s.jsonl")
+	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.poll()
+	require.Len(t, r.lines(orig), 2)
+
+	link := filepath.Join(dir, "b", "s.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+	if err := os.Link(orig, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	appendFile(t, orig, `{"r":3}`+"\n")
+	r2 := newTailRig(t, dir, 1<<20) // a restart with other include patterns
+	r2.store = r.store
+	r2.tail.store = r.store
+	r2.tail.match = func() ([]string, error) { return []string{link}, nil }
+	r2.poll()
+	assert.Equal(t, []tailSeen{{link, `{"r":3}`, 3, 16}}, r2.got, "the line appended since, once")
+}
