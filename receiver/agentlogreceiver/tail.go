@@ -407,21 +407,32 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		return f
 	}
 	f.pos = filePos{ino: st.ino}
-	startAt := func() *tailFile {
+	// startAt starts a file that is not another one moved or copied here:
+	// at its start, or at its end in the first poll with start_at: end.
+	// sum is its first line's when no other file is known by that line.
+	startAt := func(sum string) *tailFile {
 		if firstPoll && t.startAtEnd {
 			// Stored at once, not with the first batch: a restart before
 			// anything is appended would otherwise start at the end again,
 			// past what was appended while the receiver was stopped. (A
 			// write per file, at the first start only, as reading every
-			// file would do with start_at: beginning.)
+			// file would do with start_at: beginning.) With the position
+			// goes the first-line index entry, which reading from the start
+			// would write: a move of the file (Codex archives its rollouts
+			// so) then reads on from the position instead of reading the
+			// whole file under its new path.
 			f.pos.offset = st.size
-			t.store.begin(ctx, path, f.pos.tailPos())
+			if sum != "" {
+				t.store.adopt(ctx, path, "", sum, f.pos.tailPos())
+			} else {
+				t.store.begin(ctx, path, f.pos.tailPos())
+			}
 		}
 		return f
 	}
 	h, ok := readHead(path, t.maxLogSize, t.headBytes)
 	if !ok {
-		return startAt() // no complete first line yet: a new file
+		return startAt("") // no complete first line yet: a new file
 	}
 	f.pos.headLen, f.pos.head = h.n, h.sum
 	copyOf := func(of string, line int64) *tailFile {
@@ -437,19 +448,19 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		if other.head == h && other.size == st.size {
 			return copyOf(other.path, 0) // met in this same poll
 		}
-		return startAt()
+		return startAt("")
 	}
 	seen[h.first] = seenHead{path: path, head: h, size: st.size}
 	owner, ok := t.store.firstLineOwner(ctx, h.first)
 	if !ok || owner == path {
-		return startAt()
+		return startAt(h.first)
 	}
 	ownerPos, stored := t.store.position(ctx, owner)
 	if !stored || ownerPos.HeadLen == 0 || ownerPos.HeadLen > st.size {
-		return startAt()
+		return startAt("")
 	}
 	if same, ok := readHead(path, t.maxLogSize, ownerPos.HeadLen); !ok || hex.EncodeToString(same.sum[:]) != ownerPos.Head {
-		return startAt() // another file that starts with the same line
+		return startAt("") // another file that starts with the same line
 	}
 	ownerSt, ownerExists := statFile(owner)
 	sameFile := ownerExists && st.ino != 0 && ownerSt.ino == st.ino && ownerSt.dev == st.dev
@@ -457,7 +468,7 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		if ownerSt.size == st.size {
 			return copyOf(owner, ownerPos.Line)
 		}
-		return startAt() // both are there, and differ
+		return startAt("") // both are there, and differ
 	}
 	// The file was moved here — or it is the same file, reached now by this
 	// path only (a hard link, a symlinked directory, the include patterns

@@ -567,3 +567,27 @@ func TestTailSameFileNoLongerMatchedUnderItsPath(t *testing.T) {
 	r2.poll()
 	assert.Equal(t, []tailSeen{{link, `{"r":3}`, 3, 16}}, r2.got, "the line appended since, once")
 }
+
+// TestTailStartAtEndThenMoved: a file begun at its end (start_at: end) is
+// known by its first line from then on, as one read from its start is: when
+// it is moved (Codex archives a rollout so), it reads on from its position
+// under the new path, not the whole file again.
+func TestTailStartAtEndThenMoved(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "sessions", "r1.jsonl")
+	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	r := newTailRig(t, dir, 1<<20)
+	r.tail.startAtEnd = true
+	r.poll()
+	assert.Empty(t, r.lines(orig), "start_at: end")
+	appendFile(t, orig, `{"r":3}`+"\n")
+	r.poll()
+	require.Equal(t, []tailSeen{{orig, `{"r":3}`, 1, 16}}, r.lines(orig))
+
+	moved := filepath.Join(dir, "archived", "r1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
+	require.NoError(t, os.Rename(orig, moved))
+	appendFile(t, moved, `{"r":4}`+"\n")
+	r.poll()
+	assert.Equal(t, []tailSeen{{moved, `{"r":4}`, 2, 24}}, r.lines(moved), "read on from the position, not again")
+}
