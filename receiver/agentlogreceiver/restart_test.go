@@ -278,6 +278,15 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 	assertNoUnparsed(t, second)
 }
 
+// firstPollRead waits for the Claude Code tailer's first poll to have read
+// a file. With start_at: end the barrier's files must come after it, or
+// they are read from their end too: the first poll opens the transcript.
+func firstPollRead(t *testing.T, h *harness) {
+	t.Helper()
+	tl := jsonlSourceOf(t, h, "claude_code").tail
+	require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+}
+
 // TestRestartStartAtEndBeforeAnyLine: with start_at: end, the end a file
 // was found at is stored at once, so that a restart before anything was
 // appended to it reads what was appended while the receiver was stopped,
@@ -285,15 +294,9 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 	s := newRestartSetup(t)
 	s.cfg.StartAt = StartAtEnd
-	// The barrier's files must come after the first poll, or they are
-	// read from their end too: the first poll opens the transcript.
-	firstPollRead := func(h *harness) {
-		tl := jsonlSourceOf(t, h, "claude_code").tail
-		require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
-	}
 	first := newHarness(t, s.cfg, s.host)
 	first.start()
-	firstPollRead(first)
+	firstPollRead(t, first)
 	first.barrier(s.logsDir)
 	first.stop()
 	assert.Empty(t, first.eventsOf(s.path), "start_at: end")
@@ -301,7 +304,7 @@ func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 
 	second := newHarness(t, s.cfg, s.host)
 	second.start()
-	firstPollRead(second)
+	firstPollRead(t, second)
 	second.barrier(s.logsDir)
 	evs := second.eventsOf(s.path)
 	assert.Equal(t, []string{"a2"}, eventIDs(evs), "what was appended while stopped")
@@ -318,13 +321,9 @@ func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 func TestRestartStartAtEndReplacedFile(t *testing.T) {
 	s := newRestartSetup(t)
 	s.cfg.StartAt = StartAtEnd
-	firstPollRead := func(h *harness) {
-		tl := jsonlSourceOf(t, h, "claude_code").tail
-		require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
-	}
 	first := newHarness(t, s.cfg, s.host)
 	first.start()
-	firstPollRead(first)
+	firstPollRead(t, first)
 	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 	first.waitEvents(s.path, 1)
 	first.barrier(s.logsDir)
@@ -337,7 +336,7 @@ func TestRestartStartAtEndReplacedFile(t *testing.T) {
 
 	second := newHarness(t, s.cfg, s.host)
 	second.start()
-	firstPollRead(second)
+	firstPollRead(t, second)
 	appendFile(t, s.path, joinLines(assistantLine("b1", "n1", "s1", "msg_b", "b!"), userLine("n2", "s1", "more")))
 	second.barrier(s.logsDir)
 	second.barrier(s.logsDir)
