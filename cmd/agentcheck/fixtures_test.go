@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,6 +35,7 @@ func TestFixtures(t *testing.T) {
 		fixtures = filepath.Join(root, "..", "shared", "fixtures")
 	}
 	if _, err := os.Stat(fixtures); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus %s absent", fixtures)
 	}
 	var stdout, stderr bytes.Buffer

@@ -148,6 +148,7 @@ func held(a *assembler) heldInMemory {
 func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 	dir := vendortest.FixturesDir(t)
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("the fixture corpus is absent (%v); set AGENTOTEL_FIXTURES or put ../shared/fixtures beside the repository", err)
 	}
 	var files [][]agentevent.Event

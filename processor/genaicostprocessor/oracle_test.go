@@ -6,6 +6,7 @@ package genaicostprocessor
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -204,6 +205,7 @@ func TestCostMatchesCcusage(t *testing.T) {
 		fixtures = filepath.Join(filepath.Dir(root), "shared", "fixtures")
 	}
 	if _, err := os.Stat(fixtures); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES)", fixtures)
 	}
 	home := t.TempDir()

@@ -57,6 +57,7 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 		root = filepath.Join(repoRootTB(b), "..", "shared", "fixtures")
 	}
 	if _, err := os.Stat(root); err != nil {
+		require.ErrorIs(b, err, fs.ErrNotExist, "skipped only when absent")
 		b.Skipf("no fixtures at %s (set AGENTOTEL_FIXTURES)", root)
 	}
 	h := testenv.WriteHistoryShares(b, root, b.TempDir(), int64(mb)<<20, agentShares)

@@ -5,12 +5,14 @@ package agentlogreceiver
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.uber.org/zap"
@@ -32,6 +34,7 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 		fixtures = d
 	}
 	if _, err := os.Stat(fixtures); err != nil {
+		require.ErrorIs(b, err, fs.ErrNotExist, "skipped only when absent")
 		b.Skipf("no fixtures (%v)", err)
 	}
 	home := b.TempDir()

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/tests/testenv"
@@ -416,6 +419,7 @@ func fixturesDir(tb testing.TB) string {
 		dir = d
 	}
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(tb, err, fs.ErrNotExist, "skipped only when absent")
 		tb.Skipf("no fixtures to make a history from (%v)", err)
 	}
 	return dir

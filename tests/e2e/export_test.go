@@ -299,6 +299,7 @@ func TestExportFixtureCorpus(t *testing.T) {
 	root := repoRoot(t)
 	corpus := filepath.Join(fixturesDir(root), "claude_code")
 	if _, err := os.Stat(corpus); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES): %v", corpus, err)
 	}
 	home := t.TempDir()

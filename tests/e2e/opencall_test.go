@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,7 @@ func TestExportOpenCallOfRealThread(t *testing.T) {
 	root := repoRoot(t)
 	threads := filepath.Join(fixturesDir(root), "amp", "threads")
 	if _, err := os.Stat(threads); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES): %v", threads, err)
 	}
 	home := t.TempDir()

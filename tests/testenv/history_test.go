@@ -5,6 +5,7 @@ package testenv
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 func TestWriteHistoryCopiesEveryAgentWithUniqueIDs(t *testing.T) {
 	fixtures := filepath.Join(RepoRoot(t), "..", "shared", "fixtures")
 	if _, err := os.Stat(fixtures); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("shared fixtures absent (%v)", err)
 	}
 	home := t.TempDir()

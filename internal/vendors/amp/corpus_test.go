@@ -4,6 +4,7 @@
 package amp
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,6 +30,7 @@ var expectedOpenCalls = map[string]string{
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "amp", "threads")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
 	}
 	files := threadFiles(t, dir)

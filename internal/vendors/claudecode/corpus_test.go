@@ -83,6 +83,7 @@ func corpusGroups(t *testing.T, dir string) []sessionGroup {
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "claude_code")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
 	}
 	groups := corpusGroups(t, dir)

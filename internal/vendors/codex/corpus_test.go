@@ -4,6 +4,7 @@
 package codex
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +45,7 @@ func corpusFiles(t *testing.T, dir string) []string {
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "codex")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
 	}
 	files := corpusFiles(t, dir)

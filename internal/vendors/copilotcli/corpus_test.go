@@ -5,6 +5,7 @@ package copilotcli
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,6 +68,7 @@ func mapHistoryFile(t testing.TB, path, name string) []agentevent.Event {
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "copilot_cli")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
 	}
 	jsonl, history := sessionFiles(t, dir)

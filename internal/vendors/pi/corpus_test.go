@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,6 +122,7 @@ func eventTotals(events []agentevent.Event) fileTotals {
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "pi")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
 	}
 	files := sessionFiles(t, dir)
@@ -164,6 +166,7 @@ func TestCorpus(t *testing.T) {
 func TestCorpusRestart(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "pi")
 	if _, err := os.Stat(dir); err != nil {
+		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("fixture corpus not found at %s: %v", dir, err)
 	}
 	for _, rel := range sessionFiles(t, dir) {
