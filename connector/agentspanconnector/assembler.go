@@ -751,11 +751,7 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		// spawning call to show up before emitting it as its own trace —
 		// longer while a tool call of its session is still running (it
 		// may be the one that spawned it, or one of its own).
-		bound := a.idleTimeout
-		if a.sessionOpenCall(k.Thread.sess()) {
-			bound = a.maxOpenTool
-		}
-		return closedByIdle, now.Sub(arrived) >= bound
+		return closedByIdle, now.Sub(arrived) >= a.claimWait(k)
 	}
 	caughtUp := a.groupCaughtUp(k, children, map[unitKey]bool{})
 	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
@@ -788,6 +784,17 @@ func (a *assembler) awaitsClaim(k unitKey) bool {
 	}
 	u := a.units[k]
 	return u == nil || !u.unspawned
+}
+
+// claimWait is how long, since its last event arrived, an unclaimed
+// subagent's unit waits for the call that spawned it (awaitsClaim):
+// turn_idle_timeout, max_open_tool_duration while a tool call of its
+// session has no result.
+func (a *assembler) claimWait(k unitKey) time.Duration {
+	if a.sessionOpenCall(k.Thread.sess()) {
+		return a.maxOpenTool
+	}
+	return a.idleTimeout
 }
 
 // wentOut tells whether the unit was emitted before (these are late events).

@@ -242,11 +242,7 @@ func (a *assembler) deadline(k unitKey, children map[unitKey][]unitKey, awaiting
 		return arrived.Add(a.idleTimeout)
 	}
 	if a.awaitsClaim(k) {
-		bound := a.idleTimeout
-		if a.sessionOpenCall(k.Thread.sess()) {
-			bound = a.maxOpenTool
-		}
-		return arrived.Add(bound)
+		return arrived.Add(a.claimWait(k))
 	}
 	bound := a.idleTimeout
 	if a.groupOpenCall(k, children, map[unitKey]bool{}) {
