@@ -56,7 +56,6 @@ type nopTailStore struct{}
 func (nopTailStore) position(context.Context, string) (tailPos, bool)       { return tailPos{}, false }
 func (nopTailStore) firstLineOwner(context.Context, string) (string, bool)  { return "", false }
 func (nopTailStore) adopt(context.Context, string, string, string, tailPos) {}
-func (nopTailStore) begin(context.Context, string, tailPos)                 {}
 
 // memoryTailer is a tailer over memoryFiles files that reads them to
 // nowhere, and the live heap before it was made.

@@ -115,9 +115,6 @@ type tailStore interface {
 	// fresh state), and stores it. from keeps no position: were the file
 	// moved back there, it would resume from before what path read.
 	adopt(ctx context.Context, path, from, sum string, pos tailPos)
-	// begin stores pos as path's position before anything of it is read
-	// (start_at: end), its state otherwise as it is.
-	begin(ctx context.Context, path string, pos tailPos)
 }
 
 // tailFile is what the tailer keeps of one matched file (its path is the
@@ -420,13 +417,12 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 			// goes the first-line index entry, which reading from the start
 			// would write: a move of the file (Codex archives its rollouts
 			// so) then reads on from the position instead of reading the
-			// whole file under its new path.
+			// whole file under its new path. The parser state starts fresh:
+			// one stored at this path is another file's (one replaced or
+			// cut while the receiver was stopped), whose last offset parsed
+			// would drop this file's lines up to it.
 			f.pos.offset = st.size
-			if sum != "" {
-				t.store.adopt(ctx, path, "", sum, f.pos.tailPos())
-			} else {
-				t.store.begin(ctx, path, f.pos.tailPos())
-			}
+			t.store.adopt(ctx, path, "", sum, f.pos.tailPos())
 		}
 		return f
 	}

@@ -63,12 +63,6 @@ func (m *memTailStore) adopt(_ context.Context, path, from, sum string, pos tail
 	}
 }
 
-func (m *memTailStore) begin(_ context.Context, path string, pos tailPos) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.pos[path] = pos
-}
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
