@@ -63,10 +63,12 @@ test: $(COLLECTOR)
 		go test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=20000x
 
-# Fuzz targets (their seeds also run as unit tests in every `go test`): agentevent.Decode and the
-# agent_span connector's ConsumeLogs on arbitrary pdata.
+# Fuzz targets (their seeds also run as unit tests in every `go test`): agentevent.Decode, the
+# agent_span connector's ConsumeLogs on arbitrary pdata, and storagecodec.Decode on arbitrary stored
+# bytes.
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/agentevent/
+	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/storagecodec/
 	go test -run '^$$' -fuzz '^FuzzConsumeLogs$$' -fuzztime $(FUZZTIME) ./connector/agentspanconnector/
 
 test-unit:

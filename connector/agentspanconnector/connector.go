@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 // tickInterval is how often open turns are checked against the idle timeout.
@@ -105,6 +106,9 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 		if err != nil {
 			return fmt.Errorf("`storage`: %w", err)
 		}
+		// Values are stored compressed (internal/storagecodec): a record
+		// per session is most of a history's storage.
+		client = storagecodec.Wrap(client)
 		c.mu.Lock()
 		err = c.asm.loadAll(context.Background(), client, func(key string, err error) {
 			// A record this version cannot read is not worth refusing to

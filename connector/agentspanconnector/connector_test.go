@@ -211,7 +211,9 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	require.NoError(t, client.Set(context.Background(), keyIndex, []byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), []byte("garbage")))
+	// A damaged compressed record (internal/storagecodec's marker, then no
+	// zstd frame) is as unreadable as any other.
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), []byte("\x00garbage")))
 	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("garbage")))
 	require.NoError(t, client.Close(context.Background()))
 	require.NoError(t, h.c.Start(context.Background(), host))

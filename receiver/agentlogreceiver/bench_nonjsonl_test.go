@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -105,10 +104,7 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 	r, err := newReceiver(set, cfg, next, agents)
 	require.NoError(b, err)
 	ctx := context.Background()
-	r.client, err = adapter.GetStorageClient(ctx, host, r.cfg.Storage, r.set.ID)
-	require.NoError(b, err)
-	r.blobs, err = blobClient(ctx, host, r.cfg.Storage, r.set.ID)
-	require.NoError(b, err)
+	require.NoError(b, r.openStorage(ctx, host))
 	r.progress = newProgress(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
 	env := processEnvironment()
 	for _, a := range r.agents {

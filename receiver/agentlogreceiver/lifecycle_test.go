@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/storagecodec"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
@@ -60,7 +61,7 @@ func storedState(t *testing.T, s restartSetup, key string) []byte {
 	client, err := storedClient(ctx, s.host, s.ext.ID, component.NewID(metadata.Type))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, client.Close(ctx)) }()
-	b, err := client.Get(ctx, key)
+	b, err := storagecodec.Wrap(client).Get(ctx, key)
 	require.NoError(t, err)
 	return b
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/storagecodec"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
@@ -104,16 +105,9 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	if r.shutdown {
 		return errors.New("the agent_log receiver cannot be started again after Shutdown")
 	}
-	client, err := adapter.GetStorageClient(ctx, host, r.cfg.Storage, r.set.ID)
-	if err != nil {
-		return fmt.Errorf("`storage`: %w", err)
+	if err := r.openStorage(ctx, host); err != nil {
+		return err
 	}
-	r.client = client
-	blobs, err := blobClient(ctx, host, r.cfg.Storage, r.set.ID)
-	if err != nil {
-		return errors.Join(fmt.Errorf("`storage`: %w", err), r.stopLocked(ctx))
-	}
-	r.blobs = blobs
 
 	hostname, err := os.Hostname()
 	if err != nil {
@@ -247,6 +241,23 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	}
 	r.telemetry.Shutdown()
 	return errors.Join(errs...)
+}
+
+// openStorage opens the receiver's two storage clients (see checkpoints).
+// Their values are stored compressed (internal/storagecodec): the positions
+// and parser states, one per file, are most of a history's storage.
+func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) error {
+	client, err := adapter.GetStorageClient(ctx, host, r.cfg.Storage, r.set.ID)
+	if err != nil {
+		return fmt.Errorf("`storage`: %w", err)
+	}
+	r.client = storagecodec.Wrap(client)
+	blobs, err := blobClient(ctx, host, r.cfg.Storage, r.set.ID)
+	if err != nil {
+		return errors.Join(fmt.Errorf("`storage`: %w", err), r.stopLocked(ctx))
+	}
+	r.blobs = storagecodec.Wrap(blobs)
+	return nil
 }
 
 // blobClientName names the storage client of the values written whole per

@@ -20,10 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
-// (stanza's adapter.GetStorageClient), to look at its keys.
+// (stanza's adapter.GetStorageClient), to look at its keys. It is the raw
+// client: what is written through it is stored as an earlier version, which
+// did not compress values, wrote it; read through storagecodec.Wrap.
 func storedClient(ctx context.Context, host component.Host, ext, self component.ID) (storage.Client, error) {
 	return adapter.GetStorageClient(ctx, host, &ext, self)
 }
@@ -53,8 +57,9 @@ func newRestartSetup(t *testing.T) restartSetup {
 }
 
 // storedState opens the first run's storage: its main client, its client
-// of values written whole, and the file's stored state in the former — its
-// parser state and its read position, in one value.
+// of values written whole (both raw, see storedClient), and the file's
+// stored state in the former — its parser state and its read position, in
+// one value.
 func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs storage.Client, state map[string]json.RawMessage) {
 	t.Helper()
 	ctx := context.Background()
@@ -62,7 +67,7 @@ func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs s
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	b, err := client.Get(ctx, "claude_code.parser."+s.path)
+	b, err := storagecodec.Wrap(client).Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
 	require.NotNil(t, b, "the file's state is stored per agent and path")
 	require.NoError(t, json.Unmarshal(b, &state))
@@ -142,9 +147,9 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 }
 
 // TestRestartReplayIsDropped loses the read position between the runs, as
-// after an upgrade from a version that kept positions apart (fileconsumer's):
-// the file is read again from its start and the parser drops what it has
-// already emitted.
+// after an upgrade from a version that kept positions apart (fileconsumer's)
+// and stored values uncompressed: the file is read again from its start and
+// the parser drops what it has already emitted.
 func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
@@ -178,7 +183,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	index := map[string]json.RawMessage{}
 	for shard := range indexShards {
 		key := fmt.Sprintf("claude_code.sessions.%02x", shard)
-		b, err := blobs.Get(ctx, key)
+		b, err := storagecodec.Wrap(blobs).Get(ctx, key)
 		require.NoError(t, err)
 		if b != nil {
 			part := map[string]json.RawMessage{}
@@ -211,7 +216,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	b, err = blobs.Get(ctx, "claude_code.sessions")
 	require.NoError(t, err)
 	assert.Nil(t, b, "the index as one value is gone")
-	b, err = blobs.Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
+	b, err = storagecodec.Wrap(blobs).Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), s.path, "the session is in its index shard")
 	require.NoError(t, client.Close(ctx))

@@ -1,0 +1,180 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package storagecodec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// parserState has the shape of the receiver's stored state of a Claude Code
+// file (position, first-line sum, parser state).
+const parserState = `{"first_line_sha256":"66ecb84e31312070c23d5cf6e620949ace5e4e1e423d0205e615c7765fbd7ea3",` +
+	`"pos":{"offset":90399,"line":33,"ino":5546573,"head_len":1000,"head":"4998ae7c4b94795a256abaa918c3e66eb1226738b50bb692a23bd2b92cf4ecd8"},` +
+	`"state":{"v":2,"last_offset":90215,"sequence":25,"session_id":"4e1f519b-0c87-4b0b-9f45-01b70a90b373",` +
+	`"cwd":"/home/dev/src/shop","version":"2.1.111","git_branch":"main","entrypoint":"cli",` +
+	`"timestamp":"2026-04-18T00:43:04.557Z","prompts":{"4e1f519b-0c87-4b0b-9f45-01b70a90b373\u0000":"3e481b86-fdf5-47b1-ae0f-01b74a4703a5"},` +
+	`"usage":[{"id":"msg_01E2Wa7HctEnz3AUYbr8Ten3Zc7","out":287}],"call_seq":0}}`
+
+func newClients(t *testing.T) (raw storage.Client, wrapped storage.Client) {
+	t.Helper()
+	raw = storagetest.NewFileBackedClient(component.KindReceiver, component.MustNewID("agent_log"), "", t.TempDir())
+	t.Cleanup(func() { _ = raw.Close(context.Background()) })
+	return raw, Wrap(raw)
+}
+
+func TestRecordRoundTripsSmaller(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	require.NoError(t, c.Set(ctx, "claude_code.parser./p.jsonl", []byte(parserState)))
+
+	stored, err := raw.Get(ctx, "claude_code.parser./p.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, stored)
+	assert.Equal(t, byte(marker), stored[0], "stored compressed")
+	assert.Less(t, len(stored), len(parserState)*7/10, "the dictionary and zstd save at least 30 %% on a state record")
+
+	got, err := c.Get(ctx, "claude_code.parser./p.jsonl")
+	require.NoError(t, err)
+	assert.JSONEq(t, parserState, string(got))
+}
+
+func TestValuesWrittenBeforeAreReadAsStored(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	logs := plog.NewLogs()
+	logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("event")
+	pb, err := (&plog.ProtoMarshaler{}).MarshalLogs(logs)
+	require.NoError(t, err)
+	legacy := map[string][]byte{
+		"json":     []byte(parserState),
+		"protobuf": pb,
+		"path":     []byte("/home/dev/.codex/sessions/2026/03/30/rollout.jsonl"),
+	}
+	for k, v := range legacy {
+		require.NoError(t, raw.Set(ctx, k, v))
+	}
+	for k, v := range legacy {
+		got, err := c.Get(ctx, k)
+		require.NoError(t, err)
+		assert.Equal(t, v, got, k)
+	}
+	ops := []*storage.Operation{storage.GetOperation("json"), storage.GetOperation("protobuf"), storage.GetOperation("absent")}
+	require.NoError(t, c.Batch(ctx, ops...))
+	assert.Equal(t, legacy["json"], ops[0].Value)
+	assert.Equal(t, legacy["protobuf"], ops[1].Value)
+	assert.Nil(t, ops[2].Value, "a missing key stays missing")
+}
+
+func TestSmallValuesAreStoredAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	require.NoError(t, c.Set(ctx, "first", []byte("/home/dev/a.jsonl")))
+	stored, err := raw.Get(ctx, "first")
+	require.NoError(t, err)
+	assert.Equal(t, "/home/dev/a.jsonl", string(stored))
+}
+
+func TestValuesBeginningWithTheMarkerRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	for _, v := range [][]byte{{marker}, {marker, 1, 2}, append([]byte{marker}, bytes.Repeat([]byte{7}, 200)...)} {
+		require.NoError(t, c.Set(ctx, "k", v))
+		stored, err := raw.Get(ctx, "k")
+		require.NoError(t, err)
+		assert.Equal(t, byte(marker), stored[0])
+		got, err := c.Get(ctx, "k")
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+	}
+}
+
+func TestDamagedValueIsHandedOnAsStored(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	require.NoError(t, c.Set(ctx, "k", []byte(parserState)))
+	stored, err := raw.Get(ctx, "k")
+	require.NoError(t, err)
+	damaged := bytes.Clone(stored)
+	damaged[len(damaged)/2] ^= 0xff
+	require.NoError(t, raw.Set(ctx, "k", damaged))
+
+	got, err := c.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, damaged, got, "returned as stored")
+	var v any
+	assert.Error(t, json.Unmarshal(got, &v), "so that the caller's unreadable-record path applies")
+
+	truncated := stored[:len(stored)/2]
+	require.NoError(t, raw.Set(ctx, "k", truncated))
+	got, err = c.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, truncated, got)
+}
+
+func TestBatchEncodesSetsAndDecodesGets(t *testing.T) {
+	ctx := context.Background()
+	raw, c := newClients(t)
+	require.NoError(t, c.Set(ctx, "gone", []byte(parserState)))
+	value := []byte(parserState)
+	set := storage.SetOperation("state", value)
+	ops := []*storage.Operation{set, storage.DeleteOperation("gone"), storage.GetOperation("state")}
+	require.NoError(t, c.Batch(ctx, ops...))
+
+	assert.Equal(t, parserState, string(set.Value), "the caller's operation keeps its value")
+	assert.JSONEq(t, parserState, string(ops[2].Value), "a get after a set in the same batch reads the value")
+	stored, err := raw.Get(ctx, "state")
+	require.NoError(t, err)
+	assert.Equal(t, byte(marker), stored[0])
+	gone, err := raw.Get(ctx, "gone")
+	require.NoError(t, err)
+	assert.Nil(t, gone)
+}
+
+func TestEmptyValue(t *testing.T) {
+	assert.Empty(t, Decode(Encode([]byte{})))
+	assert.Nil(t, Decode(nil))
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(parserState))
+	f.Add(Encode([]byte(parserState)))
+	f.Add([]byte{marker})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Never panics; whatever does not decompress comes back as stored.
+		out := Decode(b)
+		if len(b) == 0 || b[0] != marker {
+			assert.Equal(t, b, out)
+		}
+		// And every value round-trips.
+		assert.Equal(t, string(b), string(Decode(Encode(b))))
+	})
+}
+
+func BenchmarkEncode(b *testing.B) {
+	v := []byte(parserState)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		Encode(v)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	v := Encode([]byte(parserState))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(parserState)))
+	for b.Loop() {
+		Decode(v)
+	}
+}
