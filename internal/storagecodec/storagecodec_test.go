@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
@@ -177,4 +178,29 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		Decode(v)
 	}
+}
+
+// TestCodecHeapIsSmall: the encoder and decoder, once used on a large value,
+// keep under 1.5 MB of heap (the default window kept a 4 MB history buffer
+// in the collector for good).
+func TestCodecHeapIsSmall(t *testing.T) {
+	big := make([]byte, 300<<10)
+	for i := range big {
+		big[i] = byte(i * 7 % 251)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	enc, dec, err := newCodec()
+	require.NoError(t, err)
+	for _, v := range [][]byte{[]byte(parserState), big} {
+		out, err := dec.DecodeAll(enc.EncodeAll(v, nil), nil)
+		require.NoError(t, err)
+		require.Equal(t, v, out)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(enc)
+	runtime.KeepAlive(dec)
+	assert.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(1500<<10))
 }
