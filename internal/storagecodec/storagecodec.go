@@ -99,7 +99,11 @@ func Encode(v []byte) []byte {
 	if len(v) < minSize && !startsWithMarker {
 		return v
 	}
-	buf := make([]byte, header+s2.MaxEncodedLen(len(v)))
+	n := s2.MaxEncodedLen(len(v))
+	if n < 0 {
+		return v // over 4 GB: S2 cannot, and no storage holds such a value
+	}
+	buf := make([]byte, header+n)
 	block := dictionary.Encode(buf[header:], v) // in buf: it fits
 	if header+len(block) >= len(v) && !startsWithMarker {
 		return v
