@@ -5,6 +5,7 @@ package agentspanconnector
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -221,5 +222,45 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
 	assert.Len(t, h.spans(), 2, "the session starts afresh")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+// TestCaughtUpFlagsLeaveWithTheirUnits: a session's record keeps the
+// reader's caught-up flag of a file only while an open unit's latest event
+// came from it, in memory as in storage, so the paths of a session's many
+// files (Claude Code writes one per subagent) do not pile up in the record
+// that each of its batches rewrites.
+func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
+	id := storagetest.NewStorageID("state")
+	h := newHarness(t, func(c *Config) { c.Storage = &id })
+	h.setNow(4 * time.Second) // live: the turns are fresh
+	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
+	stored := func() map[string]bool {
+		t.Helper()
+		b, err := h.c.client.Get(context.Background(), sessionStorageKey(sk))
+		require.NoError(t, err)
+		var rec sessionRecord
+		require.NoError(t, json.Unmarshal(b, &rec))
+		return rec.CaughtUp
+	}
+
+	s := newSession("s1")
+	// Each turn ends on a tool call without its result: open until the
+	// next prompt or max_open_tool_duration.
+	h.feed(s.prompt("p1", 0, in("/p/b.jsonl")), s.call("c1", "m1", "toolu_1", "Bash", 1, in("/p/b.jsonl")))
+	assert.Equal(t, map[string]bool{"/p/b.jsonl": true}, stored(), "turn 1 is open, its file read to the end")
+
+	h.feed(s.prompt("p2", 2, in("/p/a.jsonl")), s.call("c2", "m2", "toolu_2", "Bash", 3, in("/p/a.jsonl")))
+	require.Len(t, roots(h.spans()), 1, "turn 1 closed at the next prompt")
+	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.sessions[sk].caughtUp)
+	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, stored(), "b's flag left with turn 1")
+
+	h.setNow(5 * time.Hour)
+	h.tick()
+	require.Len(t, roots(h.spans()), 2, "turn 2 closed at max_open_tool_duration")
+	assert.Nil(t, h.c.asm.sessions[sk].caughtUp)
+	assert.Nil(t, stored(), "nothing open, no flag kept")
 	require.NoError(t, h.c.Shutdown(context.Background()))
 }

@@ -167,6 +167,32 @@ type savedRange struct {
 	n    int
 }
 
+// pruneCaughtUp drops the caught-up flags of the session's files that are
+// no open unit's last file. Only those are looked up (groupCaughtUp), and
+// the next event of any other file brings its flag again (noteRead), so
+// the decisions are the same with or without them; kept, a session of many
+// files (Claude Code writes a file per subagent) would carry the path of
+// every file it ever had in its record, rewritten with each of its batches.
+// Done in memory as in the record (at flush, before record), so that a
+// restart from the record starts from the state an uninterrupted run has.
+func (a *assembler) pruneCaughtUp(idx *sessIndex) {
+	for f := range idx.caughtUp {
+		open := false
+		for k := range idx.units {
+			if a.units[k].lastFile == f {
+				open = true
+				break
+			}
+		}
+		if !open {
+			delete(idx.caughtUp, f)
+		}
+	}
+	if len(idx.caughtUp) == 0 {
+		idx.caughtUp = nil
+	}
+}
+
 // record builds the saved form of a session from memory.
 func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
 	idx := a.sessions[sk]
@@ -292,6 +318,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 					ops = append(ops, storage.SetOperation(eventStorageKey(k, i), b))
 				}
 			}
+			a.pruneCaughtUp(idx)
 			rec, err := a.record(sk)
 			if err != nil {
 				return nil, err
