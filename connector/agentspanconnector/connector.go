@@ -234,6 +234,7 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		return err
 	}
 	if c.client == nil {
+		c.asm.pruneCaughtUp() // as flush does with storage
 		c.asm.committed()
 		c.asm.evict(c.cfg.MaxCachedSessions)
 		c.countDropped(ctx, out)

@@ -263,4 +263,14 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	assert.Nil(t, h.c.asm.sessions[sk].caughtUp)
 	assert.Nil(t, stored(), "nothing open, no flag kept")
 	require.NoError(t, h.c.Shutdown(context.Background()))
+
+	// Without storage, the same in memory.
+	h = newHarness(t)
+	h.setNow(4 * time.Second)
+	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
+	s = newSession("s1")
+	h.feed(s.prompt("p1", 0, in("/p/b.jsonl")), s.call("c1", "m1", "toolu_1", "Bash", 1, in("/p/b.jsonl")))
+	h.feed(s.prompt("p2", 2, in("/p/a.jsonl")), s.call("c2", "m2", "toolu_2", "Bash", 3, in("/p/a.jsonl")))
+	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.sessions[sk].caughtUp)
+	require.NoError(t, h.c.Shutdown(context.Background()))
 }

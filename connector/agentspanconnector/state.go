@@ -167,19 +167,28 @@ type savedRange struct {
 	n    int
 }
 
-// pruneCaughtUp drops the caught-up flags of the session's files that are
-// no open unit's last file. Only those are looked up (groupCaughtUp), and
-// the next event of any other file brings its flag again (noteRead), so
-// the decisions are the same with or without them; kept, a session of many
-// files (Claude Code writes a file per subagent) would carry the path of
-// every file it ever had in its record, rewritten with each of its batches.
-// Done in memory as in the record (at flush, before record), so that a
-// restart from the record starts from the state an uninterrupted run has.
-func (a *assembler) pruneCaughtUp(idx *sessIndex) {
+// pruneCaughtUp drops, in the sessions a pass changed, the caught-up flags
+// of the files that are no open unit's last file. Only those are looked up
+// (groupCaughtUp), and the next event of any other file brings its flag
+// again (noteRead), so the decisions are the same with or without them;
+// kept, a session of many files (Claude Code writes a file per subagent)
+// would carry the path of every file it ever had, in memory and in its
+// record, rewritten with each of its batches. Called at the end of a kept
+// pass (by flush, before the records are built, with storage), so that a
+// restart from the records starts from the state an uninterrupted run has.
+func (a *assembler) pruneCaughtUp() {
+	for sk := range a.dirty {
+		if idx := a.sessions[sk]; idx != nil {
+			pruneCaughtUp(a.units, idx)
+		}
+	}
+}
+
+func pruneCaughtUp(units map[unitKey]*unit, idx *sessIndex) {
 	for f := range idx.caughtUp {
 		open := false
 		for k := range idx.units {
-			if a.units[k].lastFile == f {
+			if units[k].lastFile == f {
 				open = true
 				break
 			}
@@ -303,6 +312,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 	}
 	shardsChanged := a.shardsToWrite
 	a.shardsToWrite = map[int]bool{}
+	a.pruneCaughtUp()
 	for _, sk := range a.dirtySessions() {
 		idx := a.sessions[sk]
 		if idx == nil || idx.empty() {
@@ -318,7 +328,6 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 					ops = append(ops, storage.SetOperation(eventStorageKey(k, i), b))
 				}
 			}
-			a.pruneCaughtUp(idx)
 			rec, err := a.record(sk)
 			if err != nil {
 				return nil, err
