@@ -4,6 +4,7 @@
 package agentspanconnector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -18,9 +19,13 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 func TestShutdownBeforeStartAndTwice(t *testing.T) {
@@ -212,12 +217,26 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	require.NoError(t, client.Set(context.Background(), keyIndex, []byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	// A damaged compressed record (internal/storagecodec's marker, then no
-	// zstd frame) is as unreadable as any other.
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), []byte("\x00garbage")))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("garbage")))
+	// A compressed record whose CRC fails and one of a format this version
+	// does not know are as unreadable as any other damaged record. The
+	// first is a real record with one bit of a literal flipped: it still
+	// decompresses, to valid JSON (zq7x → zq7y), which only the CRC tells.
+	rec := storagecodec.Encode([]byte(`{"version":2,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`))
+	require.Equal(t, byte(0), rec[0], "compressed")
+	i := bytes.Index(rec, []byte("zq7x"))
+	require.Positive(t, i, "the prompt id is a literal of the block")
+	rec[i+3] ^= 0x01
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), rec))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
 	require.NoError(t, client.Close(context.Background()))
+	core, logs := observer.New(zapcore.WarnLevel)
+	h.c.set.Logger = zap.New(core)
 	require.NoError(t, h.c.Start(context.Background(), host))
+	var unreadable []string
+	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
+		unreadable = append(unreadable, e.ContextMap()["key"].(string))
+	}
+	assert.ElementsMatch(t, []string{sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), keyAnchors}, unreadable)
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))

@@ -60,7 +60,7 @@ func TestStoredStateIsCompressed(t *testing.T) {
 			stored += len(value)
 			held += len(v)
 			if strings.Contains(key, ".first.") {
-				// The first-line index: a path, compressed when zstd
+				// The first-line index: a path, compressed when S2
 				// shrinks it (long, with repeated parts).
 				assert.True(t, strings.HasPrefix(string(v), home), "%s reads back as a path", key)
 				return nil, nil
