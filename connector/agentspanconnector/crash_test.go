@@ -4,6 +4,7 @@
 package agentspanconnector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -23,7 +25,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 // splitLogs cuts ld into batches of at most n records, in order, as a
@@ -94,6 +98,42 @@ func spanKeys(spans []ptrace.Span) map[string]int {
 // those of an uninterrupted run with the same batches: same ids, same
 // content, each exactly once.
 func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
+	testCrashes(t, nil)
+}
+
+// TestUpgradeFromUncompressedStateEmitsEveryTurnOnce is the crash test with
+// an upgrade at every restart: before it, every stored value is rewritten
+// uncompressed, as a build before internal/storagecodec wrote it. The new
+// build reads that state on, with the same spans, each exactly once.
+func TestUpgradeFromUncompressedStateEmitsEveryTurnOnce(t *testing.T) {
+	uncompressed := 0
+	testCrashes(t, func(t *testing.T, host component.Host, id component.ID) {
+		ctx := context.Background()
+		raw, err := adapter.GetStorageClient(ctx, host, &id, component.NewID(metadata.Type))
+		require.NoError(t, err)
+		values := map[string][]byte{}
+		require.NoError(t, raw.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+			values[key] = storagecodec.Decode(bytes.Clone(value))
+			if len(value) > 0 && value[0] == 0 {
+				uncompressed++
+			}
+			return nil, nil
+		}))
+		require.NotEmpty(t, values)
+		for key, v := range values {
+			require.NoError(t, raw.Set(ctx, key, v))
+		}
+		require.NoError(t, raw.Close(ctx))
+	})
+	require.Positive(t, uncompressed, "compressed values were rewritten uncompressed")
+	t.Logf("%d values rewritten uncompressed", uncompressed)
+}
+
+// testCrashes runs every golden case once uninterrupted and once with kills
+// after random batches (see TestCrashAtAnyBatchEmitsEveryTurnOnce);
+// beforeRestart, if set, is called on the stopped connector's storage
+// before each restart.
+func testCrashes(t *testing.T, beforeRestart func(t *testing.T, host component.Host, id component.ID)) {
 	for _, dir := range goldenCases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
@@ -120,6 +160,9 @@ func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
 					if crashAfter(i) {
 						h.crash()
 						spans = append(spans, h.spans()...)
+						if beforeRestart != nil {
+							beforeRestart(t, host(), id)
+						}
 						h = start()
 						// The receiver commits after ConsumeLogs returns: a
 						// kill in between reads the batch again.

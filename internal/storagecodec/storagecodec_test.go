@@ -204,3 +204,13 @@ func BenchmarkDecode(b *testing.B) {
 		Decode(v)
 	}
 }
+
+// TestValueOverTheDecodeBoundIsStoredAsItIs: Decode refuses a block that
+// claims more than maxDecoded (a damaged length would make it allocate
+// that much), so Encode does not compress such a value: it round-trips.
+func TestValueOverTheDecodeBoundIsStoredAsItIs(t *testing.T) {
+	v := bytes.Repeat([]byte("{"), maxDecoded+1)
+	e := Encode(v)
+	assert.Same(t, &v[0], &e[0], "stored as it is")
+	assert.Equal(t, len(v), len(Decode(e)))
+}

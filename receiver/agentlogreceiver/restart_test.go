@@ -146,6 +146,36 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s.secondRun(t, first)
 }
 
+// TestRestartAfterUpgradeFromUncompressedState: the first run's storage is
+// rewritten uncompressed, every value of both clients, as a build before
+// internal/storagecodec stored it; the second run (this build) reads on
+// mid-file and mid-turn from it, nothing lost or repeated.
+func TestRestartAfterUpgradeFromUncompressedState(t *testing.T) {
+	s := newRestartSetup(t)
+	first := s.firstRun(t)
+
+	ctx := context.Background()
+	client, blobs, _ := s.storedState(t, first)
+	compressed := 0
+	for _, c := range []storage.Client{client, blobs} {
+		values := map[string][]byte{}
+		require.NoError(t, c.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+			values[key] = storagecodec.Decode(bytes.Clone(value))
+			if len(value) > 0 && value[0] == 0 {
+				compressed++
+			}
+			return nil, nil
+		}))
+		for key, v := range values {
+			require.NoError(t, c.Set(ctx, key, v))
+		}
+		require.NoError(t, c.Close(ctx))
+	}
+	require.Positive(t, compressed, "the first run stored compressed values")
+
+	s.secondRun(t, first)
+}
+
 // TestRestartReplayIsDropped loses the read position between the runs, as
 // after an upgrade from a version that kept positions apart (fileconsumer's)
 // and stored values uncompressed: the file is read again from its start and
