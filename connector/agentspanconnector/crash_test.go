@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/internal/storagecodec/storagecodectest"
 )
 
 // splitLogs cuts ld into batches of at most n records, in order, as a
@@ -111,18 +110,7 @@ func TestUpgradeFromUncompressedStateEmitsEveryTurnOnce(t *testing.T) {
 		ctx := context.Background()
 		raw, err := adapter.GetStorageClient(ctx, host, &id, component.NewID(metadata.Type))
 		require.NoError(t, err)
-		values := map[string][]byte{}
-		require.NoError(t, raw.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-			values[key] = storagecodec.Decode(bytes.Clone(value))
-			if len(value) > 0 && value[0] == 0 {
-				uncompressed++
-			}
-			return nil, nil
-		}))
-		require.NotEmpty(t, values)
-		for key, v := range values {
-			require.NoError(t, raw.Set(ctx, key, v))
-		}
+		uncompressed += storagecodectest.RewriteUncompressed(t, raw)
 		require.NoError(t, raw.Close(ctx))
 	})
 	require.Positive(t, uncompressed, "compressed values were rewritten uncompressed")

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/internal/storagecodec/storagecodectest"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -158,17 +159,7 @@ func TestRestartAfterUpgradeFromUncompressedState(t *testing.T) {
 	client, blobs, _ := s.storedState(t, first)
 	compressed := 0
 	for _, c := range []storage.Client{client, blobs} {
-		values := map[string][]byte{}
-		require.NoError(t, c.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-			values[key] = storagecodec.Decode(bytes.Clone(value))
-			if len(value) > 0 && value[0] == 0 {
-				compressed++
-			}
-			return nil, nil
-		}))
-		for key, v := range values {
-			require.NoError(t, c.Set(ctx, key, v))
-		}
+		compressed += storagecodectest.RewriteUncompressed(t, c)
 		require.NoError(t, c.Close(ctx))
 	}
 	require.Positive(t, compressed, "the first run stored compressed values")
