@@ -33,13 +33,20 @@ func newClients(t *testing.T) (raw storage.Client, wrapped storage.Client) {
 	return raw, Wrap(raw)
 }
 
+// storedForm is what the raw client holds under key.
+func storedForm(t *testing.T, raw storage.Client, key string) []byte {
+	t.Helper()
+	b, err := raw.Get(context.Background(), key)
+	require.NoError(t, err)
+	return b
+}
+
 func TestRecordRoundTripsSmaller(t *testing.T) {
 	ctx := context.Background()
 	raw, c := newClients(t)
 	require.NoError(t, c.Set(ctx, "claude_code.parser./p.jsonl", []byte(parserState)))
 
-	stored, err := raw.Get(ctx, "claude_code.parser./p.jsonl")
-	require.NoError(t, err)
+	stored := storedForm(t, raw, "claude_code.parser./p.jsonl")
 	require.NotEmpty(t, stored)
 	assert.Equal(t, byte(marker), stored[0], "stored compressed")
 	assert.Less(t, len(stored), len(parserState)*8/10, "the dictionary and S2 save at least 20 %% on a state record")
@@ -80,8 +87,7 @@ func TestSmallValuesAreStoredAsTheyAre(t *testing.T) {
 	ctx := context.Background()
 	raw, c := newClients(t)
 	require.NoError(t, c.Set(ctx, "first", []byte("/home/dev/a.jsonl")))
-	stored, err := raw.Get(ctx, "first")
-	require.NoError(t, err)
+	stored := storedForm(t, raw, "first")
 	assert.Equal(t, "/home/dev/a.jsonl", string(stored))
 }
 
@@ -90,8 +96,7 @@ func TestValuesBeginningWithTheMarkerRoundTrip(t *testing.T) {
 	raw, c := newClients(t)
 	for _, v := range [][]byte{{marker}, {marker, 1, 2}, append([]byte{marker}, bytes.Repeat([]byte{7}, 200)...)} {
 		require.NoError(t, c.Set(ctx, "k", v))
-		stored, err := raw.Get(ctx, "k")
-		require.NoError(t, err)
+		stored := storedForm(t, raw, "k")
 		assert.Equal(t, byte(marker), stored[0])
 		got, err := c.Get(ctx, "k")
 		require.NoError(t, err)
@@ -103,8 +108,7 @@ func TestDamagedValueIsHandedOnAsStored(t *testing.T) {
 	ctx := context.Background()
 	raw, c := newClients(t)
 	require.NoError(t, c.Set(ctx, "k", []byte(parserState)))
-	stored, err := raw.Get(ctx, "k")
-	require.NoError(t, err)
+	stored := storedForm(t, raw, "k")
 	damaged := bytes.Clone(stored)
 	damaged[len(damaged)/2] ^= 0xff
 	require.NoError(t, raw.Set(ctx, "k", damaged))
@@ -133,12 +137,9 @@ func TestBatchEncodesSetsAndDecodesGets(t *testing.T) {
 
 	assert.Equal(t, parserState, string(set.Value), "the caller's operation keeps its value")
 	assert.JSONEq(t, parserState, string(ops[2].Value), "a get after a set in the same batch reads the value")
-	stored, err := raw.Get(ctx, "state")
-	require.NoError(t, err)
+	stored := storedForm(t, raw, "state")
 	assert.Equal(t, byte(marker), stored[0])
-	gone, err := raw.Get(ctx, "gone")
-	require.NoError(t, err)
-	assert.Nil(t, gone)
+	assert.Nil(t, storedForm(t, raw, "gone"))
 }
 
 func TestUnknownFormatIsHandedOnAsStored(t *testing.T) {
