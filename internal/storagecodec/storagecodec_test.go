@@ -33,6 +33,14 @@ func newClients(t *testing.T) (raw storage.Client, wrapped storage.Client) {
 	return raw, Wrap(raw)
 }
 
+// readBack is what the wrapped client reads under key.
+func readBack(t *testing.T, c storage.Client, key string) []byte {
+	t.Helper()
+	b, err := c.Get(context.Background(), key)
+	require.NoError(t, err)
+	return b
+}
+
 // storedForm is what the raw client holds under key.
 func storedForm(t *testing.T, raw storage.Client, key string) []byte {
 	t.Helper()
@@ -51,8 +59,7 @@ func TestRecordRoundTripsSmaller(t *testing.T) {
 	assert.Equal(t, byte(marker), stored[0], "stored compressed")
 	assert.Less(t, len(stored), len(parserState)*8/10, "the dictionary and S2 save at least 20 %% on a state record")
 
-	got, err := c.Get(ctx, "claude_code.parser./p.jsonl")
-	require.NoError(t, err)
+	got := readBack(t, c, "claude_code.parser./p.jsonl")
 	assert.JSONEq(t, parserState, string(got))
 }
 
@@ -98,8 +105,7 @@ func TestValuesBeginningWithTheMarkerRoundTrip(t *testing.T) {
 		require.NoError(t, c.Set(ctx, "k", v))
 		stored := storedForm(t, raw, "k")
 		assert.Equal(t, byte(marker), stored[0])
-		got, err := c.Get(ctx, "k")
-		require.NoError(t, err)
+		got := readBack(t, c, "k")
 		assert.Equal(t, v, got)
 	}
 }
@@ -113,16 +119,14 @@ func TestDamagedValueIsHandedOnAsStored(t *testing.T) {
 	damaged[len(damaged)/2] ^= 0xff
 	require.NoError(t, raw.Set(ctx, "k", damaged))
 
-	got, err := c.Get(ctx, "k")
-	require.NoError(t, err)
+	got := readBack(t, c, "k")
 	assert.Equal(t, damaged, got, "returned as stored")
 	var v any
 	assert.Error(t, json.Unmarshal(got, &v), "so that the caller's unreadable-record path applies")
 
 	truncated := stored[:len(stored)/2]
 	require.NoError(t, raw.Set(ctx, "k", truncated))
-	got, err = c.Get(ctx, "k")
-	require.NoError(t, err)
+	got = readBack(t, c, "k")
 	assert.Equal(t, truncated, got)
 }
 
