@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -34,10 +34,7 @@ func TestFixtures(t *testing.T) {
 	if fixtures == "" {
 		fixtures = filepath.Join(root, "..", "shared", "fixtures")
 	}
-	if _, err := os.Stat(fixtures); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus %s absent", fixtures)
-	}
+	vendortest.SkipIfAbsent(t, fixtures)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures", fixtures}, &stdout, &stderr)
 	t.Log(stdout.String())

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -147,10 +146,7 @@ func held(a *assembler) heldInMemory {
 // those of a run that keeps every session in memory.
 func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 	dir := vendortest.FixturesDir(t)
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("the fixture corpus is absent (%v); set AGENTOTEL_FIXTURES or put ../shared/fixtures beside the repository", err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	var files [][]agentevent.Event
 	for _, agent := range []string{"claude_code", "codex", "pi"} {
 		require.NoError(t, filepath.WalkDir(filepath.Join(dir, agent), func(p string, d fs.DirEntry, err error) error {

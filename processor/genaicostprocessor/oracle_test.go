@@ -6,7 +6,6 @@ package genaicostprocessor
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/metadata"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver"
@@ -204,10 +204,7 @@ func TestCostMatchesCcusage(t *testing.T) {
 	if fixtures == "" {
 		fixtures = filepath.Join(filepath.Dir(root), "shared", "fixtures")
 	}
-	if _, err := os.Stat(fixtures); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES)", fixtures)
-	}
+	vendortest.SkipIfAbsent(t, fixtures)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	// The agents' own location variables would point both sides elsewhere.

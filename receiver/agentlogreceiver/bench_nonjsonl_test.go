@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
@@ -55,10 +56,7 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 	if root == "" {
 		root = filepath.Join(repoRootTB(b), "..", "shared", "fixtures")
 	}
-	if _, err := os.Stat(root); err != nil {
-		require.ErrorIs(b, err, fs.ErrNotExist, "skipped only when absent")
-		b.Skipf("no fixtures at %s (set AGENTOTEL_FIXTURES)", root)
-	}
+	vendortest.SkipIfAbsent(b, root)
 	h := testenv.WriteHistoryShares(b, root, b.TempDir(), int64(mb)<<20, agentShares)
 	// A history's directories are as old as its files.
 	old := time.Now().Add(-48 * time.Hour)

@@ -5,18 +5,17 @@ package agentlogreceiver
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
@@ -33,10 +32,7 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
 		fixtures = d
 	}
-	if _, err := os.Stat(fixtures); err != nil {
-		require.ErrorIs(b, err, fs.ErrNotExist, "skipped only when absent")
-		b.Skipf("no fixtures (%v)", err)
-	}
+	vendortest.SkipIfAbsent(b, fixtures)
 	home := b.TempDir()
 	h := testenv.WriteHistoryShares(b, fixtures, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
 	var files int

@@ -21,6 +21,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // Copilot CLI (events.jsonl tailed, history JSON rewritten) and Amp (threads
@@ -218,9 +219,8 @@ func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
 		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
 	}
 	copilotDir, ampDir := filepath.Join(root, "copilot_cli"), filepath.Join(root, "amp")
-	if !dirExists(copilotDir) || !dirExists(ampDir) {
-		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to run this test)", root)
-	}
+	vendortest.SkipIfAbsent(t, copilotDir)
+	vendortest.SkipIfAbsent(t, ampDir)
 	cfg := copilotAmpConfig("", ampDir)
 	cfg.CopilotCLI.Enabled = true
 	// Each generation is its own ~/.copilot.

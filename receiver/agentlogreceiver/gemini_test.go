@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/gemini"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // geminiConfig reads only Gemini CLI files below home (a ~/.gemini-like
@@ -385,11 +386,10 @@ func TestReadsGeminiFixtureCorpus(t *testing.T) {
 		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
 	}
 	dir := filepath.Join(root, "gemini")
+	vendortest.SkipIfAbsent(t, dir)
 	chats, err := filepath.Glob(filepath.Join(dir, "chat_*.json"))
 	require.NoError(t, err)
-	if len(chats) == 0 {
-		t.Skipf("no Gemini chats under %s (set AGENTOTEL_FIXTURES to the fixtures directory to run this test)", dir)
-	}
+	require.NotEmpty(t, chats, "no Gemini chat in the corpus")
 	slices.Sort(chats)
 	// What a reader keyed by thread emits, straight from the mapping.
 	want := map[string]bool{}

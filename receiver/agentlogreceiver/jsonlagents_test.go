@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 func agentByKey(t *testing.T, key string) agent {
@@ -93,9 +94,7 @@ func TestReadsFixtureCorpusOfEachJSONLAgent(t *testing.T) {
 	for _, key := range []string{"pi", "codex"} {
 		t.Run(key, func(t *testing.T) {
 			dir := filepath.Join(root, key)
-			if !dirExists(dir) {
-				t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to its parent directory to run this test)", dir)
-			}
+			vendortest.SkipIfAbsent(t, dir)
 			assertReadsLikeItsParser(t, key, dir)
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // ocConfig reads the OpenCode data directory dataDir only, polling fast.
@@ -362,11 +363,10 @@ func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
 	if root == "" {
 		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
 	}
+	vendortest.SkipIfAbsent(t, filepath.Join(root, "opencode"))
 	trees, err := filepath.Glob(filepath.Join(root, "opencode", "*", "storage"))
 	require.NoError(t, err)
-	if len(trees) == 0 {
-		t.Skipf("no OpenCode storage tree under %s (set AGENTOTEL_FIXTURES to the fixtures directory to run this test)", filepath.Join(root, "opencode"))
-	}
+	require.NotEmpty(t, trees, "no OpenCode storage tree in the corpus")
 	for _, storage := range trees {
 		data := filepath.Dir(storage)
 		t.Run(filepath.Base(data), func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/vendors/opencode"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // TestDeliveredLinesAreNotRetained: once a batch is delivered and
@@ -48,9 +49,7 @@ func TestDeliveredLinesAreNotRetained(t *testing.T) {
 		for _, st := range settings {
 			t.Run(key+"/"+st.name, func(t *testing.T) {
 				dir := filepath.Join(root, key)
-				if !dirExists(dir) {
-					t.Skipf("fixture corpus %s absent: the lines to track are real session files (set AGENTOTEL_FIXTURES to its parent directory to run this test)", dir)
-				}
+				vendortest.SkipIfAbsent(t, dir) // the lines to track are real session files
 				assertLinesNotRetained(t, key, dir, st.set)
 			})
 		}

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
 
@@ -158,14 +159,9 @@ func assertReadsLikeParser(t *testing.T, dirs ...string) int {
 }
 
 func TestReadsClaudeTestdata(t *testing.T) {
-	dirs := []string{filepath.Join("testdata", "claude_code")}
-	// The parser's golden cases, when present (MIT/Apache fixtures and
-	// hand-written edge cases).
-	if shared := filepath.Join(repoRoot(t), "testdata", "claude_code"); dirExists(shared) {
-		dirs = append(dirs, shared)
-	} else {
-		t.Logf("%s absent: reading this package's testdata only", shared)
-	}
+	// This package's testdata and the parser's golden cases (MIT/Apache
+	// fixtures and hand-written edge cases), both committed.
+	dirs := []string{filepath.Join("testdata", "claude_code"), filepath.Join(repoRoot(t), "testdata", "claude_code")}
 	n := assertReadsLikeParser(t, dirs...)
 	t.Logf("%d events from %v", n, dirs)
 }
@@ -178,14 +174,7 @@ func TestReadsClaudeFixtureCorpus(t *testing.T) {
 		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
 	}
 	dir := filepath.Join(root, "claude_code")
-	if !dirExists(dir) {
-		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to its parent directory to run this test)", dir)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	n := assertReadsLikeParser(t, dir)
 	t.Logf("%d events from the corpus", n)
-}
-
-func dirExists(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.IsDir()
 }

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -19,9 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -418,10 +416,7 @@ func fixturesDir(tb testing.TB) string {
 	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
 		dir = d
 	}
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(tb, err, fs.ErrNotExist, "skipped only when absent")
-		tb.Skipf("no fixtures to make a history from (%v)", err)
-	}
+	vendortest.SkipIfAbsent(tb, dir)
 	return dir
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // exportDirs are the folders config/export.yaml writes, by format.
@@ -298,10 +299,7 @@ func TestExportFixtureCorpus(t *testing.T) {
 	}
 	root := repoRoot(t)
 	corpus := filepath.Join(fixturesDir(root), "claude_code")
-	if _, err := os.Stat(corpus); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES): %v", corpus, err)
-	}
+	vendortest.SkipIfAbsent(t, corpus)
 	home := t.TempDir()
 	projects := filepath.Join(home, ".claude", "projects")
 	entries, err := os.ReadDir(corpus)

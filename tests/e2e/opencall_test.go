@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // TestExportOpenCallOfRealThread runs config/export.yaml over the real Amp threads of the fixture
@@ -29,10 +30,7 @@ func TestExportOpenCallOfRealThread(t *testing.T) {
 	}
 	root := repoRoot(t)
 	threads := filepath.Join(fixturesDir(root), "amp", "threads")
-	if _, err := os.Stat(threads); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES): %v", threads, err)
-	}
+	vendortest.SkipIfAbsent(t, threads)
 	home := t.TempDir()
 	copyTree(t, threads, filepath.Join(home, ".local", "share", "amp", "threads"),
 		func(p string) bool { return strings.HasSuffix(p, ".json") })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -29,9 +30,7 @@ func fixtures(t *testing.T) string {
 	if dir == "" {
 		dir = filepath.Join(testenv.RepoRoot(t), "..", "shared", "fixtures")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "claude_code")); err != nil {
-		t.Skipf("real session fixtures not found at %s", dir)
-	}
+	vendortest.SkipIfAbsent(t, filepath.Join(dir, "claude_code"))
 	return dir
 }
 

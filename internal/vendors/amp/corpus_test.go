@@ -4,8 +4,6 @@
 package amp
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,10 +27,7 @@ var expectedOpenCalls = map[string]string{
 // per-thread tokens equal to ccusage's.
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "amp", "threads")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	files := threadFiles(t, dir)
 	require.NotEmpty(t, files)
 	totals := map[string]tokenTotals{}

@@ -82,10 +82,7 @@ func corpusGroups(t *testing.T, dir string) []sessionGroup {
 // per-session token totals equal to ccusage's.
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "claude_code")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	groups := corpusGroups(t, dir)
 	require.NotEmpty(t, groups)
 

@@ -4,7 +4,6 @@
 package claudecode
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // resultAt is the tool_result event a file's line yields.
@@ -75,8 +75,8 @@ func TestFileFactsOnRealRows(t *testing.T) {
 			dir := tc.dir
 			if dir == "" {
 				dir = filepath.Join(repoRoot(t), "testdata", "claude_code")
-			} else if _, err := os.Stat(filepath.Join(dir, tc.file)); err != nil {
-				t.Skipf("fixture %s absent (set AGENTOTEL_FIXTURES to run this case)", tc.file)
+			} else {
+				vendortest.SkipIfAbsent(t, dir)
 			}
 			ev := resultAt(t, parseFile(t, dir, tc.file), tc.line)
 			assert.Equal(t, tc.want, changeOf(ev))

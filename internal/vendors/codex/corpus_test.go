@@ -4,7 +4,6 @@
 package codex
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,10 +43,7 @@ func corpusFiles(t *testing.T, dir string) []string {
 // per-session token totals equal to ccusage's.
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "codex")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	files := corpusFiles(t, dir)
 	require.NotEmpty(t, files)
 	totals := map[string]tokenTotals{}

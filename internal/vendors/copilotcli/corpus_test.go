@@ -5,7 +5,6 @@ package copilotcli
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,10 +66,7 @@ func mapHistoryFile(t testing.TB, path, name string) []agentevent.Event {
 // equal to ccusage's.
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "copilot_cli")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	jsonl, history := sessionFiles(t, dir)
 	require.Len(t, jsonl, 4, "the four JSONL sessions of SOURCES.md")
 	require.Len(t, history, 1)

@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,10 +120,7 @@ func eventTotals(events []agentevent.Event) fileTotals {
 // holds (Pi writes usage once per response: no streaming duplicates).
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "pi")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	files := sessionFiles(t, dir)
 	require.NotEmpty(t, files)
 	open := map[string]bool{}
@@ -165,10 +161,7 @@ func TestCorpus(t *testing.T) {
 // (the most restarts a receiver can do). Both give the same events.
 func TestCorpusRestart(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "pi")
-	if _, err := os.Stat(dir); err != nil {
-		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
-		t.Skipf("fixture corpus not found at %s: %v", dir, err)
-	}
+	vendortest.SkipIfAbsent(t, dir)
 	for _, rel := range sessionFiles(t, dir) {
 		data, err := os.ReadFile(filepath.Join(dir, rel))
 		require.NoError(t, err)

@@ -8,6 +8,8 @@ package vendortest // import "github.com/agentotel/agentotel/internal/vendors/ve
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,6 +39,20 @@ func RepoRoot(t testing.TB) string {
 		require.NotEqual(t, dir, parent, "go.mod not found above the package")
 		dir = parent
 	}
+}
+
+// SkipIfAbsent skips the test when dir, a part of the fixture corpus read
+// in place, does not exist, saying which and how to point the test at one.
+// Any other error reading it, or a dir that is a file, fails the test: a
+// corpus that is there but unreadable is not a reason to skip.
+func SkipIfAbsent(t testing.TB, dir string) {
+	t.Helper()
+	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to the shared fixtures directory to run this test)", dir)
+	}
+	require.NoError(t, err, "the fixture corpus is there but cannot be read")
+	require.True(t, info.IsDir(), "%s is not a directory", dir)
 }
 
 // FixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
