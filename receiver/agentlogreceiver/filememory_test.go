@@ -40,6 +40,15 @@ func writeMemoryHistory(t testing.TB, n int) string {
 	return filepath.Join(root, "**", "*.jsonl")
 }
 
+// heapPer is the live heap grown since before, per each of n items (logged
+// as what holds them and what they are).
+func heapPer(t *testing.T, before uint64, n int, holder, item string) float64 {
+	t.Helper()
+	per := float64(int64(liveHeap())-int64(before)) / float64(n)
+	t.Logf("%s: %.0f bytes per %s", holder, per, item)
+	return per
+}
+
 // liveHeap is the live heap after a full collection.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -61,9 +70,7 @@ func (nopTailStore) adopt(context.Context, string, string, string, tailPos) {}
 // nowhere, and the live heap before it was made.
 func memoryTailer(tb testing.TB) (tl *tailer, include string, before uint64) {
 	tb.Helper()
-	if runtime.GOOS == "windows" {
-		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
+	skipWithoutDirMatcher(tb)
 	include = writeMemoryHistory(tb, memoryFiles)
 	cfg := testConfig(tb.TempDir())
 	before = liveHeap()
@@ -93,10 +100,8 @@ func TestTailerMemoryPerFile(t *testing.T) {
 	// what is left is what an idle receiver keeps.
 	tl.pollOnce(context.Background())
 	tl.pollOnce(context.Background())
-	after := liveHeap()
+	perFile := heapPer(t, before, memoryFiles, "tailer and matcher", "file")
 	require.Len(t, tl.files, memoryFiles)
-	perFile := float64(int64(after)-int64(before)) / memoryFiles
-	t.Logf("tailer and matcher: %.0f bytes per file", perFile)
 	require.Less(t, perFile, 500.0)
 	runtime.KeepAlive(tl)
 }
@@ -112,10 +117,8 @@ func TestProgressMemoryPerFile(t *testing.T) {
 	p := newProgress(zap.NewNop(), tb, defaultPollInterval, 0)
 	before := liveHeap()
 	p.found(context.Background(), "claude_code", historyOf(sourceJSONL, []string{include}, nil))
-	after := liveHeap()
+	perFile := heapPer(t, before, memoryFiles, "progress", "file")
 	require.Equal(t, memoryFiles, p.agents["claude_code"].filesFound)
-	perFile := float64(int64(after)-int64(before)) / memoryFiles
-	t.Logf("progress: %.0f bytes per file", perFile)
 	require.Less(t, perFile, 80.0)
 	runtime.KeepAlive(p)
 }
@@ -174,10 +177,8 @@ func TestTreeReaderMemoryPerSession(t *testing.T) {
 	before := liveHeap()
 	tr := newTreeReader(rd, store.storage, false)
 	tr.listSessions(context.Background(), false)
-	after := liveHeap()
+	perSession := heapPer(t, before, sessions, "tree reader", "session")
 	require.Len(t, tr.sessions, sessions)
-	perSession := float64(int64(after)-int64(before)) / sessions
-	t.Logf("tree reader: %.0f bytes per session", perSession)
 	require.Less(t, perSession, 640.0)
 	runtime.KeepAlive(tr)
 }

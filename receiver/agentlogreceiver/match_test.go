@@ -39,13 +39,20 @@ func matchTree(t *testing.T) string {
 	return home
 }
 
+// skipWithoutDirMatcher skips a test of the receiver's own directory
+// matcher where the tailer does not use it.
+func skipWithoutDirMatcher(tb testing.TB) {
+	tb.Helper()
+	if runtime.GOOS == "windows" {
+		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
+}
+
 // TestDirMatcherMatchesAsTheGlob: the listing cache finds exactly the files
 // fileconsumer's matcher (doublestar's glob) finds, for the agents' kinds
 // of patterns, excludes and a symlinked directory included.
 func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
+	skipWithoutDirMatcher(t)
 	home := matchTree(t)
 	j := func(p string) string { return filepath.Join(home, p) }
 	for _, tc := range []struct {
@@ -87,9 +94,7 @@ func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
 func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 	home := matchTree(t)
 	pattern := filepath.Join(home, ".claude", "projects", "**", "*.jsonl")
-	if runtime.GOOS == "windows" {
-		t.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
+	skipWithoutDirMatcher(t)
 	m, err := newDirMatcher([]string{pattern}, nil)
 	require.NoError(t, err)
 	// The listings are made a minute after now: settled, though settle()
@@ -159,9 +164,7 @@ func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 // depth bound) are walked once: the walk does not enter a directory it is
 // already inside.
 func TestDirMatcherSymlinkLoops(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
+	skipWithoutDirMatcher(t)
 	home := t.TempDir()
 	a := filepath.Join(home, "a")
 	writeFile(t, filepath.Join(a, "s.jsonl"), `{"x":1}`)
@@ -189,9 +192,7 @@ func TestDirMatcherSymlinkLoops(t *testing.T) {
 // (tar -p, rsync -a, cp -p) is listed again: its change time, which nobody
 // can set, moved.
 func TestDirMatcherSeesRestoredModificationTime(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the tailer uses fileconsumer's matcher on Windows")
-	}
+	skipWithoutDirMatcher(t)
 	home := t.TempDir()
 	dir := filepath.Join(home, "p")
 	writeFile(t, filepath.Join(dir, "s1.jsonl"), `{"x":1}`)

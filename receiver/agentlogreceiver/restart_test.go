@@ -304,13 +304,17 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 	assertNoUnparsed(t, second)
 }
 
-// firstPollRead waits for the Claude Code tailer's first poll to have read
-// a file. With start_at: end the barrier's files must come after it, or
-// they are read from their end too: the first poll opens the transcript.
-func firstPollRead(t *testing.T, h *harness) {
+// startPolled starts a receiver on the setup and returns once the Claude
+// Code tailer's first poll has read a file. With start_at: end the
+// barrier's files must come after it, or they are read from their end too:
+// the first poll opens the transcript.
+func (s restartSetup) startPolled(t *testing.T) *harness {
 	t.Helper()
+	h := newHarness(t, s.cfg, s.host)
+	h.start()
 	tl := jsonlSourceOf(t, h, "claude_code").tail
 	require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+	return h
 }
 
 // TestRestartStartAtEndBeforeAnyLine: with start_at: end, the end a file
@@ -320,17 +324,13 @@ func firstPollRead(t *testing.T, h *harness) {
 func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 	s := newRestartSetup(t)
 	s.cfg.StartAt = StartAtEnd
-	first := newHarness(t, s.cfg, s.host)
-	first.start()
-	firstPollRead(t, first)
+	first := s.startPolled(t)
 	first.barrier(s.logsDir)
 	first.stop()
 	assert.Empty(t, first.eventsOf(s.path), "start_at: end")
 	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 
-	second := newHarness(t, s.cfg, s.host)
-	second.start()
-	firstPollRead(t, second)
+	second := s.startPolled(t)
 	second.barrier(s.logsDir)
 	evs := second.eventsOf(s.path)
 	assert.Equal(t, []string{"a2"}, eventIDs(evs), "what was appended while stopped")
@@ -347,9 +347,7 @@ func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 func TestRestartStartAtEndReplacedFile(t *testing.T) {
 	s := newRestartSetup(t)
 	s.cfg.StartAt = StartAtEnd
-	first := newHarness(t, s.cfg, s.host)
-	first.start()
-	firstPollRead(t, first)
+	first := s.startPolled(t)
 	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 	first.waitEvents(s.path, 1)
 	first.barrier(s.logsDir)
@@ -360,9 +358,7 @@ func TestRestartStartAtEndReplacedFile(t *testing.T) {
 	writeFile(t, tmp, userLine("n1", "s1", "new"))
 	require.NoError(t, os.Rename(tmp, s.path))
 
-	second := newHarness(t, s.cfg, s.host)
-	second.start()
-	firstPollRead(t, second)
+	second := s.startPolled(t)
 	appendFile(t, s.path, joinLines(assistantLine("b1", "n1", "s1", "msg_b", "b!"), userLine("n2", "s1", "more")))
 	second.barrier(s.logsDir)
 	second.barrier(s.logsDir)

@@ -89,6 +89,30 @@ type tailRig struct {
 	sizes []int // lines per batch, in order
 }
 
+// twoLinesRead writes a file of two lines at rel in a new directory and
+// has a new rig read it.
+func twoLinesRead(t *testing.T, rel string) (dir, path string, r *tailRig) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, rel)
+	writeFile(t, path, `{"r":1}`, `{"r":2}`)
+	r = newTailRig(t, dir, 1<<20)
+	r.poll()
+	require.Len(t, r.lines(path), 2)
+	return dir, path, r
+}
+
+// hardLink links link to orig, or skips the test where the file system has
+// no hard links.
+func hardLink(t *testing.T, orig, link string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+	if err := os.Link(orig, link); err != nil {
+		t.Skipf("no hard links on this file system: %v", err)
+	}
+	return link
+}
+
 func newTailRig(t *testing.T, dir string, maxLogSize int) *tailRig {
 	t.Helper()
 	cfg := testConfig(dir)
@@ -246,12 +270,7 @@ func TestTailLeavesUnchangedFilesAlone(t *testing.T) {
 // is read from its start; a restart resumes every file at its stored
 // position, reading nothing twice.
 func TestTailMovedCopiedReplaced(t *testing.T) {
-	dir := t.TempDir()
-	orig := filepath.Join(dir, "sessions", "r1.jsonl")
-	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
-	r := newTailRig(t, dir, 1<<20)
-	r.poll()
-	require.Len(t, r.lines(orig), 2)
+	dir, orig, r := twoLinesRead(t, filepath.Join("sessions", "r1.jsonl"))
 
 	// Moved (Codex archiving a rollout), then appended to.
 	moved := r.moveAndAppendThird(orig)
@@ -367,11 +386,7 @@ func TestTailOneFileUnderTwoPaths(t *testing.T) {
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "a", "s.jsonl")
 	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
-	link := filepath.Join(dir, "b", "s.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
-	if err := os.Link(orig, link); err != nil {
-		t.Skipf("no hard links here: %v", err)
-	}
+	link := hardLink(t, orig, filepath.Join(dir, "b", "s.jsonl"))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "c")))
 	r := newTailRig(t, dir, 1<<20)
 	all := func() []string {
@@ -541,18 +556,9 @@ func TestTailLongReadLetsOthersGo(t *testing.T) {
 // the same file, not a copy: it reads on from its position, and what was
 // appended since is read once.
 func TestTailSameFileNoLongerMatchedUnderItsPath(t *testing.T) {
-	dir := t.TempDir()
-	orig := filepath.Join(dir, "a", "s.jsonl")
-	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
-	r := newTailRig(t, dir, 1<<20)
-	r.poll()
-	require.Len(t, r.lines(orig), 2)
+	dir, orig, r := twoLinesRead(t, filepath.Join("a", "s.jsonl"))
 
-	link := filepath.Join(dir, "b", "s.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
-	if err := os.Link(orig, link); err != nil {
-		t.Skipf("no hard links here: %v", err)
-	}
+	link := hardLink(t, orig, filepath.Join(dir, "b", "s.jsonl"))
 	appendFile(t, orig, `{"r":3}`+"\n")
 	r2 := newTailRig(t, dir, 1<<20) // a restart with other include patterns
 	r2.store = r.store
