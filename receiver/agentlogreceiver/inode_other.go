@@ -7,13 +7,10 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 
 import "os"
 
-// inodeOf is 0 where os.FileInfo carries no inode: a file replaced at the
-// same path is then told by its size or its first line only.
-func inodeOf(os.FileInfo) uint64 { return 0 }
-
-// fileIDOf is zero where os.FileInfo carries no inode: a file reached
-// under two paths is then told by its first line and head only (read once
-// when both are met in one poll, see resolve).
+// fileIDOf is zero where os.FileInfo carries no inode: a file replaced at
+// the same path is then told by its size or its first line only, and one
+// reached under two paths by its first line and head (read once when both
+// are met in one poll, see resolve).
 func fileIDOf(os.FileInfo) fileID { return fileID{} }
 
 // ctimeOf is 0 where os.FileInfo carries no status change time (the

@@ -10,17 +10,9 @@ import (
 	"syscall"
 )
 
-// inodeOf is a file's inode number: another file at the same path has
-// another one.
-func inodeOf(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino) //nolint:unconvert // not uint64 everywhere
-	}
-	return 0
-}
-
 // fileIDOf is a file's device and inode: two paths with the same one are
-// the same file (hard links, a symlinked directory).
+// the same file (hard links, a symlinked directory), and another file at
+// the same path has another inode.
 func fileIDOf(fi os.FileInfo) fileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} //nolint:unconvert,gosec // not uint64 everywhere

@@ -42,9 +42,10 @@ import (
 //     its first fingerprint_size bytes.
 //
 // What it does per poll: match the include patterns; stat every match;
-// keep one path per file (device and inode); skip those unchanged since read to their end; for the others find where
-// to read from (the in-memory entry, else the stored position, else the
-// first-line identity, else the start — or the end for start_at: end),
+// keep one path per file (device and inode); skip those unchanged since
+// read to their end; for the others find where to read from (the in-memory
+// entry, else the stored position, else the first-line identity, else the
+// start — or the end for start_at: end),
 // then read complete lines from there on up to max_concurrent_files/2
 // files at a time, in batches of at most tailBatchLines lines, each handed
 // to emit; emit returns once the lines are delivered and committed. A
@@ -581,7 +582,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		return // gone since the stat: the next poll lets it go
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || (j.st.ino != 0 && inodeOf(fi) != j.st.ino) {
+	if fi, err := fh.Stat(); err != nil || (j.st.ino != 0 && fileIDOf(fi).ino != j.st.ino) {
 		// Another file was put at the path since the stat: the position is
 		// the old file's. The next poll's stat sees the new inode and reads
 		// it from its start.
