@@ -102,8 +102,9 @@ type treeSession struct {
 	name    string
 	created int64
 	// sig is the session file's when info was decoded (sigClean: old
-	// enough then); info is kept while the session is being read and
-	// dropped once it is settled.
+	// enough then); info is read when the session has messages to map, kept
+	// while it is being read and dropped once it is settled (a session
+	// listed keeps none).
 	sig  fileSig
 	info *opencode.Session
 	// msgDir is message/<ses>/ when last listed; idle says every message
@@ -376,7 +377,7 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 	if t.rd.ac.ExcludeOlderThan > 0 && t.rd.clock.now().Sub(fi.ModTime()) > t.rd.ac.ExcludeOlderThan {
 		return nil, true // looked at again when its directory changes, or at the next sweep
 	}
-	info, sig, ok := t.decodeSession(ctx, path, fi)
+	info, _, ok := t.decodeSession(ctx, path, fi)
 	if !ok {
 		return nil, false
 	}
@@ -384,10 +385,14 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 		t.unlist(old) // the same session under another project: the newest listing wins
 		delete(old.dir.files, old.name)
 	}
-	// Strings kept are copied: a decoded string shares the memory of the
-	// whole file.
-	s = &treeSession{id: strings.Clone(info.ID), dir: d, name: name, created: info.Time.Created, listed: true}
-	s.setInfo(info, sig, time.Now())
+	// Only what orders and links the sessions is kept, its strings copied (a
+	// decoded string shares the memory of the whole file): the info is read
+	// again when the session is polled (sessionInfo). At the first poll every
+	// session is listed before any is read; kept, their infos were ~2.5 MB
+	// of live heap at the start of a 1 GB backfill (10k sessions), when the
+	// collector peaks — a cost that grew with the history, for one more
+	// read of a small file per session.
+	s = &treeSession{id: strings.Clone(info.ID), parentID: strings.Clone(info.ParentID), dir: d, name: name, created: info.Time.Created, listed: true}
 	t.sessions[s.id] = s
 	t.order = append(t.order, s)
 	t.reordered = true
@@ -396,9 +401,7 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 
 func (s *treeSession) setInfo(info opencode.Session, sig fileSig, now time.Time) {
 	// The decoder's strings share its copy of the whole file: each kept
-	// info would pin one. At the first poll every session is listed (and
-	// its info kept) before any is read: ~10k files, 4.5 MB of live heap
-	// at the start of a 1 GB backfill, when the collector peaks.
+	// info would pin one while its session is being read.
 	info.ID, info.ParentID, info.ProjectID = strings.Clone(info.ID), strings.Clone(info.ParentID), strings.Clone(info.ProjectID)
 	info.Directory, info.Title, info.Version = strings.Clone(info.Directory), strings.Clone(info.Title), strings.Clone(info.Version)
 	s.info, s.sig, s.sigClean = &info, sig, now.Sub(sig.mod) >= racyWindow
