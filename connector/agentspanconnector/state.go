@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -154,6 +155,50 @@ func (c *savedCall) UnmarshalJSON(b []byte) error {
 		Ref:  callRef{Unit: unitKey{Thread: threadKey{Agent: f[1]}, Prompt: f[2]}, SubagentType: f[3]},
 	}
 	return nil
+}
+
+// MarshalJSON writes a marker with its ids as bytes (base64): the trace as
+// "t", the span ids to skip one after another as "s". As JSON arrays of
+// numbers, the form an earlier version wrote, they were a fifth of the
+// bytes of every session record, which is rewritten whenever the session
+// changes; base64 takes a third of that.
+func (m closedUnit) MarshalJSON() ([]byte, error) {
+	skip := make([]byte, 0, len(m.Skip)*len(pcommon.SpanID{}))
+	for _, id := range m.Skip {
+		skip = append(skip, id[:]...)
+	}
+	return json.Marshal(closedUnitJSON{Prompt: m.Prompt, T: m.Trace[:], S: skip})
+}
+
+// UnmarshalJSON reads a marker in either form: the one above, or the
+// arrays of numbers an earlier version wrote ("trace", "skip").
+func (m *closedUnit) UnmarshalJSON(b []byte) error {
+	var w closedUnitJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.T == nil {
+		type object closedUnit // without these methods
+		return json.Unmarshal(b, (*object)(m))
+	}
+	var span pcommon.SpanID
+	if len(w.T) != len(m.Trace) || len(w.S)%len(span) != 0 {
+		return fmt.Errorf("closed unit: a trace id of %d bytes, span ids of %d", len(w.T), len(w.S))
+	}
+	*m = closedUnit{Prompt: w.Prompt}
+	copy(m.Trace[:], w.T)
+	for i := 0; i < len(w.S); i += len(span) {
+		copy(span[:], w.S[i:])
+		m.Skip = append(m.Skip, span)
+	}
+	return nil
+}
+
+// closedUnitJSON is a closedUnit as stored.
+type closedUnitJSON struct {
+	Prompt string `json:"prompt,omitempty"`
+	T      []byte `json:"t"`
+	S      []byte `json:"s,omitempty"`
 }
 
 type savedIndex struct {
