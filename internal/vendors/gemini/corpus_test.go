@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // corpusPlacement is where a flat-named corpus fixture lived under
@@ -29,10 +30,8 @@ var corpusPlacement = map[string]string{
 // logs.json: every entry decodes, and mapped alone (no chat) it validates.
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "gemini")
+	vendortest.SkipIfAbsent(t, dir)
 	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		t.Skipf("Gemini fixtures not found at %s (set AGENTOTEL_FIXTURES to the fixtures directory)", dir)
-	}
 	require.NoError(t, err)
 	chats := 0
 	for _, e := range entries {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // TestCorpus maps every OpenCode fixture of ../shared/fixtures/opencode (or
@@ -20,10 +21,8 @@ import (
 // of the assistant messages' own tokens (steps not added again).
 func TestCorpus(t *testing.T) {
 	dir := filepath.Join(fixturesDir(t), "opencode")
+	vendortest.SkipIfAbsent(t, dir)
 	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		t.Skipf("OpenCode fixtures not found at %s (set AGENTOTEL_FIXTURES to the fixtures directory)", dir)
-	}
 	require.NoError(t, err)
 	n := 0
 	for _, e := range entries {
