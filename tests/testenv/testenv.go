@@ -181,3 +181,45 @@ func WaitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		}
 	}
 }
+
+// FixturesDir is the shared fixture corpus, read in place: $AGENTOTEL_FIXTURES, or
+// ../shared/fixtures beside the repository.
+func FixturesDir(tb testing.TB) string {
+	tb.Helper()
+	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(RepoRoot(tb)), "shared", "fixtures")
+}
+
+// FixtureRoots are the folders of the shared fixture corpus, each laid out as <agent>/<case>: the
+// fixtures (FixturesDir, always first, whether or not it exists, so that a test can skip on it)
+// and the newest real files, $AGENTOTEL_FIXTURES_NEW or fixtures-new beside the fixtures, when
+// that folder exists. Every corpus test reads every root.
+func FixtureRoots(tb testing.TB) []string {
+	tb.Helper()
+	first := FixturesDir(tb)
+	newer := os.Getenv("AGENTOTEL_FIXTURES_NEW")
+	if newer == "" {
+		newer = filepath.Join(filepath.Dir(first), "fixtures-new")
+	}
+	roots := []string{first}
+	if info, err := os.Stat(newer); err == nil && info.IsDir() {
+		roots = append(roots, newer)
+	}
+	return roots
+}
+
+// FixturePaths is path below every root of FixtureRoots that exists, e.g. FixturePaths(tb,
+// "codex") for every folder of Codex fixtures.
+func FixturePaths(tb testing.TB, path string) []string {
+	tb.Helper()
+	var out []string
+	for _, r := range FixtureRoots(tb) {
+		p := filepath.Join(r, path)
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}

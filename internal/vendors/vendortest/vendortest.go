@@ -58,10 +58,15 @@ func SkipIfAbsent(t testing.TB, dir string) {
 // FixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
 // ../shared/fixtures next to the repository.
 func FixturesDir(t testing.TB) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "fixtures")
+	t.Helper()
+	return testenv.FixturesDir(t)
+}
+
+// FixtureRoots are every folder of the corpus (testenv.FixtureRoots): the
+// fixtures first, then the newest real files when present.
+func FixtureRoots(t testing.TB) []string {
+	t.Helper()
+	return testenv.FixtureRoots(t)
 }
 
 // Line is one record of a session file as the receiver hands it over: the
