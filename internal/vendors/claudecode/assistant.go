@@ -164,7 +164,7 @@ const usageIndex = 1 << 20
 // is held (or a record that is skipped and so cannot end it).
 func (p *Parser) continuesHeld(r *record) bool {
 	switch r.Type {
-	case "progress", "queue-operation", "last-prompt":
+	case "progress", "queue-operation", "last-prompt", "bridge-session":
 		return true
 	case "assistant":
 		id, ok := r.messageID()

@@ -81,8 +81,10 @@ func corpusGroups(t *testing.T, dir string) []sessionGroup {
 // nothing unparsed, no invariant broken, every open tool call explained, and
 // per-session token totals equal to ccusage's.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "claude_code")
-	vendortest.SkipIfAbsent(t, dir)
+	vendortest.EachCorpus(t, "claude_code", corpus)
+}
+
+func corpus(t *testing.T, dir string) {
 	groups := corpusGroups(t, dir)
 	require.NotEmpty(t, groups)
 

@@ -212,14 +212,18 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		out = p.mapSummary(r, c)
 	case "file-history-snapshot":
 		out = p.mapSnapshot(r, c)
+	case "file-history-delta":
+		out = p.mapSnapshotDelta(r, c)
 	case "attachment":
 		out, reason = p.mapAttachment(r, c)
 	case "ai-title", "custom-title", "agent-name", "permission-mode", "mode", "pr-link", "teleported-from":
 		out = p.mapSessionMeta(r, c)
-	case "progress", "queue-operation", "last-prompt":
+	case "progress", "queue-operation", "last-prompt", "bridge-session":
 		// Deliberately skipped, see README.md: progress mirrors the subagent
 		// file (agent_progress) or only announces a hook; queue operations
-		// and last-prompt repeat prompts the user rows carry.
+		// and last-prompt repeat prompts the user rows carry; bridge-session
+		// repeats, after every turn, the remote-control session that the
+		// system bridge_status row announces once.
 		return nil
 	case "":
 		reason = ReasonUnexpectedShape

@@ -71,6 +71,10 @@ type record struct {
 	Snapshot         *snapshot `json:"snapshot"`
 	IsSnapshotUpdate bool      `json:"isSnapshotUpdate"`
 
+	// file-history-delta: one file added to the snapshot of a prompt
+	SnapshotMessageID string `json:"snapshotMessageId"`
+	TrackingPath      string `json:"trackingPath"`
+
 	// attachment
 	Attachment jsonx.Raw `json:"attachment"`
 

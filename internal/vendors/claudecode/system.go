@@ -64,6 +64,14 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		}
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
+	case "away_summary":
+		// The recap Claude Code writes when the user comes back to an idle
+		// session: a summary of the session so far.
+		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
+		ev.Text = text
+		attrs[attrSummaryKind] = "away"
+		ev.Attributes = attrs
+		return []pending{{ev: ev}}
 	case "local_command":
 		// A local slash command and its output, written as a system row by
 		// newer versions.
@@ -111,6 +119,24 @@ func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 	}
 	if r.MessageID != "" {
 		ev.Attributes[attrSnapshotMessageID] = r.MessageID
+	}
+	return []pending{{ev: ev}}
+}
+
+// mapSnapshotDelta maps a file-history-delta record (≥2.1.2xx): one more
+// file backed up into the snapshot of an earlier prompt, written when the
+// file is first edited instead of rewriting the whole snapshot. It is a
+// snapshot update of one file, at its own time.
+func (p *Parser) mapSnapshotDelta(r *record, c *rowCtx) []pending {
+	ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
+	ev.Text = "snapshot of 1 files" // the spec's wording, as for a whole snapshot
+	ev.FilePath = r.TrackingPath
+	ev.Attributes = map[string]any{
+		attrSnapshotUpdate: true,
+		attrSnapshotFiles:  int64(1),
+	}
+	if r.SnapshotMessageID != "" {
+		ev.Attributes[attrSnapshotMessageID] = r.SnapshotMessageID
 	}
 	return []pending{{ev: ev}}
 }

@@ -69,6 +69,23 @@ func FixtureRoots(t testing.TB) []string {
 	return testenv.FixtureRoots(t)
 }
 
+// EachCorpus runs corpus once per root of FixtureRoots, as a subtest named
+// after the root, with dir the root's folder of agent (e.g. "codex"). It
+// skips when the first root's folder is absent; a later root without that
+// agent's folder skips its subtest only.
+func EachCorpus(t *testing.T, agent string, corpus func(t *testing.T, dir string)) {
+	t.Helper()
+	roots := FixtureRoots(t)
+	SkipIfAbsent(t, filepath.Join(roots[0], agent))
+	for _, root := range roots {
+		dir := filepath.Join(root, agent)
+		t.Run(filepath.Base(root), func(t *testing.T) {
+			SkipIfAbsent(t, dir)
+			corpus(t, dir)
+		})
+	}
+}
+
 // Line is one record of a session file as the receiver hands it over: the
 // bytes without "\n", its 1-based number and the offset of its first byte.
 type Line struct {
