@@ -26,13 +26,15 @@ func parseWith(name string, data []byte, opts Options) []agentevent.Event {
 // every corpus session file maps to the events the full parser gives,
 // stripped the way the receiver strips them.
 func TestOmitContent(t *testing.T) {
-	for _, tc := range []struct {
+	type corpusRoot struct {
 		root    string
 		fixture bool
-	}{
-		{filepath.Join(repoRoot(t), "testdata", "copilot_cli"), false},
-		{filepath.Join(vendortest.FixturesDir(t), "copilot_cli"), true},
-	} {
+	}
+	roots := []corpusRoot{{filepath.Join(repoRoot(t), "testdata", "copilot_cli"), false}}
+	for _, r := range vendortest.FixtureRoots(t) {
+		roots = append(roots, corpusRoot{filepath.Join(r, "copilot_cli"), true})
+	}
+	for _, tc := range roots {
 		root := tc.root
 		t.Run(filepath.Base(filepath.Dir(root)), func(t *testing.T) {
 			if tc.fixture {

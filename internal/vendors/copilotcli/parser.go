@@ -306,6 +306,13 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 			agentevent.SetAttr(&ev, attrMode, d.AgentMode)
 		}
 		return []agentevent.Event{ev}, "", ""
+	case "system.notification":
+		// A notice the CLI gives the model about work that finished in the
+		// background (a subagent or a detached shell done, and so on).
+		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
+		ev.Text = d.Content
+		agentevent.SetAttr(&ev, attrEvent, r.Type)
+		return []agentevent.Event{ev}, "", ""
 	case "system.message":
 		ev := p.base(c, agentevent.TypeSystemMessage, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.Content
@@ -433,9 +440,15 @@ func (p *Parser) model(ev *agentevent.Event, model string) {
 }
 
 // shutdown maps session.shutdown: the CLI's per-model usage of the run
-// that ends here. Its output tokens were already counted per response
-// (assistant.message outputTokens) where the log has them: only the rest
-// is added, so the session total equals the shutdown totals, counted once.
+// (segment) that ends here; a resumed session writes one per run, each
+// with that run's usage only. Its output tokens were already counted per
+// response (assistant.message outputTokens) where the log has them: only
+// the rest is added, so the segment's total equals the shutdown's, counted
+// once. What was counted per response is taken off the model it was
+// counted under first, and what is left of it (a response whose model name
+// is not a key of the shutdown's metrics) off the shutdown's models in
+// name order: the segment never counts its responses on top of the
+// shutdown's totals.
 func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 	s := &p.st
 	ev := p.meta(c, "session.shutdown")
@@ -463,6 +476,25 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 		models = append(models, m)
 	}
 	slices.Sort(models)
+	// counted is the output already counted per response in this segment,
+	// by the shutdown model it is taken off.
+	counted := make(map[string]int64, len(models))
+	var unmatched int64
+	for m, n := range s.Output {
+		if _, ok := d.ModelMetrics[m]; ok {
+			counted[m] = n
+		} else {
+			unmatched += n
+		}
+	}
+	for _, m := range models {
+		if unmatched <= 0 {
+			break
+		}
+		take := min(unmatched, max(d.ModelMetrics[m].Usage.OutputTokens-counted[m], 0))
+		counted[m] += take
+		unmatched -= take
+	}
 	for _, m := range models {
 		mm := d.ModelMetrics[m]
 		u := mm.Usage
@@ -479,7 +511,7 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 		if mm.Requests.Cost != nil {
 			agentevent.SetAttr(&ue, attrPremium, *mm.Requests.Cost)
 		}
-		output := u.OutputTokens - s.Output[m]
+		output := u.OutputTokens - counted[m]
 		if output < 0 {
 			output = 0 // more was counted per response than the CLI sums: keep what was counted
 		}

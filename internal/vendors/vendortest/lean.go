@@ -76,8 +76,8 @@ func RequireLeanDir(t *testing.T, dir string, files []string, parse LeanParser) 
 
 // TestOmitContent runs RequireLeanDir as subtest "golden" over every case
 // directory of testdata/<agent> (caseFiles lists a case's files, relative to
-// it) and as subtest "corpus" over every .jsonl file below the fixture
-// corpus's <agent> directory, skipped when the corpus is absent.
+// it) and as subtest "corpus" over every .jsonl file below the <agent>
+// directory of every fixture root (EachCorpus), skipped when absent.
 func TestOmitContent(t *testing.T, agent string, caseFiles func(t testing.TB, dir string) []string, parse LeanParser) {
 	t.Run("golden", func(t *testing.T) {
 		root := filepath.Join(RepoRoot(t), "testdata", agent)
@@ -94,13 +94,11 @@ func TestOmitContent(t *testing.T, agent string, caseFiles func(t testing.TB, di
 		require.NotZero(t, n, "no golden cases in %s", root)
 	})
 	t.Run("corpus", func(t *testing.T) {
-		dir := filepath.Join(FixturesDir(t), agent)
-		if _, err := os.Stat(dir); err != nil {
-			t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to the shared fixtures dir): %v", dir, err)
-		}
-		files := Files(t, dir, ".jsonl")
-		require.NotEmpty(t, files, "no .jsonl files in the fixture corpus %s", dir)
-		RequireLeanDir(t, dir, files, parse)
+		EachCorpus(t, agent, func(t *testing.T, dir string) {
+			files := Files(t, dir, ".jsonl")
+			require.NotEmpty(t, files, "no .jsonl files in the fixture corpus %s", dir)
+			RequireLeanDir(t, dir, files, parse)
+		})
 	})
 }
 
