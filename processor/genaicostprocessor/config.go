@@ -27,9 +27,21 @@ type Config struct {
 	// Aliases maps a model name as the logs spell it to a name of the table
 	// or of Models, for names the built-in normalization does not resolve.
 	Aliases map[string]string `mapstructure:"aliases"`
+	// FallbackModels names, by the service.name of an agent's events or
+	// spans, the model a response that names no model is priced as (its
+	// cost source is then "fallback"): Codex rollouts of the 0.3x CLIs
+	// record no model, and gpt-5 was then the CLI's default. An empty model
+	// turns the fallback off for that agent.
+	FallbackModels map[string]string `mapstructure:"fallback_models"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// defaultFallbackModels are the fallback models of the default config: the
+// ones ccusage prices a response without a model as.
+func defaultFallbackModels() map[string]string {
+	return map[string]string{"codex": "gpt-5"}
 }
 
 // ModelPrice is one model's price in USD per million tokens. An unset rate
@@ -99,6 +111,22 @@ func (c *Config) Validate() error {
 		}
 		if _, _, ok := embedded.Lookup(to); !ok {
 			errs = append(errs, fmt.Errorf("`aliases::%s`: %q is neither in the embedded price table nor in `models`", from, to))
+		}
+	}
+	if len(c.FallbackModels) > 0 {
+		tbl := c.table()
+		for _, svc := range sortedKeys(c.FallbackModels) {
+			model := c.FallbackModels[svc]
+			switch {
+			case strings.TrimSpace(svc) == "":
+				errs = append(errs, errors.New("`fallback_models`: a key must be a service.name, got an empty one"))
+			case model == "":
+				// The fallback is off for this agent.
+			default:
+				if _, _, ok := tbl.Lookup(model); !ok {
+					errs = append(errs, fmt.Errorf("`fallback_models::%s`: %q is neither in the embedded price table nor in `models` or `aliases`", svc, model))
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)

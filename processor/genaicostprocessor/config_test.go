@@ -28,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		want    *Config
 		wantErr []string
 	}{
-		{id: component.NewID(metadata.Type), want: &Config{}},
+		{id: component.NewID(metadata.Type), want: &Config{FallbackModels: map[string]string{"codex": "gpt-5"}}},
 		{
 			id: component.NewIDWithName(metadata.Type, "full"),
 			want: &Config{
@@ -40,7 +40,13 @@ func TestLoadConfig(t *testing.T) {
 					},
 				},
 				Aliases: map[string]string{"sonnet-latest": "claude-sonnet-4-5"},
+				// The default's codex entry stays: a map setting adds to it.
+				FallbackModels: map[string]string{"codex": "gpt-5", "my-agent": "claude-sonnet-4-5"},
 			},
+		},
+		{
+			id:   component.NewIDWithName(metadata.Type, "no_fallback"),
+			want: &Config{FallbackModels: map[string]string{"codex": ""}},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "invalid"),
@@ -50,6 +56,8 @@ func TestLoadConfig(t *testing.T) {
 				"`models::unheard-of-model::tier::above_input_tokens` must be a positive number of tokens",
 				"`models::unheard-of-model::tier::input` must not be negative",
 				"`aliases::fast`: \"no-such-model\" is neither in the embedded price table nor in `models`",
+				"`fallback_models::codex`: \"gpt-9-ultra\" is neither in the embedded price table nor in `models` or `aliases`",
+				"`fallback_models`: a key must be a service.name, got an empty one",
 			},
 		},
 	} {
@@ -123,4 +131,19 @@ func TestConfigTable(t *testing.T) {
 // gen_ai_cost/full of testdata/config.yaml.
 func TestREADMEExamples(t *testing.T) {
 	readmetest.LoadExamples(t, "processors", "gen_ai_cost", NewFactory().CreateDefaultConfig)
+}
+
+// TestFallbackModelsResolveLikeLoggedNames: a fallback model may be a model
+// of `models` or an alias, and is looked up like a logged name.
+func TestFallbackModelsResolveLikeLoggedNames(t *testing.T) {
+	cfg := &Config{
+		Models:  map[string]ModelPrice{"house-coder": {Input: f(1), Output: f(2)}},
+		Aliases: map[string]string{"fast": "gpt-5-mini"},
+		FallbackModels: map[string]string{
+			"a": "house-coder", "b": "fast", "c": "openai/gpt-5-2025-08-07", "d": "",
+		},
+	}
+	require.NoError(t, cfg.Validate())
+	cfg.FallbackModels["e"] = "house-coder-2"
+	assert.EqualError(t, cfg.Validate(), "`fallback_models::e`: \"house-coder-2\" is neither in the embedded price table nor in `models` or `aliases`")
 }

@@ -29,6 +29,9 @@ const (
 	SourceTable = "table"
 	// SourceConfig: priced from a model price set in the configuration.
 	SourceConfig = "config"
+	// SourceFallback: the response names no model; priced as the agent's
+	// fallback model (Config.FallbackModels).
+	SourceFallback = "fallback"
 
 	// attrTurnCost is the agent_span connector's roll-up of the run's cost
 	// on an invoke_agent span.
@@ -52,6 +55,8 @@ type costProcessor struct {
 	logger *zap.Logger
 	table  *pricing.Table
 	tel    *metadata.TelemetryBuilder
+	// fallback is the model of a response that names none, by service.name.
+	fallback map[string]string
 
 	priced   map[string]metric.MeasurementOption
 	unpriced map[string]metric.MeasurementOption
@@ -74,13 +79,19 @@ func newCostProcessor(set processor.Settings, cfg *Config) (*costProcessor, erro
 	p := &costProcessor{
 		logger:   set.Logger,
 		table:    cfg.table(),
+		fallback: map[string]string{},
 		tel:      tel,
 		priced:   map[string]metric.MeasurementOption{},
 		unpriced: map[string]metric.MeasurementOption{},
 		warned:   map[string]bool{},
 		long:     map[string]bool{},
 	}
-	for _, s := range []string{SourceLog, SourceTable, SourceConfig} {
+	for svc, model := range cfg.FallbackModels {
+		if model != "" {
+			p.fallback[svc] = model
+		}
+	}
+	for _, s := range []string{SourceLog, SourceTable, SourceConfig, SourceFallback} {
 		p.priced[s] = metric.WithAttributeSet(attribute.NewSet(attribute.String("source", s)))
 	}
 	for _, r := range []string{reasonUnknownModel, reasonNoModel} {
@@ -96,11 +107,13 @@ func (p *costProcessor) shutdown(context.Context) error {
 
 func (p *costProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
 	for i := 0; i < ld.ResourceLogs().Len(); i++ {
-		sls := ld.ResourceLogs().At(i).ScopeLogs()
+		rl := ld.ResourceLogs().At(i)
+		svc := str(rl.Resource().Attributes(), agentevent.ResourceServiceName)
+		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				p.price(ctx, lrs.At(k).Attributes())
+				p.price(ctx, lrs.At(k).Attributes(), svc)
 			}
 		}
 	}
@@ -122,6 +135,7 @@ func (p *costProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 	var chats []*span
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
+		svc := str(rss.At(i).Resource().Attributes(), agentevent.ResourceServiceName)
 		sss := rss.At(i).ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j).Spans()
@@ -135,7 +149,7 @@ func (p *costProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 					continue
 				}
 				_, stated := a.Get(agentevent.AttrCostUSD)
-				sp.cost, sp.hasCost = p.price(ctx, a)
+				sp.cost, sp.hasCost = p.price(ctx, a, svc)
 				sp.pricedHere = sp.hasCost && !stated
 				chats = append(chats, sp)
 			}
@@ -175,10 +189,12 @@ func rollUp(spans map[pcommon.SpanID]*span, chats []*span) {
 	}
 }
 
-// price gives the model response whose attributes are a its cost, unless
-// it has one: a cost the agent's log stated is kept (and its source
-// recorded). It returns the cost and whether there is one.
-func (p *costProcessor) price(ctx context.Context, a pcommon.Map) (float64, bool) {
+// price gives the model response whose attributes are a, from the agent
+// whose service.name is svc, its cost, unless it has one: a cost the
+// agent's log stated is kept (and its source recorded). A response that
+// names no model is priced as svc's fallback model, if it has one. It
+// returns the cost and whether there is one.
+func (p *costProcessor) price(ctx context.Context, a pcommon.Map, svc string) (float64, bool) {
 	if v, ok := a.Get(agentevent.AttrCostUSD); ok {
 		if _, has := a.Get(AttrCostSource); !has {
 			a.PutStr(AttrCostSource, SourceLog)
@@ -194,9 +210,13 @@ func (p *costProcessor) price(ctx context.Context, a pcommon.Map) (float64, bool
 	if model == "" {
 		model = str(a, attrRequestModel)
 	}
+	source := ""
 	if model == "" {
-		p.tel.GenAiCostUnpriced.Add(ctx, 1, p.unpriced[reasonNoModel])
-		return 0, false
+		if model = p.fallback[svc]; model == "" {
+			p.tel.GenAiCostUnpriced.Add(ctx, 1, p.unpriced[reasonNoModel])
+			return 0, false
+		}
+		source = SourceFallback
 	}
 	price, name, ok := p.table.Lookup(model)
 	if !ok {
@@ -205,9 +225,12 @@ func (p *costProcessor) price(ctx context.Context, a pcommon.Map) (float64, bool
 		return 0, false
 	}
 	cost := price.CostAt(u, p.above(price, u, str(a, agentevent.AttrResponseID)))
-	source := SourceTable
-	if p.table.Overridden(name) {
+	switch {
+	case source != "":
+	case p.table.Overridden(name):
 		source = SourceConfig
+	default:
+		source = SourceTable
 	}
 	a.PutDouble(agentevent.AttrCostUSD, cost)
 	a.PutStr(AttrCostSource, source)

@@ -119,15 +119,22 @@ var (
 	regionPrefix  = regexp.MustCompile(`^(us|eu|apac|jp|au|global)\.`)
 	vendorPrefix  = regexp.MustCompile(`^(anthropic|openai|google|meta|amazon)\.`)
 	versionSuffix = regexp.MustCompile(`(-v\d+(:\d+)?|:\d+|@\d{3})$`)
+	// A tag after a colon: Ollama's (kimi-k2.5:cloud, qwen3-coder:480b-cloud,
+	// llama3:latest) and any other decoration of a model served under a
+	// base model's name.
+	tagSuffix = regexp.MustCompile(`:[^:/]*$`)
 	// Modes and reasoning efforts agents append to a model's name.
 	modeSuffix = regexp.MustCompile(`(-thinking|:thinking|-(minimal|low|medium|high|xhigh)|\[1m\]|-1m)$`)
 )
 
 // Candidates lists the names a logged model name is looked up under, most
 // specific first: as logged (lower case), without a provider prefix
-// (anthropic/…, openrouter/openai/…, us.anthropic.…), with Claude's dotted
-// versions dashed (claude-opus-4.6), without a release date, without a mode
-// or reasoning-effort suffix (-thinking, -high, [1m]), and the combinations.
+// (anthropic/…, openrouter/openai/…), without a tag (:cloud, :latest, any
+// :tag) or a Bedrock or Vertex spelling (us.anthropic.…-v1:0, @001), with
+// Claude's dotted versions dashed (claude-opus-4.6), without a release date,
+// without a mode or reasoning-effort suffix (-thinking, -high, [1m]), and the
+// combinations. A name the table holds as logged (a dated
+// claude-sonnet-4-20250514) is found as logged, before any of these.
 func Candidates(model string) []string {
 	name := strings.ToLower(strings.TrimSpace(model))
 	if name == "" {
@@ -144,7 +151,8 @@ func Candidates(model string) []string {
 		add(name)
 	}
 	name = vendorPrefix.ReplaceAllString(regionPrefix.ReplaceAllString(name, ""), "")
-	name = versionSuffix.ReplaceAllString(name, "")
+	// Bedrock's -v1:0 goes whole; any other :tag after it.
+	name = tagSuffix.ReplaceAllString(versionSuffix.ReplaceAllString(name, ""), "")
 	add(name)
 	if strings.HasPrefix(name, "claude-") {
 		name = strings.ReplaceAll(name, ".", "-")

@@ -14,6 +14,14 @@ func TestLookupNormalizesNames(t *testing.T) {
 	tbl := NewTable(nil, map[string]string{"house-model": "gpt-5"})
 	for _, tc := range []struct{ logged, want string }{
 		{"claude-opus-4-6", "claude-opus-4-6"},
+		{"claude-sonnet-4-20250514", "claude-sonnet-4-20250514"}, // a dated name the table has: as logged
+		{"kimi-k2.5:cloud", "kimi-k2.5"},                         // Ollama's cloud tag (Codex through Ollama)
+		{"qwen3-coder:480b-cloud", "qwen3-coder"},                // an Ollama size tag
+		{"gpt-5:latest", "gpt-5"},                                // :latest
+		{"glm-4.6:some-tag", "glm-4.6"},                          // any :tag
+		{"openrouter/moonshotai/kimi-k2.5:cloud", "kimi-k2.5"},   // a prefix and a tag
+		{"anthropic/claude-sonnet-4-5-20250929", "claude-sonnet-4-5"},
+		{"claude-3-7-sonnet-20250219:thinking", "claude-3-7-sonnet-20250219"},
 		{"claude-haiku-4-5-20251001", "claude-haiku-4-5"},        // release date
 		{"claude-opus-4.6", "claude-opus-4-6"},                   // Copilot CLI spelling
 		{"Claude-Sonnet-4.5", "claude-sonnet-4-5"},               // case
