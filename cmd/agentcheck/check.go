@@ -5,7 +5,9 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -54,6 +56,28 @@ type ccSession struct {
 	// Reasoning: Gemini's thoughts and OpenCode's reasoning tokens, which
 	// ccusage leaves out of outputTokens (its totalTokens has them).
 	Reasoning int64
+	// Cost is ccusage's totalCost (costUSD for Codex) in USD.
+	Cost float64
+	// ModelCosts is ccusage's cost by model (modelBreakdowns), by model
+	// name as ccusageModel spells it.
+	ModelCosts map[string]float64
+	// Fallback: ccusage priced a model it marks isFallback (Codex).
+	Fallback bool
+	// Definitions were applied in making this session's figures (see
+	// copilotRuns), not by ccusage.
+	Definitions []string
+}
+
+// ccusageModel is a model name the way ccusage's breakdowns and our events
+// can be compared: lower case, without ccusage's "[agent] " prefix.
+func ccusageModel(name string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if strings.HasPrefix(name, "[") {
+		if _, after, ok := strings.Cut(name, "] "); ok {
+			name = after
+		}
+	}
+	return name
 }
 
 // Definitions: each documented reason a session's figures may differ, and
@@ -77,9 +101,42 @@ const (
 	// its session.shutdown record only; a session without one (still
 	// running, or an older CLI) has no ccusage session, and its log carries
 	// per-response output tokens only. Such a session is accepted when its
-	// events carry output tokens and nothing else.
+	// events carry output tokens and nothing else (its dollars are the
+	// table's price of those tokens, with nothing to compare them to).
 	defCopilotNoShutdown = "copilot-output-only-without-shutdown"
+	// defStatedZero: an agent's log states $0 for a response (OpenCode's
+	// free models, e.g. glm-4.7-free); a stated cost wins. ccusage ignores a
+	// stated 0 and prices the model from its table. When every priced
+	// response of a model in the session states $0, ccusage's cost of that
+	// model (its modelBreakdowns) is left out before comparing.
+	defStatedZero = "stated-zero-cost"
+	// defFallback: a response that names no model (Codex 0.3x rollouts) is
+	// priced as its agent's fallback model (gen_ai_cost fallback_models,
+	// codex: gpt-5), as ccusage prices it and marks it isFallback. Not a
+	// difference: the row says so, and both must mark the same sessions.
+	defFallback = "fallback-model"
+	// defCopilotRuns: a resumed Copilot CLI session is a series of runs,
+	// each ending in a session.shutdown with its own run's usage; the events
+	// count every run once, ccusage keeps each field's maximum over the
+	// shutdowns. The check runs ccusage over each run's records alone and
+	// compares with the sum of the runs (copilotRuns).
+	defCopilotRuns = "copilot-runs-summed"
 )
+
+// costSourceAttr is where gen_ai_cost records where a cost came from.
+const (
+	costSourceAttr = "agent.usage.cost_source"
+	sourceLog      = "log"
+	sourceFallback = "fallback"
+)
+
+// centEpsilon: two dollar figures agree when they are this close (float
+// sums in another order, nothing more).
+const centEpsilon = 1e-6
+
+func sameDollars(a, b float64) bool {
+	return math.Abs(a-b) <= centEpsilon+1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
 
 // ccusageKey is the name ccusage gives the session a file belongs to: for
 // Claude Code the main transcript's name (a subagent file under
@@ -164,7 +221,22 @@ func spanTokens(s *span) tokens {
 	}
 }
 
-// sessionRow is one session's tokens three ways.
+// spanCost is a chat span's cost, and whether it has one.
+func spanCost(s *span) (float64, bool) {
+	v, ok := s.attrs[agentevent.AttrCostUSD].(float64)
+	return v, ok
+}
+
+// dollars is one session's cost four ways.
+type dollars struct {
+	Events     float64 // summed over the events priced in the logs pipeline
+	LogsChat   float64 // over the chat spans made of those events
+	TracesChat float64 // over the chat spans priced in the traces pipeline
+	Ccusage    float64 // ccusage's, with the definitions applied
+	HasCcusage bool
+}
+
+// sessionRow is one session's tokens three ways and its dollars four ways.
 type sessionRow struct {
 	Session     string
 	Events      tokens
@@ -172,7 +244,10 @@ type sessionRow struct {
 	Ccusage     tokens
 	HasCcusage  bool
 	Definitions []string // the definitions applied to the ccusage figures
-	Problem     string   // an unexplained difference, "" when none
+	Cost        dollars
+	// CostDefinitions are the definitions applied to ccusage's dollars.
+	CostDefinitions []string
+	Problems        []string // unexplained differences
 }
 
 // report is one agent's table.
@@ -207,8 +282,8 @@ func (r *report) failures() []string {
 	add(r.BadRootTraces, "traces without exactly one root")
 	add(r.RootEndsEarly, "root spans ending before a child")
 	for _, row := range r.Rows {
-		if row.Problem != "" {
-			f = append(f, fmt.Sprintf("%s: session %s: %s", r.Agent, row.Session, row.Problem))
+		for _, p := range row.Problems {
+			f = append(f, fmt.Sprintf("%s: session %s: %s", r.Agent, row.Session, p))
 		}
 	}
 	for _, k := range r.UnmatchedCcKey {
@@ -217,9 +292,11 @@ func (r *report) failures() []string {
 	return f
 }
 
-// analyze builds the report of one agent from its events, the spans of its
-// service and ccusage's sessions (nil: ccusage does not read this agent).
-func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc []ccSession) *report {
+// analyze builds the report of one agent from its events (priced by
+// gen_ai_cost in the logs pipeline), the spans of its service made of them,
+// the spans of its service priced by gen_ai_cost in the traces pipeline,
+// and ccusage's sessions (nil: ccusage does not read this agent).
+func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []span, cc []ccSession) *report {
 	r := &report{Agent: src.ServiceName(), TurnsByStatus: map[string]int{}}
 	r.Events = len(events)
 
@@ -228,6 +305,12 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 	calls := map[string]agentevent.Event{} // session/call id → the call
 	answered := map[string]bool{}
 	evTokens := map[string]*tokens{}
+	evCost := map[string]float64{}
+	evWrites1h := map[string]int64{} // 1-hour cache writes, which cost more than 5-minute ones
+	fallback := map[string]bool{}    // sessions with a response priced as a fallback model
+	// zeroModels: per session, per model, whether every priced response
+	// of that model states $0 (true) or one does not (false).
+	zeroModels := map[string]map[string]bool{}
 	keySessions := map[string]map[string]bool{} // ccusage key → our sessions
 	for i := range events {
 		ev := &events[i]
@@ -252,6 +335,24 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 			evTokens[ev.SessionID] = &tokens{}
 		}
 		evTokens[ev.SessionID].add(eventTokens(ev))
+		if v, ok := ev.Attributes[agentevent.AttrTokensCacheCreation1h].(int64); ok {
+			evWrites1h[ev.SessionID] += v
+		}
+		if ev.CostUSD != nil {
+			evCost[ev.SessionID] += *ev.CostUSD
+			source, _ := ev.Attributes[costSourceAttr].(string)
+			if source == sourceFallback {
+				fallback[ev.SessionID] = true
+			}
+			if zeroModels[ev.SessionID] == nil {
+				zeroModels[ev.SessionID] = map[string]bool{}
+			}
+			m := ccusageModel(ev.Model)
+			zero := source == sourceLog && *ev.CostUSD == 0
+			if prev, seen := zeroModels[ev.SessionID][m]; !seen || prev {
+				zeroModels[ev.SessionID][m] = zero
+			}
+		}
 		key := ccusageKey(src, ev.LogFile, ev.SessionID)
 		if keySessions[key] == nil {
 			keySessions[key] = map[string]bool{}
@@ -265,6 +366,18 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 	ids := map[string]bool{}
 	openSpans := map[string]string{} // session/call id → the tool span's status
 	spTokens := map[string]*tokens{}
+	logsChatCost := map[string]float64{}
+	tracesChatCost := map[string]float64{}
+	tracesWrites1h := map[string]int64{}
+	for i := range priced {
+		if s := &priced[i]; s.op() == "chat" {
+			sess := s.str(agentevent.AttrSessionID)
+			if c, ok := spanCost(s); ok {
+				tracesChatCost[sess] += c
+			}
+			tracesWrites1h[sess] += s.num(agentevent.AttrTokensCacheCreation1h)
+		}
+	}
 	for i := range spans {
 		s := &spans[i]
 		byTrace[s.traceID] = append(byTrace[s.traceID], s)
@@ -282,6 +395,9 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 				spTokens[sess] = &tokens{}
 			}
 			spTokens[sess].add(spanTokens(s))
+			if c, ok := spanCost(s); ok {
+				logsChatCost[sess] += c
+			}
 		}
 	}
 	for k := range calls {
@@ -314,6 +430,9 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 
 	// ccusage: its sessions grouped onto ours.
 	ccTokens := map[string]*tokens{}
+	ccCost := map[string]float64{}
+	ccModelCosts := map[string]map[string]float64{}
+	ccFallback := map[string]bool{}
 	ccDefs := map[string]map[string]bool{}
 	if cc != nil {
 		byKey := map[string][]ccSession{}
@@ -332,8 +451,17 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 				defs = append(defs, defCopyOnce)
 			}
 			var t tokens
+			var cost float64
+			modelCosts := map[string]float64{}
+			isFallback := false
 			for _, s := range group {
+				defs = append(defs, s.Definitions...)
 				t.add(s.Tokens)
+				cost += s.Cost
+				isFallback = isFallback || s.Fallback
+				for m, c := range s.ModelCosts {
+					modelCosts[m] += c
+				}
 				if s.Reasoning != 0 {
 					t.Output += s.Reasoning
 					defs = append(defs, defReasoning)
@@ -357,6 +485,14 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 				ccDefs[sess] = map[string]bool{}
 			}
 			ccTokens[sess].add(t)
+			ccCost[sess] += cost
+			ccFallback[sess] = ccFallback[sess] || isFallback
+			if ccModelCosts[sess] == nil {
+				ccModelCosts[sess] = map[string]float64{}
+			}
+			for m, c := range modelCosts {
+				ccModelCosts[sess][m] += c
+			}
 			for _, d := range defs {
 				ccDefs[sess][d] = true
 			}
@@ -375,16 +511,61 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 			row.Ccusage, row.HasCcusage = *t, true
 			row.Definitions = slices.Sorted(mapKeys(ccDefs[sess]))
 		}
+		noShutdown := false
 		if cc != nil && !row.HasCcusage && src == agentevent.SourceCopilotCLI && row.Events.Output > 0 &&
 			row.Events == (tokens{Output: row.Events.Output}) {
 			row.Ccusage = row.Events
 			row.Definitions = []string{defCopilotNoShutdown}
+			noShutdown = true
 		}
 		switch {
 		case row.Events != row.Spans:
-			row.Problem = fmt.Sprintf("events (%s) and chat spans (%s) differ", row.Events, row.Spans)
+			row.Problems = append(row.Problems, fmt.Sprintf("events (%s) and chat spans (%s) differ", row.Events, row.Spans))
 		case cc != nil && row.Ccusage != row.Events:
-			row.Problem = fmt.Sprintf("events (%s) and ccusage (%s) differ", row.Events, row.Ccusage)
+			row.Problems = append(row.Problems, fmt.Sprintf("events (%s) and ccusage (%s) differ", row.Events, row.Ccusage))
+		}
+
+		// Dollars.
+		row.Cost = dollars{Events: evCost[sess], LogsChat: logsChatCost[sess], TracesChat: tracesChatCost[sess]}
+		costDefs := map[string]bool{}
+		if fallback[sess] {
+			costDefs[defFallback] = true
+		}
+		if row.HasCcusage {
+			row.Cost.HasCcusage = true
+			row.Cost.Ccusage = ccCost[sess]
+			for _, d := range row.Definitions {
+				if d != defReasoning {
+					costDefs[d] = true
+				}
+			}
+			for m, allZero := range zeroModels[sess] {
+				if c, ok := ccModelCosts[sess][m]; ok && allZero && c != 0 {
+					row.Cost.Ccusage -= c
+					costDefs[defStatedZero] = true
+				}
+			}
+			if ccFallback[sess] != fallback[sess] {
+				row.Problems = append(row.Problems, fmt.Sprintf("priced as a fallback model: here %t, by ccusage %t", fallback[sess], ccFallback[sess]))
+			}
+		} else if noShutdown {
+			costDefs[defCopilotNoShutdown] = true
+		}
+		row.CostDefinitions = slices.Sorted(mapKeys(costDefs))
+		if !sameDollars(row.Cost.Events, row.Cost.LogsChat) {
+			row.Problems = append(row.Problems, fmt.Sprintf("the events' cost ($%.6f) and their chat spans' ($%.6f) differ", row.Cost.Events, row.Cost.LogsChat))
+		}
+		if !sameDollars(row.Cost.LogsChat, row.Cost.TracesChat) {
+			p := fmt.Sprintf("gen_ai_cost in the logs pipeline ($%.6f) and in the traces pipeline ($%.6f) differ", row.Cost.LogsChat, row.Cost.TracesChat)
+			if evWrites1h[sess] != tracesWrites1h[sess] {
+				// What the traces placement cannot see: it prices what the
+				// chat spans carry.
+				p += fmt.Sprintf(" (the chat spans carry %d of the events' %d 1-hour cache write tokens)", tracesWrites1h[sess], evWrites1h[sess])
+			}
+			row.Problems = append(row.Problems, p)
+		}
+		if row.Cost.HasCcusage && !sameDollars(row.Cost.Events, row.Cost.Ccusage) {
+			row.Problems = append(row.Problems, fmt.Sprintf("cost ($%.6f) and ccusage's ($%.6f) differ", row.Cost.Events, row.Cost.Ccusage))
 		}
 		r.Rows = append(r.Rows, row)
 	}
@@ -393,7 +574,7 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans []span, cc 
 
 func allSame(g []ccSession) bool {
 	for _, s := range g[1:] {
-		if s != g[0] {
+		if !reflect.DeepEqual(s, g[0]) {
 			return false
 		}
 	}

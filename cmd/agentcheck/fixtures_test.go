@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,9 +18,10 @@ import (
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// TestFixtures runs the check the way `make check` does over
-// ../shared/fixtures with the built collector ($AGENTOTEL_COLLECTOR, set by
-// `make test`) and ccusage.
+// TestFixtures runs the check the way `make check` does over every fixture
+// root (testenv.FixtureRoots: ../shared/fixtures and, when present,
+// ../shared/fixtures-new) with the built collector ($AGENTOTEL_COLLECTOR,
+// set by `make test`) and ccusage.
 func TestFixtures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs the built collector")
@@ -28,17 +30,17 @@ func TestFixtures(t *testing.T) {
 	if collector == "" {
 		t.Skip("AGENTOTEL_COLLECTOR not set (make test sets it to the built collector)")
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
-	fixtures := os.Getenv("AGENTOTEL_FIXTURES")
-	if fixtures == "" {
-		fixtures = filepath.Join(root, "..", "shared", "fixtures")
+	roots := testenv.FixtureRoots(t)
+	vendortest.SkipIfAbsent(t, roots[0])
+	args := []string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures-new", "none"}
+	for _, r := range roots {
+		args = append(args, "-fixtures", r)
 	}
-	vendortest.SkipIfAbsent(t, fixtures)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures", fixtures}, &stdout, &stderr)
+	code := run(args, &stdout, &stderr)
 	t.Log(stdout.String())
 	require.NotEqual(t, 2, code, "the check could not run: %s", stderr.String())
+	assert.Contains(t, stdout.String(), "fixture roots: "+strings.Join(roots, ", "))
 
 	assert.Equal(t, 0, code, "make check over the fixtures found problems (see the FAIL lines above)")
 }
@@ -56,7 +58,7 @@ func TestHomeIsReadOnly(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	home := t.TempDir()
-	_, err = stageFixtures(filepath.Join(root, "testdata"), home) // the repository's own testdata, as a home
+	_, err = stageFixtures([]string{filepath.Join(root, "testdata")}, home) // the repository's own testdata, as a home
 	require.NoError(t, err)
 	listing := func() map[string]string {
 		files := map[string]string{}

@@ -7,10 +7,12 @@
 // home; with -home, a user's own home, read only), and prints one table per
 // agent — sessions, turns by status, events, unparsed records, duplicate
 // event ids, tool calls unanswered and not marked in_progress, orphan spans,
-// traces without exactly one root, root spans ending before a child, and
-// per-session tokens three ways: summed over events, over chat spans, and
-// from ccusage. It exits non-zero on any problem or unexplained difference.
-// README.md lists the definitions that explain a difference.
+// traces without exactly one root, root spans ending before a child,
+// per-session tokens three ways (summed over events, over chat spans, and
+// from ccusage) and per-session dollars with gen_ai_cost in the logs
+// pipeline and in the traces pipeline, next to ccusage's. It exits non-zero
+// on any problem or unexplained difference. README.md lists the definitions
+// that explain a difference.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -36,7 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	collector := fs.String("collector", "_build/otelcol-agentotel", "the built collector")
 	ccusage := fs.String("ccusage", "", "ccusage 20.0.24 (scripts/ensure-ccusage.sh prints its path); empty: no ccusage column")
-	fixtures := fs.String("fixtures", "../shared/fixtures", "the fixture corpus, staged into a temporary home (when -home is not set)")
+	var fixtures rootList
+	fs.Var(&fixtures, "fixtures", "a fixture corpus root, staged into a temporary home when -home is not set; repeat it for several roots (default ../shared/fixtures)")
+	fixturesNew := fs.String("fixtures-new", "", "the newest real files, staged with the -fixtures roots: default $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first -fixtures root when it exists; \"none\" leaves them out")
 	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
 	quiet := fs.Duration("quiet", 0, "how long the collector's outputs must stay unchanged before it is stopped (default 3s for the fixtures, 10s for -home)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
@@ -58,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 	}
 
-	var notes []string
+	var notes, opencodeDirs []string
 	dir := *home
 	staged := dir == ""
 	if *quiet == 0 {
@@ -69,10 +74,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if staged {
 		dir = tmp + "/home"
-		if notes, err = stageFixtures(*fixtures, dir); err != nil {
+		roots := fixtureRoots(fixtures, *fixturesNew)
+		st, err := stageFixtures(roots, dir)
+		if err != nil {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", err)
 			return 2
 		}
+		notes, opencodeDirs = st.notes, st.opencodeDirs
+		fmt.Fprintln(stdout, "fixture roots:", strings.Join(roots, ", "))
 	} else if strings.HasPrefix(dir, "~") {
 		h, _ := os.UserHomeDir()
 		dir = h + dir[1:]
@@ -85,38 +94,53 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *quiet <= *idle {
 		*quiet = *idle + time.Second
 	}
-	events, spans, err := runCollector(ctx, *collector, dir, staged, out, *idle, *quiet, *timeout)
+	o, err := runCollector(ctx, *collector, dir, staged, opencodeDirs, out, *idle, *quiet, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
 	}
 
 	bySource := map[agentevent.Source][]agentevent.Event{}
-	for _, ev := range events {
+	for _, ev := range o.events {
 		bySource[ev.Source] = append(bySource[ev.Source], ev)
 	}
 	byService := map[string][]span{}
-	for _, s := range spans {
+	for _, s := range o.spans {
 		byService[s.service] = append(byService[s.service], s)
 	}
+	pricedByService := map[string][]span{}
+	for _, s := range o.priced {
+		pricedByService[s.service] = append(pricedByService[s.service], s)
+	}
 	var failures []string
+	var reports []*report
 	for _, src := range []agentevent.Source{agentevent.SourceClaudeCode, agentevent.SourceCodex, agentevent.SourceGemini,
 		agentevent.SourcePi, agentevent.SourceOpenCode, agentevent.SourceCopilotCLI, agentevent.SourceAmp} {
 		evs := bySource[src]
 		var cc []ccSession
 		if _, ok := ccusageAgents[src]; ok && *ccusage != "" && len(evs) > 0 {
-			if cc, err = runCcusage(ctx, *ccusage, src, dir, staged); err != nil {
+			if cc, err = runCcusage(ctx, *ccusage, src, dir, staged, opencodeDirs); err != nil {
 				fmt.Fprintln(stderr, "agentcheck:", err)
 				return 2
+			}
+			if src == agentevent.SourceCopilotCLI {
+				runs, err := copilotRuns(ctx, *ccusage, evs, tmp+"/copilot-runs")
+				if err != nil {
+					fmt.Fprintln(stderr, "agentcheck:", err)
+					return 2
+				}
+				cc = replaceSessions(cc, runs)
 			}
 		}
 		if len(evs) == 0 && len(cc) == 0 {
 			continue
 		}
-		r := analyze(src, evs, byService[src.ServiceName()], cc)
+		r := analyze(src, evs, byService[src.ServiceName()], pricedByService[src.ServiceName()], cc)
 		printReport(stdout, r, *ccusage != "")
 		failures = append(failures, r.failures()...)
+		reports = append(reports, r)
 	}
+	printSummary(stdout, reports, *ccusage != "")
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", n)
 	}
@@ -127,8 +151,61 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintln(stdout, "\nOK: every session's event and span tokens agree with each other and with ccusage up to the documented definitions")
+	fmt.Fprintln(stdout, "\nOK: every session's event and span tokens agree with each other and with ccusage, and its dollars in both placements of gen_ai_cost with each other and with ccusage, up to the documented definitions")
 	return 0
+}
+
+// replaceSessions puts each session of with in place of ccusage's
+// sessions under its key.
+func replaceSessions(cc []ccSession, with map[string]ccSession) []ccSession {
+	if len(with) == 0 {
+		return cc
+	}
+	var out []ccSession
+	for _, s := range cc {
+		if _, ok := with[s.Key]; !ok {
+			out = append(out, s)
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(with)) {
+		out = append(out, with[k])
+	}
+	return out
+}
+
+// rootList is the repeatable -fixtures flag.
+type rootList []string
+
+func (l *rootList) String() string { return strings.Join(*l, ",") }
+
+func (l *rootList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// fixtureRoots are the roots to stage: the -fixtures roots (default
+// ../shared/fixtures) and the newest real files — -fixtures-new, else
+// $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first root when it
+// exists (as the tests' testenv.FixtureRoots) — unless that is "none" or
+// already a root.
+func fixtureRoots(fixtures rootList, newer string) []string {
+	roots := slices.Clone([]string(fixtures))
+	if len(roots) == 0 {
+		roots = []string{"../shared/fixtures"}
+	}
+	if newer == "" {
+		newer = os.Getenv("AGENTOTEL_FIXTURES_NEW")
+	}
+	if newer == "" {
+		newer = filepath.Join(filepath.Dir(filepath.Clean(roots[0])), "fixtures-new")
+		if fi, err := os.Stat(newer); err != nil || !fi.IsDir() {
+			return roots
+		}
+	}
+	if newer == "none" || slices.Contains(roots, newer) {
+		return roots
+	}
+	return append(roots, newer)
 }
 
 func printReport(w io.Writer, r *report, withCcusage bool) {
@@ -167,7 +244,71 @@ func printReport(w io.Writer, r *report, withCcusage bool) {
 		fmt.Fprintln(tw, line)
 	}
 	_ = tw.Flush()
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head = "session\t$ events (logs pipeline)\t$ chat spans (logs pipeline)\t$ chat spans (traces pipeline)\t"
+	if withCcusage {
+		head += "$ ccusage\tdefinitions\t"
+	}
+	fmt.Fprintln(tw, head)
+	var total dollars
+	for _, row := range r.Rows {
+		c := row.Cost
+		total.Events += c.Events
+		total.LogsChat += c.LogsChat
+		total.TracesChat += c.TracesChat
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t", short(row.Session), usd(c.Events),
+			mark(usd(c.LogsChat), sameDollars(c.LogsChat, c.Events)), mark(usd(c.TracesChat), sameDollars(c.TracesChat, c.LogsChat)))
+		if withCcusage {
+			cc := "-"
+			if c.HasCcusage {
+				total.Ccusage += c.Ccusage
+				cc = mark(usd(c.Ccusage), sameDollars(c.Ccusage, c.Events))
+			}
+			line += cc + "\t" + strings.Join(row.CostDefinitions, ",") + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	line := fmt.Sprintf("total\t%s\t%s\t%s\t", usd(total.Events), usd(total.LogsChat), usd(total.TracesChat))
+	if withCcusage {
+		line += usd(total.Ccusage) + "\t\t"
+	}
+	fmt.Fprintln(tw, line)
+	_ = tw.Flush()
 }
+
+// printSummary prints one line per agent: its sessions, the tokens of its
+// events, and its dollars in both placements of gen_ai_cost and ccusage's
+// (of the sessions ccusage reports, the definitions applied).
+func printSummary(w io.Writer, reports []*report, withCcusage bool) {
+	fmt.Fprintf(w, "\n== summary\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "agent\tsessions\tevents in/out/cache r/cache w\t$ logs pipeline\t$ traces pipeline\t"
+	if withCcusage {
+		head += "$ ccusage\t"
+	}
+	fmt.Fprintln(tw, head+"problems\t")
+	for _, r := range reports {
+		var t tokens
+		var d dollars
+		for _, row := range r.Rows {
+			t.add(row.Events)
+			d.Events += row.Cost.Events
+			d.TracesChat += row.Cost.TracesChat
+			if row.Cost.HasCcusage {
+				d.Ccusage += row.Cost.Ccusage
+			}
+		}
+		line := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t", r.Agent, r.Sessions, cells(t), usd(d.Events), usd(d.TracesChat))
+		if withCcusage {
+			line += usd(d.Ccusage) + "\t"
+		}
+		fmt.Fprintln(tw, line+fmt.Sprint(len(r.failures()))+"\t")
+	}
+	_ = tw.Flush()
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
 
 func cells(t tokens) string {
 	return fmt.Sprintf("%d/%d/%d/%d", t.Input, t.Output, t.CacheRead, t.CacheCreation)
