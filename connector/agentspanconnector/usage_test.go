@@ -30,6 +30,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // toolUseFirstRows is a Claude Code ≥ 2.1 session whose first response
@@ -118,9 +119,19 @@ func corpusLogs(t *testing.T, root string) []plog.Logs {
 	var opencodeDirs []string
 	if entries, err := os.ReadDir(in("opencode")); err == nil {
 		for _, e := range entries {
-			if e.IsDir() { // data directories (storage/ or opencode.db); the folder also holds API dumps
-				opencodeDirs = append(opencodeDirs, in("opencode", e.Name()))
+			if !e.IsDir() {
+				continue // an API dump, not a data directory
 			}
+			dir := in("opencode", e.Name())
+			if _, err := os.Stat(filepath.Join(dir, "opencode.db")); err == nil {
+				// SQLite's WAL reader writes the database's -shm index even
+				// read-only: the database is read from a scratch copy, so the
+				// shared corpus is never written (nothing goes to testdata).
+				scratch := filepath.Join(t.TempDir(), e.Name())
+				testenv.CopyTree(t, dir, scratch, func(string) bool { return true })
+				dir = scratch
+			}
+			opencodeDirs = append(opencodeDirs, dir)
 		}
 	}
 	enabled := 0
