@@ -56,23 +56,30 @@ func parseFixture(t *testing.T, agent, path string) []agentevent.Event {
 }
 
 // TestFixtureTurnsDoNotDependOnReads: every Codex and Pi session of the
-// shared fixtures (where turns used to be cut between two reads), read in
-// reads of a few records, yields exactly the traces of one whole read —
-// same ids, same content — and every trace has one root that covers all
-// its spans, no turn that the vendor ended is abandoned, and the chat
-// spans carry all the events' tokens.
+// shared fixtures and of the newest real files (Codex and Pi are where
+// turns could be cut between two reads), read in reads of a few records,
+// yields exactly the traces of one whole read — same ids, same content —
+// and every trace has one root that covers all its spans, no turn that the
+// vendor ended is abandoned, and the chat spans carry all the events' usage
+// and no other span any.
 func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
-	dir := vendortest.FixturesDir(t)
 	var files []string
-	for _, agent := range []string{"codex", "pi"} {
-		vendortest.SkipIfAbsent(t, filepath.Join(dir, agent))
-		m, err := filepath.Glob(filepath.Join(dir, agent, "*.jsonl"))
-		require.NoError(t, err)
-		require.NotEmpty(t, m, "no %s session in the corpus", agent)
-		files = append(files, m...)
+	for i, root := range vendortest.FixtureRoots(t) {
+		for _, agent := range []string{"codex", "pi"} {
+			if i == 0 {
+				vendortest.SkipIfAbsent(t, filepath.Join(root, agent))
+			}
+			m, err := filepath.Glob(filepath.Join(root, agent, "*.jsonl"))
+			require.NoError(t, err)
+			if i == 0 {
+				require.NotEmpty(t, m, "no %s session in the corpus", agent)
+			}
+			files = append(files, m...)
+		}
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+		name := filepath.Join(filepath.Base(filepath.Dir(filepath.Dir(f))), filepath.Base(filepath.Dir(f)), filepath.Base(f))
+		t.Run(name, func(t *testing.T) {
 			evs := fixtureEvents(t, f)
 			logs := markCaughtUp(agentevent.EncodeLogs(evs, "host1"))
 			run := func(size int) []ptrace.Span {
@@ -88,7 +95,8 @@ func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
 			}
 			whole := run(1 << 20)
 			assert.Equal(t, spanKeys(whole), spanKeys(run(4)), "reads of 4 records")
-			assert.Equal(t, eventTokens(evs), chatTokens(whole), "every token on a chat span")
+			assertSameUsage(t, eventUsage(evs), chatUsage(whole), "all usage on the chat spans")
+			assertUsageOnlyOnChats(t, whole)
 			merged := ptrace.NewTraces()
 			ss := merged.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 			for _, sp := range whole {

@@ -38,11 +38,8 @@ const (
 	attrTurnSubagents    = "agent.turn.subagents"
 	attrTurnSummary      = "agent.turn.summary"
 	attrTurnUsagePrefix  = "agent.turn.usage."
-	// attrCostSource, set on events by the gen_ai_cost processor, says where
-	// their agent.usage.cost_usd came from; the chat span carries it on.
-	attrCostSource = "agent.usage.cost_source"
-	attrLinkType   = "agent.link.type"
-	attrLate       = "agent.span.late"
+	attrLinkType         = "agent.link.type"
+	attrLate             = "agent.span.late"
 
 	opInvokeAgent = "invoke_agent"
 	opChat        = "chat"
@@ -204,6 +201,53 @@ func (u *usage) put(a pcommon.Map, prefix string) {
 	for i, k := range keys {
 		if u.has[i] {
 			a.PutInt(prefix+k, *u.field(i))
+		}
+	}
+}
+
+// usageAttrs is the rest of a response's usage, beyond the five GenAI token
+// counts: the event model's other token counts (total, tool) and every
+// usage attribute its events carry (isUsageAttr: the 1-hour cache writes,
+// the carrier, the cost's source, …), by key. Numbers add up; of strings
+// the first holds, except that a carrier "own" wins.
+type usageAttrs map[string]any
+
+func (x usageAttrs) addEvent(ev *agentevent.Event) {
+	if ev.TokensTotal != nil {
+		x.add(agentevent.AttrTokensTotal, *ev.TokensTotal)
+	}
+	if ev.TokensTool != nil {
+		x.add(agentevent.AttrTokensTool, *ev.TokensTool)
+	}
+	for k, v := range ev.Attributes {
+		if isUsageAttr(k) {
+			x.add(k, v)
+		}
+	}
+}
+
+func (x usageAttrs) add(k string, v any) {
+	old, ok := x[k]
+	if !ok {
+		x[k] = v
+		return
+	}
+	switch o := old.(type) {
+	case int64:
+		if n, ok := v.(int64); ok {
+			x[k] = o + n
+		}
+	case float64:
+		if f, ok := v.(float64); ok {
+			x[k] = o + f
+		}
+	case bool:
+		if b, ok := v.(bool); ok {
+			x[k] = o || b
+		}
+	case string:
+		if k == agentevent.AttrUsageCarrier && v == agentevent.UsageCarrierOwn {
+			x[k] = v
 		}
 	}
 }
@@ -443,25 +487,23 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 // nothing) for a group that is an error notice rather than a model call.
 func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) bool {
 	evs := t.events
+	// The span carries all of the response's usage, whichever of its events
+	// (a tool call, when the response's last row starts with one) the
+	// parser put it on: gen_ai_cost prices the span from it.
 	var u usage
+	rest := usageAttrs{}
 	var cost float64
 	hasCost := false
-	costSource := "" // where the cost came from (gen_ai_cost: log, table, config)
-	model, provider, responseID, errType, carrier := "", "", "", "", ""
+	model, provider, responseID, errType := "", "", "", ""
 	var finish []string
 	end := time.Time{}
 	for _, i := range g.members {
 		ev := &evs[i]
 		u.addEvent(ev)
-		if c, ok := ev.Attributes[agentevent.AttrUsageCarrier].(string); ok && (carrier == "" || c == agentevent.UsageCarrierOwn) {
-			carrier = c
-		}
+		rest.addEvent(ev)
 		if ev.CostUSD != nil {
 			cost += *ev.CostUSD
 			hasCost = true
-			if src, ok := ev.Attributes[attrCostSource].(string); ok {
-				costSource = firstNonEmpty(costSource, src)
-			}
 		}
 		model = firstNonEmpty(model, ev.Model)
 		provider = firstNonEmpty(provider, ev.Provider)
@@ -476,7 +518,7 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 			end = ev.Timestamp
 		}
 	}
-	if !u.any() && errType != "" {
+	if !u.any() && len(rest) == 0 && !hasCost && errType != "" {
 		return false
 	}
 	// The model was called when the conversation event before the response
@@ -515,15 +557,16 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 			s.AppendEmpty().SetStr(f)
 		}
 	}
-	u.put(a, "gen_ai.usage.")
-	putStr(a, agentevent.AttrUsageCarrier, carrier)
+	u.put(a, usagePrefixGenAI)
+	for _, k := range slices.Sorted(maps.Keys(rest)) {
+		agentevent.PutValue(a, k, rest[k])
+	}
 	if t.late {
 		// Say so: the turn's root went out before this span.
 		a.PutBool(attrLate, true)
 	}
 	if hasCost {
 		a.PutDouble(agentevent.AttrCostUSD, cost)
-		putStr(a, attrCostSource, costSource)
 	}
 	if errType != "" {
 		a.PutStr(agentevent.AttrErrorType, errType)
@@ -762,7 +805,9 @@ func addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
 	putStr(a, agentevent.AttrErrorType, ev.ErrorType)
 	putStr(a, agentevent.AttrStatus, ev.Status)
 	putStr(a, agentevent.AttrFilePath, ev.FilePath)
-	if ev.TokensThinking != nil {
+	if ev.Type == agentevent.TypeReasoning && ev.TokensThinking != nil {
+		// A breakdown of its chat span's reasoning tokens, which that span
+		// carries summed.
 		a.PutInt(agentevent.AttrTokensThinking, *ev.TokensThinking)
 	}
 }
@@ -786,6 +831,22 @@ func spanEventName(ev *agentevent.Event) string {
 	return agentevent.EventNamePrefix + string(ev.Type)
 }
 
+// Usage attribute prefixes: every token count, cost and carrier of a model
+// response in the event model (agentevent's gen_ai.usage.* and agent.usage.*
+// keys, typed fields and attributes alike) is under one of them.
+const (
+	usagePrefixGenAI = "gen_ai.usage."
+	usagePrefixAgent = "agent.usage."
+)
+
+// isUsageAttr reports whether an attribute key is part of a model
+// response's usage. A chat span carries all of its response's; no other
+// span, and no span event but a reasoning block's own reasoning tokens,
+// carries any.
+func isUsageAttr(k string) bool {
+	return strings.HasPrefix(k, usagePrefixGenAI) || strings.HasPrefix(k, usagePrefixAgent)
+}
+
 func putStr(a pcommon.Map, k, v string) {
 	if v != "" {
 		a.PutStr(k, v)
@@ -793,10 +854,12 @@ func putStr(a pcommon.Map, k, v string) {
 }
 
 // putAttrs copies vendor facts (agent.* keys) onto a span or span event.
+// Usage is not among them: it goes on the response's chat span only, so
+// that whatever sums or prices spans counts each token once.
 func putAttrs(a pcommon.Map, attrs map[string]any) {
 	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		if k == agentevent.AttrSubagentLink || k == agentevent.AttrSubagentAnchor {
-			continue // instructions to the connector, not facts
+		if k == agentevent.AttrSubagentLink || k == agentevent.AttrSubagentAnchor || isUsageAttr(k) {
+			continue // instructions to the connector, or usage
 		}
 		agentevent.PutValue(a, k, attrs[k])
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -133,8 +134,9 @@ func held(a *assembler) heldInMemory {
 }
 
 // TestOpenTurnsOfAHistoryLeaveMemory reads copies of every JSONL session of
-// the fixtures (Claude Code, Codex, Pi) as a backfill does: each file in
-// reads of 100 records, the last flagged caught up, the wall clock still
+// the fixtures and of the newest real files (Claude Code, Codex, Pi) as a
+// backfill does: each file in reads of 100 records, the last flagged caught
+// up, the wall clock still
 // (history: the turns that wait for a subagent file that never comes, and
 // the subagents no call claims, stay open for turn_idle_timeout of wall
 // clock, as in a real backfill). Among them are Codex /review rollouts: the
@@ -145,18 +147,24 @@ func held(a *assembler) heldInMemory {
 // turns and subagent runs of the others wait in storage — and the spans are
 // those of a run that keeps every session in memory.
 func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
-	dir := vendortest.FixturesDir(t)
-	vendortest.SkipIfAbsent(t, dir)
+	roots := vendortest.FixtureRoots(t)
+	vendortest.SkipIfAbsent(t, roots[0])
 	var files [][]agentevent.Event
-	for _, agent := range []string{"claude_code", "codex", "pi"} {
-		require.NoError(t, filepath.WalkDir(filepath.Join(dir, agent), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				files = append(files, parseFixture(t, agent, p))
+	for _, root := range roots {
+		for _, agent := range []string{"claude_code", "codex", "pi"} {
+			dir := filepath.Join(root, agent)
+			if _, err := os.Stat(dir); os.IsNotExist(err) {
+				continue // a root of the newest files need not have every agent
 			}
-			return err
-		}))
+			require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+					files = append(files, parseFixture(t, agent, p))
+				}
+				return err
+			}))
+		}
 	}
-	require.NotEmpty(t, files, "the fixture corpus %s holds no Claude Code, Codex or Pi session file", dir)
+	require.NotEmpty(t, files, "the fixture corpus %v holds no Claude Code, Codex or Pi session file", roots)
 	// The golden /review case by file: the parent session (its anchor) and
 	// the review rollout.
 	logs, err := golden.ReadLogs(filepath.Join("..", "..", "testdata", "codex", "review_subagent", "events.yaml"))

@@ -5,63 +5,123 @@ package agentspanconnector
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-var tokenKeys = [...]string{
-	agentevent.AttrTokensInput, agentevent.AttrTokensOutput, agentevent.AttrTokensCached,
-	agentevent.AttrTokensCacheCreation, agentevent.AttrTokensThinking,
+// usageTotals is what a set of events or of chat spans carries of model
+// usage: per usage key (isUsageAttr, the connector's one definition of which
+// keys are usage), the sum of its integer values and of its double values
+// (costs). Events are read as the connector reads them, encoded: typed
+// fields and attributes alike.
+type usageTotals struct {
+	ints   map[string]int64
+	floats map[string]float64
 }
 
-func eventTokens(evs []agentevent.Event) [5]int64 {
-	var out [5]int64
+func newUsageTotals() usageTotals {
+	return usageTotals{ints: map[string]int64{}, floats: map[string]float64{}}
+}
+
+func (u usageTotals) addAttrs(a pcommon.Map) {
+	for k, v := range a.All() {
+		if !isUsageAttr(k) {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			u.ints[k] += v.Int()
+		case pcommon.ValueTypeDouble:
+			u.floats[k] += v.Double()
+		}
+	}
+}
+
+// eventUsage sums the usage of events; unparsed ones never reach a span.
+func eventUsage(evs []agentevent.Event) usageTotals {
+	u := newUsageTotals()
+	lr := plog.NewLogRecord()
 	for _, ev := range evs {
 		if ev.Unparsed != "" {
 			continue
 		}
-		for i, p := range []*int64{ev.TokensInput, ev.TokensOutput, ev.TokensCached, ev.TokensCacheCreation, ev.TokensThinking} {
-			if p != nil {
-				out[i] += *p
-			}
-		}
+		lr.Attributes().Clear()
+		agentevent.Encode(ev, lr)
+		u.addAttrs(lr.Attributes())
 	}
-	return out
+	return u
 }
 
-func chatTokens(spans []ptrace.Span) [5]int64 {
-	var out [5]int64
+// chatUsage sums the usage of the chat spans among spans.
+func chatUsage(spans []ptrace.Span) usageTotals {
+	u := newUsageTotals()
+	for _, sp := range spans {
+		if op, _ := sp.Attributes().Get(attrOperationName); op.Str() == opChat {
+			u.addAttrs(sp.Attributes())
+		}
+	}
+	return u
+}
+
+// assertSameUsage: every usage key sums to the same on both sides, costs
+// to within rounding.
+func assertSameUsage(t *testing.T, want, got usageTotals, msgAndArgs ...any) bool {
+	t.Helper()
+	ok := assert.Equal(t, want.ints, got.ints, msgAndArgs...)
+	ok = assert.Equal(t, slices.Sorted(maps.Keys(want.floats)), slices.Sorted(maps.Keys(got.floats)), msgAndArgs...) && ok
+	for k, w := range want.floats {
+		ok = assert.InDelta(t, w, got.floats[k], 1e-9*max(1, w), append([]any{k}, msgAndArgs...)...) && ok
+	}
+	return ok
+}
+
+// assertUsageOnlyOnChats: no span but a chat span carries a usage attribute,
+// and no span event does but a reasoning block its own reasoning tokens.
+func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) bool {
+	t.Helper()
+	ok := true
 	for _, sp := range spans {
 		if op, _ := sp.Attributes().Get(attrOperationName); op.Str() != opChat {
-			continue
+			for k := range sp.Attributes().All() {
+				ok = assert.False(t, isUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k) && ok
+			}
 		}
-		for i, k := range tokenKeys {
-			if v, ok := sp.Attributes().Get(k); ok {
-				out[i] += v.Int()
+		for i := 0; i < sp.Events().Len(); i++ {
+			e := sp.Events().At(i)
+			for k := range e.Attributes().All() {
+				if e.Name() == eventReasoning && k == agentevent.AttrTokensThinking {
+					continue
+				}
+				ok = assert.False(t, isUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k) && ok
 			}
 		}
 	}
-	return out
+	return ok
 }
 
 // TestEveryTokenLandsOnOneChatSpan: over every golden case (real sessions),
 // read whole or in reads of three records, the chat spans carry exactly the
-// tokens the events carry — none dropped as late, none counted twice.
+// usage the events carry — every usage key, none dropped as late, none
+// counted twice — and no other span carries any.
 func TestEveryTokenLandsOnOneChatSpan(t *testing.T) {
 	for _, dir := range goldenCases(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
 			require.NoError(t, err)
 			evs, _ := agentevent.DecodeLogs(logs)
-			want := eventTokens(evs)
+			want := eventUsage(evs)
 			for _, size := range []int{1 << 20, 3} {
 				h := newHarness(t)
 				h.history()
@@ -71,7 +131,8 @@ func TestEveryTokenLandsOnOneChatSpan(t *testing.T) {
 				h.setNow(2 * 365 * 24 * time.Hour)
 				h.tick()
 				require.NoError(t, h.c.Shutdown(context.Background()))
-				assert.Equal(t, want, chatTokens(h.spans()), "reads of %d records", size)
+				assertSameUsage(t, want, chatUsage(h.spans()), "reads of %d records", size)
+				assertUsageOnlyOnChats(t, h.spans())
 			}
 		})
 	}
@@ -90,7 +151,7 @@ func TestUsageAfterTheTurnClosedIsNotLost(t *testing.T) {
 	h.feed(s.ev(agentevent.TypeMeta, "usage", 3, response("m1"), tokens(7, 3)))
 	spans := h.spans()
 	assert.Len(t, roots(spans), 1, "never a second root")
-	assert.Equal(t, [5]int64{107, 13}, chatTokens(spans), "the late usage is on a chat span")
+	assert.Equal(t, map[string]int64{agentevent.AttrTokensInput: 107, agentevent.AttrTokensOutput: 13}, chatUsage(spans).ints, "the late usage is on a chat span")
 	ids := map[string]bool{}
 	for _, sp := range spans {
 		assert.Equal(t, root.TraceID(), sp.TraceID())

@@ -4,8 +4,11 @@
 package agentlogreceiver
 
 import (
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -353,68 +356,171 @@ func TestOpenCodeDatabaseDirSkipsTree(t *testing.T) {
 	assert.Empty(t, h.logs.FilterMessageSnippet("Reading OpenCode JSON storage").FilterField(zap.String("path", migrated)).All())
 }
 
-// TestReadsOpenCodeFixtureCorpus reads every OpenCode storage tree of the
-// real-world corpus in place (../shared/fixtures/opencode, or
-// $AGENTOTEL_FIXTURES/opencode; the reader never writes there): every
-// message arrives, nothing is unparsed, and the session's tokens are the sum
-// of its assistant messages' tokens (steps not added again).
+// TestReadsOpenCodeFixtureCorpus reads every OpenCode data directory of the
+// real-world corpus (every fixture root's opencode/: ≤1.1 storage trees read
+// in place, ≥1.2 SQLite databases copied first with their -wal and -shm, so
+// that nothing SQLite does to a WAL reader's files can touch the fixtures):
+// every message arrives, nothing is unparsed, and the session's tokens are
+// the sum of its assistant messages' tokens (steps not added again).
 func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	vendortest.SkipIfAbsent(t, filepath.Join(root, "opencode"))
-	trees, err := filepath.Glob(filepath.Join(root, "opencode", "*", "storage"))
-	require.NoError(t, err)
-	require.NotEmpty(t, trees, "no OpenCode storage tree in the corpus")
-	for _, storage := range trees {
-		data := filepath.Dir(storage)
-		t.Run(filepath.Base(data), func(t *testing.T) {
-			msgs, err := filepath.Glob(filepath.Join(storage, "message", "*", "*.json"))
-			require.NoError(t, err)
-			var wantIn, wantOut int64
-			for _, m := range msgs {
-				b, err := os.ReadFile(m)
+	vendortest.EachCorpus(t, "opencode", func(t *testing.T, dir string) {
+		trees, err := filepath.Glob(filepath.Join(dir, "*", "storage"))
+		require.NoError(t, err)
+		dbs, err := filepath.Glob(filepath.Join(dir, "*", "opencode.db"))
+		require.NoError(t, err)
+		require.NotEmpty(t, append(trees, dbs...), "no OpenCode storage tree or database in %s", dir)
+		for _, storage := range trees {
+			data := filepath.Dir(storage)
+			t.Run(filepath.Base(data), func(t *testing.T) {
+				msgs, err := filepath.Glob(filepath.Join(storage, "message", "*", "*.json"))
 				require.NoError(t, err)
-				var msg struct {
-					Role   string `json:"role"`
-					Tokens struct {
-						Input, Output, Reasoning int64
-						Cache                    struct{ Read, Write int64 }
-					} `json:"tokens"`
-				}
-				require.NoError(t, json.Unmarshal(b, &msg))
-				wantIn += msg.Tokens.Input + msg.Tokens.Cache.Read + msg.Tokens.Cache.Write
-				wantOut += msg.Tokens.Output + msg.Tokens.Reasoning
-			}
-
-			h := newHarness(t, ocConfig(data), nil)
-			h.start()
-			require.Eventually(t, func() bool {
-				seen := map[string]bool{}
-				for _, ev := range h.events() {
-					seen[filepath.Base(ev.LogFile)] = true
-				}
+				var want ocMessages
 				for _, m := range msgs {
-					if !seen[filepath.Base(m)] {
-						return false
-					}
+					b, err := os.ReadFile(m)
+					require.NoError(t, err)
+					want.add(t, filepath.Base(filepath.Dir(m)), filepath.Base(m), b)
 				}
-				return true
-			}, 20*time.Second, 5*time.Millisecond, "every message of the corpus is emitted")
-			var gotIn, gotOut int64
-			for _, ev := range h.events() {
-				assert.Empty(t, ev.Unparsed)
-				gotIn += agentevent.Value(ev.TokensInput)
-				gotOut += agentevent.Value(ev.TokensOutput)
+				readOpenCodeCorpus(t, data, want)
+			})
+		}
+		for _, db := range dbs {
+			t.Run(filepath.Base(filepath.Dir(db)), func(t *testing.T) {
+				data := t.TempDir()
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					b, err := os.ReadFile(db + suffix)
+					if suffix != "" && errors.Is(err, fs.ErrNotExist) {
+						continue
+					}
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(filepath.Join(data, "opencode.db"+suffix), b, 0o600))
+				}
+				conn, err := sql.Open("sqlite", "file:"+filepath.Join(data, "opencode.db")+"?mode=ro")
+				require.NoError(t, err)
+				rows, err := conn.Query("SELECT session_id, id, data FROM message ORDER BY id")
+				require.NoError(t, err)
+				var want ocMessages
+				for rows.Next() {
+					var session, id string
+					var b []byte
+					require.NoError(t, rows.Scan(&session, &id, &b))
+					want.add(t, session, id, b)
+				}
+				require.NoError(t, rows.Err())
+				require.NoError(t, rows.Close())
+				require.NoError(t, conn.Close())
+				require.NotEmpty(t, want.ids, "no message rows in %s", db)
+				readOpenCodeCorpus(t, data, want)
+			})
+		}
+	})
+}
+
+// ocMessages is what a corpus's messages say of themselves, read
+// independently of the reader: their ids, and the tokens of the final ones.
+// A session's last message, an assistant message that neither completed nor
+// failed, is one OpenCode was still writing when the copy was taken: the
+// reader holds it back until it is final or a later message exists.
+type ocMessages struct {
+	ids           []string
+	input, output int64
+	last          map[string]ocMessage // by session
+}
+
+type ocMessage struct {
+	id            string
+	user, open    bool
+	input, output int64
+}
+
+func (m *ocMessages) add(t *testing.T, session, id string, b []byte) {
+	var msg struct {
+		Role string `json:"role"`
+		Time struct {
+			Completed *int64 `json:"completed"`
+		} `json:"time"`
+		Error  json.RawMessage `json:"error"`
+		Tokens struct {
+			Input, Output, Reasoning int64
+			Cache                    struct{ Read, Write int64 }
+		} `json:"tokens"`
+	}
+	require.NoError(t, json.Unmarshal(b, &msg))
+	if m.last == nil {
+		m.last = map[string]ocMessage{}
+	}
+	if prev, ok := m.last[session]; ok {
+		m.take(prev)
+	}
+	m.last[session] = ocMessage{
+		id:     strings.TrimSuffix(id, ".json"),
+		user:   msg.Role == "user",
+		open:   msg.Role == "assistant" && msg.Time.Completed == nil && len(msg.Error) == 0,
+		input:  msg.Tokens.Input + msg.Tokens.Cache.Read + msg.Tokens.Cache.Write,
+		output: msg.Tokens.Output + msg.Tokens.Reasoning,
+	}
+}
+
+func (m *ocMessages) take(msg ocMessage) {
+	if msg.user || msg.input+msg.output > 0 {
+		// An assistant message without tokens may have no event that names
+		// it (only step and patch parts); its parts are checked by the
+		// totals and Validate.
+		m.ids = append(m.ids, msg.id)
+	}
+	m.input += msg.input
+	m.output += msg.output
+}
+
+// done takes every session's last message when it is final, and returns
+// the ids of those held back.
+func (m *ocMessages) done() (held []string) {
+	for _, msg := range m.last {
+		if msg.open {
+			held = append(held, msg.id)
+			continue
+		}
+		m.take(msg)
+	}
+	m.last = nil
+	return held
+}
+
+// readOpenCodeCorpus reads the OpenCode data directory data and checks it
+// against want.
+func readOpenCodeCorpus(t *testing.T, data string, want ocMessages) {
+	held := want.done()
+	h := newHarness(t, ocConfig(data), nil)
+	h.start()
+	require.Eventually(t, func() bool {
+		seen := map[string]bool{}
+		for _, ev := range h.events() {
+			seen[ev.EventID] = true
+			seen[ev.ResponseID] = true
+			seen[strings.TrimSuffix(filepath.Base(ev.LogFile), ".json")] = true
+		}
+		for _, id := range want.ids {
+			if !seen[id] {
+				return false
 			}
-			assert.Equal(t, wantIn, gotIn)
-			assert.Equal(t, wantOut, gotOut)
-			assert.Empty(t, h.badRecordLogs())
-			report := agentevent.Validate(h.events())
-			assert.Empty(t, report.Violations)
-			assert.Empty(t, report.OpenToolCalls)
-		})
+		}
+		return true
+	}, 20*time.Second, 5*time.Millisecond, "every message of the corpus is emitted")
+	var gotIn, gotOut int64
+	for _, ev := range h.events() {
+		assert.Empty(t, ev.Unparsed)
+		assert.NotContains(t, held, ev.ResponseID, "a message OpenCode was still writing is held back")
+		gotIn += agentevent.Value(ev.TokensInput)
+		gotOut += agentevent.Value(ev.TokensOutput)
+	}
+	assert.Equal(t, want.input, gotIn)
+	assert.Equal(t, want.output, gotOut)
+	assert.Empty(t, h.badRecordLogs())
+	report := agentevent.Validate(h.events())
+	assert.Empty(t, report.Violations)
+	for _, c := range report.OpenToolCalls {
+		// OpenCode leaves a part "running" when it stops mid-call: such a
+		// call stays open, marked in progress.
+		assert.Equalf(t, agentevent.ToolInProgress, c.ToolStatus, "open tool call %s (%s)", c.ToolCallID, c.ToolName)
 	}
 }
 

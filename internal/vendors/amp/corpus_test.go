@@ -26,49 +26,49 @@ var expectedOpenCalls = map[string]string{
 // unparsed, zero Validate violations, every open call explained, and
 // per-thread tokens equal to ccusage's.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "amp", "threads")
-	vendortest.SkipIfAbsent(t, dir)
-	files := threadFiles(t, dir)
-	require.NotEmpty(t, files)
-	totals := map[string]tokenTotals{}
-	open := map[string]bool{}
-	for _, f := range files {
-		th := decodeFile(t, f)
-		r := MapThread(Context{LogFile: f}, th, nil, true)
-		require.NotEmpty(t, r.Events, f)
-		assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
-		for _, ev := range r.Events {
-			assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
-			assert.Equal(t, th.ID, ev.SessionID)
-			assert.Equal(t, "/home/runner/workspace", ev.ProjectRoot)
-		}
-		report := agentevent.Validate(r.Events)
-		assert.Emptyf(t, report.Violations, "%s", f)
-		for _, c := range report.OpenToolCalls {
-			k := c.SessionID + "/" + c.ToolCallID
-			open[k] = true
-			_, listed := expectedOpenCalls[k]
-			assert.Truef(t, listed, "open tool call %s (%s) is not listed in expectedOpenCalls", k, c.ToolName)
-		}
-		totals[th.ID] = sumTokens(r.Events)
+	vendortest.EachCorpus(t, "amp/threads", func(t *testing.T, dir string) {
+		files := threadFiles(t, dir)
+		require.NotEmpty(t, files)
+		totals := map[string]tokenTotals{}
+		open := map[string]bool{}
+		for _, f := range files {
+			th := decodeFile(t, f)
+			r := MapThread(Context{LogFile: f}, th, nil, true)
+			require.NotEmpty(t, r.Events, f)
+			assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
+			for _, ev := range r.Events {
+				assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
+				assert.Equal(t, th.ID, ev.SessionID)
+				assert.Equal(t, "/home/runner/workspace", ev.ProjectRoot)
+			}
+			report := agentevent.Validate(r.Events)
+			assert.Emptyf(t, report.Violations, "%s", f)
+			for _, c := range report.OpenToolCalls {
+				k := c.SessionID + "/" + c.ToolCallID
+				open[k] = true
+				_, listed := expectedOpenCalls[k]
+				assert.Truef(t, listed, "open tool call %s (%s) is not listed in expectedOpenCalls", k, c.ToolName)
+			}
+			totals[th.ID] = sumTokens(r.Events)
 
-		// Read as the CLI wrote it, one message more at each rewrite: the
-		// same events, once.
-		var grown []agentevent.Event
-		w := Watermark{}
-		for n := 1; n <= len(th.Messages); n++ {
-			part := th
-			part.Messages = th.Messages[:n]
-			pr := MapThread(Context{LogFile: f, Sequence: int64(len(grown))}, part, w, n == len(th.Messages))
-			grown = append(grown, pr.Events...)
-			w.Add(pr.Emitted)
+			// Read as the CLI wrote it, one message more at each rewrite: the
+			// same events, once.
+			var grown []agentevent.Event
+			w := Watermark{}
+			for n := 1; n <= len(th.Messages); n++ {
+				part := th
+				part.Messages = th.Messages[:n]
+				pr := MapThread(Context{LogFile: f, Sequence: int64(len(grown))}, part, w, n == len(th.Messages))
+				grown = append(grown, pr.Events...)
+				w.Add(pr.Emitted)
+			}
+			assert.ElementsMatch(t, eventIDs(r.Events), eventIDs(grown), "%s: grown one message at a time", f)
 		}
-		assert.ElementsMatch(t, eventIDs(r.Events), eventIDs(grown), "%s: grown one message at a time", f)
-	}
-	for k := range expectedOpenCalls {
-		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
-	}
-	assertCcusageTotals(t, files, totals)
+		for k := range expectedOpenCalls {
+			assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
+		}
+		assertCcusageTotals(t, files, totals)
+	})
 }
 
 // TestTestdataTokensMatchCcusage holds the golden cases to the same oracle

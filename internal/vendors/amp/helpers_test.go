@@ -18,7 +18,6 @@ import (
 
 var (
 	repoRoot    = vendortest.RepoRoot
-	fixturesDir = vendortest.FixturesDir
 )
 
 func decodeFile(t testing.TB, path string) Thread {

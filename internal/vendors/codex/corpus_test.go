@@ -23,7 +23,6 @@ import (
 // open call not listed, and on a listed call that is not open.
 var expectedOpenCalls = map[string]string{}
 
-var fixturesDir = vendortest.FixturesDir
 
 func corpusFiles(t *testing.T, dir string) []string {
 	entries, err := os.ReadDir(dir)
@@ -42,32 +41,32 @@ func corpusFiles(t *testing.T, dir string) []string {
 // nothing unparsed, no invariant broken, every open tool call explained,
 // per-session token totals equal to ccusage's.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "codex")
-	vendortest.SkipIfAbsent(t, dir)
-	files := corpusFiles(t, dir)
-	require.NotEmpty(t, files)
-	totals := map[string]tokenTotals{}
-	open := map[string]bool{}
-	for _, f := range files {
-		events := parseFile(t, dir, f)
-		require.NotEmptyf(t, events, "%s yields no event", f)
-		for _, ev := range events {
-			assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", f, ev.LogLine, ev.Unparsed, ev.Attributes)
+	vendortest.EachCorpus(t, "codex", func(t *testing.T, dir string) {
+		files := corpusFiles(t, dir)
+		require.NotEmpty(t, files)
+		totals := map[string]tokenTotals{}
+		open := map[string]bool{}
+		for _, f := range files {
+			events := parseFile(t, dir, f)
+			require.NotEmptyf(t, events, "%s yields no event", f)
+			for _, ev := range events {
+				assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", f, ev.LogLine, ev.Unparsed, ev.Attributes)
+			}
+			report := agentevent.Validate(events)
+			assert.Emptyf(t, report.Violations, "%s", f)
+			for _, c := range report.OpenToolCalls {
+				k := f + "/" + c.ToolCallID
+				open[k] = true
+				_, listed := expectedOpenCalls[k]
+				assert.Truef(t, listed, "open tool call %s (%s, line %d) is not listed in expectedOpenCalls", k, c.ToolName, c.LogLine)
+			}
+			totals[strings.TrimSuffix(f, ".jsonl")] = sumTokens(events)
 		}
-		report := agentevent.Validate(events)
-		assert.Emptyf(t, report.Violations, "%s", f)
-		for _, c := range report.OpenToolCalls {
-			k := f + "/" + c.ToolCallID
-			open[k] = true
-			_, listed := expectedOpenCalls[k]
-			assert.Truef(t, listed, "open tool call %s (%s, line %d) is not listed in expectedOpenCalls", k, c.ToolName, c.LogLine)
+		for k := range expectedOpenCalls {
+			assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
 		}
-		totals[strings.TrimSuffix(f, ".jsonl")] = sumTokens(events)
-	}
-	for k := range expectedOpenCalls {
-		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
-	}
-	assertCcusageTotals(t, dir, files, totals)
+		assertCcusageTotals(t, dir, files, totals)
+	})
 }
 
 // TestTestdataTokensMatchCcusage holds the hand-written golden cases to the

@@ -15,9 +15,8 @@ import (
 )
 
 var (
-	repoRoot    = vendortest.RepoRoot
-	splitLines  = vendortest.SplitLines
-	fixturesDir = vendortest.FixturesDir
+	repoRoot   = vendortest.RepoRoot
+	splitLines = vendortest.SplitLines
 )
 
 // parseBytes feeds every line of data to a parser made for name, with the

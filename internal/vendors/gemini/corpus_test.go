@@ -29,23 +29,33 @@ var corpusPlacement = map[string]string{
 // thoughts, total = input + output + thoughts + tool as the CLI records it).
 // logs.json: every entry decodes, and mapped alone (no chat) it validates.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "gemini")
-	vendortest.SkipIfAbsent(t, dir)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	chats := 0
-	for _, e := range entries {
-		name := e.Name()
-		path := filepath.Join(dir, name)
-		switch {
-		case strings.HasPrefix(name, "chat_") && strings.HasSuffix(name, ".json"):
-			chats++
-			t.Run(name, func(t *testing.T) { corpusChat(t, path, name) })
-		case strings.HasPrefix(name, "logs_") && strings.HasSuffix(name, ".json"):
-			t.Run(name, func(t *testing.T) { corpusLogs(t, path, name) })
+	vendortest.EachCorpus(t, "gemini", func(t *testing.T, dir string) {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		chats := 0
+		for _, e := range entries {
+			name := e.Name()
+			path := filepath.Join(dir, name)
+			switch {
+			case strings.HasPrefix(name, "chat_") && strings.HasSuffix(name, ".json"):
+				chats++
+				t.Run(name, func(t *testing.T) { corpusChat(t, path, name) })
+			case strings.HasPrefix(name, "logs_") && strings.HasSuffix(name, ".json"):
+				t.Run(name, func(t *testing.T) { corpusLogs(t, path, name) })
+			case e.IsDir():
+				// A folder of JSONL chats (one line per write: upserts
+				// and $set lines), as the CLI writes them since v0.39.
+				files, err := filepath.Glob(filepath.Join(path, "*.jsonl"))
+				require.NoError(t, err)
+				for _, f := range files {
+					chats++
+					rel := filepath.Join(name, filepath.Base(f))
+					t.Run(rel, func(t *testing.T) { corpusChat(t, f, rel) })
+				}
+			}
 		}
-	}
-	require.NotZero(t, chats, "no Gemini chat fixture in %s", dir)
+		require.NotZero(t, chats, "no Gemini chat fixture in %s", dir)
+	})
 }
 
 func corpusChat(t *testing.T, path, name string) {

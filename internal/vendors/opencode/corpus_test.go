@@ -19,9 +19,15 @@ import (
 // $AGENTOTEL_FIXTURES/opencode), read in place: zero unparsed objects, zero
 // Validate violations, no open tool call, and token totals equal to the sum
 // of the assistant messages' own tokens (steps not added again).
+//
+// A ≥1.2 SQLite database (a directory holding opencode.db) is read through
+// SQLite by the receiver, which hands its rows to this package: the
+// receiver's TestReadsOpenCodeFixtureCorpus maps those with the same checks.
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "opencode")
-	vendortest.SkipIfAbsent(t, dir)
+	vendortest.EachCorpus(t, "opencode", corpus)
+}
+
+func corpus(t *testing.T, dir string) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	n := 0
@@ -31,6 +37,9 @@ func TestCorpus(t *testing.T) {
 		var events []agentevent.Event
 		var want tokenSums
 		switch {
+		case e.IsDir() && fileExists(filepath.Join(path, "opencode.db")):
+			n++ // read by the receiver's corpus test
+			continue
 		case e.IsDir():
 			events = mapTree(t, path)
 			want = treeTokens(t, filepath.Join(path, "storage", "message"))
@@ -101,4 +110,9 @@ func apiTokens(t *testing.T, path string) tokenSums {
 		s.add(m.Info)
 	}
 	return s
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

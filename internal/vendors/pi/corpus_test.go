@@ -26,7 +26,6 @@ import (
 // are closed by the parser, see README.md, so none is expected.)
 var expectedOpenCalls = map[string]string{}
 
-var fixturesDir = vendortest.FixturesDir
 
 // fileTotals is what a session file says about itself, read independently
 // of the parser: the usage and cost of every assistant message, and the
@@ -119,68 +118,68 @@ func eventTotals(events []agentevent.Event) fileTotals {
 // session's usage, cost, prompts and tool calls equal to what the file
 // holds (Pi writes usage once per response: no streaming duplicates).
 func TestCorpus(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "pi")
-	vendortest.SkipIfAbsent(t, dir)
-	files := sessionFiles(t, dir)
-	require.NotEmpty(t, files)
-	open := map[string]bool{}
-	for _, rel := range files {
-		t.Run(rel, func(t *testing.T) {
-			events := parseFile(t, dir, rel)
-			require.NotEmpty(t, events)
-			for _, ev := range events {
-				assert.Emptyf(t, ev.Unparsed, "line %d unparsed: %v", ev.LogLine, ev.Attributes[agentevent.AttrUnparsedDetail])
-				assert.Equal(t, agentevent.SourcePi, ev.Source)
-				assert.NotEmpty(t, ev.SessionID)
-				assert.False(t, ev.Timestamp.IsZero(), "line %d has no timestamp", ev.LogLine)
-			}
-			report := agentevent.Validate(events)
-			assert.Empty(t, report.Violations)
-			for _, call := range report.OpenToolCalls {
-				key := rel + "/" + call.ToolCallID
-				open[key] = true
-				_, listed := expectedOpenCalls[key]
-				assert.Truef(t, listed, "tool call %s (line %d) is open and not listed in expectedOpenCalls", key, call.LogLine)
-			}
+	vendortest.EachCorpus(t, "pi", func(t *testing.T, dir string) {
+		files := sessionFiles(t, dir)
+		require.NotEmpty(t, files)
+		open := map[string]bool{}
+		for _, rel := range files {
+			t.Run(rel, func(t *testing.T) {
+				events := parseFile(t, dir, rel)
+				require.NotEmpty(t, events)
+				for _, ev := range events {
+					assert.Emptyf(t, ev.Unparsed, "line %d unparsed: %v", ev.LogLine, ev.Attributes[agentevent.AttrUnparsedDetail])
+					assert.Equal(t, agentevent.SourcePi, ev.Source)
+					assert.NotEmpty(t, ev.SessionID)
+					assert.False(t, ev.Timestamp.IsZero(), "line %d has no timestamp", ev.LogLine)
+				}
+				report := agentevent.Validate(events)
+				assert.Empty(t, report.Violations)
+				for _, call := range report.OpenToolCalls {
+					key := rel + "/" + call.ToolCallID
+					open[key] = true
+					_, listed := expectedOpenCalls[key]
+					assert.Truef(t, listed, "tool call %s (line %d) is open and not listed in expectedOpenCalls", key, call.LogLine)
+				}
 
-			want := readTotals(t, filepath.Join(dir, rel))
-			got := eventTotals(events)
-			assert.InDelta(t, want.Cost, got.Cost, 1e-9)
-			want.Cost, got.Cost = 0, 0
-			assert.Equal(t, want, got)
-			assert.False(t, math.IsNaN(got.Cost))
-		})
-	}
-	for key, reason := range expectedOpenCalls {
-		assert.Truef(t, open[key], "listed open call %s (%s) is no longer open", key, reason)
-	}
+				want := readTotals(t, filepath.Join(dir, rel))
+				got := eventTotals(events)
+				assert.InDelta(t, want.Cost, got.Cost, 1e-9)
+				want.Cost, got.Cost = 0, 0
+				assert.Equal(t, want, got)
+				assert.False(t, math.IsNaN(got.Cost))
+			})
+		}
+		for key, reason := range expectedOpenCalls {
+			assert.Truef(t, open[key], "listed open call %s (%s) is no longer open", key, reason)
+		}
+	})
 }
 
 // TestCorpusRestart parses every corpus file twice: uninterrupted, and with
 // the parser's state saved and restored into a new parser after every line
 // (the most restarts a receiver can do). Both give the same events.
 func TestCorpusRestart(t *testing.T) {
-	dir := filepath.Join(fixturesDir(t), "pi")
-	vendortest.SkipIfAbsent(t, dir)
-	for _, rel := range sessionFiles(t, dir) {
-		data, err := os.ReadFile(filepath.Join(dir, rel))
-		require.NoError(t, err)
-		whole := parseBytes(rel, data)
-		var restarted []agentevent.Event
-		p := NewParser(rel)
-		for i, l := range splitLines(data) {
-			if i%7 == 3 {
-				st, err := p.MarshalState()
-				require.NoError(t, err)
-				p = NewParser(rel)
-				require.NoError(t, p.UnmarshalState(st))
+	vendortest.EachCorpus(t, "pi", func(t *testing.T, dir string) {
+		for _, rel := range sessionFiles(t, dir) {
+			data, err := os.ReadFile(filepath.Join(dir, rel))
+			require.NoError(t, err)
+			whole := parseBytes(rel, data)
+			var restarted []agentevent.Event
+			p := NewParser(rel)
+			for i, l := range splitLines(data) {
+				if i%7 == 3 {
+					st, err := p.MarshalState()
+					require.NoError(t, err)
+					p = NewParser(rel)
+					require.NoError(t, p.UnmarshalState(st))
+				}
+				restarted = append(restarted, p.Parse(l.Data, l.No, l.Offset)...)
 			}
-			restarted = append(restarted, p.Parse(l.Data, l.No, l.Offset)...)
+			require.Equal(t, len(whole), len(restarted), rel)
+			for i := range whole {
+				require.True(t, bytes.Equal(whole[i].Raw, restarted[i].Raw), rel)
+				require.Equal(t, whole[i], restarted[i], "%s event %d", rel, i)
+			}
 		}
-		require.Equal(t, len(whole), len(restarted), rel)
-		for i := range whole {
-			require.True(t, bytes.Equal(whole[i].Raw, restarted[i].Raw), rel)
-			require.Equal(t, whole[i], restarted[i], "%s event %d", rel, i)
-		}
-	}
+	})
 }
