@@ -234,6 +234,8 @@ type dollars struct {
 	TracesChat float64 // over the chat spans priced in the traces pipeline
 	Ccusage    float64 // ccusage's, with the definitions applied
 	HasCcusage bool
+	// CcusageReported is ccusage's own figure, before stated-zero-cost.
+	CcusageReported float64
 }
 
 // sessionRow is one session's tokens three ways and its dollars four ways.
@@ -534,6 +536,7 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 		if row.HasCcusage {
 			row.Cost.HasCcusage = true
 			row.Cost.Ccusage = ccCost[sess]
+			row.Cost.CcusageReported = ccCost[sess]
 			for _, d := range row.Definitions {
 				if d != defReasoning {
 					costDefs[d] = true

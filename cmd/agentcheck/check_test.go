@@ -218,7 +218,7 @@ func TestAnalyzeDollars(t *testing.T) {
 	cc := []ccSession{{Key: "s1", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.25}}
 	r := analyze(agentevent.SourceClaudeCode, []agentevent.Event{ev}, spans, pricedSpans, cc)
 	assert.Empty(t, r.failures())
-	assert.Equal(t, dollars{Events: 0.25, LogsChat: 0.25, TracesChat: 0.25, Ccusage: 0.25, HasCcusage: true}, r.Rows[0].Cost)
+	assert.Equal(t, dollars{Events: 0.25, LogsChat: 0.25, TracesChat: 0.25, Ccusage: 0.25, HasCcusage: true, CcusageReported: 0.25}, r.Rows[0].Cost)
 
 	// The traces pipeline's chat span lacks the 1-hour writes: a problem,
 	// and the check says what the chat spans lack.
@@ -257,6 +257,7 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defStatedZero}, r.Rows[0].CostDefinitions)
 	assert.InDelta(t, 0.5, r.Rows[0].Cost.Ccusage, 1e-12)
+	assert.InDelta(t, 0.507, r.Rows[0].Cost.CcusageReported, 1e-12)
 
 	// A model with a priced response besides its $0 ones: not explained.
 	other := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e3", "/h/opencode.db", 0, 0, 0), "glm-4.7-free", 0.001, "table")

@@ -264,6 +264,9 @@ func printReport(w io.Writer, r *report, withCcusage bool) {
 			if c.HasCcusage {
 				total.Ccusage += c.Ccusage
 				cc = mark(usd(c.Ccusage), sameDollars(c.Ccusage, c.Events))
+				if !sameDollars(c.Ccusage, c.CcusageReported) {
+					cc = fmt.Sprintf("%s (reported %s)", cc, usd(c.CcusageReported))
+				}
 			}
 			line += cc + "\t" + strings.Join(row.CostDefinitions, ",") + "\t"
 		}
