@@ -16,10 +16,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-var (
-	repoRoot    = vendortest.RepoRoot
-	fixturesDir = vendortest.FixturesDir
-)
+var repoRoot = vendortest.RepoRoot
 
 func decodeFile(t testing.TB, path string) Thread {
 	t.Helper()

@@ -20,8 +20,6 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-var fixturesDir = vendortest.FixturesDir
-
 // loadChat decodes a .json or .jsonl chat file, failing the test on any
 // decode error.
 func loadChat(t testing.TB, path string) Chat {

@@ -22,8 +22,6 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-var fixturesDir = vendortest.FixturesDir
-
 func readJSONFiles(t testing.TB, dir string) (names []string, data [][]byte) {
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
