@@ -52,12 +52,9 @@ func (c *countingConsumer) ConsumeLogs(_ context.Context, ld plog.Logs) error {
 // given agents below a temporary home.
 func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.History {
 	b.Helper()
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRootTB(b), "..", "shared", "fixtures")
-	}
-	vendortest.SkipIfAbsent(b, root)
-	h := testenv.WriteHistoryShares(b, root, b.TempDir(), int64(mb)<<20, agentShares)
+	roots := testenv.FixtureRoots(b)
+	vendortest.SkipIfAbsent(b, roots[0])
+	h := testenv.WriteHistoryShares(b, roots, b.TempDir(), int64(mb)<<20, agentShares)
 	// A history's directories are as old as its files.
 	old := time.Now().Add(-48 * time.Hour)
 	require.NoError(b, filepath.WalkDir(h.Home, func(p string, d fs.DirEntry, err error) error {
@@ -67,19 +64,6 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 		return err
 	}))
 	return h
-}
-
-func repoRootTB(tb testing.TB) string {
-	dir, err := filepath.Abs(".")
-	require.NoError(tb, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(tb, dir, parent)
-		dir = parent
-	}
 }
 
 // benchSources builds the sources of the enabled agents of cfg without

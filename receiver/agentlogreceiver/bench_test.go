@@ -5,7 +5,6 @@ package agentlogreceiver
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,20 +20,17 @@ import (
 )
 
 // BenchmarkBackfillJSONL reads a Claude Code and Codex history made from the
-// shared fixtures (testenv.WriteHistoryShares: unique ids, each agent's
+// fixture roots (testenv.WriteHistoryShares: unique ids, each agent's
 // default layout) from start to the end of every file, with storage, into a
 // nop consumer: the JSONL path whole (tailer, parsers, emitter,
 // per-session commits). One op is one backfill; ns/file and B/file divide it
 // by the files read. The storage is storagetest's in-memory one, so bbolt's
 // cost is not in it (make bench measures that).
 func BenchmarkBackfillJSONL(b *testing.B) {
-	fixtures := filepath.Join(repoRoot(b), "..", "shared", "fixtures")
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		fixtures = d
-	}
-	vendortest.SkipIfAbsent(b, fixtures)
+	roots := testenv.FixtureRoots(b)
+	vendortest.SkipIfAbsent(b, roots[0])
 	home := b.TempDir()
-	h := testenv.WriteHistoryShares(b, fixtures, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
+	h := testenv.WriteHistoryShares(b, roots, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
 	var files int
 	for _, f := range h.Files {
 		if f.Lines > 0 {

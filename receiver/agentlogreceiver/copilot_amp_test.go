@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // Copilot CLI (events.jsonl tailed, history JSON rewritten) and Amp (threads
@@ -211,22 +212,45 @@ func mapAmpThreads(t *testing.T, dir string) []agentevent.Event {
 	return out
 }
 
-// TestReadsCopilotAndAmpFixtureCorpus: the corpus files, read in place by
-// the receiver, yield what their parsers yield for them.
+// TestReadsCopilotAndAmpFixtureCorpus: the corpus files of every root
+// (testenv.FixtureRoots), read in place by the receiver, yield what their
+// parsers yield for them. Each Copilot CLI generation folder is its own
+// ~/.copilot and holds at least one session file the test knows how to find.
 func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
+	roots := testenv.FixtureRoots(t)
+	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "copilot_cli"))
+	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "amp"))
+	for _, root := range roots {
+		t.Run(filepath.Base(root), func(t *testing.T) {
+			copilotDir, ampDir := filepath.Join(root, "copilot_cli"), filepath.Join(root, "amp")
+			if !dirExists(t, copilotDir) && !dirExists(t, ampDir) {
+				t.Skipf("neither copilot_cli nor amp in %s", root)
+			}
+			readsCopilotAndAmpCorpus(t, copilotDir, ampDir)
+		})
 	}
-	copilotDir, ampDir := filepath.Join(root, "copilot_cli"), filepath.Join(root, "amp")
-	vendortest.SkipIfAbsent(t, copilotDir)
-	vendortest.SkipIfAbsent(t, ampDir)
-	cfg := copilotAmpConfig("", ampDir)
-	cfg.CopilotCLI.Enabled = true
+}
+
+func dirExists(t *testing.T, dir string) bool {
+	info, err := os.Stat(dir)
+	if os.IsNotExist(err) {
+		return false
+	}
+	require.NoError(t, err)
+	return info.IsDir()
+}
+
+func readsCopilotAndAmpCorpus(t *testing.T, copilotDir, ampDir string) {
+	ampInclude := ""
+	if dirExists(t, ampDir) {
+		ampInclude = ampDir
+	}
+	cfg := copilotAmpConfig("", ampInclude)
 	// Each generation is its own ~/.copilot.
 	gens, err := filepath.Glob(filepath.Join(copilotDir, "*"))
 	require.NoError(t, err)
 	for _, g := range gens {
+		cfg.CopilotCLI.Enabled = true
 		cfg.CopilotCLI.Include = append(cfg.CopilotCLI.Include, copilotPatterns(g)...)
 	}
 	want := map[string]int{}
@@ -237,13 +261,14 @@ func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
 		require.NoError(t, err)
 		flat, err := filepath.Glob(filepath.Join(g, "session-state", "*.jsonl"))
 		require.NoError(t, err)
+		hist, err := filepath.Glob(filepath.Join(g, "history-session-state", "*.json"))
+		require.NoError(t, err)
+		require.NotEmpty(t, append(append(files, flat...), hist...), "%s: no Copilot CLI session file where the CLI keeps them", g)
 		for _, f := range append(files, flat...) {
 			n := len(parseDirect(t, a, f))
 			want[f] = n
 			total += n
 		}
-		hist, err := filepath.Glob(filepath.Join(g, "history-session-state", "*.json"))
-		require.NoError(t, err)
 		for _, f := range hist {
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
@@ -256,6 +281,9 @@ func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
 	}
 	threads, err := filepath.Glob(filepath.Join(ampDir, "threads", "T-*.json"))
 	require.NoError(t, err)
+	if dirExists(t, ampDir) {
+		require.NotEmpty(t, threads, "%s: no thread file where Amp keeps them", ampDir)
+	}
 	for _, f := range threads {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -265,7 +293,7 @@ func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
 		want[f] = n
 		total += n
 	}
-	require.Len(t, want, 7, "the five Copilot CLI sessions and two Amp threads of SOURCES.md")
+	require.Positive(t, total)
 
 	h := newHarness(t, cfg, nil)
 	h.start()
@@ -277,6 +305,7 @@ func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
 		assertNoDuplicates(t, evs)
 		rep := agentevent.Validate(evs)
 		assert.Empty(t, rep.Violations, f)
+		t.Logf("%s: %d events", f, len(evs))
 	}
 	assert.Empty(t, h.badRecordLogs(), "zero unparsed")
 }

@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -377,19 +378,28 @@ func TestGeminiDefaultInclude(t *testing.T) {
 	require.ErrorIs(t, err, errNoHome)
 }
 
-// TestReadsGeminiFixtureCorpus: every Gemini chat of ../shared/fixtures
-// (read in place) yields what the mapping yields for it, with zero
-// unparsed, no violations and every tool call paired.
+// TestReadsGeminiFixtureCorpus: every Gemini chat (.json and .jsonl) of
+// every corpus root (testenv.FixtureRoots), read in place, yields what the
+// mapping yields for it, with zero unparsed, no violations and every tool
+// call paired.
 func TestReadsGeminiFixtureCorpus(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "gemini")
-	vendortest.SkipIfAbsent(t, dir)
-	chats, err := filepath.Glob(filepath.Join(dir, "chat_*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, chats, "no Gemini chat in the corpus")
+	vendortest.EachCorpus(t, "gemini", readsGeminiCorpus)
+}
+
+func readsGeminiCorpus(t *testing.T, dir string) {
+	var chats []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if strings.HasSuffix(name, ".jsonl") ||
+			strings.HasSuffix(name, ".json") && (strings.HasPrefix(name, "chat_") || strings.HasPrefix(name, "session-")) {
+			chats = append(chats, p)
+		}
+		return nil
+	}))
+	require.NotEmpty(t, chats, "no Gemini chat in %s", dir)
 	slices.Sort(chats)
 	// What a reader keyed by thread emits, straight from the mapping.
 	want := map[string]bool{}
@@ -397,8 +407,15 @@ func TestReadsGeminiFixtureCorpus(t *testing.T) {
 	for _, p := range chats {
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
-		chat, err := gemini.DecodeChat(b)
-		require.NoError(t, err, p)
+		var chat gemini.Chat
+		if strings.HasSuffix(p, ".jsonl") {
+			var errs []*gemini.DecodeError
+			chat, errs = gemini.DecodeChatJSONL(b)
+			require.Empty(t, errs, p)
+		} else {
+			chat, err = gemini.DecodeChat(b)
+			require.NoError(t, err, p)
+		}
 		c := gemini.Context{LogFile: p}
 		key := gemini.ThreadKey(c, chat)
 		if marks[key] == nil {
@@ -414,7 +431,7 @@ func TestReadsGeminiFixtureCorpus(t *testing.T) {
 
 	cfg := geminiConfig(t, dir)
 	barriers := t.TempDir()
-	cfg.Gemini.Include = append([]string{filepath.Join(dir, "chat_*.json")}, geminiPatterns(barriers)...)
+	cfg.Gemini.Include = append(slices.Clone(chats), geminiPatterns(barriers)...)
 	h := newHarness(t, cfg, nil)
 	h.start()
 	require.Eventually(t, func() bool { return len(h.events()) >= len(want) }, 30*time.Second, 10*time.Millisecond,
@@ -432,6 +449,7 @@ func TestReadsGeminiFixtureCorpus(t *testing.T) {
 	report := agentevent.Validate(got)
 	assert.Empty(t, report.Violations)
 	assert.Empty(t, report.OpenToolCalls)
+	t.Logf("%d chats, %d events", len(chats), len(got))
 }
 
 // TestGeminiLogsOfDeletedChat: a chat emitted in an earlier run and

@@ -86,16 +86,14 @@ func TestReadsTestdataOfEachJSONLAgent(t *testing.T) {
 	}
 }
 
+// TestReadsFixtureCorpusOfEachJSONLAgent reads each agent's folder of every
+// corpus root (testenv.FixtureRoots) in place.
 func TestReadsFixtureCorpusOfEachJSONLAgent(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
 	for _, key := range []string{"pi", "codex"} {
 		t.Run(key, func(t *testing.T) {
-			dir := filepath.Join(root, key)
-			vendortest.SkipIfAbsent(t, dir)
-			assertReadsLikeItsParser(t, key, dir)
+			vendortest.EachCorpus(t, key, func(t *testing.T, dir string) {
+				assertReadsLikeItsParser(t, key, dir)
+			})
 		})
 	}
 }

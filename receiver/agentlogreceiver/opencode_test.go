@@ -4,9 +4,7 @@
 package agentlogreceiver
 
 import (
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // ocConfig reads the OpenCode data directory dataDir only, polling fast.
@@ -356,12 +355,13 @@ func TestOpenCodeDatabaseDirSkipsTree(t *testing.T) {
 	assert.Empty(t, h.logs.FilterMessageSnippet("Reading OpenCode JSON storage").FilterField(zap.String("path", migrated)).All())
 }
 
-// TestReadsOpenCodeFixtureCorpus reads every OpenCode data directory of the
-// real-world corpus (every fixture root's opencode/: ≤1.1 storage trees read
-// in place, ≥1.2 SQLite databases copied first with their -wal and -shm, so
-// that nothing SQLite does to a WAL reader's files can touch the fixtures):
-// every message arrives, nothing is unparsed, and the session's tokens are
-// the sum of its assistant messages' tokens (steps not added again).
+// TestReadsOpenCodeFixtureCorpus reads every OpenCode storage tree and
+// database of every corpus root (opencode/ of testenv.FixtureRoots): a tree
+// in place (the reader never writes there), a database through a copy
+// (SQLite opens a WAL database's -shm read-write even in mode=ro). Every
+// message arrives, nothing is unparsed, and the tokens are the sum of the
+// assistant messages' own tokens (steps not added again); a database's
+// tokens also equal ccusage's, session by session.
 func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
 	vendortest.EachCorpus(t, "opencode", func(t *testing.T, dir string) {
 		trees, err := filepath.Glob(filepath.Join(dir, "*", "storage"))
@@ -370,136 +370,52 @@ func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, append(trees, dbs...), "no OpenCode storage tree or database in %s", dir)
 		for _, storage := range trees {
-			data := filepath.Dir(storage)
-			t.Run(filepath.Base(data), func(t *testing.T) {
-				msgs, err := filepath.Glob(filepath.Join(storage, "message", "*", "*.json"))
-				require.NoError(t, err)
-				var want ocMessages
-				for _, m := range msgs {
-					b, err := os.ReadFile(m)
-					require.NoError(t, err)
-					want.add(t, filepath.Base(filepath.Dir(m)), filepath.Base(m), b)
-				}
-				readOpenCodeCorpus(t, data, want)
+			t.Run(filepath.Base(filepath.Dir(storage)), func(t *testing.T) {
+				before := fileStates(t, storage)
+				readsOpenCodeTree(t, storage)
+				require.Equal(t, before, fileStates(t, storage), "the reader changed the fixture")
 			})
 		}
 		for _, db := range dbs {
-			t.Run(filepath.Base(filepath.Dir(db)), func(t *testing.T) {
-				data := t.TempDir()
-				for _, suffix := range []string{"", "-wal", "-shm"} {
-					b, err := os.ReadFile(db + suffix)
-					if suffix != "" && errors.Is(err, fs.ErrNotExist) {
-						continue
-					}
-					require.NoError(t, err)
-					require.NoError(t, os.WriteFile(filepath.Join(data, "opencode.db"+suffix), b, 0o600))
-				}
-				conn, err := sql.Open("sqlite", "file:"+filepath.Join(data, "opencode.db")+"?mode=ro")
-				require.NoError(t, err)
-				rows, err := conn.Query("SELECT session_id, id, data FROM message ORDER BY id")
-				require.NoError(t, err)
-				var want ocMessages
-				for rows.Next() {
-					var session, id string
-					var b []byte
-					require.NoError(t, rows.Scan(&session, &id, &b))
-					want.add(t, session, id, b)
-				}
-				require.NoError(t, rows.Err())
-				require.NoError(t, rows.Close())
-				require.NoError(t, conn.Close())
-				require.NotEmpty(t, want.ids, "no message rows in %s", db)
-				readOpenCodeCorpus(t, data, want)
+			fixture := filepath.Dir(db)
+			t.Run(filepath.Base(fixture), func(t *testing.T) {
+				before := fileStates(t, fixture)
+				readsOpenCodeDatabase(t, fixture)
+				require.Equal(t, before, fileStates(t, fixture), "reading the fixture changed it")
 			})
 		}
 	})
 }
 
-// ocMessages is what a corpus's messages say of themselves, read
-// independently of the reader: their ids, and the tokens of the final ones.
-// A session's last message, an assistant message that neither completed nor
-// failed, is one OpenCode was still writing when the copy was taken: the
-// reader holds it back until it is final or a later message exists.
-type ocMessages struct {
-	ids           []string
-	input, output int64
-	last          map[string]ocMessage // by session
-}
-
-type ocMessage struct {
-	id            string
-	user, open    bool
-	input, output int64
-}
-
-func (m *ocMessages) add(t *testing.T, session, id string, b []byte) {
-	var msg struct {
-		Role string `json:"role"`
-		Time struct {
-			Completed *int64 `json:"completed"`
-		} `json:"time"`
-		Error  json.RawMessage `json:"error"`
-		Tokens struct {
-			Input, Output, Reasoning int64
-			Cache                    struct{ Read, Write int64 }
-		} `json:"tokens"`
-	}
-	require.NoError(t, json.Unmarshal(b, &msg))
-	if m.last == nil {
-		m.last = map[string]ocMessage{}
-	}
-	if prev, ok := m.last[session]; ok {
-		m.take(prev)
-	}
-	m.last[session] = ocMessage{
-		id:     strings.TrimSuffix(id, ".json"),
-		user:   msg.Role == "user",
-		open:   msg.Role == "assistant" && msg.Time.Completed == nil && len(msg.Error) == 0,
-		input:  msg.Tokens.Input + msg.Tokens.Cache.Read + msg.Tokens.Cache.Write,
-		output: msg.Tokens.Output + msg.Tokens.Reasoning,
-	}
-}
-
-func (m *ocMessages) take(msg ocMessage) {
-	if msg.user || msg.input+msg.output > 0 {
-		// An assistant message without tokens may have no event that names
-		// it (only step and patch parts); its parts are checked by the
-		// totals and Validate.
-		m.ids = append(m.ids, msg.id)
-	}
-	m.input += msg.input
-	m.output += msg.output
-}
-
-// done takes every session's last message when it is final, and returns
-// the ids of those held back.
-func (m *ocMessages) done() (held []string) {
-	for _, msg := range m.last {
-		if msg.open {
-			held = append(held, msg.id)
-			continue
+func readsOpenCodeTree(t *testing.T, storage string) {
+	data := filepath.Dir(storage)
+	msgs, err := filepath.Glob(filepath.Join(storage, "message", "*", "*.json"))
+	require.NoError(t, err)
+	var wantIn, wantOut int64
+	for _, m := range msgs {
+		b, err := os.ReadFile(m)
+		require.NoError(t, err)
+		var msg struct {
+			Role   string `json:"role"`
+			Tokens struct {
+				Input, Output, Reasoning int64
+				Cache                    struct{ Read, Write int64 }
+			} `json:"tokens"`
 		}
-		m.take(msg)
+		require.NoError(t, json.Unmarshal(b, &msg))
+		wantIn += msg.Tokens.Input + msg.Tokens.Cache.Read + msg.Tokens.Cache.Write
+		wantOut += msg.Tokens.Output + msg.Tokens.Reasoning
 	}
-	m.last = nil
-	return held
-}
 
-// readOpenCodeCorpus reads the OpenCode data directory data and checks it
-// against want.
-func readOpenCodeCorpus(t *testing.T, data string, want ocMessages) {
-	held := want.done()
 	h := newHarness(t, ocConfig(data), nil)
 	h.start()
 	require.Eventually(t, func() bool {
 		seen := map[string]bool{}
 		for _, ev := range h.events() {
-			seen[ev.EventID] = true
-			seen[ev.ResponseID] = true
-			seen[strings.TrimSuffix(filepath.Base(ev.LogFile), ".json")] = true
+			seen[filepath.Base(ev.LogFile)] = true
 		}
-		for _, id := range want.ids {
-			if !seen[id] {
+		for _, m := range msgs {
+			if !seen[filepath.Base(m)] {
 				return false
 			}
 		}
@@ -508,20 +424,251 @@ func readOpenCodeCorpus(t *testing.T, data string, want ocMessages) {
 	var gotIn, gotOut int64
 	for _, ev := range h.events() {
 		assert.Empty(t, ev.Unparsed)
-		assert.NotContains(t, held, ev.ResponseID, "a message OpenCode was still writing is held back")
 		gotIn += agentevent.Value(ev.TokensInput)
 		gotOut += agentevent.Value(ev.TokensOutput)
 	}
-	assert.Equal(t, want.input, gotIn)
-	assert.Equal(t, want.output, gotOut)
+	assert.Equal(t, wantIn, gotIn)
+	assert.Equal(t, wantOut, gotOut)
 	assert.Empty(t, h.badRecordLogs())
 	report := agentevent.Validate(h.events())
 	assert.Empty(t, report.Violations)
-	for _, c := range report.OpenToolCalls {
-		// OpenCode leaves a part "running" when it stops mid-call: such a
-		// call stays open, marked in progress.
-		assert.Equalf(t, agentevent.ToolInProgress, c.ToolStatus, "open tool call %s (%s)", c.ToolCallID, c.ToolName)
+	assert.Empty(t, report.OpenToolCalls)
+}
+
+// ocRows is what an OpenCode database holds, read with SQL alone: the
+// event ids its rows must yield and each session's tokens.
+type ocRows struct {
+	ids    []string // user messages, and the parts that map to events (tool results too)
+	tokens map[string]ocTokens
+}
+
+// ocTokens are a session's tokens the way ccusage reports OpenCode usage:
+// input without the cache reads and writes, output without reasoning.
+type ocTokens struct {
+	Input      int64 `json:"inputTokens"`
+	Output     int64 `json:"outputTokens"`
+	Reasoning  int64 `json:"-"`
+	CacheRead  int64 `json:"cacheReadTokens"`
+	CacheWrite int64 `json:"cacheCreationTokens"`
+}
+
+func readOCRows(t *testing.T, path string) ocRows {
+	db, err := openOpenCodeDB(path)
+	require.NoError(t, err)
+	defer db.Close()
+	r := ocRows{tokens: map[string]ocTokens{}}
+	roles := map[string]string{}
+	rows, err := db.Query(`SELECT id, session_id, data FROM message ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, ses string
+		var data []byte
+		require.NoError(t, rows.Scan(&id, &ses, &data))
+		var m struct {
+			Role   string `json:"role"`
+			Tokens struct {
+				Input, Output, Reasoning int64
+				Cache                    struct{ Read, Write int64 }
+			} `json:"tokens"`
+		}
+		require.NoError(t, json.Unmarshal(data, &m))
+		roles[id] = m.Role
+		if m.Role == "user" {
+			r.ids = append(r.ids, id)
+		}
+		s := r.tokens[ses]
+		s.Input += m.Tokens.Input
+		s.Output += m.Tokens.Output
+		s.Reasoning += m.Tokens.Reasoning
+		s.CacheRead += m.Tokens.Cache.Read
+		s.CacheWrite += m.Tokens.Cache.Write
+		r.tokens[ses] = s
 	}
+	require.NoError(t, rows.Err())
+	rows, err = db.Query(`SELECT id, message_id, data FROM part ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, msg string
+		var data []byte
+		require.NoError(t, rows.Scan(&id, &msg, &data))
+		if roles[msg] != "assistant" {
+			continue // a user message's parts are its prompt
+		}
+		var p struct {
+			Type  string          `json:"type"`
+			Text  string          `json:"text"`
+			Time  json.RawMessage `json:"time"`
+			State struct {
+				Status string `json:"status"`
+			} `json:"state"`
+		}
+		require.NoError(t, json.Unmarshal(data, &p))
+		switch {
+		case p.Type == "tool":
+			r.ids = append(r.ids, id)
+			if p.State.Status == "completed" || p.State.Status == "error" {
+				r.ids = append(r.ids, id+":result")
+			}
+		case p.Type == "reasoning", p.Type == "patch", p.Type == "retry", p.Type == "text" && (p.Text != "" || p.Time != nil):
+			r.ids = append(r.ids, id)
+		}
+	}
+	require.NoError(t, rows.Err())
+	return r
+}
+
+func readsOpenCodeDatabase(t *testing.T, fixture string) {
+	data := t.TempDir()
+	copyOpenCodeDB(t, fixture, data)
+	want := readOCRows(t, filepath.Join(data, "opencode.db"))
+
+	// A last message OpenCode never finished (a database copied in the
+	// middle of a step) is taken as it is once it stayed so for
+	// abandonAfter: the clock moves on while the test waits.
+	clk := &fakeClock{}
+	h := newHarness(t, ocConfig(data), nil, withClock(clk.clock()))
+	h.start()
+	require.Eventually(t, func() bool {
+		clk.advance(abandonAfter)
+		seen := map[string]bool{}
+		for _, ev := range h.events() {
+			seen[ev.EventID] = true
+		}
+		for _, id := range want.ids {
+			if !seen[id] {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 5*time.Millisecond, "every message and part of the database is emitted")
+	got := map[string]ocTokens{}
+	for _, ev := range h.events() {
+		assert.Empty(t, ev.Unparsed)
+		s := got[ev.SessionID]
+		read, write := agentevent.Value(ev.TokensCached), agentevent.Value(ev.TokensCacheCreation)
+		s.Input += agentevent.Value(ev.TokensInput) - read - write
+		s.CacheRead += read
+		s.CacheWrite += write
+		s.Reasoning += agentevent.Value(ev.TokensThinking)
+		s.Output += agentevent.Value(ev.TokensOutput) - agentevent.Value(ev.TokensThinking)
+		got[ev.SessionID] = s
+	}
+	for id, w := range want.tokens {
+		assert.Equalf(t, w, got[id], "session %s: tokens of the events and of the rows", id)
+	}
+	assert.Empty(t, h.badRecordLogs())
+	report := agentevent.Validate(h.events())
+	assert.Empty(t, report.Violations)
+	assert.Empty(t, report.OpenToolCalls)
+	t.Logf("%d events of %d sessions; tokens %+v", len(h.events()), len(want.tokens), got)
+
+	if testing.Short() {
+		t.Log("-short: not running ccusage")
+		return
+	}
+	home := t.TempDir()
+	copyOpenCodeDB(t, fixture, filepath.Join(home, ".local", "share", "opencode"))
+	type session struct {
+		SessionID string `json:"sessionId"`
+		ocTokens
+	}
+	oracle := map[string]ocTokens{}
+	for _, s := range testenv.CcusageSessions[session](t, home, "opencode") {
+		oracle[s.SessionID] = s.ocTokens
+	}
+	for id, g := range got {
+		g.Reasoning = 0 // ccusage reports no reasoning of its own
+		if g == (ocTokens{}) {
+			assert.NotContainsf(t, oracle, id, "session %s: ccusage counts tokens the events do not", id)
+			continue
+		}
+		assert.Equalf(t, oracle[id], g, "session %s: tokens differ from ccusage", id)
+	}
+	for id := range oracle {
+		assert.Containsf(t, got, id, "ccusage reports session %s, which the events do not hold", id)
+	}
+}
+
+// copyOpenCodeDB copies opencode.db of a fixture folder, with its -wal and
+// -shm where they exist, into dst.
+func copyOpenCodeDB(t *testing.T, fixture, dst string) {
+	require.NoError(t, os.MkdirAll(dst, 0o755))
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(filepath.Join(fixture, "opencode.db"+suffix))
+		if os.IsNotExist(err) && suffix != "" {
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, "opencode.db"+suffix), b, 0o600))
+	}
+}
+
+// fileStates are the size, modification time and mode of every file below
+// dir: what a reader writing into a fixture (a -shm, a -wal) would change.
+func fileStates(t *testing.T, dir string) map[string]string {
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%d %s %s", info.Size(), info.ModTime().Format(time.RFC3339Nano), info.Mode())
+		return nil
+	}))
+	return out
+}
+
+// TestOpenCodeSQLiteAbandonedLastMessage: a session's last message that
+// never finishes (OpenCode killed mid-step, or the database copied while it
+// wrote, as sqlite_v1.16.0 of the corpus) is held while it may still finish,
+// and taken as it is once it stayed unchanged for abandonAfter — also after
+// a restart, though rows written since moved the database watermark past it.
+func TestOpenCodeSQLiteAbandonedLastMessage(t *testing.T) {
+	data := t.TempDir()
+	o := newOCDB(t, data)
+	const ses = "ses_dbabandon1"
+	o.newSession(ses, 1771000000000)
+	o.user(ses, "msg_k001", 1771000000000, "copy the database")
+	o.assistant(ses, "msg_k002", "msg_k001", 1771000000100, 0) // never completed
+	o.bash(ses, "msg_k002", "prt_k002b", "completed", 1771000000200)
+
+	ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
+	host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+	cfg := ocConfig(data)
+	cfg.Storage = &ext.ID
+	clk := &fakeClock{}
+
+	h1 := newHarness(t, cfg, host, withClock(clk.clock()))
+	h1.start()
+	require.Equal(t, []string{"msg_k001"}, eventIDs(h1.waitSession(ses, 1)))
+	clk.advance(abandonAfter - time.Minute)
+	o.now += 10 * dbLookback.Milliseconds() // later rows: the watermark would pass the held message
+	h1.dbBarrier(o)
+	h1.dbBarrier(o)
+	assert.Equal(t, []string{"msg_k001"}, eventIDs(h1.eventsOfSession(ses)), "held while it may still finish")
+	h1.stop()
+
+	h2 := newHarness(t, cfg, host, withClock(clk.clock()))
+	h2.start()
+	h2.dbBarrier(o)
+	assert.Empty(t, h2.eventsOfSession(ses), "seen anew after the restart: held again")
+	clk.advance(abandonAfter)
+	evs := h2.waitSession(ses, 2)
+	h2.dbBarrier(o)
+	evs = h2.eventsOfSession(ses)
+	require.Equal(t, []string{"prt_k002b", "prt_k002b:result"}, eventIDs(evs))
+	assert.Equal(t, "msg_k001", evs[0].ParentEventID)
+	assert.Equal(t, int64(2), evs[0].Sequence)
+	assert.Empty(t, agentevent.Validate(evs).OpenToolCalls)
+	h2.stop()
+
+	h3 := newHarness(t, cfg, host, withClock(clk.clock()))
+	h3.start()
+	h3.dbBarrier(o)
+	assert.Empty(t, h3.eventsOfSession(ses), "taken once")
 }
 
 // TestOpenCodeStartAtEnd: with start_at: end, what exists at the first poll

@@ -5,7 +5,6 @@ package agentlogreceiver
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -32,10 +31,6 @@ import (
 // tailer code, parsed, delivered to a sink and committed; weak pointers
 // then tell which lines the collector still holds.
 func TestDeliveredLinesAreNotRetained(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
 	settings := []struct {
 		name string
 		set  func(*Config)
@@ -48,9 +43,10 @@ func TestDeliveredLinesAreNotRetained(t *testing.T) {
 	for _, key := range []string{"claude_code", "codex", "pi", "copilot_cli"} {
 		for _, st := range settings {
 			t.Run(key+"/"+st.name, func(t *testing.T) {
-				dir := filepath.Join(root, key)
-				vendortest.SkipIfAbsent(t, dir) // the lines to track are real session files
-				assertLinesNotRetained(t, key, dir, st.set)
+				// The lines to track are real session files: every root's.
+				vendortest.EachCorpus(t, key, func(t *testing.T, dir string) {
+					assertLinesNotRetained(t, key, dir, st.set)
+				})
 			})
 		}
 	}

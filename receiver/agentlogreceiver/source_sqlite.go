@@ -56,6 +56,9 @@ type dbReader struct {
 	// spawnedBy maps a child session to the task call that runs it (see
 	// treeReader.spawnedBy).
 	spawnedBy map[string]string
+	// held are the sessions whose last message is unfinished, with what
+	// the reader saw of it and since when (see abandoned).
+	held map[string]heldMessage
 	// batch gathers the sessions read in a poll (sessionBatch).
 	batch *sessionBatch
 }
@@ -76,6 +79,24 @@ type dbSession struct {
 // dbLookback is how far behind the newest row the database watermark stays.
 const dbLookback = time.Minute
 
+// abandonAfter is how long the last message of a session may stay
+// unfinished and unchanged before it is taken as it is: OpenCode stopped in
+// the middle of a step (killed, crashed, or the database was copied while
+// it wrote) and will not finish it. As long as the JSONL readers hold a
+// record of copied history.
+const abandonAfter = 10 * time.Minute
+
+// heldMessage is the unfinished last message of a session.
+type heldMessage struct {
+	id string
+	// updated is the newest time_updated of the message and its parts;
+	// row, the message row's own (the database watermark stays at or
+	// below it, so that the session is read again after a restart).
+	updated, row int64
+	// since is when the reader first saw the message in this state.
+	since time.Time
+}
+
 func openOpenCodeDB(path string) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
 	// mode=ro: never create or write; query_only: refuse writes even if
@@ -95,7 +116,8 @@ func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader,
 		return nil, err
 	}
 	d := &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
-		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{}}
+		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{},
+		held: map[string]heldMessage{}}
 	d.marks = newSessionTable(rd.checkpoints, "db."+path, markCodec(), rd.life, rd.storageError)
 	d.batch = newSessionBatch(rd.emitter, rd.checkpoints, rd.storageError)
 	d.marks.onForget = func(key string, _ []string) {
@@ -103,6 +125,7 @@ func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader,
 		delete(d.sessions, id)
 		delete(d.spawnedBy, id)
 		delete(d.pending, id)
+		delete(d.held, id)
 	}
 	return d, nil
 }
@@ -170,8 +193,13 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	// The watermark trails the newest row by dbLookback: time_updated is
 	// OpenCode's clock when it wrote the row, and a transaction may commit
 	// after rows with later times are visible. Sessions looked at again
-	// cost a query each; their own watermarks drop what was emitted.
-	if since := maxUpdated - dbLookback.Milliseconds(); since > d.state.Since {
+	// cost a query each; their own watermarks drop what was emitted. It
+	// stays at the oldest held message, which a restart must find again.
+	since := maxUpdated - dbLookback.Milliseconds()
+	for _, h := range d.held {
+		since = min(since, h.row)
+	}
+	if since > d.state.Since {
 		d.state.Since = since
 		d.saveState(context.WithoutCancel(ctx))
 	}
@@ -345,17 +373,18 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		s.mark = m.state.mark
 	}
 	type msgRow struct {
-		id   string
-		data []byte
+		id      string
+		data    []byte
+		updated int64
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT id, data FROM message WHERE session_id = ? AND id > ? ORDER BY id`, s.info.ID, s.mark.Last)
+	rows, err := d.db.QueryContext(ctx, `SELECT id, data, time_updated FROM message WHERE session_id = ? AND id > ? ORDER BY id`, s.info.ID, s.mark.Last)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", d.path, err)
 	}
 	var msgs []msgRow
 	for rows.Next() {
 		var m msgRow
-		if err := rows.Scan(&m.id, &m.data); err != nil {
+		if err := rows.Scan(&m.id, &m.data, &m.updated); err != nil {
 			rows.Close()
 			return err
 		}
@@ -386,7 +415,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 			done++
 			continue
 		}
-		parts, bad, n, err := d.parts(ctx, c, mr.id)
+		parts, bad, n, newest, err := d.parts(ctx, c, mr.id)
 		if err != nil {
 			return err
 		}
@@ -394,7 +423,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		for child, call := range opencode.SpawnedSessions(parts) {
 			d.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
-		if !opencode.Finished(m, parts, later) {
+		if !opencode.Finished(m, parts, later) && !d.abandoned(s.info.ID, mr.id, max(mr.updated, newest), mr.updated) {
 			break
 		}
 		for _, b := range bad {
@@ -412,6 +441,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		d.pending[s.info.ID] = true
 	} else {
 		delete(d.pending, s.info.ID)
+		delete(d.held, s.info.ID)
 	}
 	d.rd.emitter.read(ctx, read)
 	if s.mark == before {
@@ -435,22 +465,42 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	return nil
 }
 
-func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID string) ([]opencode.Part, []badPart, int64, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT id, data FROM part WHERE message_id = ? ORDER BY id`, messageID)
+// abandoned reports whether the unfinished last message id of session ses,
+// whose rows were last written at updated (row: the message row's
+// time_updated), has stayed so for abandonAfter. The time counts on the
+// reader's clock from when it first saw the message in this state: the rows
+// carry OpenCode's clock, which need not be the collector's. A tool that
+// runs longer than that without OpenCode writing a row is emitted open, and
+// its end is not read.
+func (d *dbReader) abandoned(ses, id string, updated, row int64) bool {
+	now := d.rd.clock.now()
+	h, ok := d.held[ses]
+	if !ok || h.id != id || h.updated != updated {
+		d.held[strings.Clone(ses)] = heldMessage{id: strings.Clone(id), updated: updated, row: row, since: now}
+		return false
+	}
+	return now.Sub(h.since) >= abandonAfter
+}
+
+// parts reads the parts of a message and the newest time_updated of them.
+func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID string) ([]opencode.Part, []badPart, int64, int64, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT id, data, time_updated FROM part WHERE message_id = ? ORDER BY id`, messageID)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("query %s: %w", d.path, err)
+		return nil, nil, 0, 0, fmt.Errorf("query %s: %w", d.path, err)
 	}
 	defer rows.Close()
 	var parts []opencode.Part
 	var bad []badPart
-	var read int64
+	var read, newest int64
 	for rows.Next() {
 		var id string
 		var data []byte
-		if err := rows.Scan(&id, &data); err != nil {
-			return nil, nil, 0, err
+		var updated int64
+		if err := rows.Scan(&id, &data, &updated); err != nil {
+			return nil, nil, 0, 0, err
 		}
 		read++
+		newest = max(newest, updated)
 		p, err := opencode.DecodePartRow(id, messageID, c.Session.ID, data)
 		if err != nil {
 			bad = append(bad, badPart{path: d.path + "#part/" + id, ev: unparsedRow(c, id, data, err)})
@@ -458,7 +508,7 @@ func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID stri
 		}
 		parts = append(parts, p)
 	}
-	return parts, bad, read, rows.Err()
+	return parts, bad, read, newest, rows.Err()
 }
 
 func unparsedRow(c opencode.Context, id string, raw []byte, err error) agentevent.Event {

@@ -166,15 +166,11 @@ func TestReadsClaudeTestdata(t *testing.T) {
 	t.Logf("%d events from %v", n, dirs)
 }
 
-// TestReadsClaudeFixtureCorpus reads the real-world corpus in place
-// (../shared/fixtures, or $AGENTOTEL_FIXTURES).
+// TestReadsClaudeFixtureCorpus reads the real-world corpus in place: the
+// claude_code folder of every root (testenv.FixtureRoots).
 func TestReadsClaudeFixtureCorpus(t *testing.T) {
-	root := os.Getenv("AGENTOTEL_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "claude_code")
-	vendortest.SkipIfAbsent(t, dir)
-	n := assertReadsLikeParser(t, dir)
-	t.Logf("%d events from the corpus", n)
+	vendortest.EachCorpus(t, "claude_code", func(t *testing.T, dir string) {
+		n := assertReadsLikeParser(t, dir)
+		t.Logf("%d events from %s", n, dir)
+	})
 }

@@ -5,16 +5,27 @@ package bench
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
 
 // TestCorpusReplicas checks what the benchmarks measure: the corpus reaches its size, and every
-// replica of a session file is a session of its own (its own session id and path).
+// replica of a session file is a session of its own (its own session id and path). The size asked
+// for is one byte more than one replica, so that there are two whatever the fixtures weigh.
 func TestCorpusReplicas(t *testing.T) {
-	files, total := buildCorpus(t, 3<<20)
-	if total < 3<<20 {
-		t.Fatalf("corpus of %d bytes, want at least %d", total, 3<<20)
+	var one int64
+	for _, s := range sourceFiles(t) {
+		info, err := os.Stat(s.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one += info.Size()
+	}
+	target := one + 1
+	files, total := buildCorpus(t, target)
+	if total < target {
+		t.Fatalf("corpus of %d bytes, want at least %d", total, target)
 	}
 	paths := map[string]bool{}
 	for _, f := range files {

@@ -44,49 +44,80 @@ func repoRoot(tb testing.TB) string {
 	}
 }
 
-// sourceFiles are the Claude Code session files the corpus is made of: the shared fixtures when
-// present (more variety), else the repository's testdata.
-func sourceFiles(tb testing.TB) (dir string, files []string) {
-	root := repoRoot(tb)
-	dirs := []string{filepath.Join(root, "..", "shared", "fixtures", "claude_code"), filepath.Join(root, "testdata", "claude_code")}
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		dirs = append([]string{filepath.Join(d, "claude_code")}, dirs...)
+// corpusSource is one Claude Code session file of the corpus, and its path below the corpus:
+// <root>/<case>/…, root the fixture root it comes from.
+type corpusSource struct{ path, rel string }
+
+// sourceFiles are the Claude Code session files the corpus is made of: those of every fixture root
+// (testenv.FixtureRoots) when the fixtures are present (more variety), else the repository's
+// testdata.
+func sourceFiles(tb testing.TB) []corpusSource {
+	var dirs []string
+	for _, root := range testenv.FixtureRoots(tb) {
+		dirs = append(dirs, filepath.Join(root, "claude_code"))
 	}
+	var out []corpusSource
 	for _, dir := range dirs {
-		files = nil
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if len(files) > 0 {
-			sort.Strings(files)
-			return dir, files
-		}
+		out = append(out, jsonlBelow(dir, filepath.Base(filepath.Dir(dir)))...)
 	}
-	tb.Fatal("no Claude Code session files found for the benchmark corpus")
-	return "", nil
+	if len(out) == 0 {
+		out = jsonlBelow(filepath.Join(repoRoot(tb), "testdata", "claude_code"), "testdata")
+	}
+	if len(out) == 0 {
+		tb.Fatal("no Claude Code session files found for the benchmark corpus")
+	}
+	return out
+}
+
+// jsonlBelow lists the .jsonl files below dir, in path order, with prefix/<path below dir>.
+func jsonlBelow(dir, prefix string) []corpusSource {
+	var out []corpusSource
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, corpusSource{path: p, rel: filepath.ToSlash(filepath.Join(prefix, rel))})
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	return out
 }
 
 // buildCorpus replicates the source files until they hold at least targetBytes. Each replica gets
-// its own session id (and file path), so downstream every replica is a distinct session.
+// its own session id (and file path), so downstream every replica is a distinct session. A replica
+// holds every source file, in the same order: replica-major, then source by source.
 func buildCorpus(tb testing.TB, targetBytes int64) ([]sessionFile, int64) {
-	dir, srcs := sourceFiles(tb)
-	keep := map[string]bool{}
-	for _, p := range srcs {
-		keep[p] = true
+	type source struct {
+		rel, sid string
+		data     []byte
 	}
-	replicas, total := testenv.Replicate(tb, dir, func(p string) bool { return keep[p] }, testenv.ClaudeSessionID, targetBytes)
-	out := make([]sessionFile, 0, len(replicas))
-	for _, r := range replicas {
-		f := sessionFile{path: fmt.Sprintf("/bench/r%d/%s", r.Replica, r.Rel), size: int64(len(r.Data))}
-		for _, line := range bytes.Split(r.Data, []byte{'\n'}) {
-			if len(line) > 0 {
-				f.lines = append(f.lines, line)
-			}
+	var srcs []source
+	for _, s := range sourceFiles(tb) {
+		b, err := os.ReadFile(s.path)
+		if err != nil {
+			tb.Fatal(err)
 		}
-		out = append(out, f)
+		srcs = append(srcs, source{rel: s.rel, sid: testenv.ClaudeSessionID(b), data: b})
+	}
+	var out []sessionFile
+	var total int64
+	for r := 0; total < targetBytes; r++ {
+		for _, s := range srcs {
+			data, rel := s.data, s.rel
+			if s.sid != "" {
+				id := testenv.ReplicaID(s.sid, r)
+				data = bytes.ReplaceAll(data, []byte(s.sid), []byte(id))
+				rel = strings.ReplaceAll(rel, s.sid, id)
+			}
+			f := sessionFile{path: fmt.Sprintf("/bench/r%d/%s", r, rel), size: int64(len(data))}
+			for _, line := range bytes.Split(data, []byte{'\n'}) {
+				if len(line) > 0 {
+					f.lines = append(f.lines, line)
+				}
+			}
+			out = append(out, f)
+			total += f.size
+		}
 	}
 	return out, total
 }

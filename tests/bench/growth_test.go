@@ -50,9 +50,9 @@ type growthRow struct {
 	Growth float64 `json:"growth"`
 }
 
-func memoryGrowth(b *testing.B, bin, fixtures string, full testenv.History, target int64) *growth {
+func memoryGrowth(b *testing.B, bin string, roots []string, full testenv.History, target int64) *growth {
 	smallHome := b.TempDir()
-	small := testenv.WriteHistoryShares(b, fixtures, smallHome, target/4, historyShares(b))
+	small := testenv.WriteHistoryShares(b, roots, smallHome, target/4, historyShares(b))
 	g := &growth{SmallMB: small.Bytes >> 20, FullMB: full.Bytes >> 20}
 	type reader struct {
 		name string

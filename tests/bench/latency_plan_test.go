@@ -21,7 +21,7 @@ import (
 func TestLiveWritesAndClosers(t *testing.T) {
 	home := t.TempDir()
 	var got []string
-	for _, s := range liveSessions(t, fixturesDir(t), home, 0) {
+	for _, s := range liveSessions(t, fixtureRoots(t)[0], home, 0) {
 		closers := s.closers()
 		line := 1
 		for i, w := range s.writes {

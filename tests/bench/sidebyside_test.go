@@ -221,13 +221,13 @@ type report struct {
 
 // BenchmarkSideBySide is `make bench`: see the top of this file.
 func BenchmarkSideBySide(b *testing.B) {
-	fixtures := fixturesDir(b)
+	roots := fixtureRoots(b)
 	bin := benchCollector(b)
 	if os.Getenv("BENCH_LIVE") == "only" {
 		// The live run tails a history of its own: no corpus to write.
 		rep := report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), LoadBefore: loadAverage()}
 		for range b.N {
-			rep.Latency = liveLatency(b, bin, fixtures)
+			rep.Latency = liveLatency(b, bin, roots[0])
 		}
 		printReport(os.Stdout, rep)
 		writeReport(b, rep)
@@ -235,7 +235,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	home := b.TempDir()
 	target := corpusTarget()
-	h := testenv.WriteHistoryShares(b, fixtures, home, target, historyShares(b))
+	h := testenv.WriteHistoryShares(b, roots, home, target, historyShares(b))
 	include, jsonlBytes, jsonlLines := h.JSONL()
 	b.Logf("history: %d files, %.1f MB below %s", len(h.Files), float64(h.Bytes)/1e6, home)
 
@@ -313,11 +313,11 @@ func BenchmarkSideBySide(b *testing.B) {
 		}
 		rep.Rows = append(rows, rep.Rows...)
 		if want["growth"] {
-			rep.Growth = memoryGrowth(b, bin, fixtures, h, target)
+			rep.Growth = memoryGrowth(b, bin, roots, h, target)
 		}
 	}
 	if os.Getenv("BENCH_LIVE") != "0" {
-		rep.Latency = liveLatency(b, bin, fixtures)
+		rep.Latency = liveLatency(b, bin, roots[0])
 	}
 	printReport(os.Stdout, rep)
 	writeReport(b, rep)
@@ -410,14 +410,14 @@ func settle() time.Duration {
 	return 5 * time.Second
 }
 
-func fixturesDir(tb testing.TB) string {
+// fixtureRoots are the folders of the fixture corpus (testenv.FixtureRoots: the fixtures, then the
+// newest real files), the benchmark skipped when the fixtures are absent. The live replay's
+// sessions are named files of the fixtures (the first root).
+func fixtureRoots(tb testing.TB) []string {
 	tb.Helper()
-	dir := filepath.Join(repoRoot(tb), "..", "shared", "fixtures")
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		dir = d
-	}
-	vendortest.SkipIfAbsent(tb, dir)
-	return dir
+	roots := testenv.FixtureRoots(tb)
+	vendortest.SkipIfAbsent(tb, roots[0])
+	return roots
 }
 
 // decodeFloor reads every file of the history line by line (a JSON file as one record), then

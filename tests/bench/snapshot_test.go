@@ -13,10 +13,11 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/gemini"
 )
 
-// BenchmarkDecodeWholeFiles measures the decoders of the agents whose files are whole JSON
-// documents, read again at every change (Copilot CLI history, Amp threads, Gemini CLI chats).
+// BenchmarkDecodeWholeFiles measures the decoders of the agents whose files are read whole again
+// at every change (Copilot CLI history, Amp threads, Gemini CLI chats, .json and .jsonl), on the
+// files of every fixture root.
 func BenchmarkDecodeWholeFiles(b *testing.B) {
-	fixtures := fixturesDir(b)
+	roots := fixtureRoots(b)
 	for _, c := range []struct {
 		name, glob string
 		decode     func([]byte) error
@@ -24,8 +25,18 @@ func BenchmarkDecodeWholeFiles(b *testing.B) {
 		{"copilot_history", "copilot_cli/*/history-session-state/*.json", func(d []byte) error { _, err := copilotcli.DecodeHistory(d); return err }},
 		{"amp_thread", "amp/threads/*.json", func(d []byte) error { _, err := amp.DecodeThread(d); return err }},
 		{"gemini_chat", "gemini/chat_*.json", func(d []byte) error { _, err := gemini.DecodeChat(d); return err }},
+		{"gemini_chat_jsonl", "gemini/*/*.jsonl", func(d []byte) error {
+			if _, errs := gemini.DecodeChatJSONL(d); len(errs) > 0 {
+				return errs[0]
+			}
+			return nil
+		}},
 	} {
-		paths, _ := filepath.Glob(filepath.Join(fixtures, c.glob))
+		var paths []string
+		for _, root := range roots {
+			p, _ := filepath.Glob(filepath.Join(root, c.glob))
+			paths = append(paths, p...)
+		}
 		if len(paths) == 0 {
 			continue
 		}

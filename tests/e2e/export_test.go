@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // exportDirs are the folders config/export.yaml writes, by format.
@@ -250,13 +251,12 @@ func countType(t *testing.T, lines [][]byte, key, value string) int {
 	return n
 }
 
-// fixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or ../shared/fixtures next to
-// the repository root.
-func fixturesDir(root string) string {
-	if d := os.Getenv("AGENTOTEL_FIXTURES"); d != "" {
-		return d
-	}
-	return filepath.Join(filepath.Dir(root), "shared", "fixtures")
+// fixtureRoots are the folders of the shared fixture corpus (testenv.FixtureRoots: the fixtures,
+// $AGENTOTEL_FIXTURES or ../shared/fixtures next to the repository root, then the newest real
+// files when present).
+func fixtureRoots(tb testing.TB) []string {
+	tb.Helper()
+	return testenv.FixtureRoots(tb)
 }
 
 // parseAll maps every line of the copied transcripts with the Claude Code parser, as the receiver
@@ -289,8 +289,8 @@ func parseAll(t *testing.T, projects string) []agentevent.Event {
 	return events
 }
 
-// TestExportFixtureCorpus runs config/export.yaml over the shared Claude Code fixture corpus (read
-// where it is, copied to a temporary HOME at test time; skipped when absent): every line of every
+// TestExportFixtureCorpus runs config/export.yaml over the Claude Code fixtures of every corpus root
+// (read where they are, copied to a temporary HOME at test time; skipped when absent): every line of every
 // format is valid against its schema, agtrace_v1 has one line per event the parser yields, and
 // the AskUserQuestion calls of the corpus come out as question.requested / question.resolved.
 func TestExportFixtureCorpus(t *testing.T) {
@@ -298,20 +298,26 @@ func TestExportFixtureCorpus(t *testing.T) {
 		t.Skip("end-to-end: builds the collector (skipped with -short)")
 	}
 	root := repoRoot(t)
-	corpus := filepath.Join(fixturesDir(root), "claude_code")
-	vendortest.SkipIfAbsent(t, corpus)
+	roots := fixtureRoots(t)
+	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "claude_code"))
 	home := t.TempDir()
 	projects := filepath.Join(home, ".claude", "projects")
-	entries, err := os.ReadDir(corpus)
-	require.NoError(t, err)
-	for _, en := range entries {
-		dst := filepath.Join(projects, "-corpus-"+strings.TrimSuffix(en.Name(), ".jsonl"))
-		if en.IsDir() {
-			copyTree(t, filepath.Join(corpus, en.Name()), dst, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+	for _, fixtures := range roots {
+		corpus := filepath.Join(fixtures, "claude_code")
+		entries, err := os.ReadDir(corpus)
+		if os.IsNotExist(err) {
 			continue
 		}
-		if strings.HasSuffix(en.Name(), ".jsonl") {
-			copyTree(t, corpus, dst, func(p string) bool { return p == filepath.Join(corpus, en.Name()) })
+		require.NoError(t, err)
+		for _, en := range entries {
+			dst := filepath.Join(projects, "-corpus-"+filepath.Base(fixtures)+"-"+strings.TrimSuffix(en.Name(), ".jsonl"))
+			if en.IsDir() {
+				copyTree(t, filepath.Join(corpus, en.Name()), dst, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+				continue
+			}
+			if strings.HasSuffix(en.Name(), ".jsonl") {
+				copyTree(t, corpus, dst, func(p string) bool { return p == filepath.Join(corpus, en.Name()) })
+			}
 		}
 	}
 	events := map[string]int{}

@@ -29,11 +29,17 @@ func TestExportOpenCallOfRealThread(t *testing.T) {
 		t.Skip("end-to-end: builds the collector (skipped with -short)")
 	}
 	root := repoRoot(t)
-	threads := filepath.Join(fixturesDir(root), "amp", "threads")
-	vendortest.SkipIfAbsent(t, threads)
+	roots := fixtureRoots(t)
+	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "amp", "threads"))
 	home := t.TempDir()
-	copyTree(t, threads, filepath.Join(home, ".local", "share", "amp", "threads"),
-		func(p string) bool { return strings.HasSuffix(p, ".json") })
+	for _, fixtures := range roots {
+		threads := filepath.Join(fixtures, "amp", "threads")
+		if _, err := os.Stat(threads); os.IsNotExist(err) {
+			continue
+		}
+		copyTree(t, threads, filepath.Join(home, ".local", "share", "amp", "threads"),
+			func(p string) bool { return strings.HasSuffix(p, ".json") })
+	}
 
 	bin := collectorBinary(t)
 	out := filepath.Join(t.TempDir(), "export")

@@ -22,6 +22,11 @@ type HistoryFile struct {
 	Agent string // fixtures folder of the agent: claude_code, codex, copilot_cli, …
 	Path  string // absolute
 	Size  int64
+	// Replica is the copy of the fixtures the file belongs to (0, 1, …).
+	Replica int
+	// Source is the fixture file it is a copy of; for OpenCode, the storage tree's file or the
+	// database its objects were read from.
+	Source string
 	// Lines is the number of records of a line-delimited (JSONL) file, 0 for a whole-JSON file.
 	Lines int64
 }
@@ -127,8 +132,10 @@ var historyAgents = map[string]historyAgent{
 		},
 	},
 	"gemini": {
-		keep: func(rel string) bool { return strings.HasSuffix(rel, ".json") },
-		// ~/.gemini/tmp/<project>/chats/<chat>.json and ~/.gemini/tmp/<project>/logs.json
+		keep: func(rel string) bool { return strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, ".jsonl") },
+		// ~/.gemini/tmp/<project>/chats/<chat>.json (.jsonl from v0.39) and
+		// ~/.gemini/tmp/<project>/logs.json. A .jsonl chat is rewritten by its upserts, not a log
+		// a line reader makes sense of: it is not among the history's line-delimited files.
 		place: func(r int, rel string, _ []byte) string {
 			dir := filepath.Join(".gemini", "tmp", fmt.Sprintf("bench-r%04d", r))
 			if strings.HasPrefix(filepath.Base(rel), "logs") {
@@ -159,7 +166,8 @@ var historyAgents = map[string]historyAgent{
 		},
 	},
 	"opencode": {
-		// The storage tree (storage/{project,session,message,part}/…), one per fixture folder.
+		// The storage tree (storage/{project,session,message,part}/…), one per fixture folder; a
+		// fixture folder holding opencode.db is laid out as the tree of its objects (opencodeTree).
 		keep: func(rel string) bool { return strings.Contains(rel, "/storage/") && strings.HasSuffix(rel, ".json") },
 		place: func(_ int, rel string, _ []byte) string {
 			_, rest, _ := strings.Cut(rel, "/storage/")
@@ -181,7 +189,10 @@ func HistoryAgents() []string {
 // idRe finds the ids a copy must not share with another: UUIDs (sessions, records, messages) and
 // the vendors' prefixed ids (Anthropic message and request ids, OpenCode sessions, messages and
 // parts, tool calls).
-var idRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\b(?:msg|req|ses|prt|toolu|call|resp)_[0-9A-Za-z]{8,}`)
+// A prefixed id may hold underscores after its prefix (OpenCode ≥ 1.16's tool calls,
+// call_00_<…>). Ids that only name something inside their session (Gemini's and Pi's tool-call
+// and entry ids) are left as they are: each copy is a session of its own.
+var idRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\b(?:msg|req|ses|prt|toolu|srvtoolu|tooluse|call|resp)_[0-9A-Za-z][0-9A-Za-z_]{7,}`)
 
 // replicaOf makes copy r of an id: ReplicaID for a UUID (still a UUID), else the id with a
 // suffix (ids that sorted before still sort the same).
@@ -234,16 +245,16 @@ func (t idTemplate) copy(r int, buf []byte) []byte {
 }
 
 // WriteHistory writes a history of about targetBytes below home by copying the sessions of
-// every agent in fixtures (the shared fixtures folder), each agent up to its share of
-// DefaultHistoryShares (at least one copy of each): copy r of
-// every file with each session, message, request, part and tool-call id made unique (the same
-// way in every file of the copy, so references between files hold), laid out where the agent
-// keeps its sessions. Line-delimited files end with "\n" and hold no blank line (a reader never
-// waits for an unterminated last line). Every file is dated two days ago, a finished history.
-// Agents whose fixtures are absent are left out.
-func WriteHistory(tb testing.TB, fixtures, home string, targetBytes int64) History {
+// every agent in roots (FixtureRoots: the shared fixtures and the newest real files), each agent
+// up to its share of DefaultHistoryShares (at least one copy of each): copy r of every file with
+// each session, message, request, part and tool-call id made unique (the same way in every file
+// of the copy, so references between files hold), laid out where the agent keeps its sessions.
+// Line-delimited files end with "\n" and hold no blank line (a reader never waits for an
+// unterminated last line). Every file is dated two days ago, a finished history. Agents whose
+// fixtures are absent are left out.
+func WriteHistory(tb testing.TB, roots []string, home string, targetBytes int64) History {
 	tb.Helper()
-	return WriteHistoryShares(tb, fixtures, home, targetBytes, DefaultHistoryShares)
+	return WriteHistoryShares(tb, roots, home, targetBytes, DefaultHistoryShares)
 }
 
 // DefaultHistoryShares is the mix of a history by agent (shares of its bytes): mostly Claude Code
@@ -255,60 +266,123 @@ var DefaultHistoryShares = map[string]float64{
 
 // WriteHistoryShares is WriteHistory with each agent's share of the bytes given (agents absent
 // from shares, or with a share of 0, are left out).
-func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64, shares map[string]float64) History {
+func WriteHistoryShares(tb testing.TB, roots []string, home string, targetBytes int64, shares map[string]float64) History {
 	tb.Helper()
-	type source struct {
-		agent string
-		rel   idTemplate
-		data  idTemplate
-		jsonl bool
-		lines int64
+	srcs := historySources(tb, roots)
+	var total float64
+	for a := range srcs.byAgent {
+		total += shares[a]
 	}
-	var srcs []source
-	var perCopy int64
+	return writeHistory(tb, srcs, home, func(agent string, r int, have int64) bool {
+		if shares[agent] <= 0 {
+			return false
+		}
+		// Copies of the agent's sessions until it holds its share (at least one copy).
+		return r == 0 || have < int64(float64(targetBytes)*shares[agent]/total)
+	})
+}
+
+// WriteHistoryCopies is WriteHistory with exactly copies copies of every agent's sessions,
+// whatever their size.
+func WriteHistoryCopies(tb testing.TB, roots []string, home string, copies int) History {
+	tb.Helper()
+	return writeHistory(tb, historySources(tb, roots), home, func(_ string, r int, _ int64) bool { return r < copies })
+}
+
+// historySource is one fixture file a history copies.
+type historySource struct {
+	agent  string
+	origin string // the fixture file, or the OpenCode database
+	rel    idTemplate
+	data   idTemplate
+	jsonl  bool
+	lines  int64
+}
+
+type historySourceSet struct {
+	srcs    []historySource
+	byAgent map[string][]int // indexes into srcs, in HistoryAgents order
+	agents  []string
+}
+
+// historySources reads the session files of every agent below every root.
+func historySources(tb testing.TB, roots []string) historySourceSet {
+	tb.Helper()
+	set := historySourceSet{byAgent: map[string][]int{}}
 	for _, name := range HistoryAgents() {
 		a := historyAgents[name]
-		dir := filepath.Join(fixtures, name)
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil || !a.keep(filepath.ToSlash(rel)) {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := source{agent: name, rel: newIDTemplate([]byte(filepath.ToSlash(rel))),
-				jsonl: a.jsonlInclude != "" && strings.HasSuffix(rel, ".jsonl")}
-			if s.jsonl {
-				var clean []byte
-				for _, line := range bytes.Split(b, []byte{'\n'}) {
-					if len(bytes.TrimSpace(line)) > 0 {
-						clean = append(append(clean, line...), '\n')
-						s.lines++
-					}
+		for _, root := range roots {
+			dir := filepath.Join(root, name)
+			dirs := []string{dir}
+			origin := map[string]string{} // tree folder → the database it was made of
+			if name == "opencode" {
+				dbs, err := filepath.Glob(filepath.Join(dir, "*", "opencode.db"))
+				if err != nil {
+					tb.Fatal(err)
 				}
-				b = clean
+				for _, db := range dbs {
+					tree := filepath.Join(tb.TempDir(), filepath.Base(filepath.Dir(db)))
+					opencodeTree(tb, filepath.Dir(db), filepath.Join(tree, "storage"))
+					dirs = append(dirs, filepath.Dir(tree))
+					origin[tree] = db
+				}
 			}
-			var extra []string
-			if a.sessionID != nil {
-				extra = append(extra, a.sessionID(b))
+			for _, d := range dirs {
+				err := filepath.WalkDir(d, func(p string, de fs.DirEntry, err error) error {
+					if err != nil || de.IsDir() {
+						return err
+					}
+					rel, err := filepath.Rel(d, p)
+					if err != nil || !a.keep(filepath.ToSlash(rel)) {
+						return err
+					}
+					b, err := os.ReadFile(p)
+					if err != nil {
+						return err
+					}
+					s := historySource{agent: name, origin: p, rel: newIDTemplate([]byte(filepath.ToSlash(rel))),
+						jsonl: a.jsonlInclude != "" && strings.HasSuffix(rel, ".jsonl")}
+					if db, ok := origin[filepath.Join(d, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])]; ok {
+						s.origin = db
+					}
+					if s.jsonl {
+						var clean []byte
+						for _, line := range bytes.Split(b, []byte{'\n'}) {
+							if len(bytes.TrimSpace(line)) > 0 {
+								clean = append(append(clean, line...), '\n')
+								s.lines++
+							}
+						}
+						b = clean
+					}
+					var extra []string
+					if a.sessionID != nil {
+						extra = append(extra, a.sessionID(b))
+					}
+					s.data = newIDTemplate(b, extra...)
+					if _, ok := set.byAgent[name]; !ok {
+						set.agents = append(set.agents, name)
+					}
+					set.byAgent[name] = append(set.byAgent[name], len(set.srcs))
+					set.srcs = append(set.srcs, s)
+					return nil
+				})
+				if err != nil && !os.IsNotExist(err) {
+					tb.Fatalf("history from %s: %v", d, err)
+				}
 			}
-			s.data = newIDTemplate(b, extra...)
-			srcs = append(srcs, s)
-			perCopy += int64(len(b))
-			return nil
-		})
-		if err != nil && !os.IsNotExist(err) {
-			tb.Fatalf("history from %s: %v", dir, err)
 		}
 	}
-	if perCopy == 0 {
-		tb.Fatalf("history: no agent session files below %s", fixtures)
+	if len(set.srcs) == 0 {
+		tb.Fatalf("history: no agent session files below %v", roots)
 	}
+	return set
+}
+
+// writeHistory writes copy r = 0, 1, … of each agent's sources while more(agent, r, bytes of
+// the agent written so far) says so.
+func writeHistory(tb testing.TB, set historySourceSet, home string, more func(agent string, r int, have int64) bool) History {
+	tb.Helper()
 	h := History{Home: home}
 	written := map[string]bool{}
 	// A reader that knows files by a fingerprint of their first bytes (file_log, agent_log: 1000 bytes)
@@ -316,28 +390,11 @@ func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64,
 	heads := map[string]string{}
 	var buf []byte
 	finished := time.Now().Add(-48 * time.Hour)
-	byAgent := map[string][]int{}
-	var agents []string
-	for i, s := range srcs {
-		if _, ok := byAgent[s.agent]; !ok {
-			agents = append(agents, s.agent)
-		}
-		byAgent[s.agent] = append(byAgent[s.agent], i)
-	}
-	var total float64
-	for _, a := range agents {
-		total += shares[a]
-	}
-	for _, a := range agents {
-		if shares[a] <= 0 {
-			continue
-		}
-		// Copies of the agent's sessions until it holds its share (at least one copy).
-		want := int64(float64(targetBytes) * shares[a] / total)
+	for _, a := range set.agents {
 		var have int64
-		for r := 0; r == 0 || have < want; r++ {
-			for _, i := range byAgent[a] {
-				s := srcs[i]
+		for r := 0; more(a, r, have); r++ {
+			for _, i := range set.byAgent[a] {
+				s := set.srcs[i]
 				buf = s.data.copy(r, buf)
 				rel := string(s.rel.copy(r, nil))
 				path := filepath.Join(home, historyAgents[s.agent].place(r, rel, buf))
@@ -363,7 +420,7 @@ func WriteHistoryShares(tb testing.TB, fixtures, home string, targetBytes int64,
 				if err := os.Chtimes(path, finished, finished); err != nil {
 					tb.Fatal(err)
 				}
-				f := HistoryFile{Agent: s.agent, Path: path, Size: int64(len(buf))}
+				f := HistoryFile{Agent: s.agent, Path: path, Size: int64(len(buf)), Replica: r, Source: s.origin}
 				if s.jsonl {
 					f.Lines = s.lines
 				}

@@ -4,7 +4,10 @@
 package amp
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,54 +24,81 @@ var expectedOpenCalls = map[string]string{
 	"T-1d0ef56c-0ecd-4bf7-af7b-5bc196dc8a6a/toolu_vrtx_01Fs4e3VReruSViG91ayaudh": "the file was committed while this Grep still ran (run.status in-progress, the thread's last message)",
 }
 
-// TestCorpus maps every Amp thread of ../shared/fixtures/amp/threads (or
-// $AGENTOTEL_FIXTURES/amp/threads), read in place and settled: zero
-// unparsed, zero Validate violations, every open call explained, and
-// per-thread tokens equal to ccusage's.
+// TestCorpus maps every Amp thread of every corpus root (amp/threads of
+// vendortest.FixtureRoots), read in place and settled: zero unparsed, zero
+// Validate violations, every open call explained, and per-thread tokens
+// equal to ccusage's.
 func TestCorpus(t *testing.T) {
-	vendortest.EachCorpus(t, "amp/threads", func(t *testing.T, dir string) {
-		files := threadFiles(t, dir)
-		require.NotEmpty(t, files)
-		totals := map[string]tokenTotals{}
-		open := map[string]bool{}
-		for _, f := range files {
-			th := decodeFile(t, f)
-			r := MapThread(Context{LogFile: f}, th, nil, true)
-			require.NotEmpty(t, r.Events, f)
-			assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
-			for _, ev := range r.Events {
-				assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
-				assert.Equal(t, th.ID, ev.SessionID)
-				assert.Equal(t, "/home/runner/workspace", ev.ProjectRoot)
-			}
-			report := agentevent.Validate(r.Events)
-			assert.Emptyf(t, report.Violations, "%s", f)
-			for _, c := range report.OpenToolCalls {
-				k := c.SessionID + "/" + c.ToolCallID
-				open[k] = true
-				_, listed := expectedOpenCalls[k]
-				assert.Truef(t, listed, "open tool call %s (%s) is not listed in expectedOpenCalls", k, c.ToolName)
-			}
-			totals[th.ID] = sumTokens(r.Events)
-
-			// Read as the CLI wrote it, one message more at each rewrite: the
-			// same events, once.
-			var grown []agentevent.Event
-			w := Watermark{}
-			for n := 1; n <= len(th.Messages); n++ {
-				part := th
-				part.Messages = th.Messages[:n]
-				pr := MapThread(Context{LogFile: f, Sequence: int64(len(grown))}, part, w, n == len(th.Messages))
-				grown = append(grown, pr.Events...)
-				w.Add(pr.Emitted)
-			}
-			assert.ElementsMatch(t, eventIDs(r.Events), eventIDs(grown), "%s: grown one message at a time", f)
-		}
-		for k := range expectedOpenCalls {
-			assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
-		}
-		assertCcusageTotals(t, files, totals)
+	open := map[string]bool{}
+	vendortest.EachCorpus(t, "amp", func(t *testing.T, dir string) {
+		corpus(t, filepath.Join(dir, "threads"), open)
 	})
+	for k := range expectedOpenCalls {
+		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
+	}
+}
+
+func corpus(t *testing.T, dir string, open map[string]bool) {
+	files := threadFiles(t, dir)
+	require.NotEmpty(t, files, "no thread in %s", dir)
+	totals := map[string]tokenTotals{}
+	for _, f := range files {
+		th := decodeFile(t, f)
+		r := MapThread(Context{LogFile: f}, th, nil, true)
+		require.NotEmpty(t, r.Events, f)
+		assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
+		root := threadRoot(t, f)
+		require.NotEmpty(t, root, "%s: the thread names its tree", f)
+		for _, ev := range r.Events {
+			assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
+			assert.Equal(t, th.ID, ev.SessionID)
+			assert.Equal(t, root, ev.ProjectRoot)
+		}
+		report := agentevent.Validate(r.Events)
+		assert.Emptyf(t, report.Violations, "%s", f)
+		for _, c := range report.OpenToolCalls {
+			k := c.SessionID + "/" + c.ToolCallID
+			open[k] = true
+			_, listed := expectedOpenCalls[k]
+			assert.Truef(t, listed, "open tool call %s (%s) is not listed in expectedOpenCalls", k, c.ToolName)
+		}
+		totals[th.ID] = sumTokens(r.Events)
+
+		// Read as the CLI wrote it, one message more at each rewrite: the
+		// same events, once.
+		var grown []agentevent.Event
+		w := Watermark{}
+		for n := 1; n <= len(th.Messages); n++ {
+			part := th
+			part.Messages = th.Messages[:n]
+			pr := MapThread(Context{LogFile: f, Sequence: int64(len(grown))}, part, w, n == len(th.Messages))
+			grown = append(grown, pr.Events...)
+			w.Add(pr.Emitted)
+		}
+		assert.ElementsMatch(t, eventIDs(r.Events), eventIDs(grown), "%s: grown one message at a time", f)
+	}
+	assertCcusageTotals(t, files, totals)
+}
+
+// threadRoot is the path of the file tree a thread ran in
+// (env.initial.trees[0].uri), read without the package's decoder.
+func threadRoot(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var th struct {
+		Env struct {
+			Initial struct {
+				Trees []struct {
+					URI string `json:"uri"`
+				} `json:"trees"`
+			} `json:"initial"`
+		} `json:"env"`
+	}
+	require.NoError(t, json.Unmarshal(b, &th))
+	if len(th.Env.Initial.Trees) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(th.Env.Initial.Trees[0].URI, "file://")
 }
 
 // TestTestdataTokensMatchCcusage holds the golden cases to the same oracle

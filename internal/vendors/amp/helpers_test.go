@@ -16,9 +16,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-var (
-	repoRoot    = vendortest.RepoRoot
-)
+var repoRoot = vendortest.RepoRoot
 
 func decodeFile(t testing.TB, path string) Thread {
 	t.Helper()

@@ -23,7 +23,6 @@ import (
 // open call not listed, and on a listed call that is not open.
 var expectedOpenCalls = map[string]string{}
 
-
 func corpusFiles(t *testing.T, dir string) []string {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -4,16 +4,21 @@
 package gemini
 
 import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // corpusPlacement is where a flat-named corpus fixture lived under
@@ -22,39 +27,45 @@ var corpusPlacement = map[string]string{
 	"chat_2026-04_subagent_chat.json": "tmp/idaho-vault/chats/b1f31681-4b57-4337-8bc5-ac73580f752a/tl63m8.json",
 }
 
-// TestCorpus maps every Gemini fixture of ../shared/fixtures/gemini (or
-// $AGENTOTEL_FIXTURES/gemini), read in place: every message mapped, zero
+// TestCorpus maps every Gemini fixture of every corpus root (gemini/ of
+// vendortest.FixtureRoots), read in place: every message mapped, zero
 // unparsed, zero Validate violations, every tool call paired, and token
 // sums equal to the messages' own tokens (input incl. cached, output incl.
 // thoughts, total = input + output + thoughts + tool as the CLI records it).
+// A .jsonl chat counts each message once however often it was re-appended.
 // logs.json: every entry decodes, and mapped alone (no chat) it validates.
+// Chats also hold the per-session tokens to ccusage's.
 func TestCorpus(t *testing.T) {
 	vendortest.EachCorpus(t, "gemini", func(t *testing.T, dir string) {
-		entries, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		chats := 0
-		for _, e := range entries {
-			name := e.Name()
-			path := filepath.Join(dir, name)
-			switch {
-			case strings.HasPrefix(name, "chat_") && strings.HasSuffix(name, ".json"):
-				chats++
-				t.Run(name, func(t *testing.T) { corpusChat(t, path, name) })
-			case strings.HasPrefix(name, "logs_") && strings.HasSuffix(name, ".json"):
-				t.Run(name, func(t *testing.T) { corpusLogs(t, path, name) })
-			case e.IsDir():
-				// A folder of JSONL chats (one line per write: upserts
-				// and $set lines), as the CLI writes them since v0.39.
-				files, err := filepath.Glob(filepath.Join(path, "*.jsonl"))
-				require.NoError(t, err)
-				for _, f := range files {
-					chats++
-					rel := filepath.Join(name, filepath.Base(f))
-					t.Run(rel, func(t *testing.T) { corpusChat(t, f, rel) })
-				}
+		var chats []string
+		require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
 			}
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			name := d.Name()
+			switch {
+			case strings.HasPrefix(name, "logs") && strings.HasSuffix(name, ".json"):
+				t.Run(rel, func(t *testing.T) { corpusLogs(t, path, rel) })
+			case strings.HasSuffix(name, ".jsonl"),
+				strings.HasSuffix(name, ".json") && (strings.HasPrefix(name, "chat_") || strings.HasPrefix(name, "session-")):
+				chats = append(chats, path)
+				t.Run(rel, func(t *testing.T) { corpusChat(t, path, rel) })
+			case strings.HasSuffix(name, ".json"):
+				t.Errorf("%s: neither a chat nor a logs.json; the corpus test does not know this layout", rel)
+			}
+			return nil
+		}))
+		require.NotEmpty(t, chats, "no Gemini chat fixture in %s", dir)
+		if testing.Short() {
+			t.Log("-short: not running ccusage")
+			return
 		}
-		require.NotZero(t, chats, "no Gemini chat fixture in %s", dir)
+		assertCcusageTotals(t, chats)
 	})
 }
 
@@ -115,6 +126,35 @@ func corpusChat(t *testing.T, path, name string) {
 	}
 	require.Equal(t, want, got)
 	require.Equal(t, calls, results, "every tool call has its result")
+	if strings.HasSuffix(path, ".jsonl") {
+		// A message re-appended as it grows is one message: as many as
+		// distinct ids in the file (these files never rewind).
+		require.Equal(t, jsonlMessageIDs(t, path), len(chat.Messages))
+	}
+	t.Logf("%d messages, %d events, %d tool calls; tokens %+v", len(chat.Messages), len(r.Events), calls, got)
+}
+
+// jsonlMessageIDs counts the distinct ids of a .jsonl chat's message
+// records, read line by line without the package's decoder.
+func jsonlMessageIDs(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var rec struct {
+			ID       string          `json:"id"`
+			RewindTo json.RawMessage `json:"$rewindTo"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		require.Nil(t, rec.RewindTo, "a rewinding chat needs another count")
+		if rec.ID != "" {
+			ids[rec.ID] = true
+		}
+	}
+	return len(ids)
 }
 
 func corpusLogs(t *testing.T, path, name string) {
@@ -133,3 +173,54 @@ func corpusLogs(t *testing.T, path, name string) {
 }
 
 type tokenSums struct{ input, output, cached, thinking, total int64 }
+
+// ccusageTokens are a session's tokens the way ccusage reports Gemini CLI
+// usage: input net of cached, output without thoughts, total with both.
+type ccusageTokens struct {
+	Input     int64 `json:"inputTokens"`
+	Output    int64 `json:"outputTokens"`
+	CacheRead int64 `json:"cacheReadTokens"`
+	Total     int64 `json:"totalTokens"`
+}
+
+// assertCcusageTotals holds each chat session's tokens, as the mapped
+// events carry them, to `ccusage gemini session`, run over a scratch home
+// with every chat under ~/.gemini/tmp/<project>/chats/.
+func assertCcusageTotals(t *testing.T, chats []string) {
+	t.Helper()
+	got := map[string]ccusageTokens{}
+	home := map[string]string{}
+	for i, path := range chats {
+		chat := loadChat(t, path)
+		r := MapChat(Context{LogFile: path, Sequence: 1}, chat, nil, true)
+		s := got[chat.SessionID]
+		for _, ev := range r.Events {
+			cached := agentevent.Value(ev.TokensCached)
+			s.Input += agentevent.Value(ev.TokensInput) - cached
+			s.CacheRead += cached
+			s.Output += agentevent.Value(ev.TokensOutput) - agentevent.Value(ev.TokensThinking)
+			s.Total += agentevent.Value(ev.TokensTotal)
+		}
+		got[chat.SessionID] = s
+		home[filepath.Join(".gemini", "tmp", fmt.Sprintf("p%d", i), "chats", filepath.Base(path))] = path
+	}
+	type session struct {
+		SessionID string `json:"sessionId"`
+		ccusageTokens
+	}
+	oracle := map[string]ccusageTokens{}
+	for _, s := range testenv.CcusageSessions[session](t, testenv.CcusageHome(t, home), "gemini") {
+		oracle[s.SessionID] = s.ccusageTokens
+	}
+	for id, g := range got {
+		if g == (ccusageTokens{}) {
+			assert.NotContainsf(t, oracle, id, "session %s: ccusage counts tokens the events do not", id)
+			continue
+		}
+		assert.Equalf(t, oracle[id], g, "session %s: token totals differ from ccusage", id)
+	}
+	for id := range oracle {
+		assert.Containsf(t, got, id, "ccusage reports session %s, which no chat holds", id)
+	}
+	t.Logf("%d Gemini chat sessions compared with ccusage", len(got))
+}

@@ -20,7 +20,6 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-
 // loadChat decodes a .json or .jsonl chat file, failing the test on any
 // decode error.
 func loadChat(t testing.TB, path string) Chat {

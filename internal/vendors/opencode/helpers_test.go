@@ -4,6 +4,8 @@
 package opencode
 
 import (
+	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	// Pure-Go SQLite, as the receiver reads OpenCode's database.
+	_ "modernc.org/sqlite"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
@@ -119,4 +123,171 @@ func mapAPI(t testing.TB, path, logFile string) []agentevent.Event {
 		events = append(events, evs...)
 	}
 	return events
+}
+
+// copyDatabase copies the OpenCode database of a fixture folder (opencode.db
+// with its -wal and -shm, those that exist) to a scratch folder and returns
+// the copy's path. SQLite opens a WAL database's -shm read-write even in
+// mode=ro (it keeps the WAL index and the readers' marks there), and
+// immutable=1 would skip the WAL, where a database may keep every row: so a
+// fixture is read through a copy, never opened in place.
+func copyDatabase(t testing.TB, dir string) string {
+	t.Helper()
+	tmp := t.TempDir()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(filepath.Join(dir, "opencode.db"+suffix))
+		if os.IsNotExist(err) && suffix != "" {
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, "opencode.db"+suffix), b, 0o600))
+	}
+	return filepath.Join(tmp, "opencode.db")
+}
+
+// openDatabase opens a database read-only, as the receiver does.
+func openDatabase(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	u := url.URL{Scheme: "file", Path: path}
+	db, err := sql.Open("sqlite", u.String()+"?mode=ro&_pragma=query_only(1)")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// mapDB maps every session of a database (a copy: copyDatabase) the way
+// the receiver's database reader does once nothing changes any more:
+// sessions by creation time, messages and parts by id, one Sequence counter
+// per session, a last message that never finished taken as it is (the
+// reader does so once it stayed unchanged for a while). LogFile is logFile.
+func mapDB(t testing.TB, path, logFile string) []agentevent.Event {
+	db := openDatabase(t, path)
+	projects := map[string]Project{}
+	for _, r := range queryByName(t, db, `SELECT * FROM project`) {
+		p := Project{ID: r.str("id"), Worktree: r.str("worktree"), VCS: r.str("vcs")}
+		projects[p.ID] = p
+	}
+	sessions := map[string]Session{}
+	var order []Session
+	for _, r := range queryByName(t, db, `SELECT * FROM session ORDER BY time_created, id`) {
+		s := Session{ID: r.str("id"), ProjectID: r.str("project_id"), ParentID: r.str("parent_id"),
+			Directory: r.str("directory"), Title: r.str("title"), Version: r.str("version")}
+		s.Time.Created, s.Time.Updated = r.int("time_created"), r.int("time_updated")
+		sessions[s.ID] = s
+		order = append(order, s)
+	}
+	lookupS := func(id string) (Session, bool) { s, ok := sessions[id]; return s, ok }
+	lookupP := func(id string) (Project, bool) { p, ok := projects[id]; return p, ok }
+	spawnedBy := map[string]string{}
+	var events []agentevent.Event
+	for _, s := range order {
+		c := ResolveContext(s, lookupS, lookupP)
+		c.LogFile = logFile
+		if s.ParentID != "" {
+			c.ParentToolCallID = spawnedBy[s.ID]
+		}
+		type row struct {
+			id   string
+			data []byte
+		}
+		var msgs []row
+		rows, err := db.Query(`SELECT id, data FROM message WHERE session_id = ? ORDER BY id`, s.ID)
+		require.NoError(t, err)
+		for rows.Next() {
+			var r row
+			require.NoError(t, rows.Scan(&r.id, &r.data))
+			msgs = append(msgs, r)
+		}
+		require.NoError(t, rows.Err())
+		seq := int64(0)
+		for i, mr := range msgs {
+			m, err := DecodeMessageRow(mr.id, s.ID, mr.data)
+			require.NoError(t, err)
+			var parts []Part
+			prows, err := db.Query(`SELECT id, data FROM part WHERE message_id = ? ORDER BY id`, mr.id)
+			require.NoError(t, err)
+			for prows.Next() {
+				var r row
+				require.NoError(t, prows.Scan(&r.id, &r.data))
+				p, err := DecodePartRow(r.id, mr.id, s.ID, r.data)
+				require.NoError(t, err)
+				parts = append(parts, p)
+			}
+			require.NoError(t, prows.Err())
+			for child, call := range SpawnedSessions(parts) {
+				spawnedBy[child] = call
+			}
+			if !Finished(m, parts, i < len(msgs)-1) {
+				t.Logf("session %s: the last message %s never finished; taken as it is", s.ID, m.ID)
+			}
+			mc := c
+			mc.Sequence = seq + 1
+			evs := MapMessage(mc, m, parts)
+			seq += int64(len(evs))
+			events = append(events, evs...)
+		}
+	}
+	return events
+}
+
+// dbTokens sums the tokens of a database's assistant messages.
+func dbTokens(t testing.TB, path string) tokenSums {
+	db := openDatabase(t, path)
+	rows, err := db.Query(`SELECT id, session_id, data FROM message`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var s tokenSums
+	for rows.Next() {
+		var id, ses string
+		var data []byte
+		require.NoError(t, rows.Scan(&id, &ses, &data))
+		m, err := DecodeMessageRow(id, ses, data)
+		require.NoError(t, err)
+		s.add(m)
+	}
+	require.NoError(t, rows.Err())
+	return s
+}
+
+// byName is a result row by column name: OpenCode adds and drops columns
+// between versions, and the receiver reads the ones it needs by name.
+type byName map[string]any
+
+func (r byName) str(k string) string {
+	switch v := r[k].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+func (r byName) int(k string) int64 {
+	v, _ := r[k].(int64)
+	return v
+}
+
+func queryByName(t testing.TB, db *sql.DB, query string) []byName {
+	rows, err := db.Query(query)
+	require.NoError(t, err)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var out []byName
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		r := byName{}
+		for i, c := range cols {
+			r[c] = vals[i]
+		}
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }

@@ -26,7 +26,6 @@ import (
 // are closed by the parser, see README.md, so none is expected.)
 var expectedOpenCalls = map[string]string{}
 
-
 // fileTotals is what a session file says about itself, read independently
 // of the parser: the usage and cost of every assistant message, and the
 // number of user prompts.

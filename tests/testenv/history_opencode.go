@@ -1,0 +1,154 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	// Pure-Go SQLite, as the receiver reads OpenCode's database.
+	_ "modernc.org/sqlite"
+)
+
+// opencodeTree writes the objects of the OpenCode database of fixture (opencode.db, ≥ 1.2) below
+// storage as OpenCode ≤ 1.1 kept them: project/<id>.json, session/<project>/<id>.json,
+// message/<session>/<id>.json and part/<message>/<id>.json, each the row's data with its id
+// columns put back. A history copies files with their ids made unique, which the pages of a
+// database do not allow, and a data directory holding opencode.db has its tree left unread: the
+// history's OpenCode is one tree. The database is read through a copy: SQLite writes a WAL
+// database's -shm even when it opens it read-only.
+func opencodeTree(tb testing.TB, fixture, storage string) {
+	tb.Helper()
+	tmp := tb.TempDir()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(filepath.Join(fixture, "opencode.db"+suffix))
+		if os.IsNotExist(err) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			tb.Fatalf("opencode tree: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "opencode.db"+suffix), b, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	u := url.URL{Scheme: "file", Path: filepath.Join(tmp, "opencode.db")}
+	db, err := sql.Open("sqlite", u.String()+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	write := func(rel string, b []byte) {
+		p := filepath.Join(storage, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	object := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	for _, r := range columnsByName(tb, db, `SELECT * FROM project`) {
+		id := r.str("id")
+		write(filepath.Join("project", id+".json"), object(map[string]any{
+			"id": id, "worktree": r.str("worktree"), "vcs": r.str("vcs"),
+			"time": map[string]any{"created": r["time_created"], "updated": r["time_updated"]},
+		}))
+	}
+	for _, r := range columnsByName(tb, db, `SELECT * FROM session`) {
+		id, project := r.str("id"), r.str("project_id")
+		s := map[string]any{
+			"id": id, "projectID": project, "slug": r.str("slug"), "directory": r.str("directory"),
+			"title": r.str("title"), "version": r.str("version"),
+			"time": map[string]any{"created": r["time_created"], "updated": r["time_updated"]},
+		}
+		if p := r.str("parent_id"); p != "" {
+			s["parentID"] = p
+		}
+		write(filepath.Join("session", project, id+".json"), object(s))
+	}
+	for _, r := range columnsByName(tb, db, `SELECT id, session_id, data FROM message`) {
+		id, ses := r.str("id"), r.str("session_id")
+		write(filepath.Join("message", ses, id+".json"), withIDs(tb, r.str("data"), "id", id, "sessionID", ses))
+	}
+	for _, r := range columnsByName(tb, db, `SELECT id, message_id, session_id, data FROM part`) {
+		id, msg := r.str("id"), r.str("message_id")
+		write(filepath.Join("part", msg, id+".json"), withIDs(tb, r.str("data"), "id", id, "sessionID", r.str("session_id"), "messageID", msg))
+	}
+}
+
+// withIDs is the JSON object data with the key/value pairs kv put first.
+func withIDs(tb testing.TB, data string, kv ...string) []byte {
+	tb.Helper()
+	if len(data) < 2 || data[0] != '{' {
+		tb.Fatalf("opencode tree: data %.40q is not an object", data)
+	}
+	out := []byte{'{'}
+	for i := 0; i < len(kv); i += 2 {
+		k, _ := json.Marshal(kv[i])
+		v, _ := json.Marshal(kv[i+1])
+		out = append(append(append(append(out, k...), ':'), v...), ',')
+	}
+	rest := data[1:]
+	if len(rest) > 0 && rest[0] == '}' {
+		return append(out[:len(out)-1], '}')
+	}
+	return append(out, rest...)
+}
+
+// dbRow is a result row by column name: OpenCode adds and drops columns between versions.
+type dbRow map[string]any
+
+func (r dbRow) str(k string) string {
+	switch v := r[k].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+func columnsByName(tb testing.TB, db *sql.DB, query string) []dbRow {
+	tb.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		tb.Fatalf("opencode tree: %v", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []dbRow
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			tb.Fatal(err)
+		}
+		r := dbRow{}
+		for i, c := range cols {
+			r[c] = vals[i]
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
