@@ -38,6 +38,8 @@ func TestClaudeCode21xxRecordTypes(t *testing.T) {
 	require.Len(t, status, 1)
 	assert.Equal(t, agentevent.TypeMeta, status[0].Type)
 	assert.Equal(t, "bridge_status", status[0].Attributes[attrMetaKind])
+	assert.Equal(t, "https://claude.ai/code/session_01", status[0].Attributes[attrRemoteControlURL])
+	assert.Equal(t, "/remote-control is active", status[0].Text)
 
 	bridge := f.feed(`{"type":"bridge-session","sessionId":"` + testSession + `","bridgeSessionId":"cse_01SiW1zwvtfmnmYMN682j6jM","lastSequenceNum":0}`)
 	assert.Empty(t, bridge, "bridge-session repeats what bridge_status announced: known and skipped")

@@ -61,6 +61,10 @@ type record struct {
 	PreventedContinuation bool             `json:"preventedContinuation"`
 	RetryAttempt          num              `json:"retryAttempt"`
 	MaxRetries            num              `json:"maxRetries"`
+	// URL is bridge_status's link to the remote-control session; raw, so
+	// that a "url" of another type in some other record cannot fail the
+	// decoding of the record.
+	URL jsonx.Raw `json:"url"`
 
 	// summary
 	Summary  string `json:"summary"`

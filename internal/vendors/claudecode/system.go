@@ -72,6 +72,15 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		attrs[attrSummaryKind] = "away"
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
+	case "bridge_status":
+		// /remote-control was turned on: the session can be continued from
+		// claude.ai or a phone, at this link. Session metadata; the
+		// bridge-session records that follow every turn repeat it and are
+		// skipped.
+		if u := rawString(r.URL); u != "" {
+			attrs[attrRemoteControlURL] = u
+		}
+		return meta()
 	case "local_command":
 		// A local slash command and its output, written as a system row by
 		// newer versions.

@@ -47,6 +47,7 @@ const (
 	attrPRRepository         = "agent.pr.repository"
 	attrTeleportSession      = "agent.teleport.remote_session_id"
 	attrTeleportBranch       = "agent.teleport.branch"
+	attrRemoteControlURL     = "agent.remote_control.url"
 )
 
 // Values of agent.meta.kind on meta events that do not come from a system

@@ -72,7 +72,7 @@ func corpus(t *testing.T, dir string) {
 	jsonl, history := sessionFiles(t, dir)
 	require.NotEmpty(t, jsonl, "JSONL sessions")
 	totals := map[string]tokenTotals{}
-	outputs := map[string]int64{}
+	usages := map[string]sessionUsage{}
 	open := map[string]bool{}
 	check := func(path string, events []agentevent.Event) {
 		require.NotEmptyf(t, events, "%s yields no event", path)
@@ -99,7 +99,7 @@ func corpus(t *testing.T, dir string) {
 		if filepath.Base(path) == "events.jsonl" {
 			assert.NotEmptyf(t, events[len(events)-1].ProjectRoot, "%s: no project root", path)
 		}
-		outputs[events[0].SessionID] = fileOutputTokens(t, path)
+		usages[events[0].SessionID] = fileUsage(t, path)
 	}
 	for _, path := range history {
 		events := mapHistoryFile(t, path, "")
@@ -111,46 +111,134 @@ func corpus(t *testing.T, dir string) {
 	for k := range expectedOpenCalls {
 		assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)
 	}
-	assertCcusageTotals(t, append(slices.Clone(jsonl), history...), dir, totals, outputs)
+	assertCcusageTotals(t, append(slices.Clone(jsonl), history...), dir, totals, usages)
 }
 
-// fileOutputTokens sums the outputTokens of a file's assistant.message
-// records, read independently of the parser.
-func fileOutputTokens(t testing.TB, path string) int64 {
+// sessionUsage is what a session file's records say about its tokens, read
+// independently of the parser: the per-model usage of each session.shutdown
+// (each covers its own run of a resumed session) and the outputTokens of
+// the responses after the last one (all of them when there is none).
+type sessionUsage struct {
+	shutdowns []map[string]tokenTotals
+	tail      int64
+}
+
+// ours is the session's tokens by this package's definition: every
+// shutdown's usage plus the output of the responses of a last run that
+// has no shutdown.
+func (u sessionUsage) ours() tokenTotals {
+	t := tokenTotals{Output: u.tail}
+	for _, sd := range u.shutdowns {
+		for _, m := range sd {
+			t = addTokens(t, m)
+		}
+	}
+	return t
+}
+
+// ccusage is what ccusage 20.0.24 reports for the session: per model, each
+// field's maximum over the shutdowns, summed over the models; nothing
+// (false) without a shutdown. For one shutdown that is the shutdown's
+// usage; for a resumed session it is less than ours.
+func (u sessionUsage) ccusage() (tokenTotals, bool) {
+	if len(u.shutdowns) == 0 {
+		return tokenTotals{}, false
+	}
+	byModel := map[string]tokenTotals{}
+	for _, sd := range u.shutdowns {
+		for name, m := range sd {
+			b := byModel[name]
+			byModel[name] = tokenTotals{
+				Input: max(b.Input, m.Input), Output: max(b.Output, m.Output),
+				CacheRead: max(b.CacheRead, m.CacheRead), CacheCreation: max(b.CacheCreation, m.CacheCreation),
+			}
+		}
+	}
+	var t tokenTotals
+	for _, m := range byModel {
+		t = addTokens(t, m)
+	}
+	return t, true
+}
+
+func addTokens(a, b tokenTotals) tokenTotals {
+	return tokenTotals{
+		Input: a.Input + b.Input, Output: a.Output + b.Output,
+		CacheRead: a.CacheRead + b.CacheRead, CacheCreation: a.CacheCreation + b.CacheCreation,
+	}
+}
+
+// fileUsage reads a session file's shutdowns and responses (sessionUsage).
+func fileUsage(t testing.TB, path string) sessionUsage {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var n int64
+	var u sessionUsage
 	for _, l := range splitLines(data) {
 		var r struct {
 			Type string `json:"type"`
 			Data struct {
 				OutputTokens int64 `json:"outputTokens"`
+				ModelMetrics map[string]struct {
+					Usage struct {
+						InputTokens      int64 `json:"inputTokens"`
+						OutputTokens     int64 `json:"outputTokens"`
+						CacheReadTokens  int64 `json:"cacheReadTokens"`
+						CacheWriteTokens int64 `json:"cacheWriteTokens"`
+					} `json:"usage"`
+				} `json:"modelMetrics"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(l.Data, &r) == nil && r.Type == "assistant.message" {
-			n += r.Data.OutputTokens
+		if json.Unmarshal(l.Data, &r) != nil {
+			continue
+		}
+		switch r.Type {
+		case "assistant.message":
+			u.tail += r.Data.OutputTokens
+		case "session.shutdown":
+			sd := map[string]tokenTotals{}
+			for name, m := range r.Data.ModelMetrics {
+				x := m.Usage
+				// ccusage's input is net of cache reads and writes, which
+				// the CLI's inputTokens include.
+				sd[name] = tokenTotals{
+					Input: x.InputTokens - x.CacheReadTokens - x.CacheWriteTokens, Output: x.OutputTokens,
+					CacheRead: x.CacheReadTokens, CacheCreation: x.CacheWriteTokens,
+				}
+			}
+			u.shutdowns = append(u.shutdowns, sd)
+			u.tail = 0 // the run's responses are in its shutdown's usage
 		}
 	}
-	return n
+	return u
 }
 
-// assertCcusageTotals compares per-session totals with ccusage's.
-// ccusage 20.0.24 reads a session's usage from its session.shutdown record
-// only: a session the CLI never shut down (or an older one without
-// per-model metrics) has no ccusage total. Such a session's own totals are
-// the per-response output tokens its log carries (outputs), and nothing else.
-func assertCcusageTotals(t *testing.T, files []string, root string, totals map[string]tokenTotals, outputs map[string]int64) {
+// assertCcusageTotals holds per-session totals to the records and to
+// ccusage. Every session's totals are sessionUsage.ours, read from the
+// file independently of the parser; ccusage 20.0.24, which reads only the
+// session.shutdown records, must report exactly sessionUsage.ccusage (so
+// the independent reading is ccusage's), and a session with one shutdown
+// and no response after it must equal ccusage's figure outright. A
+// session without a shutdown (the CLI never shut down, or an older one
+// without per-model metrics) has no ccusage total: its own are the
+// per-response output tokens its log carries, and nothing else.
+func assertCcusageTotals(t *testing.T, files []string, root string, totals map[string]tokenTotals, usages map[string]sessionUsage) {
 	oracle := ccusageSessions(t, files, root)
 	require.NotEmpty(t, oracle, "ccusage reported no session at all")
 	compared := 0
 	for sid, got := range totals {
-		want, ok := oracle[sid]
-		if !ok {
-			assert.Equalf(t, tokenTotals{Output: outputs[sid]}, got, "session %s: without a shutdown record only per-response output tokens", sid)
+		u := usages[sid]
+		assert.Equalf(t, u.ours(), got, "session %s: every shutdown's usage plus the last run's per-response output", sid)
+		want, hasShutdown := u.ccusage()
+		reported, ok := oracle[sid]
+		if !hasShutdown {
+			assert.Falsef(t, ok, "session %s: ccusage reports a session without a shutdown record", sid)
 			continue
 		}
 		compared++
-		assert.Equalf(t, want, got, "session %s: token totals differ from ccusage", sid)
+		assert.Equalf(t, want, reported, "session %s: ccusage's figure is not the per-model maximum over the shutdowns", sid)
+		if len(u.shutdowns) == 1 && u.tail == 0 {
+			assert.Equalf(t, reported, got, "session %s: token totals differ from ccusage", sid)
+		}
 	}
 	for sid := range oracle {
 		assert.Containsf(t, totals, sid, "ccusage reports session %s that the test does not know", sid)
@@ -187,11 +275,11 @@ func TestTestdataTokensMatchCcusage(t *testing.T) {
 	root := filepath.Join(repoRoot(t), "testdata", "copilot_cli")
 	jsonl, history := sessionFiles(t, root)
 	totals := map[string]tokenTotals{}
-	outputs := map[string]int64{}
+	usages := map[string]sessionUsage{}
 	for _, f := range jsonl {
 		evs := parseSessionFile(t, f, "")
 		totals[evs[0].SessionID] = sumTokens(evs)
-		outputs[evs[0].SessionID] = fileOutputTokens(t, f)
+		usages[evs[0].SessionID] = fileUsage(t, f)
 	}
 	for _, f := range history {
 		evs := mapHistoryFile(t, f, "")
@@ -199,5 +287,5 @@ func TestTestdataTokensMatchCcusage(t *testing.T) {
 	}
 	// Every case is its own copy of ~/.copilot: laid out side by side they
 	// form one home (session ids differ).
-	assertCcusageTotals(t, append(slices.Clone(jsonl), history...), root, totals, outputs)
+	assertCcusageTotals(t, append(slices.Clone(jsonl), history...), root, totals, usages)
 }

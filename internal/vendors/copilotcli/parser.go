@@ -63,6 +63,13 @@ const (
 	attrLinesRemoved   = "agent.copilot.lines_removed"
 	attrTruncPrefix    = "agent.truncation."
 	attrLateCallID     = "agent.tool.late_call_id"
+
+	attrNoticeKind      = "agent.copilot.notification.kind"
+	attrNoticeAgentID   = "agent.copilot.notification.agent_id"
+	attrNoticeAgentType = "agent.copilot.notification.agent_type"
+	attrNoticeStatus    = "agent.copilot.notification.status"
+	attrNoticeShellID   = "agent.copilot.notification.shell_id"
+	attrNoticeExitCode  = "agent.copilot.notification.exit_code"
 )
 
 // Parser maps the records of one events.jsonl (or flat <id>.jsonl) file. It
@@ -215,6 +222,11 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 	case "session.start":
 		return p.sessionStart(d, c), "", ""
 	case "session.resume":
+		// The resumed run goes on with the model it names (a resume may
+		// switch models without a session.model_change).
+		if d.SelectedModel != "" {
+			s.Model = strings.Clone(d.SelectedModel)
+		}
 		ev := p.meta(c, r.Type)
 		if d.EventCount != nil {
 			agentevent.SetAttr(&ev, "agent.copilot.resume_event_count", *d.EventCount)
@@ -307,12 +319,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "system.notification":
-		// A notice the CLI gives the model about work that finished in the
-		// background (a subagent or a detached shell done, and so on).
-		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
-		ev.Text = d.Content
-		agentevent.SetAttr(&ev, attrEvent, r.Type)
-		return []agentevent.Event{ev}, "", ""
+		return []agentevent.Event{p.notification(d, c)}, "", ""
 	case "system.message":
 		ev := p.base(c, agentevent.TypeSystemMessage, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.Content
@@ -393,9 +400,12 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 	if responseID == "" {
 		responseID = c.recordID
 	}
+	// Newer CLIs name the response's model; it is the name its shutdown's
+	// metrics use, where the session's current model may not be.
+	model := strings.Clone(d.Model)
 	add := func(ev agentevent.Event) {
 		ev.ResponseID = responseID
-		p.model(&ev, "")
+		p.model(&ev, model)
 		out = append(out, ev)
 	}
 	if strings.TrimSpace(d.ReasoningText) != "" {
@@ -431,6 +441,51 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 	return out
 }
 
+// notification maps system.notification: the notice the CLI gives the model
+// that work it ran in the background is done (a background agent finished
+// or went idle, a shell command exited). A notice like session.info, not an
+// error: a failed agent or command is reported by its own records (its
+// subagent.failed, the tool result that reads it), and a notice must not
+// end a turn in error.
+func (p *Parser) notification(d *data, c *rowCtx) agentevent.Event {
+	ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
+	ev.Text = d.Content
+	agentevent.SetAttr(&ev, attrEvent, "system.notification")
+	var k notificationKind
+	if jsonx.Kind(d.Kind) != '{' || jsonx.Unmarshal(d.Kind, &k) != nil {
+		return ev // a kind of another shape: the notice without its facts
+	}
+	for key, v := range map[string]string{
+		attrNoticeKind: k.Type, attrNoticeAgentID: k.AgentID, attrNoticeAgentType: k.AgentType,
+		attrNoticeStatus: k.Status, attrNoticeShellID: k.ShellID,
+	} {
+		if v != "" {
+			agentevent.SetAttr(&ev, key, v)
+		}
+	}
+	if k.ExitCode != nil {
+		if n, err := k.ExitCode.Int64(); err == nil {
+			agentevent.SetAttr(&ev, attrNoticeExitCode, n)
+		}
+	}
+	return ev
+}
+
+// byCommonPrefix returns models (sorted) ordered by the length of the
+// prefix each shares with name, longest first; ties keep name order.
+func byCommonPrefix(models []string, name string) []string {
+	common := func(m string) int {
+		n := 0
+		for n < len(m) && n < len(name) && m[n] == name[n] {
+			n++
+		}
+		return n
+	}
+	out := slices.Clone(models)
+	slices.SortStableFunc(out, func(a, b string) int { return common(b) - common(a) })
+	return out
+}
+
 // model fills the model and provider: the model a record names, else the
 // subagent's (when subagent.started named one), else the session's current
 // one.
@@ -445,10 +500,11 @@ func (p *Parser) model(ev *agentevent.Event, model string) {
 // response (assistant.message outputTokens) where the log has them: only
 // the rest is added, so the segment's total equals the shutdown's, counted
 // once. What was counted per response is taken off the model it was
-// counted under first, and what is left of it (a response whose model name
-// is not a key of the shutdown's metrics) off the shutdown's models in
-// name order: the segment never counts its responses on top of the
-// shutdown's totals.
+// counted under; what was counted under a name the shutdown's metrics do
+// not use is taken off the metrics' models, the one whose name shares the
+// longest prefix with it first ("claude-opus-4.6" → "claude-opus-4.6-1m"),
+// so that the segment never counts its responses on top of the shutdown's
+// totals and each model keeps its own output as far as the names tell.
 func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 	s := &p.st
 	ev := p.meta(c, "session.shutdown")
@@ -479,21 +535,25 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 	// counted is the output already counted per response in this segment,
 	// by the shutdown model it is taken off.
 	counted := make(map[string]int64, len(models))
-	var unmatched int64
+	var unmatched []string
 	for m, n := range s.Output {
 		if _, ok := d.ModelMetrics[m]; ok {
 			counted[m] = n
 		} else {
-			unmatched += n
+			unmatched = append(unmatched, m)
 		}
 	}
-	for _, m := range models {
-		if unmatched <= 0 {
-			break
+	slices.Sort(unmatched)
+	for _, name := range unmatched {
+		left := s.Output[name]
+		for _, m := range byCommonPrefix(models, name) {
+			if left <= 0 {
+				break
+			}
+			take := min(left, max(d.ModelMetrics[m].Usage.OutputTokens-counted[m], 0))
+			counted[m] += take
+			left -= take
 		}
-		take := min(unmatched, max(d.ModelMetrics[m].Usage.OutputTokens-counted[m], 0))
-		counted[m] += take
-		unmatched -= take
 	}
 	for _, m := range models {
 		mm := d.ModelMetrics[m]

@@ -101,6 +101,23 @@ type data struct {
 	// subagent.started / completed / failed
 	AgentName        string `json:"agentName"`
 	AgentDisplayName string `json:"agentDisplayName"`
+
+	// system.notification: what the notice is about, decoded when used
+	// (notificationKind); raw, so that no other record's "kind" can fail
+	// the decoding of the fields above.
+	Kind jsonx.Raw `json:"kind"`
+}
+
+// notificationKind is the structured part of a system.notification: a
+// background agent done (agent_completed, agent_idle) or a shell command
+// done (shell_completed, shell_detached_completed).
+type notificationKind struct {
+	Type      string        `json:"type"`
+	AgentID   string        `json:"agentId"`
+	AgentType string        `json:"agentType"`
+	Status    string        `json:"status"`
+	ShellID   string        `json:"shellId"`
+	ExitCode  *jsonx.Number `json:"exitCode"`
 }
 
 type sessionCtx struct {
