@@ -92,6 +92,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	})
 	if r, ok := decodeFast(line); ok {
 		p.timestamp(c, r.Timestamp)
+		p.forkOrSpawn(r.Type)
 		var out []agentevent.Event
 		var reason, detail string
 		if r.Type == "response_item" {
@@ -113,6 +114,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		}
 		return p.unparsed(c, ReasonUnexpectedShape, r.Type+" record without an object payload")
 	}
+	p.forkOrSpawn(r.Type)
 	var out []agentevent.Event
 	var reason, detail string
 	switch r.Type {
@@ -356,7 +358,13 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 					s.AgentID = m.ID
 					s.TurnLink = true
 				}
-				s.Replaying = true
+				// A fork (forked_from_id, or a second session_meta next) replays
+				// its parent; a fresh spawn does not (forkOrSpawn).
+				if m.ForkedFromID != "" {
+					s.Replaying = true
+				} else {
+					s.SpawnPending = true
+				}
 			}
 		}
 	} else if str, ok := jsonString(m.Source); ok {
@@ -385,6 +393,29 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 		agentevent.SetAttr(&ev, "agent.codex.model_provider", m.ModelProvider)
 	}
 	return []agentevent.Event{ev}, ""
+}
+
+// forkOrSpawn tells, at the record after a thread_spawn child's own
+// session_meta, a fork from a fresh spawn. In the Codex source a
+// spawn_agent child is a fork only when the call asks for one (a fork mode):
+// its rollout is its own session_meta (forked_from_id = the parent's
+// thread id) followed by the parent's rollout items, filtered (the parent's
+// session_meta first, its turns' task and token_count events with the
+// parent's cumulative totals, user/developer messages and final answers),
+// then its own turn. A last-N-turns fork starts the copy at a parent
+// prompt instead of the parent's session_meta; it still names
+// forked_from_id. Without a fork mode the child is a new thread: its
+// session_meta (no forked_from_id) is followed by its own task_started and
+// messages, nothing of the parent, and its token_count totals start at
+// zero. So a child whose meta names no forked_from_id replays only when a
+// second session_meta comes next.
+func (p *Parser) forkOrSpawn(typ string) {
+	s := &p.st
+	if !s.SpawnPending || typ == "" {
+		return
+	}
+	s.SpawnPending = false
+	s.Replaying = typ == "session_meta"
 }
 
 // own sets *dst to a copy of v when it differs: the state must not keep a

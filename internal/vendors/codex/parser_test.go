@@ -427,3 +427,71 @@ func TestStateDoesNotPinRecords(t *testing.T) {
 	big = ""
 	vendortest.RequireNotPinned(t, p, rows*size/2)
 }
+
+// A spawn_agent child that is no fork (Codex Desktop ≥ 0.126) starts fresh:
+// its own session_meta naming the parent thread, then its own task_started
+// and messages, no replayed parent history. It counts every advance of its
+// own cumulative total and still nests under the parent like a fork.
+//
+// The rows after the session_meta are real rows of
+// ../shared/fixtures-new/codex/v0.131.0_tui_reasoning.jsonl (GPL: read in
+// place, never copied into testdata), shortened: the developer and
+// environment messages, the rate limits, the answers' text and the
+// encrypted reasoning are cut, the turn_context keeps its turn id, cwd and
+// model, the cwd is shortened. The session_meta is that file's, with the
+// instructions cut and the originator, source, nickname and role of a
+// Desktop spawned child (no such child is in the corpus).
+func TestFreshSpawnCountsItsTokens(t *testing.T) {
+	const usage1 = `{"input_tokens":15564,"cached_input_tokens":5504,"output_tokens":118,"reasoning_output_tokens":12,"total_tokens":15682}`
+	const usage2 = `{"input_tokens":35831,"cached_input_tokens":11008,"output_tokens":165,"reasoning_output_tokens":12,"total_tokens":35996}`
+	const last2 = `{"input_tokens":20267,"cached_input_tokens":5504,"output_tokens":47,"reasoning_output_tokens":0,"total_tokens":20314}`
+	data := lines(
+		`{"timestamp":"2026-05-20T02:07:09.086Z","type":"session_meta","payload":{"id":"019e4322-e5ef-77d2-b4f0-a543c9f7819e","timestamp":"2026-05-20T02:07:01.122Z","cwd":"/Users/dev/useful","originator":"Codex Desktop","cli_version":"0.131.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"019e4300-0000-7000-8000-000000000001","depth":1,"agent_nickname":"Euclid","agent_role":"explorer"}}},"agent_nickname":"Euclid","agent_role":"explorer","thread_source":"subagent","model_provider":"openai","git":{"commit_hash":"28be4319247442f69145071d1c608f59ebf58e68","branch":"main"}}}`,
+		`{"timestamp":"2026-05-20T02:07:09.086Z","type":"event_msg","payload":{"type":"task_started","turn_id":"019e4323-0506-7d20-b53d-0762dc45f9e3","started_at":1779242829,"model_context_window":258400,"collaboration_mode_kind":"default"}}`,
+		`{"timestamp":"2026-05-20T02:07:09.090Z","type":"turn_context","payload":{"turn_id":"019e4323-0506-7d20-b53d-0762dc45f9e3","cwd":"/Users/dev/useful","model":"gpt-5.4","approval_policy":"on-request"}}`,
+		`{"timestamp":"2026-05-20T02:07:09.092Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"can you do anything"}]}}`,
+		`{"timestamp":"2026-05-20T02:07:09.092Z","type":"event_msg","payload":{"type":"user_message","message":"can you do anything","images":[],"local_images":[],"text_elements":[]}}`,
+		`{"timestamp":"2026-05-20T02:07:10.826Z","type":"response_item","payload":{"type":"reasoning","summary":[],"content":null,"encrypted_content":"gAAAAABqDRdOP7HhlPXNV9AAc81Wxxi7k_Em7NWF"}}`,
+		`{"timestamp":"2026-05-20T02:07:12.690Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Yes."}],"phase":"final_answer"}}`,
+		`{"timestamp":"2026-05-20T02:07:12.765Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":`+usage1+`,"last_token_usage":`+usage1+`,"model_context_window":258400}}}`,
+		`{"timestamp":"2026-05-20T02:07:12.773Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"019e4323-0506-7d20-b53d-0762dc45f9e3","completed_at":1779242832,"duration_ms":3705,"time_to_first_token_ms":1758}}`,
+		`{"timestamp":"2026-05-20T02:07:48.303Z","type":"event_msg","payload":{"type":"task_started","turn_id":"019e4323-9e4a-75c2-8270-0a64070672c7","started_at":1779242868,"model_context_window":258400,"collaboration_mode_kind":"default"}}`,
+		`{"timestamp":"2026-05-20T02:07:48.310Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"how many token credits do you have"}]}}`,
+		`{"timestamp":"2026-05-20T02:07:48.310Z","type":"event_msg","payload":{"type":"user_message","message":"how many token credits do you have","images":[],"local_images":[],"text_elements":[]}}`,
+		`{"timestamp":"2026-05-20T02:07:51.289Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"I don't have visibility into your token-credit balance."}],"phase":"final_answer"}}`,
+		`{"timestamp":"2026-05-20T02:07:51.339Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":`+usage2+`,"last_token_usage":`+last2+`,"model_context_window":258400}}}`,
+		`{"timestamp":"2026-05-20T02:07:51.341Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"019e4323-9e4a-75c2-8270-0a64070672c7","completed_at":1779242871,"duration_ms":3038,"time_to_first_token_ms":2117}}`)
+	check := func(t *testing.T, events []agentevent.Event) {
+		t.Helper()
+		// The advances of total_token_usage: 0 → usage1 → usage2.
+		assert.Equal(t, tokenTotals{Input: 35831 - 11008, CacheRead: 11008, Output: 165, Reasoning: 12}, sumTokens(events))
+		var prompts []string
+		for _, ev := range events {
+			assert.Equal(t, "019e4322-e5ef-77d2-b4f0-a543c9f7819e", ev.SessionID)
+			assert.Equal(t, "019e4322-e5ef-77d2-b4f0-a543c9f7819e", ev.AgentID)
+			assert.Equal(t, "019e4300-0000-7000-8000-000000000001", ev.Attributes[agentevent.AttrParentSessionID])
+			assert.Equal(t, "019e4300-0000-7000-8000-000000000001", agentevent.TreeSession(&ev))
+			assert.Equal(t, "explorer", ev.SubagentType)
+			assert.True(t, ev.IsSidechain)
+			assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
+			if ev.Type == agentevent.TypeUserMessage {
+				prompts = append(prompts, ev.Text)
+			}
+		}
+		assert.Equal(t, []string{"can you do anything", "how many token credits do you have"}, prompts)
+	}
+	t.Run("whole file", func(t *testing.T) { check(t, parseBytes("c.jsonl", data)) })
+	t.Run("restart after the session_meta", func(t *testing.T) {
+		ls := splitLines(data)
+		p := NewParser("c.jsonl")
+		events := p.Parse(ls[0].Data, ls[0].No, ls[0].Offset)
+		st, err := p.MarshalState()
+		require.NoError(t, err)
+		p = NewParser("c.jsonl")
+		require.NoError(t, p.UnmarshalState(st))
+		for _, l := range ls[1:] {
+			events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
+		}
+		check(t, events)
+	})
+}

@@ -49,6 +49,10 @@ type state struct {
 	// a subagent rollout that records none (/review).
 	ParentHint string `json:"parent_hint,omitempty"`
 
+	// SpawnPending: a thread_spawn child's session_meta named no
+	// forked_from_id; the next record tells a fork from a fresh spawn
+	// (Parser.forkOrSpawn).
+	SpawnPending bool `json:"spawn_pending,omitempty"`
 	// Fork replay of a thread_spawn child: records are skipped until the
 	// child's own task_started (see Parser.replayEnds).
 	Replaying bool `json:"replaying,omitempty"`
