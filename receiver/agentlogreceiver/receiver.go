@@ -127,6 +127,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
 	r.progress.now = r.clock.now // the receiver's clock (injected by tests)
 	r.progress.interval = r.progressEvery
+	r.progress.begin = startedAt // every agent's backfill is timed from here
 	r.readSlots = make(chan struct{}, runtime.GOMAXPROCS(0)+1)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
