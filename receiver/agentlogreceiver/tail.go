@@ -637,16 +637,6 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		// it from its start.
 		return
 	}
-	if f.pos.offset == 0 && f.pos.headLen == 0 {
-		// A file first seen empty, or before its first line was complete,
-		// or read again from its start: its head is known once it has a
-		// first line, and goes into the position stored with the first
-		// batch (a later move or copy of it is told by it). Read from the
-		// file opened, which is the one the poll's stat saw.
-		if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
-			f.pos.headLen, f.pos.head = h.n, h.sum
-		}
-	}
 	if _, err := fh.Seek(f.pos.offset, io.SeekStart); err != nil {
 		return
 	}
@@ -667,6 +657,19 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			return
 		}
 		if len(b.lines) > 0 {
+			if f.pos.offset == 0 && f.pos.headLen == 0 {
+				// A file first seen empty, or before its first line was
+				// complete, or read again from its start: its head is known
+				// now that it has a first line, and goes into the position
+				// stored with the first batch (a later move or copy of it is
+				// told by it). Read from the file opened, which is the one
+				// the poll's stat saw. (Not before the first line is
+				// complete: a long first line still being written would be
+				// read through at every poll.)
+				if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
+					f.pos.headLen, f.pos.head = h.n, h.sum
+				}
+			}
 			batch := b.take(j.path, f.pos.tailPos(), b.batchLen(done))
 			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
