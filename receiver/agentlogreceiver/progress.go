@@ -39,13 +39,23 @@ const progressInterval = 10 * time.Second
 // to the size it had then, or, for files an earlier run has already read
 // (the tailer resumes them at their stored position and may have nothing
 // new to read), when nothing more has been read for quietAfter.
+//
+// Durations are wall-clock from the receiver's start (begin) to the moment
+// an agent is known to be done — for one that went quiet, when the quiet
+// is noticed, not when it last read: the all-agents line comes when the
+// last agent is done and must not claim less time than has passed.
 type progress struct {
 	logger     *zap.Logger
 	telemetry  *metadata.TelemetryBuilder
 	now        func() time.Time
 	interval   time.Duration
 	quietAfter time.Duration
+	// quietCheck is how often agents are checked for having gone quiet,
+	// between the progress lines.
+	quietCheck time.Duration
 	seed       maphash.Seed // of the session id hashes
+	// begin is the receiver's start (the first found, unless set).
+	begin time.Time
 
 	mu     sync.Mutex
 	agents map[string]*agentProgress
@@ -101,6 +111,7 @@ func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval
 		now:        time.Now,
 		interval:   progressInterval,
 		quietAfter: max(10*pollInterval, settle+2*time.Second, 3*time.Second),
+		quietCheck: time.Second,
 		seed:       maphash.MakeSeed(),
 		agents:     map[string]*agentProgress{},
 		stop:       make(chan struct{}),
@@ -115,10 +126,13 @@ func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval
 func (p *progress) found(ctx context.Context, agent string, h history) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.begin.IsZero() {
+		p.begin = p.now()
+	}
 	a := &agentProgress{
 		key:      agent,
 		attr:     metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", agent))),
-		start:    p.now(),
+		start:    p.begin,
 		files:    make(map[uint64]fileProgress, len(h.sizes)),
 		sessions: map[uint64]struct{}{},
 	}
@@ -186,7 +200,7 @@ func (p *progress) read(ctx context.Context, agent, path string, from, to int64,
 		a.filesRead++
 		p.telemetry.AgentLogBackfillFilesRead.Add(ctx, 1, a.attr)
 		if len(a.files) == 0 {
-			p.finishLocked(ctx, a, a.lastRead)
+			p.finishLocked(ctx, a, a.lastRead) // lastRead is now
 		}
 	}
 }
@@ -245,24 +259,54 @@ func (p *progress) observe(ctx context.Context, agent string, events []agenteven
 	}
 }
 
-// start logs the progress every interval until shutdown.
+// start logs the progress every interval until shutdown, and finishes the
+// agents gone quiet every quietCheck in between.
 func (p *progress) start() {
+	step := min(p.quietCheck, p.interval)
+	every := max(int(p.interval/step), 1) // ticks per progress line
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(p.interval)
+		t := time.NewTicker(step)
 		defer t.Stop()
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-p.stop:
 				return
 			case <-t.C:
-				if p.tick(context.Background()) {
+				var done bool
+				if n%every == 0 {
+					done = p.tick(context.Background())
+				} else {
+					done = p.finishQuiet(context.Background())
+				}
+				if done {
 					return
 				}
 			}
 		}
 	}()
+}
+
+// finishQuiet finishes the agents that have gone quiet, without a progress
+// line. It reports whether every agent is done.
+func (p *progress) finishQuiet(ctx context.Context) (allDone bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	allDone = true
+	for _, key := range p.order {
+		a := p.agents[key]
+		if !a.doneAt.IsZero() {
+			continue
+		}
+		if now.Sub(a.lastRead) >= p.quietAfter {
+			p.finishLocked(ctx, a, now)
+			continue
+		}
+		allDone = false
+	}
+	return allDone
 }
 
 // shutdown stops the logging, saying how far the history of each agent
@@ -308,7 +352,7 @@ func (p *progress) tick(ctx context.Context) (allDone bool) {
 			continue
 		}
 		if now.Sub(a.lastRead) >= p.quietAfter {
-			p.finishLocked(ctx, a, a.lastRead) // done when it last read
+			p.finishLocked(ctx, a, now) // known done now
 			continue
 		}
 		allDone = false
@@ -394,15 +438,12 @@ func (p *progress) logTotalLocked() {
 	var (
 		withHistory, sessions, files int
 		turns, calls, fails, tokens  int64
-		first, last                  time.Time
+		last                         time.Time
 	)
 	for _, key := range p.order {
 		a := p.agents[key]
 		if a.doneAt.IsZero() {
 			return
-		}
-		if first.IsZero() || a.start.Before(first) {
-			first = a.start
 		}
 		if a.doneAt.After(last) {
 			last = a.doneAt
@@ -423,11 +464,11 @@ func (p *progress) logTotalLocked() {
 		return
 	}
 	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%s failed), %s tokens",
-		withHistory, formatDuration(last.Sub(first)), plural(sessions, "session"), plural(int(turns), "turn"),
+		withHistory, formatDuration(last.Sub(p.begin)), plural(sessions, "session"), plural(int(turns), "turn"),
 		plural(int(calls), "tool call"), formatCount(fails), formatCount(tokens)),
 		zap.Int("agents", withHistory), zap.Int("files", files), zap.Int("sessions", sessions), zap.Int64("turns", turns),
 		zap.Int64("tool_calls", calls), zap.Int64("tool_calls_failed", fails), zap.Int64("tokens", tokens),
-		zap.Duration("elapsed", last.Sub(first)))
+		zap.Duration("elapsed", last.Sub(p.begin)))
 }
 
 // history is what an agent has to read at start.

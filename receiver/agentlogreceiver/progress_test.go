@@ -218,9 +218,11 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 	assert.True(t, p.tick(ctx))
 	done := logs.TakeAll()
 	require.Len(t, done, 2)
-	assert.Equal(t, "codex: history read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[0].Message,
-		"done when it last read")
-	assert.Equal(t, "History of 2 agents read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[1].Message)
+	took := formatDuration(time.Second + p.quietAfter)
+	assert.Equal(t, "codex: history read in "+took+": 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[0].Message,
+		"done when its quiet is noticed, timed from the start")
+	assert.Equal(t, "History of 2 agents read in "+took+": 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[1].Message,
+		"from the start to the last agent done")
 	metadatatest.AssertEqualAgentLogBackfillBytesRead(t, tel, []metricdata.DataPoint[int64]{
 		{Attributes: agentAttr("codex"), Value: 1000}, {Attributes: agentAttr("pi"), Value: 500},
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
@@ -246,7 +248,7 @@ func TestProgressUnmeasured(t *testing.T) {
 	logs.TakeAll()
 	clock.advance(p.quietAfter)
 	assert.True(t, p.tick(ctx))
-	assert.Equal(t, []string{"opencode: history read in 1s: 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
+	assert.Equal(t, []string{"opencode: history read in " + formatDuration(time.Second+p.quietAfter) + ": 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
 }
 
 // Stopped mid-backfill: one line says how far it got, and nothing follows.

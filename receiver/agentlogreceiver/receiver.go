@@ -44,6 +44,9 @@ type logsReceiver struct {
 	clock     clock
 	settle    time.Duration
 	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
+	// progressEvery is how often the backfill's progress is logged (and
+	// agents gone quiet are taken as done).
+	progressEvery time.Duration
 	// readSlots bound the JSONL files being read across agents: one per
 	// core and one more, so that the cores stay busy while a batch waits
 	// for its delivery, and the lines and events in memory do not grow with
@@ -71,6 +74,11 @@ func withClock(c clock) option { return func(r *logsReceiver) { r.clock = c } }
 // withSweepInterval sets how often sessions are checked for being gone.
 func withSweepInterval(d time.Duration) option { return func(r *logsReceiver) { r.sweep = d } }
 
+// withProgressInterval sets how often the backfill's progress is logged.
+func withProgressInterval(d time.Duration) option {
+	return func(r *logsReceiver) { r.progressEvery = d }
+}
+
 // withSettleDelay sets how long a rewritten file must stay unchanged.
 func withSettleDelay(d time.Duration) option { return func(r *logsReceiver) { r.settle = d } }
 
@@ -89,7 +97,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table [
 		return nil, err
 	}
 	r := &logsReceiver{set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb,
-		clock: realClock(), settle: defaultSettleDelay}
+		clock: realClock(), settle: defaultSettleDelay, progressEvery: progressInterval}
 	for _, o := range opts {
 		o(r)
 	}
@@ -118,6 +126,8 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	startedAt := r.clock.now()
 	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
 	r.progress.now = r.clock.now // the receiver's clock (injected by tests)
+	r.progress.interval = r.progressEvery
+	r.progress.begin = startedAt // every agent's backfill is timed from here
 	r.readSlots = make(chan struct{}, runtime.GOMAXPROCS(0)+1)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)

@@ -318,17 +318,16 @@ func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
 	defer s.sessions.release(sess)
 	f := sess.state
 
-	maxLen := int(s.cfg.MaxLogSize)
 	firstLineNo := lastRecordNumber - int64(len(lines)) + 1
 	events := make([]agentevent.Event, 0, len(lines))
 	for i, line := range lines {
 		lineNo := firstLineNo + int64(i)
-		offset := lineOffset(offsets, i, len(line))
-		if len(line) >= maxLen {
-			// The tailer cut the line at max_log_size and skipped the rest.
-			events = append(events, s.unparsedEvent(path, lineNo, offset, reasonLineTooLong))
+		if b.tooLong != nil && b.tooLong[i] {
+			// The tailer skipped the line, of max_log_size bytes or more.
+			events = append(events, s.unparsedEvent(path, lineNo, offsets[i], reasonLineTooLong))
 			continue
 		}
+		offset := lineOffset(offsets, i, len(line))
 		if offset == 0 {
 			s.checkIdentity(ctx, path, f, line)
 		}

@@ -187,6 +187,8 @@ type snapshotFile struct {
 	reported map[string]string
 	// records seen at the last read, for the counters (mapper's use).
 	records, skipped int
+	// told: the backfill's progress was told the file has been read.
+	told bool
 }
 
 func newSnapshotSource(set sourceSettings) *snapshotSource {
@@ -309,7 +311,38 @@ func (s *snapshotSource) matches() []string {
 // last record was held back and that have not changed for the settle
 // delay. final takes every file as settled (shutdown).
 func (s *snapshotSource) poll(ctx context.Context, final bool) {
-	defer s.batch.flush(ctx)
+	read := s.pollFiles(ctx, final)
+	s.batch.flush(ctx)
+	s.tellRead(ctx, read)
+}
+
+// tellRead tells the backfill's progress which files have been read to
+// their end: a file is read whole, so once it has been mapped as settled
+// (nothing held back) and its events delivered, nothing of it is left —
+// whether or not the read had anything new to deliver (a logs.json whose
+// sessions all have chats, every file after a restart), which no delivery
+// would say. Each file is told once.
+func (s *snapshotSource) tellRead(ctx context.Context, read []string) {
+	p := s.emitter.progress
+	if p == nil {
+		return
+	}
+	for _, path := range read {
+		if f := s.files[path]; f != nil {
+			if f.refused || f.told {
+				continue // refused: read again at the next poll
+			}
+			f.told = true
+		}
+		p.read(ctx, s.agent.key, path, 0, 0, true)
+	}
+}
+
+// pollFiles reads the files that changed (see poll). It returns the files
+// this poll read to their end, and at the first poll those with nothing to
+// read (empty, or left out by exclude_older_than): told to the progress
+// once the batch is delivered.
+func (s *snapshotSource) pollFiles(ctx context.Context, final bool) (read []string) {
 	first := s.polls == 0
 	s.polls++
 	now := s.clock.now()
@@ -318,10 +351,15 @@ func (s *snapshotSource) poll(ctx context.Context, final bool) {
 			return
 		}
 		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
-			continue // an empty file is being created: nothing to read yet
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
 		}
-		if s.ac.ExcludeOlderThan > 0 && now.Sub(fi.ModTime()) > s.ac.ExcludeOlderThan {
+		if fi.Size() == 0 || (s.ac.ExcludeOlderThan > 0 && now.Sub(fi.ModTime()) > s.ac.ExcludeOlderThan) {
+			// An empty file is being created: nothing to read yet. An old
+			// one is left out.
+			if first {
+				read = append(read, path)
+			}
 			continue
 		}
 		f := s.files[path]
@@ -347,28 +385,35 @@ func (s *snapshotSource) poll(ctx context.Context, final bool) {
 		f.refused = false
 		reason, err := s.mapper.read(ctx, r)
 		if err != nil {
-			s.badFile(ctx, path, f, sig, b, reason, err)
+			if s.badFile(ctx, path, f, sig, b, reason, err) {
+				read = append(read, path) // it stays so: read as far as it can be
+			}
 			continue
 		}
 		if ctx.Err() != nil {
-			return // stopped mid-file: read again next run
+			return read // stopped mid-file: read again next run
 		}
 		if !f.refused {
 			f.sig, f.mapped, f.settled = sig, true, settled || skip
+			if f.settled {
+				read = append(read, path)
+			}
 		}
 	}
+	return read
 }
 
 // badFile reports a file that does not decode once it has stayed so,
 // unchanged, for two polls (a file caught mid-rewrite decodes at the next
-// one), and once per version of it.
-func (s *snapshotSource) badFile(ctx context.Context, path string, f *snapshotFile, sig fileSig, raw []byte, reason string, err error) {
+// one), and once per version of it. It says whether the file was reported
+// now.
+func (s *snapshotSource) badFile(ctx context.Context, path string, f *snapshotFile, sig fileSig, raw []byte, reason string, err error) bool {
 	if f.badSig != sig {
 		f.badSig = sig
-		return
+		return false
 	}
 	if f.reportedSig == sig {
-		return
+		return false
 	}
 	f.reportedSig = sig
 	ev := agentevent.Event{
@@ -385,4 +430,5 @@ func (s *snapshotSource) badFile(ctx context.Context, path string, f *snapshotFi
 	}
 	agentevent.Normalize(&ev)
 	_ = s.emitter.deliver(context.WithoutCancel(ctx), delivery{path: path, events: []agentevent.Event{ev}})
+	return true
 }

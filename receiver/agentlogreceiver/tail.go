@@ -66,8 +66,12 @@ const (
 // 4 MB).
 const tailSlotBatches = 16
 
-// tailReadBuffer is the read buffer of one file read; a line longer than it
-// is assembled up to max_log_size.
+// tailReadBuffer is the read buffer of one file read. A line longer than it
+// is not assembled from the buffer's chunks (append-doubling held up to five
+// times the line): its end is found first, reading on without keeping
+// anything, then the line is read again from its start, once, into memory
+// of its exact size — or, at max_log_size or more, not at all (see
+// lineBatcher.longLine).
 const tailReadBuffer = 64 * 1024
 
 // readers are the read buffers of file reads, reused.
@@ -75,12 +79,14 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, tailRe
 
 // tailBatch is a batch of complete lines of one file. offsets[0] is the
 // file position before the first line, offsets[i+1] the position just
-// after line i and its "\n" (after its skipped tail, for a line cut at
-// max_log_size). lastLine is the 1-based number of the batch's last line.
-// The lines are the batch's own copy.
+// after line i and its "\n". lastLine is the 1-based number of the batch's
+// last line. The lines are the batch's own copy. tooLong, when not nil,
+// marks the lines of max_log_size bytes or more: they were skipped, and
+// come without their bytes (nil).
 type tailBatch struct {
 	path     string
 	lines    [][]byte
+	tooLong  []bool
 	offsets  []int64
 	lastLine int64
 	// after is the file's position after the batch, to be stored with it.
@@ -191,6 +197,13 @@ type tailer struct {
 	polls   uint64
 	// reads counts the files opened to be read (tests).
 	reads atomic.Int64
+	// scans are the unterminated long lines found by the reads, by path
+	// (few: a line longer than the read buffer still being written), so
+	// that the next read goes on looking for its end from where the last
+	// one stopped instead of reading it all again. Workers read and write
+	// them.
+	scanMu sync.Mutex
+	scans  map[string]lineScan
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -346,6 +359,7 @@ func (t *tailer) pollOnce(ctx context.Context) {
 			// whose parser drops what it emitted, from a new one).
 			f.pos = filePos{ino: st.ino}
 			f.readToEnd = false
+			t.setScan(path, lineScan{})
 		case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.pos.ino:
 			continue // unchanged since read to its end
 		case st.size == f.pos.offset && f.readToEnd:
@@ -360,9 +374,44 @@ func (t *tailer) pollOnce(ctx context.Context) {
 	for path, f := range t.files {
 		if f.seen != t.polls {
 			delete(t.files, path)
+			t.setScan(path, lineScan{})
 		}
 	}
 	t.run(ctx, jobs)
+}
+
+// lineScan is how far a read looked for the end of an unterminated line
+// longer than the read buffer: the file (ino) has no "\n" from start, the
+// line's first byte, up to end.
+type lineScan struct {
+	start, end int64
+	ino        uint64
+}
+
+// scan returns what an earlier read found of an unterminated line of the
+// file (ino, size now) past from; the zero lineScan when nothing.
+func (t *tailer) scan(path string, from int64, ino uint64, size int64) lineScan {
+	t.scanMu.Lock()
+	defer t.scanMu.Unlock()
+	sc, ok := t.scans[path]
+	if !ok || sc.start < from || sc.ino != ino || sc.end > size {
+		return lineScan{ino: ino}
+	}
+	return sc
+}
+
+// setScan remembers a read's unterminated long line of path (zero: none).
+func (t *tailer) setScan(path string, sc lineScan) {
+	t.scanMu.Lock()
+	defer t.scanMu.Unlock()
+	if sc.end == 0 {
+		delete(t.scans, path)
+		return
+	}
+	if t.scans == nil {
+		t.scans = map[string]lineScan{}
+	}
+	t.scans[path] = sc
 }
 
 // run reads the jobs, up to t.workers at a time.
@@ -588,23 +637,15 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		// it from its start.
 		return
 	}
-	if f.pos.offset == 0 && f.pos.headLen == 0 {
-		// A file first seen empty, or before its first line was complete,
-		// or read again from its start: its head is known once it has a
-		// first line, and goes into the position stored with the first
-		// batch (a later move or copy of it is told by it). Read from the
-		// file opened, which is the one the poll's stat saw.
-		if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
-			f.pos.headLen, f.pos.head = h.n, h.sum
-		}
-	}
 	if _, err := fh.Seek(f.pos.offset, io.SeekStart); err != nil {
 		return
 	}
 	r := readers.Get().(*bufio.Reader)
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
-	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size}
+	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size)}
+	defer func() { t.setScan(j.path, b.scan) }()
 	batches := 0
 	for {
 		if ctx.Err() != nil {
@@ -615,7 +656,20 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			t.logger.Warn("Reading a session file failed; retried at the next poll", zap.String("path", j.path), zap.Error(err))
 			return
 		}
-		if len(b.spans) > 0 {
+		if len(b.lines) > 0 {
+			if f.pos.offset == 0 && f.pos.headLen == 0 {
+				// A file first seen empty, or before its first line was
+				// complete, or read again from its start: its head is known
+				// now that it has a first line, and goes into the position
+				// stored with the first batch (a later move or copy of it is
+				// told by it). Read from the file opened, which is the one
+				// the poll's stat saw. (Not before the first line is
+				// complete: a long first line still being written would be
+				// read through at every poll.)
+				if h, ok := headOf(io.NewSectionReader(fh, 0, 1<<62), t.maxLogSize, t.headBytes); ok {
+					f.pos.headLen, f.pos.head = h.n, h.sum
+				}
+			}
 			batch := b.take(j.path, f.pos.tailPos(), b.batchLen(done))
 			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
@@ -623,7 +677,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			f.pos.offset, f.pos.line = batch.after.Offset, batch.after.Line
 			batches++
 		}
-		if done && len(b.spans) == 0 {
+		if done && len(b.lines) == 0 {
 			break
 		}
 		if batches >= tailSlotBatches && t.slots != nil {
@@ -633,7 +687,8 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 			// lines while it waits: those read ahead are dropped and read
 			// again from the position.
 			batches = 0
-			b = lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size}
+			b = lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+				src: fh, scan: b.scan}
 			r.Reset(nil)
 			held = false
 			t.release()
@@ -677,9 +732,41 @@ type lineBatcher struct {
 	// start the position the lines not yet taken begin at; size the file's
 	// size when the read began (a hint for the buffer).
 	offset, start, size int64
-	data                []byte
-	spans               [][2]int // of data, one per line
-	ends                []int64  // file position after each line
+	// src is the file, read from again at the start of a line longer than
+	// the read buffer, and moved in (Seek) past what scan says was looked
+	// at already.
+	src lineSource
+	// scan is what is known of an unterminated long line (see lineScan):
+	// what an earlier read found, and what this one finds. ino is the
+	// file's.
+	scan  lineScan
+	data  []byte
+	lines []heldLine
+	ends  []int64 // file position after each line
+	held  int     // bytes of the lines held
+}
+
+// lineSource is a file as a lineBatcher reads it.
+type lineSource interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+}
+
+// heldLine is a complete line the batcher holds: data[start:end], or own (a
+// line longer than the read buffer, in memory of its own), or nothing (a
+// line of max_log_size bytes or more: tooLong).
+type heldLine struct {
+	start, end int
+	own        []byte
+	tooLong    bool
+}
+
+func (l heldLine) size() int {
+	if l.own != nil {
+		return len(l.own)
+	}
+	return l.end - l.start
 }
 
 // fill reads complete lines until it holds two batches (2×tailBatchLines
@@ -687,42 +774,90 @@ type lineBatcher struct {
 // complete line (what is left is an unterminated line still being written,
 // or nothing).
 func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
-	for len(b.spans) < 2*tailBatchLines && len(b.data) < 2*tailBatchBytes {
-		if b.data == nil {
-			// One buffer for the file's read, as large as what the file has
-			// left (up to two batches), reused batch after batch.
-			b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
-		}
-		start := len(b.data)
-		var n int64 // bytes of this line in the file, "\n" included
-		for {
-			chunk, err := r.ReadSlice('\n')
-			n += int64(len(chunk))
-			body := chunk
-			if err == nil {
-				body = chunk[:len(chunk)-1]
+	for len(b.lines) < 2*tailBatchLines && b.held < 2*tailBatchBytes {
+		chunk, err := r.ReadSlice('\n')
+		switch {
+		case err == nil:
+			line := heldLine{tooLong: len(chunk)-1 >= b.maxLogSize}
+			if !line.tooLong {
+				if b.data == nil {
+					// One buffer for the file's read, as large as what the
+					// file has left (up to two batches), reused batch after
+					// batch.
+					b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
+				}
+				line.start = len(b.data)
+				b.data = append(b.data, chunk[:len(chunk)-1]...)
+				line.end = len(b.data)
 			}
-			if room := b.maxLogSize - (len(b.data) - start); room > 0 {
-				b.data = append(b.data, body[:min(len(body), room)]...)
+			b.add(line, int64(len(chunk)))
+		case errors.Is(err, bufio.ErrBufferFull):
+			if done, err := b.longLine(r, int64(len(chunk))); done || err != nil {
+				return true, err
 			}
-			if err == nil {
-				break
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			// io.EOF (or a read error): the line is not complete. Drop it;
-			// it is read again, whole, once its "\n" is there.
-			b.data = b.data[:start]
-			if errors.Is(err, io.EOF) {
-				return true, nil
-			}
+		case errors.Is(err, io.EOF):
+			// The line is not complete: it is read again, whole, once its
+			// "\n" is there.
+			return true, nil
+		default:
 			return true, err
 		}
-		b.offset += n
-		b.spans = append(b.spans, [2]int{start, len(b.data)})
-		b.ends = append(b.ends, b.offset)
 	}
+	return false, nil
+}
+
+// add holds a complete line of n bytes in the file ("\n" included).
+func (b *lineBatcher) add(l heldLine, n int64) {
+	b.offset += n
+	b.lines = append(b.lines, l)
+	b.ends = append(b.ends, b.offset)
+	b.held += l.size()
+}
+
+// longLine reads a line longer than the read buffer, of which r has handed
+// out the first got bytes. It looks for the line's end without keeping
+// what it reads (from where an earlier read stopped looking, when one
+// did), then reads the line, whole, into memory of its exact size — unless
+// it has max_log_size bytes or more: it is then held as too long, without
+// its bytes. r is left after the line's "\n". done: the line has no "\n"
+// yet; how far it was looked at is kept in scan.
+func (b *lineBatcher) longLine(r *bufio.Reader, got int64) (done bool, err error) {
+	start := b.offset
+	pos := start + got // where r is
+	if b.scan.start == start && b.scan.end > pos {
+		if _, err := b.src.Seek(b.scan.end, io.SeekStart); err != nil {
+			return true, err
+		}
+		r.Reset(b.src)
+		pos = b.scan.end
+	}
+	for {
+		chunk, err := r.ReadSlice('\n')
+		pos += int64(len(chunk))
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		// No "\n" yet: the next read looks on from here.
+		b.scan.start, b.scan.end = start, pos
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		return true, err
+	}
+	if b.scan.start == start {
+		b.scan.start, b.scan.end = 0, 0
+	}
+	line := heldLine{tooLong: pos-start-1 >= int64(b.maxLogSize)}
+	if !line.tooLong {
+		line.own = make([]byte, pos-start-1)
+		if _, err := b.src.ReadAt(line.own, start); err != nil {
+			return true, err
+		}
+	}
+	b.add(line, pos-start)
 	return false, nil
 }
 
@@ -733,10 +868,11 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 // file's last turn open for turn_idle_timeout —, else one batch's worth.
 func (b *lineBatcher) batchLen(done bool) int {
 	if done {
-		return len(b.spans)
+		return len(b.lines)
 	}
-	n := 0
-	for n < len(b.spans) && n < tailBatchLines && b.spans[n][0] < tailBatchBytes {
+	n, bytes := 0, 0
+	for n < len(b.lines) && n < tailBatchLines && bytes < tailBatchBytes {
+		bytes += b.lines[n].size()
 		n++
 	}
 	return max(n, 1)
@@ -754,27 +890,39 @@ func (b *lineBatcher) take(path string, pos tailPos, n int) tailBatch {
 	}
 	batch.after.Offset, batch.after.Line = b.ends[n-1], batch.lastLine
 	// Each line gets memory of its own: a string a parser keeps from a line
-	// then holds that line alive, not the whole batch.
-	for i, s := range b.spans[:n] {
-		batch.lines[i] = bytes.Clone(b.data[s[0]:s[1]])
+	// then holds that line alive, not the whole batch. (A long line has
+	// its own already.)
+	cut := 0 // the lines taken's bytes in data
+	for i, l := range b.lines[:n] {
+		switch {
+		case l.tooLong:
+			if batch.tooLong == nil {
+				batch.tooLong = make([]bool, n)
+			}
+			batch.tooLong[i] = true
+		case l.own != nil:
+			batch.lines[i] = l.own
+		default:
+			batch.lines[i] = bytes.Clone(b.data[l.start:l.end])
+			cut = l.end
+		}
+		b.held -= l.size()
 	}
 	batch.offsets[0] = b.start
 	copy(batch.offsets[1:], b.ends[:n])
 	// The lines left move to the front.
-	cut := 0
-	if n < len(b.spans) {
-		cut = b.spans[n][0]
-	} else {
-		cut = len(b.data)
-	}
 	rest := copy(b.data, b.data[cut:])
 	b.data = b.data[:rest]
-	k := copy(b.spans, b.spans[n:])
+	clear(b.lines[:n]) // the long lines handed out are the batch's
+	k := copy(b.lines, b.lines[n:])
 	for i := range k {
-		b.spans[i][0] -= cut
-		b.spans[i][1] -= cut
+		if b.lines[i].own == nil && !b.lines[i].tooLong {
+			b.lines[i].start -= cut
+			b.lines[i].end -= cut
+		}
 	}
-	b.spans = b.spans[:k]
+	clear(b.lines[k:])
+	b.lines = b.lines[:k]
 	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
 	b.start = batch.after.Offset
 	return batch
