@@ -19,11 +19,13 @@ import (
 //
 // The receiver commits a read position only after the exporter accepted the
 // records before it, so after a crash it delivers again at most what it had
-// not seen accepted: a suffix of each thread's events, the same events with
-// the same Sequence. Within a thread Sequence increases in reading order
-// (every receiver source guarantees it; the agent_span connector relies on
-// it too), so the highest Sequence handled per thread says exactly which of
-// them the file already holds. Turns carry no such order (a turn held for its
+// not seen accepted: from each of its read units (a file; an OpenCode
+// session) a suffix of the events, the same events with the same Sequence.
+// Within a unit Sequence increases in reading order (every receiver source
+// guarantees it; the agent_span connector relies on it too), and so it does
+// within any part of one: a thread (threadOf) — the records of one file,
+// of one agent in it — is such a part, so the highest Sequence handled per
+// thread says exactly which of its events the file already holds. Turns carry no such order (a turn held for its
 // subagent goes out after the next one), so a canonical_task file keeps the
 // ids of its turns.
 type markState struct {
@@ -42,13 +44,16 @@ type markState struct {
 }
 
 // threadOf is the thread an event belongs to within its session file: the
-// subagent ("" for the main agent), and the root session when the event
-// names one of its own.
+// file it was read from (hashed: paths are long), the subagent ("" for the
+// main agent), and the root session when the event names one of its own.
+// The file keeps apart two files of one session id (a history copied or
+// moved next to itself, an OpenCode message), each numbered on its own.
 func threadOf(ev *agentevent.Event) string {
+	th := hashHex(ev.LogFile)[:16] + "/" + ev.AgentID
 	if tree := agentevent.TreeSession(ev); tree != ev.SessionID {
-		return tree + "\x00" + ev.AgentID
+		th += "/" + tree
 	}
-	return ev.AgentID
+	return th
 }
 
 // handled reports whether the session's file already holds ev (or holds it

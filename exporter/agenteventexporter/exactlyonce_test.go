@@ -399,3 +399,28 @@ func TestEventsWithoutSequence(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(b), `"event_id":"bad-1"`))
 	assert.Equal(t, 1, strings.Count(string(b), `"event_id":"p1"`))
 }
+
+// TestTwoFilesOfOneSession: two files of one session id, each numbered
+// from 1 (a history copied next to itself; OpenCode's messages), are two
+// threads: both are written, and each is recognized when delivered again.
+func TestTwoFilesOfOneSession(t *testing.T) {
+	a := newTestSession("14141414-0000-4000-8000-000000000014")
+	b := newTestSession(a.id)
+	fromA := []agentevent.Event{a.userPrompt("a1", "one", 0), a.answer("a2", "r1", "ok", 1)}
+	fromB := []agentevent.Event{b.userPrompt("b1", "two", 2), b.answer("b2", "r2", "ok", 3)}
+	for i := range fromB {
+		fromB[i].LogFile = "copy/" + fromB[i].LogFile
+	}
+	require.Equal(t, fromA[0].Sequence, fromB[0].Sequence)
+	dir := t.TempDir()
+	e := startExporter(t, testConfig(FormatAgtraceV1, dir))
+	run(t, e, []any{logsOf(fromA...), logsOf(fromB...)})
+	crash(e)
+	e = startExporter(t, testConfig(FormatAgtraceV1, dir))
+	run(t, e, []any{logsOf(fromB[1:]...), logsOf(fromA...)})
+	require.NoError(t, e.shutdown(context.Background()))
+	file := string(readTree(t, dir)["claude-code/"+a.id+".jsonl"])
+	for _, id := range []string{"a1", "a2", "b1", "b2"} {
+		assert.Equal(t, 1, strings.Count(file, `"event_id":"`+id+`"`), id)
+	}
+}

@@ -269,7 +269,7 @@ func (v verdict) report(maxIDs int) string {
 			if class == classRedelivered && strings.HasSuffix(signal, " line") {
 				continue // agent_event tolerates none
 			}
-			fmt.Fprintf(&b, "%-11s %-14ss: %d", class, signal, v.count(class, signal))
+			fmt.Fprintf(&b, "%-11s %-15s: %d", class, signal+"s", v.count(class, signal))
 			if class == classRedelivered {
 				var backs []int
 				for _, f := range v.findings {
