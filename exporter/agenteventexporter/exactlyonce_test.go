@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadatatest"
@@ -423,4 +424,32 @@ func TestTwoFilesOfOneSession(t *testing.T) {
 	for _, id := range []string{"a1", "a2", "b1", "b2"} {
 		assert.Equal(t, 1, strings.Count(file, `"event_id":"`+id+`"`), id)
 	}
+}
+
+// TestNewFileKilledBeforeItsFirstCommit: a session file gets its commit
+// record (length 0) before it is created, so lines that reached a new file
+// before a crash ended its first batch are removed at the next start, like
+// any uncommitted lines — not taken for a file written before records
+// existed.
+func TestNewFileKilledBeforeItsFirstCommit(t *testing.T) {
+	dir := t.TempDir()
+	logger := zap.NewNop()
+	s, err := newDirSink(dir, 0o750, false, 4, logger)
+	require.NoError(t, err)
+	key := sessionKey{agent: "claude-code", session: "15151515-0000-4000-8000-000000000015"}
+	require.NoError(t, s.write(key, [][]byte{[]byte(`{"event_id":"e1"}`), []byte(`{"event_id":"e2"}`)}))
+	require.NoError(t, s.flush()) // the lines reach the file (a buffer filled up); no commit
+	b, err := os.ReadFile(s.path(key))
+	require.NoError(t, err)
+	require.NotEmpty(t, b)
+	for _, f := range s.files.Values() {
+		f.f.Close()
+	}
+
+	again, err := newDirSink(dir, 0o750, false, 4, logger)
+	require.NoError(t, err)
+	again.repair()
+	b, err = os.ReadFile(again.path(key))
+	require.NoError(t, err)
+	assert.Empty(t, b)
 }

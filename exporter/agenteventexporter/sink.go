@@ -165,6 +165,9 @@ func (s *dirSink) write(key sessionKey, lines [][]byte) error {
 		if err := os.MkdirAll(filepath.Dir(path), s.dirPerm); err != nil {
 			return err
 		}
+		if err := s.markNew(path); err != nil {
+			return err
+		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
@@ -187,6 +190,33 @@ func (s *dirSink) write(key sessionKey, lines [][]byte) error {
 		sf.size += int64(len(line)) + 1
 	}
 	return s.takeEvictErr()
+}
+
+// markNew gives a session file about to be created a commit record of
+// length 0 first, unless it has one already: a file without a record is
+// then one written before records existed, never a new file whose first
+// batch was cut short by a crash before its first commit (whose lines must
+// go, as any uncommitted lines).
+func (s *dirSink) markNew(path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return err // exists (nil), or cannot be told
+	}
+	mark, err := readMark(markPath(path))
+	if err != nil {
+		return err
+	}
+	if mark != nil && mark.Size == 0 {
+		return nil // a session with events held and no line yet
+	}
+	m := fileMark{}
+	if mark != nil {
+		m.State = mark.State // the file was removed by hand: it starts again
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(markPath(path), b, s.fsync)
 }
 
 // commit flushes the session's file and then replaces its commit record
