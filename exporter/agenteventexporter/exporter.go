@@ -151,9 +151,7 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 		out.repair()
 		e.out = out
 		if e.logs != nil {
-			if err := e.recoverSessions(dir); err != nil {
-				return err
-			}
+			e.recoverSessions(dir)
 		}
 	}
 	if e.logs == nil {
@@ -410,11 +408,11 @@ func (e *agentEventExporter) session(key sessionKey) *session {
 // written when their session ends). Only files named by the session id
 // itself are recognized (ids that needed escaping to be a file name, which
 // no agent uses, are not).
-func (e *agentEventExporter) recoverSessions(dir string) error {
+func (e *agentEventExporter) recoverSessions(dir string) {
 	agents, err := os.ReadDir(dir)
 	if err != nil {
 		e.logger.Warn("Cannot list the output directory; sessions a previous run left unfinished stay so", zap.String("directory", dir), zap.Error(err))
-		return nil
+		return
 	}
 	for _, a := range agents {
 		if !a.IsDir() || fileName(a.Name(), unknownAgent) != a.Name() || a.Name() == unknownAgent {
@@ -458,7 +456,6 @@ func (e *agentEventExporter) recoverSessions(dir string) error {
 			e.session(sessionKey{agent: a.Name(), session: id})
 		}
 	}
-	return nil
 }
 
 func (e *agentEventExporter) write(ctx context.Context, key sessionKey, buf *lineBuffer) error {
