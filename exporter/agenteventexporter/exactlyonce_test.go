@@ -453,3 +453,26 @@ func TestNewFileKilledBeforeItsFirstCommit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, b)
 }
+
+// TestFsync: with fsync every commit syncs the file, its record and the
+// folder; the files are the same as without.
+func TestFsync(t *testing.T) {
+	for _, c := range exactlyOnceCases(t) {
+		if !strings.HasSuffix(c.name, "/nested_subagent") {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := goldenConfig(c.format, dir)
+			cfg.Fsync = true
+			e := startExporter(t, cfg)
+			run(t, e, c.batches[:len(c.batches)/2])
+			crash(e)
+			e = startExporter(t, cfg)
+			run(t, e, c.batches)
+			require.NoError(t, e.shutdown(context.Background()))
+			assert.Equal(t, exportWhole(t, c), readTree(t, dir))
+			assert.NotEmpty(t, commitRecords(t, dir))
+		})
+	}
+}
