@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // agtraceEvent is one line of the agtrace_v1 format: AgentEventV1 (seed 000
@@ -93,7 +94,13 @@ func (*agtraceFormat) end(s *session, _ *lineBuffer) {
 
 func (*agtraceFormat) closes() bool { return false }
 
-func (*agtraceFormat) lineTime([]byte) time.Time { return time.Time{} }
+func (*agtraceFormat) lineTime(line []byte) time.Time {
+	var tail struct {
+		TS time.Time `json:"ts"`
+	}
+	_ = jsonx.Unmarshal(line, &tail)
+	return tail.TS
+}
 
 func (f *agtraceFormat) event(s *session, ev *agentevent.Event, out *lineBuffer) {
 	for _, v := range s.state.(*invariantChecker).check(ev) {

@@ -210,7 +210,34 @@ func canonicalIDs(agent, session, promptID string) (id, canonicalID string) {
 	return canonicalIDPrefix + h[:16], h
 }
 
-func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBuffer) sessionKey {
+// turnOf names a turn root: the session file it goes to and the turn's id
+// there (the hash part of canonicalIDs).
+func turnOf(res pcommon.Resource, sp ptrace.Span) (sessionKey, string) {
+	agent, key, promptID := turnKey(res, sp)
+	h := hashHex(agent, key.session, promptID)
+	return key, h[:16]
+}
+
+// turnKey is a turn root's agent, session file and prompt event id.
+func turnKey(res pcommon.Resource, sp ptrace.Span) (agent string, key sessionKey, promptID string) {
+	agent = "unknown"
+	if v, ok := res.Attributes().Get(agentevent.ResourceServiceName); ok && v.Str() != "" {
+		agent = v.Str()
+	}
+	session := ""
+	if v, ok := sp.Attributes().Get(agentevent.AttrSessionID); ok {
+		session = v.AsString()
+	}
+	if v, ok := sp.Attributes().Get(agentevent.AttrEventID); ok {
+		promptID = v.AsString()
+	}
+	if promptID == "" {
+		promptID = sp.SpanID().String()
+	}
+	return agent, sessionKey{agent: agent, session: session}, promptID
+}
+
+func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBuffer) {
 	a := sp.Attributes()
 	str := func(k string) string {
 		if v, ok := a.Get(k); ok {
@@ -229,18 +256,10 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 		}
 		return 0
 	}
-	agent := "unknown"
-	if v, ok := res.Attributes().Get(agentevent.ResourceServiceName); ok && v.Str() != "" {
-		agent = v.Str()
-	}
+	agent, key, promptID := turnKey(res, sp)
 	version := ""
 	if v, ok := res.Attributes().Get(agentevent.ResourceServiceVersion); ok {
 		version = v.Str()
-	}
-	key := sessionKey{agent: agent, session: str(agentevent.AttrSessionID)}
-	promptID := str(agentevent.AttrEventID)
-	if promptID == "" {
-		promptID = sp.SpanID().String()
 	}
 	id, canonicalID := canonicalIDs(agent, key.session, promptID)
 	status := str(attrTurnStatus)
@@ -356,7 +375,6 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 		ev.Metadata.TestsPass = &pass
 	}
 	out.add(ev)
-	return key
 }
 
 // rollup decodes one of the turn's JSON rollup attributes into v; it reports

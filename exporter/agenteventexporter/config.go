@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ const (
 	// defaultMaxOpenFiles bounds the session files held open at once; the
 	// least recently written is closed (and reopened for append when needed).
 	defaultMaxOpenFiles = 64
+	// defaultDirectoryPermissions are file_storage's: the owner writes, the
+	// group reads, others see nothing (sessions hold prompts and paths).
+	defaultDirectoryPermissions = "0750"
 	// defaultSessionIdleTimeout ends a session (session.ended in the
 	// universal format, status complete in agent_manager) once nothing has
 	// happened in it for this long. Agents have no session end of their own,
@@ -72,6 +76,18 @@ type Config struct {
 	// <directory>/<agent>/<session id>.jsonl. Exactly one of Directory and
 	// Stdout must be set.
 	Directory string `mapstructure:"directory"`
+	// CreateDirectory creates Directory (and its parents) at start when it
+	// does not exist, with DirectoryPermissions; without it a missing
+	// directory fails the start.
+	CreateDirectory bool `mapstructure:"create_directory"`
+	// DirectoryPermissions are the permissions (octal, as file_storage's)
+	// of the directories the exporter creates: Directory and its per-agent
+	// folders.
+	DirectoryPermissions string `mapstructure:"directory_permissions"`
+	// Fsync has every commit wait until the session file and its commit
+	// record are on disk, so that what was acknowledged survives a power
+	// cut too, not only a crash of the collector.
+	Fsync bool `mapstructure:"fsync"`
 	// Stdout writes every line to the collector's standard output instead.
 	Stdout bool `mapstructure:"stdout"`
 	// MaxOpenFiles bounds the session files held open at once.
@@ -110,6 +126,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if _, err := parsePermissions(c.DirectoryPermissions); err != nil {
+		errs = append(errs, err)
+	}
 	if c.MaxOpenFiles < 1 {
 		errs = append(errs, fmt.Errorf("`max_open_files` must be at least 1, got %d", c.MaxOpenFiles))
 	}
@@ -117,6 +136,51 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("`session_idle_timeout` must be positive, got %s", c.SessionIdleTimeout))
 	}
 	return errors.Join(errs...)
+}
+
+// parsePermissions reads directory_permissions: octal permission bits
+// (unset: the default).
+func parsePermissions(s string) (os.FileMode, error) {
+	if s == "" {
+		s = defaultDirectoryPermissions
+	}
+	p, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return 0, fmt.Errorf("`directory_permissions` %q must be octal permission bits, e.g. \"0750\"", s)
+	}
+	if os.FileMode(p)&^os.ModePerm != 0 {
+		return 0, fmt.Errorf("`directory_permissions` %q has bits other than permissions (at most 0777)", s)
+	}
+	return os.FileMode(p), nil
+}
+
+// directoryPermissions is directory_permissions once validated.
+func (c *Config) directoryPermissions() os.FileMode {
+	p, err := parsePermissions(c.DirectoryPermissions)
+	if err != nil {
+		return 0o750
+	}
+	return p
+}
+
+// ensureDirectory creates dir when it is missing and create is set; an
+// existing dir is left as it is.
+func ensureDirectory(dir string, create bool, perm os.FileMode) error {
+	info, err := os.Stat(dir)
+	switch {
+	case err == nil && !info.IsDir():
+		return fmt.Errorf("`directory` %q is not a directory", dir)
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("`directory`: %w", err)
+	case !create:
+		return fmt.Errorf("`directory` %q does not exist: create it, or set `create_directory: true`", dir)
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("`directory`: %w", err)
+	}
+	return nil
 }
 
 // expandHome resolves a leading ~ to the home directory.

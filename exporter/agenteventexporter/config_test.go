@@ -28,26 +28,45 @@ func TestLoadConfig(t *testing.T) {
 		unmarshalErr string
 	}{
 		{
-			id:   component.NewID(metadata.Type),
-			want: &Config{Format: FormatAgtraceV1, Directory: "./_out/agtrace", MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute},
+			id: component.NewID(metadata.Type),
+			want: &Config{
+				Format: FormatAgtraceV1, Directory: "./_out/agtrace", CreateDirectory: true, DirectoryPermissions: "0750",
+				MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute,
+			},
 		},
 		{
-			id:   component.NewIDWithName(metadata.Type, "stdout"),
-			want: &Config{Format: FormatUniversal, Stdout: true, MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute},
+			id: component.NewIDWithName(metadata.Type, "stdout"),
+			want: &Config{
+				Format: FormatUniversal, Stdout: true, CreateDirectory: true, DirectoryPermissions: "0750",
+				MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute,
+			},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "full"),
 			want: &Config{
-				Format: FormatUniversal, Directory: "/var/lib/agentotel/universal", MaxOpenFiles: 16,
+				Format: FormatUniversal, Directory: "/var/lib/agentotel/universal", CreateDirectory: true,
+				DirectoryPermissions: "0700", Fsync: true, MaxOpenFiles: 16,
 				IncludeContent: true, IncludeRaw: true, SessionIdleTimeout: time.Hour,
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "existing_directory"),
+			want: &Config{
+				Format: FormatCanonicalTask, Directory: "/srv/export/canonical", CreateDirectory: false, DirectoryPermissions: "0750",
+				MaxOpenFiles: 64, SessionIdleTimeout: 30 * time.Minute,
 			},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "invalid"),
 			wantErr: []string{
 				"`format` must be set", "`directory` and `stdout` cannot both be set",
+				"`directory_permissions` \"rwxr-x---\" must be octal permission bits",
 				"`max_open_files` must be at least 1", "`session_idle_timeout` must be positive",
 			},
+		},
+		{
+			id:      component.NewIDWithName(metadata.Type, "setuid"),
+			wantErr: []string{"`directory_permissions` \"4750\" has bits other than permissions"},
 		},
 		{
 			id:      component.NewIDWithName(metadata.Type, "no_output"),

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -58,8 +59,17 @@ type agentEventExporter struct {
 	mu       sync.Mutex
 	out      sink
 	sessions map[sessionKey]*session
-	warned   map[string]bool // warnings already logged, by kind
-	buf      lineBuffer
+	// dirty are the sessions written (or given events to hold) since their
+	// last commit.
+	dirty map[sessionKey]*session
+	// turns are the turn ids of the canonical_task files written last, at
+	// most max_open_files of them (the others are in their commit records).
+	turns *simplelru.LRU[sessionKey, *turnSet]
+	// turnErr is the first error of committing a turn set let go of; the
+	// batch that let go of it returns it.
+	turnErr error
+	warned  map[string]bool // warnings already logged, by kind
+	buf     lineBuffer
 
 	formatAttr   metric.MeasurementOption
 	cancel       context.CancelFunc
@@ -79,6 +89,7 @@ func newExporter(set exporter.Settings, cfg *Config) (*agentEventExporter, error
 		now:        time.Now,
 		stdout:     os.Stdout,
 		sessions:   map[sessionKey]*session{},
+		dirty:      map[sessionKey]*session{},
 		warned:     map[string]bool{},
 		formatAttr: metric.WithAttributeSet(attribute.NewSet(attribute.String("format", string(cfg.Format)))),
 	}
@@ -91,6 +102,15 @@ func newExporter(set exporter.Settings, cfg *Config) (*agentEventExporter, error
 		e.logs = &agentManagerFormat{includeContent: cfg.IncludeContent, idleTimeout: cfg.SessionIdleTimeout, warn: e.validationWarning}
 	case FormatCanonicalTask:
 		e.canonical = &canonicalFormat{includeContent: cfg.IncludeContent, malformed: e.malformedRollup}
+		e.turns, err = simplelru.NewLRU(cfg.MaxOpenFiles, func(key sessionKey, ts *turnSet) {
+			if err := e.commitTurns(ts); err != nil && e.turnErr == nil {
+				e.turnErr = err
+			}
+		})
+		if err != nil {
+			tb.Shutdown()
+			return nil, err
+		}
 	default:
 		tb.Shutdown()
 		return nil, fmt.Errorf("unknown format %q", cfg.Format)
@@ -120,15 +140,17 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("`directory`: %w", err)
+		perm := e.cfg.directoryPermissions()
+		if err := ensureDirectory(dir, e.cfg.CreateDirectory, perm); err != nil {
+			return err
 		}
-		out, err := newDirSink(dir, e.cfg.MaxOpenFiles, e.logger)
+		out, err := newDirSink(dir, perm, e.cfg.Fsync, e.cfg.MaxOpenFiles, e.logger)
 		if err != nil {
 			return err
 		}
+		out.repair()
 		e.out = out
-		if e.logs != nil && e.logs.closes() {
+		if e.logs != nil {
 			e.recoverSessions(dir)
 		}
 	}
@@ -191,8 +213,14 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 	}
 	now := e.now()
 	var errs []error
+	replayed := 0
 	for _, d := range e.decode(ctx, ld) {
 		s := e.session(keyOf(&d.ev))
+		if s.handled(&d.ev) {
+			replayed++
+			continue
+		}
+		e.dirty[s.key] = s
 		s.arrived = now
 		switch {
 		case !d.ev.Timestamp.IsZero():
@@ -207,11 +235,42 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 		errs = append(errs, e.writePending(ctx, s, d.ev.Timestamp))
 		errs = append(errs, e.writeEvent(ctx, s, &d.ev))
 	}
-	errs = append(errs, e.out.flush())
+	e.countReplayed(ctx, replayed)
+	errs = append(errs, e.commit())
 	if err := errors.Join(errs...); err != nil {
 		return consumererror.NewPermanent(err)
 	}
 	return nil
+}
+
+// commit records, for every session written since its last commit, how far
+// its file goes and what it holds (see markState). Until then a crash
+// leaves those lines to be removed at the next start, and the receiver,
+// which has not seen the batch accepted, delivers it again.
+func (e *agentEventExporter) commit() error {
+	var errs []error
+	for key, s := range e.dirty {
+		state, err := sessionState(s)
+		if err == nil {
+			err = e.out.commit(key, state)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s of %s: %w", key.session, key.agent, err))
+		}
+	}
+	clear(e.dirty)
+	errs = append(errs, e.out.flush())
+	return errors.Join(errs...)
+}
+
+// countReplayed counts the events or turns of a batch that the files
+// already held.
+func (e *agentEventExporter) countReplayed(ctx context.Context, n int) {
+	if n == 0 {
+		return
+	}
+	e.telemetry.AgentEventReplayed.Add(ctx, int64(n), e.formatAttr)
+	e.logger.Debug("Skipped what the files already hold (delivered again after a restart or a retry)", zap.Int("items", n))
 }
 
 // maxPending bounds the events a session holds while it waits for its
@@ -326,7 +385,11 @@ func (e *agentEventExporter) session(key sessionKey) *session {
 		return s
 	}
 	s := &session{key: key, arrived: e.now()}
-	last := e.out.lastLine(key)
+	last, state := e.out.resume(key)
+	if err := restoreSession(s, state); err != nil {
+		e.logger.Warn("Cannot read what a session file's commit record keeps; events delivered again after a crash may be written twice",
+			zap.String("agent", key.agent), zap.String("session", key.session), zap.Error(err))
+	}
 	if last != nil {
 		s.resumed = true
 		s.newest = e.logs.lineTime(last)
@@ -337,15 +400,18 @@ func (e *agentEventExporter) session(key sessionKey) *session {
 	return s
 }
 
-// recoverSessions picks up the sessions a previous run left open (their
-// file does not end with the format's closing lines), so that they are
-// closed once idle even if the agent never writes to them again. Only files
-// named by the session id itself are recognized (ids that needed escaping
-// to be a file name, which no agent uses, are not).
+// recoverSessions picks up, at start, the sessions a previous run left
+// unfinished: for the formats that close sessions, every session file (one
+// left open, not ending with the format's closing lines, is then closed once
+// idle even if the agent never writes to it again); for every format, the
+// sessions whose commit record holds events waiting for a time (they are
+// written when their session ends). Only files named by the session id
+// itself are recognized (ids that needed escaping to be a file name, which
+// no agent uses, are not).
 func (e *agentEventExporter) recoverSessions(dir string) {
 	agents, err := os.ReadDir(dir)
 	if err != nil {
-		e.logger.Warn("Cannot list the output directory; sessions left open by a previous run stay open", zap.String("directory", dir), zap.Error(err))
+		e.logger.Warn("Cannot list the output directory; sessions a previous run left unfinished stay so", zap.String("directory", dir), zap.Error(err))
 		return
 	}
 	for _, a := range agents {
@@ -354,11 +420,37 @@ func (e *agentEventExporter) recoverSessions(dir string) {
 		}
 		files, err := os.ReadDir(filepath.Join(dir, a.Name()))
 		if err != nil {
+			e.logger.Warn("Cannot list an output folder; sessions a previous run left unfinished there stay so", zap.String("folder", filepath.Join(dir, a.Name())), zap.Error(err))
 			continue
 		}
 		for _, f := range files {
-			id, ok := strings.CutSuffix(f.Name(), ".jsonl")
-			if f.IsDir() || !ok || fileName(id, noSession) != id || id == noSession {
+			name := f.Name()
+			if f.IsDir() {
+				continue
+			}
+			data, isData := strings.CutSuffix(name, ".jsonl")
+			mark := ""
+			if m, ok := strings.CutPrefix(name, "."); ok {
+				mark, _ = strings.CutSuffix(m, ".jsonl"+markSuffix)
+				if mark == m {
+					mark = ""
+				}
+			}
+			id := data
+			switch {
+			case isData && e.logs.closes():
+			case mark != "" && e.logs.closes():
+				id = mark // a session with events held but no line yet
+			case mark != "":
+				id = mark
+				m, err := readMark(filepath.Join(dir, a.Name(), name))
+				if err != nil || m == nil || !hasPending(m.State) {
+					continue
+				}
+			default:
+				continue
+			}
+			if fileName(id, noSession) != id || id == noSession {
 				continue
 			}
 			e.session(sessionKey{agent: a.Name(), session: id})
@@ -406,9 +498,10 @@ func (e *agentEventExporter) endIdleSessions(shutdown bool) error {
 		e.buf.reset()
 		e.logs.end(s, &e.buf)
 		s.ended = true
+		e.dirty[s.key] = s
 		errs = append(errs, e.write(context.Background(), s.key, &e.buf))
 	}
-	errs = append(errs, e.out.flush())
+	errs = append(errs, e.commit())
 	return errors.Join(errs...)
 }
 
@@ -420,6 +513,7 @@ func (e *agentEventExporter) consumeTraces(ctx context.Context, td ptrace.Traces
 		return errors.New("agent_event exporter is not started")
 	}
 	var errs []error
+	replayed := 0
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -430,17 +524,67 @@ func (e *agentEventExporter) consumeTraces(ctx context.Context, td ptrace.Traces
 				if !isTurnRoot(sp) {
 					continue
 				}
+				key, id := turnOf(rs.Resource(), sp)
+				ts := e.turnSet(key)
+				if ts.has(id) {
+					replayed++
+					continue
+				}
 				e.buf.reset()
-				key := e.canonical.turn(rs.Resource(), sp, &e.buf)
+				e.canonical.turn(rs.Resource(), sp, &e.buf)
 				errs = append(errs, e.write(ctx, key, &e.buf))
+				ts.add(id)
+				ts.dirty = true
 			}
 		}
 	}
-	errs = append(errs, e.out.flush())
+	e.countReplayed(ctx, replayed)
+	for _, ts := range e.turns.Values() {
+		errs = append(errs, e.commitTurns(ts))
+	}
+	errs = append(errs, e.takeTurnErr(), e.out.flush())
 	if err := errors.Join(errs...); err != nil {
 		return consumererror.NewPermanent(err)
 	}
 	return nil
+}
+
+// turnSet returns the turn ids of a canonical_task file, read back from its
+// commit record when it is not among the files written last.
+func (e *agentEventExporter) turnSet(key sessionKey) *turnSet {
+	if ts, ok := e.turns.Get(key); ok {
+		return ts
+	}
+	_, state := e.out.resume(key)
+	ts, err := newTurnSet(key, state)
+	if err != nil {
+		e.logger.Warn("Cannot read the turns a canonical_task file's commit record lists; turns delivered again after a crash may be written twice",
+			zap.String("agent", key.agent), zap.String("session", key.session), zap.Error(err))
+	}
+	e.turns.Add(key, ts) // may let go of another, committing it
+	return ts
+}
+
+// commitTurns commits a canonical_task file written since its last commit.
+func (e *agentEventExporter) commitTurns(ts *turnSet) error {
+	if !ts.dirty {
+		return nil
+	}
+	state, err := ts.state()
+	if err == nil {
+		err = e.out.commit(ts.key, state)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s of %s: %w", ts.key.session, ts.key.agent, err)
+	}
+	ts.dirty = false
+	return nil
+}
+
+func (e *agentEventExporter) takeTurnErr() error {
+	err := e.turnErr
+	e.turnErr = nil
+	return err
 }
 
 // violation counts an agtrace invariant an event broke, logging the first

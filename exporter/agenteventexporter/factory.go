@@ -28,8 +28,10 @@ func NewFactory() exporter.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		MaxOpenFiles:       defaultMaxOpenFiles,
-		SessionIdleTimeout: defaultSessionIdleTimeout,
+		CreateDirectory:      true,
+		DirectoryPermissions: defaultDirectoryPermissions,
+		MaxOpenFiles:         defaultMaxOpenFiles,
+		SessionIdleTimeout:   defaultSessionIdleTimeout,
 	}
 }
 

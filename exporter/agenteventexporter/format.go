@@ -45,6 +45,13 @@ type session struct {
 	// pending holds the events that came before any event of the session
 	// with a timestamp.
 	pending []decoded
+	// threads is, per thread of the session (threadOf), the highest
+	// Sequence of an event written or held in pending: an event at or below
+	// it was handled before (a batch delivered again) and is skipped.
+	threads map[string]int64
+	// unplaced are the ids of the events without a Sequence handled, in
+	// the order they came.
+	unplaced []string
 	// state is the format's own state of the session.
 	state any
 }

@@ -5,6 +5,7 @@ package agenteventexporter
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,8 +18,16 @@ import (
 )
 
 // exportEvents writes events with cfg and returns the session file's lines.
+// The events are numbered (Sequence) in the order given, as the receiver
+// numbers what it reads: the tests build them in another order at times, and
+// an event numbered below one written before it is taken for a delivery
+// again.
 func exportEvents(t *testing.T, cfg *Config, events ...agentevent.Event) []map[string]any {
 	t.Helper()
+	events = slices.Clone(events)
+	for i := range events {
+		events[i].Sequence = int64(i + 1)
+	}
 	files := exportLogs(t, cfg, []plog.Logs{logsOf(events...)})
 	requireSchema(t, cfg.Format, files)
 	require.Len(t, files, 1)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,12 +55,13 @@ func newTestExporterWithSettings(t *testing.T, cfg *Config, now *time.Time, set 
 	return e
 }
 
-// readTree returns every file under dir by its slash-separated relative path.
+// readTree returns every session file under dir by its slash-separated
+// relative path (not the commit records beside them).
 func readTree(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return err
 		}
 		rel, err := filepath.Rel(dir, path)

@@ -5,6 +5,7 @@ package agenteventexporter
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -90,4 +91,47 @@ func TestStartFailsOnAnUnusableDirectory(t *testing.T) {
 	err = e.start(context.Background(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, "`directory`")
 	require.NoError(t, e.shutdown(context.Background()))
+}
+
+// TestCreateDirectory: a missing directory is created at start with
+// directory_permissions, and so are the per-agent folders; with
+// create_directory off a missing directory fails the start and says how
+// to fix it.
+// (0700: no umask takes the owner's bits away.)
+func TestCreateDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "export", "agtrace")
+	cfg := testConfig(FormatAgtraceV1, dir)
+	cfg.DirectoryPermissions = "0700"
+	now := farFuture
+	e := newTestExporter(t, cfg, &now)
+	info, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm())
+	s := newTestSession("12121212-0000-4000-8000-000000000012")
+	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "hi", 0))))
+	require.NoError(t, e.shutdown(context.Background()))
+	info, err = os.Stat(filepath.Join(dir, "claude-code"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "the agent's folder")
+	assert.FileExists(t, filepath.Join(dir, "claude-code", s.id+".jsonl"))
+
+	// An existing directory is left as it is.
+	existing := t.TempDir()
+	require.NoError(t, os.Chmod(existing, 0o755))
+	cfg = testConfig(FormatAgtraceV1, existing)
+	cfg.DirectoryPermissions = "0700"
+	newTestExporter(t, cfg, &now)
+	info, err = os.Stat(existing)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), info.Mode().Perm())
+
+	missing := filepath.Join(t.TempDir(), "missing")
+	cfg = testConfig(FormatCanonicalTask, missing)
+	cfg.CreateDirectory = false
+	e, err = newExporter(exportertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	err = e.start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, "does not exist: create it, or set `create_directory: true`")
+	require.NoError(t, e.shutdown(context.Background()))
+	assert.NoDirExists(t, missing)
 }

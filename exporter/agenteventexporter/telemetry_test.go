@@ -126,6 +126,7 @@ func TestAgtraceResumedSessionIsNotBlamed(t *testing.T) {
 
 func TestAgentManagerWarnings(t *testing.T) {
 	s := newTestSession("dddddddd-0000-4000-8000-00000000000d")
+	prompt := s.userPrompt("p1", "go", 0) // numbered first, as it comes first
 	noName := s.call("c1", "r1", "toolu_1", "", "{}", 1)
 	unknown := s.call("c2", "r1", "toolu_2", "unknown_tool", `{"x":1}`, 1)
 	failed := s.result("t1", noName, "", 2)
@@ -139,7 +140,7 @@ func TestAgentManagerWarnings(t *testing.T) {
 	cfg := testConfig(FormatAgentManager, t.TempDir())
 	cfg.IncludeContent = true
 	e := newTestExporterWithSettings(t, cfg, &now, metadatatest.NewSettings(tel))
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "go", 0), noName, unknown, failed, empty, zero)))
+	require.NoError(t, e.consumeLogs(context.Background(), logsOf(prompt, noName, unknown, failed, empty, zero)))
 	metadatatest.AssertEqualAgentEventValidationWarnings(t, tel, points("warning", map[string]int64{
 		warnToolCallEmptyName:   2,
 		warnToolCallEmptyInput:  1,

@@ -26,12 +26,13 @@ const (
 )
 
 // deployment is one collector installation: its configuration, its state directory (file_storage)
-// and the agents' log folders. Every process started on it writes its output to a directory of its
-// own (out/run-NNN), so a torn last line stays the last line of its file.
+// and the agents' log folders. Every process started on it writes the file exporters' output to a
+// directory of its own (out/run-NNN), so a torn last line stays the last line of its file; the
+// agent_event exporters write to export/, shared by all its processes.
 type deployment struct {
 	t      *testing.T
 	bin    string
-	root   string // holds state/, out/
+	root   string // holds state/, out/, export/
 	logs   string // the agents' folders: claude/, codex/, gemini/
 	config string
 	runs   []*process
@@ -76,7 +77,8 @@ func (d *deployment) start() *process {
 	logFile, err := os.Create(p.logPath)
 	require.NoError(t, err)
 	p.cmd = exec.Command(d.bin, "--config", d.config)
-	p.cmd.Env = append(os.Environ(), "STATE_DIR="+filepath.Join(d.root, "state"), "LOGS_DIR="+d.logs, "OUT_DIR="+p.out)
+	p.cmd.Env = append(os.Environ(), "STATE_DIR="+filepath.Join(d.root, "state"), "LOGS_DIR="+d.logs, "OUT_DIR="+p.out,
+		"EXPORT_DIR="+d.exportsDir())
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, p.cmd.Start())

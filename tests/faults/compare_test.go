@@ -23,6 +23,7 @@ type finding struct {
 // verdict is the comparison of an interrupted deployment's output with the reference.
 type verdict struct {
 	refEvents, refSpans int
+	refLines            map[string]int // agent_event lines, by signal
 	findings            []finding
 }
 
@@ -121,6 +122,10 @@ func compare(ref, got *output, d *deployment) verdict {
 				v.findings = append(v.findings, f)
 			}
 		}
+	}
+	if ref.exports != nil && got.exports != nil {
+		v.refLines = ref.exports.count
+		v.findings = append(v.findings, compareExports(ref.exports, got.exports)...)
 	}
 	sort.Slice(v.findings, func(i, j int) bool {
 		a, b := v.findings[i], v.findings[j]
@@ -257,10 +262,14 @@ func (v verdict) failed() bool {
 // up to maxIDs ids each.
 func (v verdict) report(maxIDs int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "uninterrupted run: %d events, %d spans\n", v.refEvents, v.refSpans)
+	fmt.Fprintf(&b, "uninterrupted run: %d events, %d spans; agent_event: %d agtrace lines, %d canonical lines\n",
+		v.refEvents, v.refSpans, v.refLines[signalAgtrace], v.refLines[signalCanonical])
 	for _, class := range []string{classLost, classDuplicated, classUnexpected, classChanged, classRedelivered} {
-		for _, signal := range []string{"event", "span"} {
-			fmt.Fprintf(&b, "%-11s %-5ss: %d", class, signal, v.count(class, signal))
+		for _, signal := range []string{"event", "span", signalAgtrace, signalCanonical} {
+			if class == classRedelivered && strings.HasSuffix(signal, " line") {
+				continue // agent_event tolerates none
+			}
+			fmt.Fprintf(&b, "%-11s %-15s: %d", class, signal+"s", v.count(class, signal))
 			if class == classRedelivered {
 				var backs []int
 				for _, f := range v.findings {

@@ -6,7 +6,10 @@
 // while it reads real sessions, restarted on the same state each time, and what all its runs wrote
 // together is compared — by event id, by span id, and by span name, parent, start, end and status —
 // with what one uninterrupted run of the same input writes. Expected: nothing lost, nothing
-// repeated, the same ids, the same spans.
+// repeated, the same ids, the same spans. Beside them our own agent_event exporter writes every
+// event (agtrace_v1) and every turn (canonical_task) to files all the runs share; those must come
+// out exactly once — not even the batch in flight at a kill again — each line the same as the
+// uninterrupted run's, and no line torn.
 //
 // With AGENTOTEL_FAULTS=1 it runs 20 kills of a backfill and a kill about every second of live
 // sessions (a minute or two in all); `make chaos` sets AGENTOTEL_CHAOS=1 for at least 100 kills of
@@ -120,11 +123,13 @@ func firstOutput(t *testing.T, d *deployment, o *output, p *process) {
 	}
 }
 
-// finish stops the deployment's last run gracefully and reads the rest of the output.
+// finish stops the deployment's last run gracefully and reads the rest of the output, and the
+// agent_event files.
 func finish(t *testing.T, d *deployment, o *output) {
 	t.Helper()
 	d.runs[len(d.runs)-1].term(t)
 	o.scan(t, d)
+	o.exports = readExports(t, d)
 	d.checkLog(t)
 }
 
@@ -150,6 +155,11 @@ func judge(t *testing.T, ref, got *output, d *deployment, control *verdict) *ver
 	}
 	if len(ref.torn) > 0 {
 		t.Errorf("the uninterrupted run's output has torn lines: %v", ref.torn)
+	}
+	for _, x := range []*exports{ref.exports, got.exports} {
+		if len(x.torn) > 0 {
+			t.Errorf("agent_event files with a torn or broken line (a kill mid-write must be repaired at the next start):\n%s", strings.Join(x.torn, "\n"))
+		}
 	}
 	v := compare(ref, got, d)
 	timing := 0
@@ -198,9 +208,11 @@ func TestBackfill(t *testing.T) {
 	read := settle(t, refDep, ref, nil, quietReference).Sub(p.started) - startup
 	finish(t, refDep, ref)
 	refE, refS := ref.size()
-	t.Logf("uninterrupted: first event after %s, all read %s later; %d events, %d spans",
-		startup.Round(time.Millisecond), read.Round(time.Millisecond), refE, refS)
+	t.Logf("uninterrupted: first event after %s, all read %s later; %d events, %d spans; agent_event: %d agtrace lines, %d canonical lines",
+		startup.Round(time.Millisecond), read.Round(time.Millisecond), refE, refS, ref.exports.count[signalAgtrace], ref.exports.count[signalCanonical])
 	require.Positive(t, refS)
+	require.Equal(t, refE, ref.exports.count[signalAgtrace], "one agtrace line per event")
+	require.Positive(t, ref.exports.count[signalCanonical])
 
 	// A second uninterrupted run must agree with the first: where it does not, the difference is
 	// not the faults' doing but the collector's output depending on timing.
@@ -270,8 +282,11 @@ func TestLive(t *testing.T) {
 	settle(t, refDep, ref, nil, quietReference)
 	finish(t, refDep, ref)
 	refE, refS := ref.size()
-	t.Logf("uninterrupted: %d events, %d spans", refE, refS)
+	t.Logf("uninterrupted: %d events, %d spans; agent_event: %d agtrace lines, %d canonical lines",
+		refE, refS, ref.exports.count[signalAgtrace], ref.exports.count[signalCanonical])
 	require.Positive(t, refS)
+	require.Equal(t, refE, ref.exports.count[signalAgtrace], "one agtrace line per event")
+	require.Positive(t, ref.exports.count[signalCanonical])
 
 	var control *verdict
 	t.Run("uninterrupted_again", func(t *testing.T) {

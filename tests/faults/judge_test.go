@@ -79,3 +79,32 @@ func TestCompareClassifies(t *testing.T) {
 	}, classes, v.report(10))
 	assert.True(t, v.failed())
 }
+
+// TestCompareExportsClassifies checks the judge of the agent_event files: an id must have exactly
+// the uninterrupted run's copies, with the same text; a repetition is never excused.
+func TestCompareExportsClassifies(t *testing.T) {
+	line := func(file, text string) exportLine { return exportLine{file: file, text: text} }
+	ref := &exports{lines: map[string]map[string][]exportLine{signalAgtrace: {
+		"claude-code/s1/same":    {line("claude-code/s1.jsonl", `{"a":1}`)},
+		"claude-code/s1/lost":    {line("claude-code/s1.jsonl", `{"a":2}`)},
+		"claude-code/s1/twice":   {line("claude-code/s1.jsonl", `{"a":3}`)},
+		"claude-code/s1/changed": {line("claude-code/s1.jsonl", `{"a":4}`)},
+	}, signalCanonical: {}}}
+	got := &exports{lines: map[string]map[string][]exportLine{signalAgtrace: {
+		"claude-code/s1/same":    {line("claude-code/s1.jsonl", `{"a":1}`)},
+		"claude-code/s1/twice":   {line("claude-code/s1.jsonl", `{"a":3}`), line("claude-code/s1.jsonl", `{"a":3}`)},
+		"claude-code/s1/changed": {line("claude-code/s1.jsonl", `{"a":5}`)},
+	}, signalCanonical: {
+		"claude-code/s1/agent-task-1": {line("claude-code/s1.jsonl", `{"id":"agent-task-1"}`)},
+	}}}
+	classes := map[string]string{}
+	for _, f := range compareExports(ref, got) {
+		classes[f.signal+" "+f.id] = f.class
+	}
+	assert.Equal(t, map[string]string{
+		signalAgtrace + " claude-code/s1/lost":           classLost,
+		signalAgtrace + " claude-code/s1/twice":          classDuplicated,
+		signalAgtrace + " claude-code/s1/changed":        classChanged,
+		signalCanonical + " claude-code/s1/agent-task-1": classUnexpected,
+	}, classes)
+}

@@ -72,6 +72,7 @@ type output struct {
 	lines       map[string]int  // complete lines read of each file
 	torn        []string
 	read        map[string]int64 // bytes of each file consumed
+	exports     *exports         // the agent_event files, read once the last run is over
 }
 
 func newOutput() *output {

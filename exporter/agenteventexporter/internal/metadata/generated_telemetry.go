@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	AgentEventInvariantViolations metric.Int64Counter
 	AgentEventLinesWritten        metric.Int64Counter
 	AgentEventOpenFiles           metric.Int64ObservableGauge
+	AgentEventReplayed            metric.Int64Counter
 	AgentEventValidationWarnings  metric.Int64Counter
 }
 
@@ -111,6 +112,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_agent_event_open_files",
 		metric.WithDescription("Number of session files held open. [Development]"),
 		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.AgentEventReplayed, err = builder.meter.Int64Counter(
+		"otelcol_agent_event_replayed",
+		metric.WithDescription("Number of events (logs formats) and turns (canonical_task) delivered again that the files already hold — a batch read again after a crash, or retried — and that are therefore not written again. [Development]"),
+		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.AgentEventValidationWarnings, err = builder.meter.Int64Counter(

@@ -27,6 +27,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.AgentEventInputErrors.Add(context.Background(), 1)
 	tb.AgentEventInvariantViolations.Add(context.Background(), 1)
 	tb.AgentEventLinesWritten.Add(context.Background(), 1)
+	tb.AgentEventReplayed.Add(context.Background(), 1)
 	tb.AgentEventValidationWarnings.Add(context.Background(), 1)
 	AssertEqualAgentEventInputErrors(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -38,6 +39,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentEventOpenFiles(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualAgentEventReplayed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualAgentEventValidationWarnings(t, testTel,
