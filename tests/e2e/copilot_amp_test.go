@@ -97,7 +97,7 @@ func TestExportCopilotAndAmp(t *testing.T) {
 			return files, agents
 		}
 		require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 				return err
 			}
 			agents[filepath.Base(filepath.Dir(path))] = true

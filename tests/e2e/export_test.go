@@ -72,7 +72,7 @@ func exportedFiles(t *testing.T, dir string) map[string][][]byte {
 		return files
 	}
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return err
 		}
 		require.Equal(t, "claude-code", filepath.Base(filepath.Dir(path)), "files are grouped by agent: %s", path)
