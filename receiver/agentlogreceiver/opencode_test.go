@@ -6,7 +6,6 @@ package agentlogreceiver
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -371,17 +370,17 @@ func TestReadsOpenCodeFixtureCorpus(t *testing.T) {
 		require.NotEmpty(t, append(trees, dbs...), "no OpenCode storage tree or database in %s", dir)
 		for _, storage := range trees {
 			t.Run(filepath.Base(filepath.Dir(storage)), func(t *testing.T) {
-				before := fileStates(t, storage)
+				before := testenv.FileStates(t, storage)
 				readsOpenCodeTree(t, storage)
-				require.Equal(t, before, fileStates(t, storage), "the reader changed the fixture")
+				require.Equal(t, before, testenv.FileStates(t, storage), "the reader changed the fixture")
 			})
 		}
 		for _, db := range dbs {
 			fixture := filepath.Dir(db)
 			t.Run(filepath.Base(fixture), func(t *testing.T) {
-				before := fileStates(t, fixture)
+				before := testenv.FileStates(t, fixture)
 				readsOpenCodeDatabase(t, fixture)
-				require.Equal(t, before, fileStates(t, fixture), "reading the fixture changed it")
+				require.Equal(t, before, testenv.FileStates(t, fixture), "reading the fixture changed it")
 			})
 		}
 	})
@@ -519,7 +518,7 @@ func readOCRows(t *testing.T, path string) ocRows {
 
 func readsOpenCodeDatabase(t *testing.T, fixture string) {
 	data := t.TempDir()
-	copyOpenCodeDB(t, fixture, data)
+	testenv.CopyOpenCodeDB(t, fixture, data)
 	want := readOCRows(t, filepath.Join(data, "opencode.db"))
 
 	// A last message OpenCode never finished (a database copied in the
@@ -567,7 +566,7 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 		return
 	}
 	home := t.TempDir()
-	copyOpenCodeDB(t, fixture, filepath.Join(home, ".local", "share", "opencode"))
+	testenv.CopyOpenCodeDB(t, fixture, filepath.Join(home, ".local", "share", "opencode"))
 	type session struct {
 		SessionID string `json:"sessionId"`
 		ocTokens
@@ -587,38 +586,6 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 	for id := range oracle {
 		assert.Containsf(t, got, id, "ccusage reports session %s, which the events do not hold", id)
 	}
-}
-
-// copyOpenCodeDB copies opencode.db of a fixture folder, with its -wal and
-// -shm where they exist, into dst.
-func copyOpenCodeDB(t *testing.T, fixture, dst string) {
-	require.NoError(t, os.MkdirAll(dst, 0o755))
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(filepath.Join(fixture, "opencode.db"+suffix))
-		if os.IsNotExist(err) && suffix != "" {
-			continue
-		}
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dst, "opencode.db"+suffix), b, 0o600))
-	}
-}
-
-// fileStates are the size, modification time and mode of every file below
-// dir: what a reader writing into a fixture (a -shm, a -wal) would change.
-func fileStates(t *testing.T, dir string) map[string]string {
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%d %s %s", info.Size(), info.ModTime().Format(time.RFC3339Nano), info.Mode())
-		return nil
-	}))
-	return out
 }
 
 // TestOpenCodeSQLiteAbandonedLastMessage: a session's last message that

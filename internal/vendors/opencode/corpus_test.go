@@ -4,13 +4,10 @@
 package opencode
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +19,7 @@ import (
 
 // TestCorpus maps every OpenCode fixture of every corpus root (opencode/ of
 // vendortest.FixtureRoots), read in place — a SQLite database through a
-// copy (copyDatabase) — : zero unparsed objects, zero Validate violations,
+// copy (testenv.CopyOpenCodeDB) — : zero unparsed objects, zero Validate violations,
 // no open tool call, and token totals equal to the sum of the assistant
 // messages' own tokens (steps not added again). The storage trees' and the
 // databases' tokens are also held, per session, to ccusage opencode's.
@@ -38,14 +35,14 @@ func TestCorpus(t *testing.T) {
 			path := filepath.Join(dir, name)
 			var events []agentevent.Event
 			var want tokenSums
-			before := fileStates(t, path)
+			before := testenv.FileStates(t, path)
 			switch {
 			case e.IsDir() && exists(t, filepath.Join(path, "storage")):
 				events = mapTree(t, path)
 				want = treeTokens(t, filepath.Join(path, "storage", "message"))
 				oracle[name] = path
 			case e.IsDir() && exists(t, filepath.Join(path, "opencode.db")):
-				db := copyDatabase(t, path)
+				db := testenv.CopyOpenCodeDB(t, path, t.TempDir())
 				events = mapDB(t, db, "opencode.db")
 				want = dbTokens(t, db)
 				oracle[name] = filepath.Dir(db)
@@ -58,7 +55,7 @@ func TestCorpus(t *testing.T) {
 			default:
 				continue
 			}
-			require.Equal(t, before, fileStates(t, path), "%s: reading the fixture changed it", name)
+			require.Equal(t, before, testenv.FileStates(t, path), "%s: reading the fixture changed it", name)
 			n++
 			t.Run(name, func(t *testing.T) {
 				require.NotEmpty(t, events)
@@ -142,25 +139,6 @@ func exists(t *testing.T, path string) bool {
 	}
 	require.NoError(t, err)
 	return true
-}
-
-// fileStates are the size, modification time and mode of every file below
-// path: what a reader that wrote into the fixture (a -shm, a -wal) would
-// change.
-func fileStates(t *testing.T, path string) map[string]string {
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		out[p] = fmt.Sprintf("%d %s %s", info.Size(), info.ModTime().Format(time.RFC3339Nano), info.Mode())
-		return nil
-	}))
-	return out
 }
 
 // ccusageTokens are a session's tokens the way ccusage reports OpenCode

@@ -125,26 +125,6 @@ func mapAPI(t testing.TB, path, logFile string) []agentevent.Event {
 	return events
 }
 
-// copyDatabase copies the OpenCode database of a fixture folder (opencode.db
-// with its -wal and -shm, those that exist) to a scratch folder and returns
-// the copy's path. SQLite opens a WAL database's -shm read-write even in
-// mode=ro (it keeps the WAL index and the readers' marks there), and
-// immutable=1 would skip the WAL, where a database may keep every row: so a
-// fixture is read through a copy, never opened in place.
-func copyDatabase(t testing.TB, dir string) string {
-	t.Helper()
-	tmp := t.TempDir()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(filepath.Join(dir, "opencode.db"+suffix))
-		if os.IsNotExist(err) && suffix != "" {
-			continue
-		}
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(tmp, "opencode.db"+suffix), b, 0o600))
-	}
-	return filepath.Join(tmp, "opencode.db")
-}
-
 // openDatabase opens a database read-only, as the receiver does.
 func openDatabase(t testing.TB, path string) *sql.DB {
 	t.Helper()
@@ -155,7 +135,7 @@ func openDatabase(t testing.TB, path string) *sql.DB {
 	return db
 }
 
-// mapDB maps every session of a database (a copy: copyDatabase) the way
+// mapDB maps every session of a database (a copy: testenv.CopyOpenCodeDB) the way
 // the receiver's database reader does once nothing changes any more:
 // sessions by creation time, messages and parts by id, one Sequence counter
 // per session, a last message that never finished taken as it is (the
