@@ -291,22 +291,7 @@ func (p *progress) start() {
 // finishQuiet finishes the agents that have gone quiet, without a progress
 // line. It reports whether every agent is done.
 func (p *progress) finishQuiet(ctx context.Context) (allDone bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.now()
-	allDone = true
-	for _, key := range p.order {
-		a := p.agents[key]
-		if !a.doneAt.IsZero() {
-			continue
-		}
-		if now.Sub(a.lastRead) >= p.quietAfter {
-			p.finishLocked(ctx, a, now)
-			continue
-		}
-		allDone = false
-	}
-	return allDone
+	return p.sweep(ctx, false)
 }
 
 // shutdown stops the logging, saying how far the history of each agent
@@ -342,6 +327,13 @@ func (p *progress) shutdown() {
 // finishes the agents that have gone quiet. It reports whether every agent
 // is done (nothing more to report).
 func (p *progress) tick(ctx context.Context) (allDone bool) {
+	return p.sweep(ctx, true)
+}
+
+// sweep finishes the agents that have gone quiet and, with logProgress, logs
+// a progress line for each agent still reading. It reports whether every
+// agent is done.
+func (p *progress) sweep(ctx context.Context, logProgress bool) (allDone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -356,7 +348,9 @@ func (p *progress) tick(ctx context.Context) (allDone bool) {
 			continue
 		}
 		allDone = false
-		p.logProgressLocked(a, now)
+		if logProgress {
+			p.logProgressLocked(a, now)
+		}
 	}
 	return allDone
 }
