@@ -23,20 +23,11 @@ import (
 // internal/vendors/copilotcli's TestResumedSessionCountsEachSegmentOnce,
 // built in the shape of the real Copilot CLI 1.0.59 rows of
 // fixtures-new/copilot_cli.
-var resumedCopilotSession = []string{
-	`{"type":"session.start","data":{"sessionId":"9a493a94-a307-489e-8bc7-d16f4afcd992","version":1,"producer":"copilot-agent","copilotVersion":"1.0.59","startTime":"2026-06-08T01:48:57.913Z","context":{"cwd":"/w","gitRoot":"/w","branch":"main"}},"id":"e1","timestamp":"2026-06-08T01:48:57.913Z","parentId":null}`,
-	`{"type":"session.model_change","data":{"newModel":"claude-opus-4.6"},"id":"e2","timestamp":"2026-06-08T01:48:58.000Z","parentId":"e1"}`,
-	`{"type":"user.message","data":{"content":"hi","interactionId":"i1"},"id":"e3","timestamp":"2026-06-08T01:49:00.000Z","parentId":"e2"}`,
-	`{"type":"assistant.message","data":{"messageId":"m1","model":"claude-opus-4.6","content":"Hi!","toolRequests":[],"interactionId":"i1","turnId":"0","outputTokens":120,"requestId":"r1"},"id":"e4","timestamp":"2026-06-08T01:49:03.000Z","parentId":"e3"}`,
-	`{"type":"assistant.message","data":{"messageId":"m2","model":"claude-opus-4.6","content":"Done.","toolRequests":[],"interactionId":"i1","turnId":"1","outputTokens":80,"requestId":"r2"},"id":"e5","timestamp":"2026-06-08T01:49:05.000Z","parentId":"e4"}`,
-	`{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":2,"modelMetrics":{"claude-opus-4.6":{"requests":{"count":2,"cost":2},"usage":{"inputTokens":19771,"outputTokens":200,"cacheReadTokens":0,"cacheWriteTokens":19768,"reasoningTokens":0}}}},"id":"e6","timestamp":"2026-06-08T01:50:00.000Z","parentId":"e5"}`,
-	`{"type":"session.resume","data":{"eventCount":6},"id":"e7","timestamp":"2026-06-09T09:00:00.000Z","parentId":"e6"}`,
-	`{"type":"user.message","data":{"content":"again","interactionId":"i2"},"id":"e8","timestamp":"2026-06-09T09:00:01.000Z","parentId":"e7"}`,
-	`{"type":"assistant.message","data":{"messageId":"m3","model":"claude-opus-4.6","content":"Sure.","toolRequests":[],"interactionId":"i2","turnId":"2","outputTokens":50,"requestId":"r3"},"id":"e9","timestamp":"2026-06-09T09:00:04.000Z","parentId":"e8"}`,
-	`{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":1,"modelMetrics":{"claude-opus-4.6-1m":{"requests":{"count":1,"cost":1},"usage":{"inputTokens":21000,"outputTokens":55,"cacheReadTokens":19768,"cacheWriteTokens":0,"reasoningTokens":0}}}},"id":"e10","timestamp":"2026-06-09T09:01:00.000Z","parentId":"e9"}`,
-	`{"type":"session.resume","data":{"eventCount":10},"id":"e11","timestamp":"2026-06-10T09:00:00.000Z","parentId":"e10"}`,
-	`{"type":"user.message","data":{"content":"once more","interactionId":"i3"},"id":"e12","timestamp":"2026-06-10T09:00:01.000Z","parentId":"e11"}`,
-	`{"type":"assistant.message","data":{"messageId":"m4","model":"claude-opus-4.6","content":"Here.","toolRequests":[],"interactionId":"i3","turnId":"3","outputTokens":33,"requestId":"r4"},"id":"e13","timestamp":"2026-06-10T09:00:04.000Z","parentId":"e12"}`,
+func resumedCopilotSession(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "vendors", "copilotcli", "testdata", "resumed_session.jsonl"))
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
 // TestCopilotRunsAgainstCcusage: ccusage reports a resumed session's
@@ -51,11 +42,11 @@ func TestCopilotRunsAgainstCcusage(t *testing.T) {
 	home := t.TempDir()
 	file := filepath.Join(home, ".copilot", "session-state", "9a493a94-a307-489e-8bc7-d16f4afcd992", "events.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-	require.NoError(t, os.WriteFile(file, []byte(strings.Join(resumedCopilotSession, "\n")+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(resumedCopilotSession(t), "\n")+"\n"), 0o600))
 	p := copilotcli.NewParser(file)
 	var events []agentevent.Event
 	var offset int64
-	for i, l := range resumedCopilotSession {
+	for i, l := range resumedCopilotSession(t) {
 		events = append(events, p.Parse([]byte(l), int64(i+1), offset)...)
 		offset += int64(len(l)) + 1
 	}

@@ -28,7 +28,7 @@ import (
 // ("claude-opus-4.6-1m"), the mismatch that left a real resumed session's
 // responses counted on top of its shutdowns.
 func TestResumedSessionCountsEachSegmentOnce(t *testing.T) {
-	evs := parseBytes("events.jsonl", []byte(strings.Join(resumedSession, "\n")+"\n"), nil)
+	evs := parseBytes("events.jsonl", []byte(resumedSession(t)), nil)
 	tot := sumTokens(evs)
 	assert.Equal(t, int64(200+55+33), tot.Output, "each shutdown's output plus the tail's per-response output")
 	assert.Equal(t, int64(19768+19768), tot.CacheRead+tot.CacheCreation, "cache reads and writes from the shutdowns")
@@ -50,7 +50,7 @@ func TestResumedSessionAgainstCcusage(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "session-state", "9a493a94-a307-489e-8bc7-d16f4afcd992", "events.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	file := strings.ReplaceAll(strings.Join(resumedSession, "\n")+"\n", `"claude-opus-4.6-1m"`, `"claude-opus-4.6"`)
+	file := strings.ReplaceAll(resumedSession(t), `"claude-opus-4.6-1m"`, `"claude-opus-4.6"`)
 	require.NoError(t, os.WriteFile(path, []byte(file), 0o600))
 	evs := parseSessionFile(t, path, "")
 	sid := evs[0].SessionID
@@ -62,23 +62,17 @@ func TestResumedSessionAgainstCcusage(t *testing.T) {
 	assert.Equal(t, tokenTotals{Input: 3 + 21000 - 19768, Output: 200 + 55 + 33, CacheRead: 19768, CacheCreation: 19768}, u.ours())
 }
 
-// resumedSession is a session run three times, the first two runs ending in
-// a session.shutdown with that run's usage, the third cut before its
-// shutdown (see TestResumedSessionCountsEachSegmentOnce).
-var resumedSession = []string{
-	`{"type":"session.start","data":{"sessionId":"9a493a94-a307-489e-8bc7-d16f4afcd992","version":1,"producer":"copilot-agent","copilotVersion":"1.0.59","startTime":"2026-06-08T01:48:57.913Z","context":{"cwd":"/w","gitRoot":"/w","branch":"main"}},"id":"e1","timestamp":"2026-06-08T01:48:57.913Z","parentId":null}`,
-	`{"type":"session.model_change","data":{"newModel":"claude-opus-4.6"},"id":"e2","timestamp":"2026-06-08T01:48:58.000Z","parentId":"e1"}`,
-	`{"type":"user.message","data":{"content":"hi","interactionId":"i1"},"id":"e3","timestamp":"2026-06-08T01:49:00.000Z","parentId":"e2"}`,
-	`{"type":"assistant.message","data":{"messageId":"m1","model":"claude-opus-4.6","content":"Hi!","toolRequests":[],"interactionId":"i1","turnId":"0","outputTokens":120,"requestId":"r1"},"id":"e4","timestamp":"2026-06-08T01:49:03.000Z","parentId":"e3"}`,
-	`{"type":"assistant.message","data":{"messageId":"m2","model":"claude-opus-4.6","content":"Done.","toolRequests":[],"interactionId":"i1","turnId":"1","outputTokens":80,"requestId":"r2"},"id":"e5","timestamp":"2026-06-08T01:49:05.000Z","parentId":"e4"}`,
-	`{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":2,"modelMetrics":{"claude-opus-4.6":{"requests":{"count":2,"cost":2},"usage":{"inputTokens":19771,"outputTokens":200,"cacheReadTokens":0,"cacheWriteTokens":19768,"reasoningTokens":0}}}},"id":"e6","timestamp":"2026-06-08T01:50:00.000Z","parentId":"e5"}`,
-	`{"type":"session.resume","data":{"eventCount":6},"id":"e7","timestamp":"2026-06-09T09:00:00.000Z","parentId":"e6"}`,
-	`{"type":"user.message","data":{"content":"again","interactionId":"i2"},"id":"e8","timestamp":"2026-06-09T09:00:01.000Z","parentId":"e7"}`,
-	`{"type":"assistant.message","data":{"messageId":"m3","model":"claude-opus-4.6","content":"Sure.","toolRequests":[],"interactionId":"i2","turnId":"2","outputTokens":50,"requestId":"r3"},"id":"e9","timestamp":"2026-06-09T09:00:04.000Z","parentId":"e8"}`,
-	`{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":1,"modelMetrics":{"claude-opus-4.6-1m":{"requests":{"count":1,"cost":1},"usage":{"inputTokens":21000,"outputTokens":55,"cacheReadTokens":19768,"cacheWriteTokens":0,"reasoningTokens":0}}}},"id":"e10","timestamp":"2026-06-09T09:01:00.000Z","parentId":"e9"}`,
-	`{"type":"session.resume","data":{"eventCount":10},"id":"e11","timestamp":"2026-06-10T09:00:00.000Z","parentId":"e10"}`,
-	`{"type":"user.message","data":{"content":"once more","interactionId":"i3"},"id":"e12","timestamp":"2026-06-10T09:00:01.000Z","parentId":"e11"}`,
-	`{"type":"assistant.message","data":{"messageId":"m4","model":"claude-opus-4.6","content":"Here.","toolRequests":[],"interactionId":"i3","turnId":"3","outputTokens":33,"requestId":"r4"},"id":"e13","timestamp":"2026-06-10T09:00:04.000Z","parentId":"e12"}`,
+// resumedSessionFile is a session run three times, the first two runs ending
+// in a session.shutdown with that run's usage, the third cut before its
+// shutdown (see TestResumedSessionCountsEachSegmentOnce). cmd/agentcheck's
+// tests read it too.
+const resumedSessionFile = "testdata/resumed_session.jsonl"
+
+func resumedSession(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(resumedSessionFile)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // outputByModel sums the output tokens of events by the model they carry.
