@@ -59,32 +59,32 @@ func opencodeTree(tb testing.TB, fixture, storage string) {
 		}
 		return b
 	}
-	for _, r := range columnsByName(tb, db, `SELECT * FROM project`) {
-		id := r.str("id")
+	for _, r := range QueryByName(tb, db, `SELECT * FROM project`) {
+		id := r.Str("id")
 		write(filepath.Join("project", id+".json"), object(map[string]any{
-			"id": id, "worktree": r.str("worktree"), "vcs": r.str("vcs"),
+			"id": id, "worktree": r.Str("worktree"), "vcs": r.Str("vcs"),
 			"time": map[string]any{"created": r["time_created"], "updated": r["time_updated"]},
 		}))
 	}
-	for _, r := range columnsByName(tb, db, `SELECT * FROM session`) {
-		id, project := r.str("id"), r.str("project_id")
+	for _, r := range QueryByName(tb, db, `SELECT * FROM session`) {
+		id, project := r.Str("id"), r.Str("project_id")
 		s := map[string]any{
-			"id": id, "projectID": project, "slug": r.str("slug"), "directory": r.str("directory"),
-			"title": r.str("title"), "version": r.str("version"),
+			"id": id, "projectID": project, "slug": r.Str("slug"), "directory": r.Str("directory"),
+			"title": r.Str("title"), "version": r.Str("version"),
 			"time": map[string]any{"created": r["time_created"], "updated": r["time_updated"]},
 		}
-		if p := r.str("parent_id"); p != "" {
+		if p := r.Str("parent_id"); p != "" {
 			s["parentID"] = p
 		}
 		write(filepath.Join("session", project, id+".json"), object(s))
 	}
-	for _, r := range columnsByName(tb, db, `SELECT id, session_id, data FROM message`) {
-		id, ses := r.str("id"), r.str("session_id")
-		write(filepath.Join("message", ses, id+".json"), withIDs(tb, r.str("data"), "id", id, "sessionID", ses))
+	for _, r := range QueryByName(tb, db, `SELECT id, session_id, data FROM message`) {
+		id, ses := r.Str("id"), r.Str("session_id")
+		write(filepath.Join("message", ses, id+".json"), withIDs(tb, r.Str("data"), "id", id, "sessionID", ses))
 	}
-	for _, r := range columnsByName(tb, db, `SELECT id, message_id, session_id, data FROM part`) {
-		id, msg := r.str("id"), r.str("message_id")
-		write(filepath.Join("part", msg, id+".json"), withIDs(tb, r.str("data"), "id", id, "sessionID", r.str("session_id"), "messageID", msg))
+	for _, r := range QueryByName(tb, db, `SELECT id, message_id, session_id, data FROM part`) {
+		id, msg := r.Str("id"), r.Str("message_id")
+		write(filepath.Join("part", msg, id+".json"), withIDs(tb, r.Str("data"), "id", id, "sessionID", r.Str("session_id"), "messageID", msg))
 	}
 }
 
@@ -107,10 +107,12 @@ func withIDs(tb testing.TB, data string, kv ...string) []byte {
 	return append(out, rest...)
 }
 
-// dbRow is a result row by column name: OpenCode adds and drops columns between versions.
-type dbRow map[string]any
+// DBRow is a result row by column name: OpenCode adds and drops columns
+// between versions, and its readers take the ones they need by name.
+type DBRow map[string]any
 
-func (r dbRow) str(k string) string {
+// Str is column k as a string ("" when absent or of another type).
+func (r DBRow) Str(k string) string {
 	switch v := r[k].(type) {
 	case string:
 		return v
@@ -120,18 +122,25 @@ func (r dbRow) str(k string) string {
 	return ""
 }
 
-func columnsByName(tb testing.TB, db *sql.DB, query string) []dbRow {
+// Int is column k as an integer (0 when absent or of another type).
+func (r DBRow) Int(k string) int64 {
+	v, _ := r[k].(int64)
+	return v
+}
+
+// QueryByName runs query on db and returns every row by column name.
+func QueryByName(tb testing.TB, db *sql.DB, query string) []DBRow {
 	tb.Helper()
 	rows, err := db.Query(query)
 	if err != nil {
-		tb.Fatalf("opencode tree: %v", err)
+		tb.Fatalf("query %q: %v", query, err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out []dbRow
+	var out []DBRow
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -141,7 +150,7 @@ func columnsByName(tb testing.TB, db *sql.DB, query string) []dbRow {
 		if err := rows.Scan(ptrs...); err != nil {
 			tb.Fatal(err)
 		}
-		r := dbRow{}
+		r := DBRow{}
 		for i, c := range cols {
 			r[c] = vals[i]
 		}

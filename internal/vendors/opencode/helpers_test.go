@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 var repoRoot = vendortest.RepoRoot
@@ -143,16 +144,16 @@ func openDatabase(t testing.TB, path string) *sql.DB {
 func mapDB(t testing.TB, path, logFile string) []agentevent.Event {
 	db := openDatabase(t, path)
 	projects := map[string]Project{}
-	for _, r := range queryByName(t, db, `SELECT * FROM project`) {
-		p := Project{ID: r.str("id"), Worktree: r.str("worktree"), VCS: r.str("vcs")}
+	for _, r := range testenv.QueryByName(t, db, `SELECT * FROM project`) {
+		p := Project{ID: r.Str("id"), Worktree: r.Str("worktree"), VCS: r.Str("vcs")}
 		projects[p.ID] = p
 	}
 	sessions := map[string]Session{}
 	var order []Session
-	for _, r := range queryByName(t, db, `SELECT * FROM session ORDER BY time_created, id`) {
-		s := Session{ID: r.str("id"), ProjectID: r.str("project_id"), ParentID: r.str("parent_id"),
-			Directory: r.str("directory"), Title: r.str("title"), Version: r.str("version")}
-		s.Time.Created, s.Time.Updated = r.int("time_created"), r.int("time_updated")
+	for _, r := range testenv.QueryByName(t, db, `SELECT * FROM session ORDER BY time_created, id`) {
+		s := Session{ID: r.Str("id"), ProjectID: r.Str("project_id"), ParentID: r.Str("parent_id"),
+			Directory: r.Str("directory"), Title: r.Str("title"), Version: r.Str("version")}
+		s.Time.Created, s.Time.Updated = r.Int("time_created"), r.Int("time_updated")
 		sessions[s.ID] = s
 		order = append(order, s)
 	}
@@ -227,47 +228,4 @@ func dbTokens(t testing.TB, path string) tokenSums {
 	}
 	require.NoError(t, rows.Err())
 	return s
-}
-
-// byName is a result row by column name: OpenCode adds and drops columns
-// between versions, and the receiver reads the ones it needs by name.
-type byName map[string]any
-
-func (r byName) str(k string) string {
-	switch v := r[k].(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	}
-	return ""
-}
-
-func (r byName) int(k string) int64 {
-	v, _ := r[k].(int64)
-	return v
-}
-
-func queryByName(t testing.TB, db *sql.DB, query string) []byName {
-	rows, err := db.Query(query)
-	require.NoError(t, err)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
-	var out []byName
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		r := byName{}
-		for i, c := range cols {
-			r[c] = vals[i]
-		}
-		out = append(out, r)
-	}
-	require.NoError(t, rows.Err())
-	return out
 }
