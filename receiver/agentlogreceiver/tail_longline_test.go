@@ -97,7 +97,7 @@ func TestTailLongLines(t *testing.T) {
 // 437 MB, and a too-long one (max_log_size 16 MiB) 112 MB.
 func TestTailLongLineMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 64 MiB files and reads them repeatedly")
+		t.Skip("-short: writes 64 MiB files and reads them repeatedly")
 	}
 	for _, c := range []struct {
 		name  string
