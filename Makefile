@@ -13,6 +13,11 @@ export PATH := $(TOOLS):$(PATH)
 OCB_VERSION := v0.159.0
 OCB := $(TOOLS)/builder
 MDATAGEN := $(TOOLS)/mdatagen
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS)/golangci-lint
+# What `make lint` checks (e.g. `make lint LINT_PKGS=./internal/agentevent/...`); internal/tools is
+# its own module and stays out.
+LINT_PKGS ?= ./...
 COLLECTOR := _build/otelcol-agentotel
 # Where `make run` keeps read positions/open turns and writes traces (never the agents' folders).
 export AGENTOTEL_STATE_DIR ?= $(CACHE)/state
@@ -49,7 +54,11 @@ $(MDATAGEN): internal/tools/go.mod internal/tools/go.sum
 	@mkdir -p $(TOOLS)
 	cd internal/tools && GOBIN=$(TOOLS) go install go.opentelemetry.io/collector/cmd/mdatagen
 
-tools: $(OCB) $(MDATAGEN)
+$(GOLANGCI_LINT):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+tools: $(OCB) $(MDATAGEN) $(GOLANGCI_LINT)
 
 # Prints the path of ocb (installed first when missing), for tests that build a distribution.
 .PHONY: ocb
@@ -93,9 +102,10 @@ chaos: $(COLLECTOR)
 generate: $(MDATAGEN)
 	go generate ./...
 
-lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
-	go vet ./...
+# golangci-lint with .golangci.yml (contrib's linter set); its formatters (gci, gofumpt, goimports)
+# include gofmt's rules and its govet runs every vet analyzer.
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run $(LINT_PKGS)
 
 # Jaeger built from source: offline, API only. The source build has no UI embedded (its page at
 # :16686 is a placeholder); for the UI run Jaeger's official image or release archive (README).
