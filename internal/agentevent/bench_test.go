@@ -54,38 +54,23 @@ func benchSets(b *testing.B) map[string][]Event {
 	return map[string][]Event{"content": evs, "nocontent": stripped}
 }
 
-type codec struct {
-	encode func(Event, plog.LogRecord)
-	decode func(plog.LogRecord) (Event, error)
-}
-
-var codecs = []struct {
-	name string
-	c    codec
-}{
-	{"legacy", codec{legacyEncode, legacyDecode}},
-	{"current", codec{Encode, Decode}},
-}
-
 // BenchmarkEncode encodes the golden events, one per op, into the records of
 // a slice made for them (a fresh one each time round the set).
 func BenchmarkEncode(b *testing.B) {
 	for set, evs := range benchSets(b) {
-		for _, c := range codecs {
-			b.Run(set+"/"+c.name, func(b *testing.B) {
-				b.ReportAllocs()
-				defer cpuPerOp(b, 1)()
-				lrs, i := plog.NewLogRecordSlice(), 0
-				for b.Loop() {
-					if i == 0 {
-						lrs = plog.NewLogRecordSlice()
-						lrs.EnsureCapacity(len(evs))
-					}
-					c.c.encode(evs[i], lrs.AppendEmpty())
-					i = (i + 1) % len(evs)
+		b.Run(set, func(b *testing.B) {
+			b.ReportAllocs()
+			defer cpuPerOp(b, 1)()
+			lrs, i := plog.NewLogRecordSlice(), 0
+			for b.Loop() {
+				if i == 0 {
+					lrs = plog.NewLogRecordSlice()
+					lrs.EnsureCapacity(len(evs))
 				}
-			})
-		}
+				Encode(evs[i], lrs.AppendEmpty())
+				i = (i + 1) % len(evs)
+			}
+		})
 	}
 }
 
@@ -94,21 +79,19 @@ func BenchmarkDecode(b *testing.B) {
 	for set, evs := range benchSets(b) {
 		lrs := plog.NewLogRecordSlice()
 		for i := range evs {
-			legacyEncode(evs[i], lrs.AppendEmpty())
+			Encode(evs[i], lrs.AppendEmpty())
 		}
-		for _, c := range codecs {
-			b.Run(set+"/"+c.name, func(b *testing.B) {
-				b.ReportAllocs()
-				defer cpuPerOp(b, 1)()
-				i := 0
-				for b.Loop() {
-					if _, err := c.c.decode(lrs.At(i)); err != nil {
-						b.Fatal(err)
-					}
-					i = (i + 1) % lrs.Len()
+		b.Run(set, func(b *testing.B) {
+			b.ReportAllocs()
+			defer cpuPerOp(b, 1)()
+			i := 0
+			for b.Loop() {
+				if _, err := Decode(lrs.At(i)); err != nil {
+					b.Fatal(err)
 				}
-			})
-		}
+				i = (i + 1) % lrs.Len()
+			}
+		})
 	}
 }
 
@@ -117,28 +100,19 @@ func BenchmarkDecode(b *testing.B) {
 // per event.
 func BenchmarkRoundTrip(b *testing.B) {
 	for set, evs := range benchSets(b) {
-		for _, c := range []struct {
-			name string
-			enc  func([]Event, string) plog.Logs
-			dec  func(plog.Logs) ([]Event, int)
-		}{
-			{"legacy", legacyEncodeLogs, legacyDecodeLogs},
-			{"current", EncodeLogs, DecodeLogs},
-		} {
-			b.Run(set+"/"+c.name, func(b *testing.B) {
-				b.ReportAllocs()
-				defer cpuPerOp(b, len(evs))()
-				n := 0
-				for b.Loop() {
-					got, skipped := c.dec(c.enc(evs, "host"))
-					if skipped != 0 || len(got) != len(evs) {
-						b.Fatalf("skipped %d, got %d of %d", skipped, len(got), len(evs))
-					}
-					n += len(evs)
+		b.Run(set, func(b *testing.B) {
+			b.ReportAllocs()
+			defer cpuPerOp(b, len(evs))()
+			n := 0
+			for b.Loop() {
+				got, skipped := DecodeLogs(EncodeLogs(evs, "host"))
+				if skipped != 0 || len(got) != len(evs) {
+					b.Fatalf("skipped %d, got %d of %d", skipped, len(got), len(evs))
 				}
-				perEvent(b, n)
-			})
-		}
+				n += len(evs)
+			}
+			perEvent(b, n)
+		})
 	}
 }
 

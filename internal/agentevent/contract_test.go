@@ -5,176 +5,250 @@ package agentevent
 
 import (
 	"bytes"
-	"fmt"
-	"slices"
+	"path/filepath"
 	"testing"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
-// contractEvents are the golden events, and each of them again with a Raw
-// record, as unparsed, and with extra attributes of every kind Encode meets:
-// the value types Event.Attributes holds, the ones PutValue stores raw, one
-// it can only print, keys a named field owns (left out) and the wire flag.
-func contractEvents(t *testing.T) []Event {
-	t.Helper()
-	evs := goldenEvents(t)
-	out := append([]Event{fullEvent(), {}}, evs...)
-	for i, ev := range evs {
-		switch i % 4 {
-		case 0:
-			ev.Raw = []byte(fmt.Sprintf(`{"n":%d}`, i))
-		case 1:
-			ev.Unparsed, ev.Raw = "malformed_json", []byte{}
-		case 2:
-			ev.Type = EventType(fmt.Sprintf("custom_%d", i))
-		case 3:
-			ev.Attributes = map[string]any{
-				"agent.s": "x", "agent.b": false, "agent.i64": int64(-3), "agent.i": 4,
-				"agent.f": 0.25, "agent.i32": int32(5), "agent.u8": uint8(6), "agent.f32": float32(1.5),
-				"agent.bytes": []byte("b"), "agent.nil": nil,
-				"agent.list": []any{"a", int64(1), map[string]any{"k": true}},
-				"agent.map":  map[string]any{"k": []any{1.5}},
-				"agent.odd":  struct{ A int }{7}, "agent.badmap": map[string]any{"k": struct{}{}},
-				AttrSessionID: "owned by a field", AttrTokensInput: int64(99), AttrReadCaughtUp: true,
-				"": "empty key",
+// attrTypes is the value type Encode writes for each known key that is not a
+// string (AttrCostUSD: a double; Decode also takes an int there).
+var attrTypes = map[string]pcommon.ValueType{
+	AttrToolLatencyMs:       pcommon.ValueTypeInt,
+	AttrExitCode:            pcommon.ValueTypeInt,
+	AttrTokensInput:         pcommon.ValueTypeInt,
+	AttrTokensOutput:        pcommon.ValueTypeInt,
+	AttrTokensTotal:         pcommon.ValueTypeInt,
+	AttrTokensCached:        pcommon.ValueTypeInt,
+	AttrTokensThinking:      pcommon.ValueTypeInt,
+	AttrTokensTool:          pcommon.ValueTypeInt,
+	AttrTokensCacheCreation: pcommon.ValueTypeInt,
+	AttrRaw:                 pcommon.ValueTypeBytes,
+	AttrSequence:            pcommon.ValueTypeInt,
+	AttrSidechain:           pcommon.ValueTypeBool,
+	AttrFinishReasons:       pcommon.ValueTypeSlice,
+	AttrCostUSD:             pcommon.ValueTypeDouble,
+	AttrLogLine:             pcommon.ValueTypeInt,
+}
+
+// TestEncodeWritesTheContract: the named attributes of a full event in the
+// order of the wire contract, each with its type, then Event.Attributes.
+func TestEncodeWritesTheContract(t *testing.T) {
+	lr := plog.NewLogRecord()
+	Encode(fullEvent(), lr)
+	assert.Equal(t, []string{
+		AttrSchemaVersion, AttrSource, AttrProjectHash, AttrProjectRoot, AttrSessionID, AttrEventID,
+		AttrParentEventID, AttrEventType, AttrRole, AttrChannel, AttrToolName, AttrToolCallID,
+		AttrToolStatus, AttrToolLatencyMs, AttrExitCode, AttrFilePath, AttrFileLanguage, AttrFileOp,
+		AttrModel, AttrTokensInput, AttrTokensOutput, AttrTokensTotal, AttrTokensCached,
+		AttrTokensThinking, AttrTokensTool, AttrTokensCacheCreation, AttrAgentID, AttrRaw, AttrSequence,
+		AttrAgentVersion, AttrGitBranch, AttrSidechain, AttrSubagentType, AttrParentToolCallID,
+		AttrSpawnedAgentID, AttrEntrypoint, AttrProvider, AttrResponseID, AttrFinishReasons,
+		AttrErrorType, AttrCostUSD, AttrStatus, AttrLogFile, AttrLogLine,
+	}, namedKeys(lr), "fullEvent has every named field but Unparsed")
+	extras := 0
+	for k, v := range lr.Attributes().All() {
+		if !knownAttrs[k] {
+			extras++
+			continue
+		}
+		assert.Zero(t, extras, "%s after Event.Attributes", k)
+		want, typed := attrTypes[k]
+		if !typed {
+			want = pcommon.ValueTypeStr
+		}
+		assert.Equal(t, want, v.Type(), k)
+	}
+	assert.Equal(t, len(fullEvent().Attributes), extras)
+	assert.Equal(t, "agent.tool_result", lr.EventName())
+	assert.Equal(t, plog.SeverityNumberInfo, lr.SeverityNumber())
+	assert.Equal(t, "INFO", lr.SeverityText())
+
+	unparsed := plog.NewLogRecord()
+	Encode(Event{Type: TypeLog, Unparsed: ReasonMalformedJSON}, unparsed)
+	assert.Equal(t, plog.SeverityNumberWarn, unparsed.SeverityNumber())
+	assert.Equal(t, "WARN", unparsed.SeverityText())
+	assert.Equal(t, []string{AttrEventType, AttrSequence, AttrUnparsed}, namedKeys(unparsed))
+}
+
+// TestReencodeGoldenRecords decodes every record of the golden files (written
+// by the receiver through Encode) and encodes it again: the same record.
+func TestReencodeGoldenRecords(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "events.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	n := 0
+	for _, p := range paths {
+		logs, err := golden.ReadLogs(p)
+		require.NoError(t, err, p)
+		for _, rl := range logs.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, want := range sl.LogRecords().All() {
+					ev, err := Decode(want)
+					require.NoError(t, err, p)
+					got := plog.NewLogRecord()
+					Encode(ev, got)
+					assert.Equal(t, want.Attributes().AsRaw(), got.Attributes().AsRaw(), "%s record %d", p, n)
+					assert.Equal(t, want.EventName(), got.EventName(), p)
+					assert.Equal(t, want.Timestamp(), got.Timestamp(), p)
+					assert.Equal(t, want.SeverityNumber(), got.SeverityNumber(), p)
+					assert.Equal(t, want.SeverityText(), got.SeverityText(), p)
+					assert.Equal(t, want.Body().AsRaw(), got.Body().AsRaw(), p)
+					n++
+				}
 			}
-			ev.TokensInput, ev.CostUSD, ev.IsSidechain, ev.FinishReason = Int(1), Float(2), true, "stop"
 		}
-		out = append(out, ev)
 	}
-	return out
+	assert.Greater(t, n, 500)
 }
 
-// TestEncodeKeepsTheWireContract encodes every contract event with the old
-// encoder (legacy_test.go) and the current one: the records are the same,
-// byte for byte in OTLP, with the named attributes in the same order (those
-// of Event.Attributes come from a Go map, in no order, before and after).
-func TestEncodeKeepsTheWireContract(t *testing.T) {
-	evs := contractEvents(t)
-	require.Greater(t, len(evs), 500)
-	for i, ev := range evs {
-		want, got := plog.NewLogRecord(), plog.NewLogRecord()
-		legacyEncode(ev, want)
-		Encode(ev, got)
-		requireSameRecord(t, want, got, "event %d", i)
+// TestEncodeAttributeValues: each kind of value Event.Attributes may hold is
+// written as its OTLP type, a kind pcommon cannot hold as its printed form,
+// and a key a named field owns is left to the field.
+func TestEncodeAttributeValues(t *testing.T) {
+	ev := Event{Type: TypeMeta, SessionID: "s1", TokensInput: Int(1), Attributes: map[string]any{
+		"agent.s": "x", "agent.b": false, "agent.i64": int64(-3), "agent.i": 4, "agent.f": 0.25,
+		"agent.i32": int32(5), "agent.u8": uint8(6), "agent.f32": float32(1.5),
+		"agent.bytes": []byte("b"), "agent.nil": nil,
+		"agent.list": []any{"a", int64(1), map[string]any{"k": true}},
+		"agent.map":  map[string]any{"k": []any{1.5}},
+		"agent.odd":  struct{ A int }{7}, "agent.badmap": map[string]any{"k": struct{}{}},
+		AttrSessionID: "owned by a field", AttrTokensInput: int64(99), "": "empty key",
+	}}
+	lr := plog.NewLogRecord()
+	Encode(ev, lr)
+	a := lr.Attributes()
+	get := func(k string) pcommon.Value {
+		v, ok := a.Get(k)
+		require.True(t, ok, k)
+		return v
 	}
-	// A record that has attributes already: known keys updated in place.
-	for i, ev := range evs[:50] {
-		want, got := plog.NewLogRecord(), plog.NewLogRecord()
-		for _, lr := range []plog.LogRecord{want, got} {
-			lr.Attributes().PutStr("first", "kept")
-			lr.Attributes().PutInt(AttrEventType, 1)
-			lr.Attributes().PutStr(AttrLogFile, "old")
-			lr.Attributes().PutBool(AttrSidechain, false)
+	assert.Equal(t, "x", get("agent.s").Str())
+	assert.False(t, get("agent.b").Bool())
+	assert.Equal(t, int64(-3), get("agent.i64").Int())
+	assert.Equal(t, int64(4), get("agent.i").Int())
+	assert.InDelta(t, 0.25, get("agent.f").Double(), 0)
+	assert.Equal(t, int64(5), get("agent.i32").Int())
+	assert.Equal(t, int64(6), get("agent.u8").Int())
+	assert.InDelta(t, 1.5, get("agent.f32").Double(), 0)
+	assert.Equal(t, []byte("b"), get("agent.bytes").Bytes().AsRaw())
+	assert.Equal(t, pcommon.ValueTypeEmpty, get("agent.nil").Type())
+	assert.Equal(t, []any{"a", int64(1), map[string]any{"k": true}}, get("agent.list").Slice().AsRaw())
+	assert.Equal(t, map[string]any{"k": []any{1.5}}, get("agent.map").Map().AsRaw())
+	assert.Equal(t, "{7}", get("agent.odd").Str())
+	assert.Equal(t, pcommon.ValueTypeStr, get("agent.badmap").Type())
+	assert.Equal(t, "empty key", get("").Str())
+	assert.Equal(t, "s1", get(AttrSessionID).Str())
+	assert.Equal(t, int64(1), get(AttrTokensInput).Int())
+	n := 0
+	for k := range a.All() {
+		if k == AttrSessionID || k == AttrTokensInput {
+			n++
 		}
-		legacyEncode(ev, want)
-		Encode(ev, got)
-		requireSameRecord(t, want, got, "event %d onto attributes", i)
 	}
-	// EncodeLogs: the same resources, scopes and records.
-	want, got := legacyEncodeLogs(evs, "host"), EncodeLogs(evs, "host")
-	sortExtras(want)
-	sortExtras(got)
-	requireSameLogs(t, want, got)
-	want, got = legacyEncodeLogs(nil, ""), EncodeLogs(nil, "")
-	requireSameLogs(t, want, got)
+	assert.Equal(t, 2, n, "each named key once")
 }
 
-// TestDecodeAsBefore decodes records of every kind with the old decoder and
-// the current one: the same event, or the same error.
-func TestDecodeAsBefore(t *testing.T) {
-	var records []plog.LogRecord
-	for _, ev := range contractEvents(t) {
-		lr := plog.NewLogRecord()
-		legacyEncode(ev, lr)
-		records = append(records, lr)
+// TestEncodeOntoAttributes: a record that has attributes already keeps them
+// (in their places), the keys Encode writes that it has are updated in place,
+// the others appended.
+func TestEncodeOntoAttributes(t *testing.T) {
+	for _, ev := range []Event{fullEvent(), {Type: TypeMeta, LogFile: "f"}} {
+		want := plog.NewLogRecord()
+		Encode(ev, want)
+		got := plog.NewLogRecord()
+		got.Attributes().PutStr("first", "kept")
+		got.Attributes().PutInt(AttrEventType, 1)
+		got.Attributes().PutStr(AttrLogFile, "old")
+		got.Attributes().PutBool(AttrSidechain, false)
+		Encode(ev, got)
+
+		var keys []string
+		for k := range got.Attributes().All() {
+			keys = append(keys, k)
+		}
+		require.GreaterOrEqual(t, len(keys), 4)
+		assert.Equal(t, []string{"first", AttrEventType, AttrLogFile, AttrSidechain}, keys[:4])
+		wantAttrs := want.Attributes().AsRaw()
+		wantAttrs["first"] = "kept"
+		if !ev.IsSidechain {
+			wantAttrs[AttrSidechain] = false // Encode writes only true
+		}
+		assert.Equal(t, wantAttrs, got.Attributes().AsRaw())
+		assert.Len(t, keys, len(wantAttrs), "no key twice")
 	}
+}
+
+// TestDecodeDuplicateKeys: of a known key that a record off the wire carries
+// twice the last wins, except the event type, which the first gives; each
+// copy must have its type.
+func TestDecodeDuplicateKeys(t *testing.T) {
 	base := func() plog.LogRecord {
 		lr := plog.NewLogRecord()
-		legacyEncode(fullEvent(), lr)
+		Encode(fullEvent(), lr)
 		return lr
 	}
-	values := []func(pcommon.Value){
-		func(v pcommon.Value) { v.SetStr("x") },
-		func(v pcommon.Value) { v.SetStr("") },
-		func(v pcommon.Value) { v.SetInt(3) },
-		func(v pcommon.Value) { v.SetDouble(1.5) },
-		func(v pcommon.Value) { v.SetBool(true) },
-		func(v pcommon.Value) { v.SetEmptyBytes().FromRaw([]byte("b")) },
-		func(v pcommon.Value) { v.SetEmptySlice().AppendEmpty().SetInt(1) },
-		func(v pcommon.Value) { v.SetEmptySlice() },
-		func(v pcommon.Value) { v.SetEmptyMap().PutInt("k", 1) },
-		func(pcommon.Value) {},
-	}
-	keys := append(slices.Sorted(func(yield func(string) bool) {
-		for k := range knownAttrs {
-			if !yield(k) {
-				return
-			}
-		}
-	}), AttrReadCaughtUp, "agent.other")
-	for _, k := range keys {
-		for _, set := range values {
-			lr := base() // the key set to another value in place
-			set(lr.Attributes().PutEmpty(k))
-			records = append(records, lr)
-			// and once more at the end: a duplicate key, as a record off
-			// the wire may have (PutEmpty cannot make one)
-			lr = base()
-			lr = withDuplicate(t, lr, k, set)
-			records = append(records, lr)
-			lr = base() // without an event type attribute, with or without a name
-			lr.Attributes().Remove(AttrEventType)
-			set(lr.Attributes().PutEmpty(k))
-			records = append(records, lr)
-			lr = base()
-			lr.Attributes().Remove(AttrEventType)
-			lr.SetEventName("other")
-			set(lr.Attributes().PutEmpty(k))
-			records = append(records, lr)
-		}
-	}
-	for i, k := range keys { // two keys wrong: the first in record order is named
-		for _, set := range values {
-			lr := base()
-			set(lr.Attributes().PutEmpty(k))
-			lr.Attributes().PutEmptyMap(keys[(i+7)%len(keys)])
-			records = append(records, lr)
-		}
-	}
-	bare := plog.NewLogRecord()
-	bare.Body().SetInt(1)
-	records = append(records, bare)
-	named := plog.NewLogRecord()
-	named.SetEventName(EventNamePrefix)
-	records = append(records, named)
+	ev, err := Decode(withDuplicate(t, base(), AttrModel, func(v pcommon.Value) { v.SetStr("second") }))
+	require.NoError(t, err)
+	assert.Equal(t, "second", ev.Model)
 
-	for i, lr := range records {
-		want, wantErr := legacyDecode(lr)
-		got, gotErr := Decode(lr)
-		if wantErr != nil {
-			require.Error(t, gotErr, "record %d", i)
-			assert.Equal(t, wantErr.Error(), gotErr.Error(), "record %d", i)
-			assert.Equal(t, errorsIs(wantErr), errorsIs(gotErr), "record %d", i)
-		} else {
-			require.NoError(t, gotErr, "record %d", i)
-		}
-		require.Equal(t, want, got, "record %d", i)
-	}
-	// DecodeLogs over all of them.
-	ld := plog.NewLogs()
-	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-	for _, lr := range records {
-		lr.CopyTo(lrs.AppendEmpty())
-	}
-	wantEvs, wantSkipped := legacyDecodeLogs(ld)
-	gotEvs, gotSkipped := DecodeLogs(ld)
-	assert.Equal(t, wantSkipped, gotSkipped)
-	assert.Equal(t, wantEvs, gotEvs)
+	ev, err = Decode(withDuplicate(t, base(), AttrTokensInput, func(v pcommon.Value) { v.SetInt(5) }))
+	require.NoError(t, err)
+	assert.Equal(t, Int(5), ev.TokensInput)
+
+	ev, err = Decode(withDuplicate(t, base(), "agent.extra", func(v pcommon.Value) { v.SetStr("b") }))
+	require.NoError(t, err)
+	assert.Equal(t, "b", ev.Attributes["agent.extra"])
+
+	ev, err = Decode(withDuplicate(t, base(), AttrEventType, func(v pcommon.Value) { v.SetStr("other") }))
+	require.NoError(t, err)
+	assert.Equal(t, TypeToolResult, ev.Type, "the first event type")
+
+	_, err = Decode(withDuplicate(t, base(), AttrModel, func(v pcommon.Value) { v.SetInt(1) }))
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorContains(t, err, AttrModel)
+
+	_, err = Decode(withDuplicate(t, base(), AttrEventType, func(v pcommon.Value) { v.SetInt(1) }))
+	assert.ErrorIs(t, err, ErrMalformed)
+}
+
+// TestDecodeNamesTheFirstWrongKey: with several known keys of another type,
+// the error names the first in record order.
+func TestDecodeNamesTheFirstWrongKey(t *testing.T) {
+	lr := plog.NewLogRecord()
+	Encode(fullEvent(), lr)
+	lr.Attributes().PutInt(AttrModel, 1)      // in place, after the source
+	lr.Attributes().PutStr(AttrLogLine, "2")  // in place, later
+	lr.Attributes().PutBool(AttrSource, true) // in place, earlier
+	_, err := Decode(lr)
+	require.ErrorIs(t, err, ErrMalformed)
+	assert.Equal(t, "malformed agent event: agent.source is Bool, want Str", err.Error())
+}
+
+// TestDecodeLenientForms: a record without the event type attribute takes
+// the type from its event name, and a cost may be an int.
+func TestDecodeLenientForms(t *testing.T) {
+	lr := plog.NewLogRecord()
+	Encode(fullEvent(), lr)
+	lr.Attributes().Remove(AttrEventType)
+	ev, err := Decode(lr)
+	require.NoError(t, err)
+	assert.Equal(t, TypeToolResult, ev.Type)
+
+	lr.SetEventName("other")
+	_, err = Decode(lr)
+	require.ErrorIs(t, err, ErrNotAgentEvent)
+
+	lr = plog.NewLogRecord()
+	Encode(fullEvent(), lr)
+	lr.Attributes().PutInt(AttrCostUSD, 2)
+	ev, err = Decode(lr)
+	require.NoError(t, err)
+	assert.Equal(t, Float(2), ev.CostUSD)
 }
 
 // withDuplicate is lr with a second attribute k (set by set) at the end, as
@@ -198,54 +272,6 @@ func withDuplicate(t *testing.T, lr plog.LogRecord, k string, set func(pcommon.V
 	return back.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 }
 
-func errorsIs(err error) [2]bool {
-	return [2]bool{isErr(err, ErrNotAgentEvent), isErr(err, ErrMalformed)}
-}
-
-func isErr(err, target error) bool {
-	for err != nil {
-		if err == target {
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
-}
-
-// requireSameRecord checks that got is want: the same named attributes in the
-// same order and, the attributes of Event.Attributes sorted by key in both,
-// the same OTLP bytes.
-func requireSameRecord(t *testing.T, want, got plog.LogRecord, msg string, args ...any) {
-	t.Helper()
-	require.Equal(t, namedKeys(want), namedKeys(got), append([]any{msg + ": named keys"}, args...)...)
-	w, g := plog.NewLogs(), plog.NewLogs()
-	want.CopyTo(w.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty())
-	got.CopyTo(g.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty())
-	sortExtras(w)
-	sortExtras(g)
-	requireSameLogs(t, w, g)
-}
-
-func requireSameLogs(t *testing.T, want, got plog.Logs) {
-	t.Helper()
-	var m plog.ProtoMarshaler
-	wb, err := m.MarshalLogs(want)
-	require.NoError(t, err)
-	gb, err := m.MarshalLogs(got)
-	require.NoError(t, err)
-	if !bytes.Equal(wb, gb) {
-		var j plog.JSONMarshaler
-		wj, _ := j.MarshalLogs(want)
-		gj, _ := j.MarshalLogs(got)
-		require.Equal(t, string(wj), string(gj), "OTLP bytes differ")
-		require.Fail(t, "OTLP bytes differ, JSON does not")
-	}
-}
-
 // namedKeys are the record's attribute keys that named fields own, in order.
 func namedKeys(lr plog.LogRecord) []string {
 	var keys []string
@@ -255,56 +281,4 @@ func namedKeys(lr plog.LogRecord) []string {
 		}
 	}
 	return keys
-}
-
-// sortExtras sorts, in every record, the attributes after the named ones by key.
-func sortExtras(ld plog.Logs) {
-	for _, rl := range ld.ResourceLogs().All() {
-		for _, sl := range rl.ScopeLogs().All() {
-			for _, lr := range sl.LogRecords().All() {
-				var named, extra []string
-				for k := range lr.Attributes().All() {
-					if knownAttrs[k] {
-						named = append(named, k)
-					} else {
-						extra = append(extra, k)
-					}
-				}
-				slices.Sort(extra)
-				sorted := pcommon.NewMap()
-				for _, k := range append(named, extra...) {
-					v, _ := lr.Attributes().Get(k)
-					v.CopyTo(sorted.PutEmpty(k))
-				}
-				sorted.MoveTo(lr.Attributes())
-			}
-		}
-	}
-}
-
-// FuzzDecodeAsBefore decodes arbitrary OTLP log records with the old
-// decoder and the current one: the same events, the same errors.
-func FuzzDecodeAsBefore(f *testing.F) {
-	fuzzLogs(f, legacyEncode, []func(plog.LogRecord){
-		func(plog.LogRecord) {},
-		func(lr plog.LogRecord) { lr.Attributes().PutStr(AttrRaw, "not bytes") },
-		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrCostUSD, 2) },
-		func(lr plog.LogRecord) { lr.Attributes().PutEmptySlice(AttrFinishReasons).AppendEmpty().SetEmptyMap() },
-		func(lr plog.LogRecord) { lr.Attributes().Remove(AttrEventType) },
-		func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrEventType, 1) },
-		func(lr plog.LogRecord) { lr.Attributes().PutBool(AttrReadCaughtUp, true) },
-	}, func(t *testing.T, ld plog.Logs) {
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					want, wantErr := legacyDecode(lr)
-					got, gotErr := Decode(lr)
-					if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
-						t.Fatalf("error %v, was %v", gotErr, wantErr)
-					}
-					require.Equal(t, want, got)
-				}
-			}
-		}
-	})
 }
