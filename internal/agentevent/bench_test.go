@@ -4,6 +4,7 @@
 package agentevent
 
 import (
+	"maps"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -40,12 +41,11 @@ func goldenEvents(tb testing.TB) []Event {
 func benchSets(b *testing.B) map[string][]Event {
 	evs := goldenEvents(b)
 	stripped := make([]Event, len(evs))
-	for i, ev := range evs {
+	for i := range evs {
+		ev := evs[i] // a copy, stripped below
 		if ev.Attributes != nil {
 			m := make(map[string]any, len(ev.Attributes))
-			for k, v := range ev.Attributes {
-				m[k] = v
-			}
+			maps.Copy(m, ev.Attributes)
 			ev.Attributes = m
 		}
 		StripContent(&ev)

@@ -58,7 +58,7 @@ func fullEvent() Event {
 		ResponseID:          "msg_1",
 		FinishReason:        "tool_use",
 		ErrorType:           "exit_code",
-		CostUSD:             Float(0.0125),
+		CostUSD:             new(0.0125),
 		Status:              "interrupted",
 		LogFile:             "/home/u/.claude/projects/p/s1.jsonl",
 		LogLine:             12,

@@ -8,7 +8,7 @@
 // (which consumes them as OTel log records, see Encode and Decode).
 //
 // The package imports nothing of agentotel and no vendor package.
-package agentevent // import "github.com/agentotel/agentotel/internal/agentevent"
+package agentevent
 
 import (
 	"crypto/sha256"
@@ -134,7 +134,7 @@ const (
 
 // Event is one normalized agent event (AgentEventV1 plus extensions).
 //
-// Nullable spec fields are modelled as the zero value for strings ("" = null)
+// Nullable spec fields are modeled as the zero value for strings ("" = null)
 // and as pointers for numbers. Token fields follow the OTel GenAI convention:
 // TokensInput includes cache reads and cache creation, TokensOutput includes
 // reasoning tokens, TokensTotal = input + output (+ tool tokens where the
@@ -330,10 +330,10 @@ const (
 )
 
 // Int returns a pointer to v, for the nullable numeric fields.
-func Int(v int64) *int64 { return &v }
+func Int(v int64) *int64 { return new(v) }
 
 // Float returns a pointer to v.
-func Float(v float64) *float64 { return &v }
+func Float(v float64) *float64 { return new(v) }
 
 // Value returns *p, or 0 when p is nil.
 func Value(p *int64) int64 {

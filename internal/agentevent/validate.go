@@ -48,7 +48,8 @@ func Validate(events []Event) Report {
 	}
 	calls := map[threadKey]map[string]*call{}
 	var callOrder []*call
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		add := func(rule, format string, args ...any) {
 			r.Violations = append(r.Violations, Violation{EventID: ev.EventID, Rule: rule, Detail: fmt.Sprintf(format, args...)})
 		}
@@ -83,7 +84,7 @@ func Validate(events []Event) Report {
 				add("tool_pairing", "tool_call id %q used twice", ev.ToolCallID)
 				break
 			}
-			c := &call{ev: ev}
+			c := &call{ev: *ev}
 			calls[k][ev.ToolCallID] = c
 			callOrder = append(callOrder, c)
 		case TypeToolResult:

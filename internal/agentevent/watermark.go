@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentevent // import "github.com/agentotel/agentotel/internal/agentevent"
+package agentevent
 
 import (
 	"encoding/json"
