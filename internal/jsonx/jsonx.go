@@ -26,7 +26,7 @@
 // parsers gained more by decoding each record once (see the vendors'
 // READMEs). simdjson-go parses into a tape, not into structs: every parser
 // would be rewritten against it.
-package jsonx // import "github.com/agentotel/agentotel/internal/jsonx"
+package jsonx
 
 import (
 	"bytes"

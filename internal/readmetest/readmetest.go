@@ -3,7 +3,7 @@
 
 // Package readmetest holds a component's README to its code: the YAML
 // examples a component's README shows must load. Only tests import it.
-package readmetest // import "github.com/agentotel/agentotel/internal/readmetest"
+package readmetest
 
 import (
 	"os"

@@ -19,7 +19,7 @@
 // `$(cat key)`) are not secrets and stay.
 //
 // The package is pure: no I/O, no state, safe for concurrent use.
-package redact // import "github.com/agentotel/agentotel/internal/redact"
+package redact
 
 import (
 	"regexp"
@@ -392,7 +392,7 @@ var tokenPatterns = []struct {
 	{[]string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`)},                          // GitHub fine-grained tokens
 	{[]string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},                                   // GitLab personal access tokens
 	{[]string{"xox"}, regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`)},                                // Slack
-	{[]string{"xapp-"}, regexp.MustCompile(`\bxapp-[0-9]-[A-Za-z0-9-]{10,}`)},                                // Slack app-level tokens
+	{[]string{"xapp-"}, regexp.MustCompile(`\bxapp-\d-[A-Za-z0-9-]{10,}`)},                                   // Slack app-level tokens
 	{[]string{"sk-"}, regexp.MustCompile(`\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},          // OpenAI, Anthropic (see mixedKey)
 	{[]string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},                          // AWS access key ids
 	{[]string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},                                        // Google API keys

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testrun // import "github.com/agentotel/agentotel/internal/testrun"
+package testrun
 
 import (
 	"regexp"
@@ -76,7 +76,7 @@ var allParsers = []parser{
 
 var ansiPattern = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
-// clean removes colour codes and carriage returns, which some runners
+// clean removes color codes and carriage returns, which some runners
 // write even when their output is not a terminal.
 func clean(s string) string {
 	if strings.IndexByte(s, 0x1b) >= 0 {
@@ -184,7 +184,7 @@ func unittestCounts(s string) (counts, bool) {
 	total := atoi(s[last[2]:last[3]])
 	details := map[string]int{}
 	if m := unittestResult.FindStringSubmatch(s[last[1]:]); m != nil {
-		for _, kv := range strings.Split(m[2], ",") {
+		for kv := range strings.SplitSeq(m[2], ",") {
 			k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
 			details[k] = atoi(v)
 		}
@@ -258,8 +258,8 @@ func mochaCounts(s string) (counts, bool) {
 
 var (
 	// node --test, TAP ("# pass 4") and spec ("ℹ pass 4") reporters.
-	nodePass = regexp.MustCompile(`(?m)^(?:#|ℹ) pass (\d+)\s*$`)
-	nodeFail = regexp.MustCompile(`(?m)^(?:#|ℹ) fail (\d+)\s*$`)
+	nodePass = regexp.MustCompile(`(?m)^[#ℹ] pass (\d+)\s*$`)
+	nodeFail = regexp.MustCompile(`(?m)^[#ℹ] fail (\d+)\s*$`)
 )
 
 func nodeCounts(s string) (counts, bool) {
@@ -397,7 +397,7 @@ func phpunitCounts(s string) (counts, bool) {
 	if m := phpunitSummary.FindAllStringSubmatch(s, -1); len(m) > 0 {
 		last := m[len(m)-1]
 		details := map[string]int{}
-		for _, kv := range strings.Split(last[2], ",") {
+		for kv := range strings.SplitSeq(last[2], ",") {
 			k, v, _ := strings.Cut(strings.TrimSpace(kv), ":")
 			details[strings.ToLower(k)] = atoi(strings.TrimSpace(v))
 		}

@@ -133,7 +133,7 @@ func TestCounts(t *testing.T) {
 			want: &want{5, 4, 1},
 		},
 		{
-			name: "jest with colours", runner: Jest,
+			name: "jest with colors", runner: Jest,
 			output: "\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[32m5 passed\x1b[39m\x1b[22m, 5 total\n",
 			want:   &want{5, 5, 0},
 		},

@@ -8,10 +8,11 @@
 // The runners, the commands that select them and the output each count is
 // read from are listed in the agent_span connector's README (section
 // "Turn rollup").
-package testrun // import "github.com/agentotel/agentotel/internal/testrun"
+package testrun
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -166,8 +167,7 @@ func detectWords(w []string) string {
 // poetry run, bundle exec, ...).
 func unwrap(w []string) []string {
 	for len(w) > 0 {
-		switch {
-		case isAssignment(w[0]):
+		if isAssignment(w[0]) {
 			w = w[1:]
 			continue
 		}
@@ -266,12 +266,12 @@ func packageScriptIsTest(prog string, args []string) bool {
 // isTestTarget tells whether a make target or package script name runs
 // tests: test, tests, test:unit, test-e2e, unit-test, ...; check only for
 // make (GNU's standard test target; package scripts use it for linting).
-func isTestTarget(s string, make bool) bool {
+func isTestTarget(s string, forMake bool) bool {
 	s = strings.ToLower(s)
 	switch {
 	case s == "test" || s == "tests":
 		return true
-	case make && s == "check":
+	case forMake && s == "check":
 		return true
 	}
 	for _, p := range []string{"test:", "test-", "test_", "tests:", "tests-", "tests_"} {
@@ -325,10 +325,8 @@ func dropFlags(args []string) []string {
 
 func hasAny(args []string, want ...string) bool {
 	for _, a := range args {
-		for _, w := range want {
-			if a == w {
-				return true
-			}
+		if slices.Contains(want, a) {
+			return true
 		}
 	}
 	return false
@@ -345,7 +343,7 @@ func hasPrefix(args []string, prefix string) bool {
 
 // simpleCommands splits a shell command line into its simple commands, each
 // as a list of words: on ;, &, &&, |, ||, newlines and parentheses outside
-// quotes. Quotes are removed from words, backslash escapes honoured, and the
+// quotes. Quotes are removed from words, backslash escapes honored, and the
 // bodies of here-documents skipped (their text is data, not commands). It
 // is a reading good enough to find a program and its arguments, not a shell.
 func simpleCommands(s string) [][]string {

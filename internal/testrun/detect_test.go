@@ -137,7 +137,7 @@ func FuzzDetect(f *testing.F) {
 	for _, s := range []string{"go test ./...", "cat <<EOF\nx\nEOF", `echo "a\`, "npm run test:unit", "'", "<<"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Fuzz(func(_ *testing.T, s string) {
 		_, _ = Detect(s) // must not panic
 	})
 }
