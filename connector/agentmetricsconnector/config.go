@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentmetricsconnector // import "github.com/agentotel/agentotel/connector/agentmetricsconnector"
+package agentmetricsconnector
 
 import (
 	"errors"

@@ -32,8 +32,10 @@ func TestLoadConfig(t *testing.T) {
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "full"),
-			want: &Config{MetricsFlushInterval: time.Minute, MaxSeries: 500, MaxSessions: 1000,
-				Exemplars: ExemplarsConfig{Enabled: true}},
+			want: &Config{
+				MetricsFlushInterval: time.Minute, MaxSeries: 500, MaxSessions: 1000,
+				Exemplars: ExemplarsConfig{Enabled: true},
+			},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "invalid"),

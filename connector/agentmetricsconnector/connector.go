@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentmetricsconnector // import "github.com/agentotel/agentotel/connector/agentmetricsconnector"
+package agentmetricsconnector
 
 import (
 	"cmp"
@@ -154,7 +154,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	return c, nil
 }
 
-func (c *metricsConnector) Capabilities() consumer.Capabilities {
+func (*metricsConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
@@ -162,9 +162,7 @@ func (c *metricsConnector) Start(context.Context, component.Host) error {
 	c.mu.Lock()
 	c.start = pcommon.NewTimestampFromTime(c.now())
 	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.wg.Go(func() {
 		t := time.NewTicker(c.cfg.MetricsFlushInterval)
 		defer t.Stop()
 		for {
@@ -177,7 +175,7 @@ func (c *metricsConnector) Start(context.Context, component.Host) error {
 				}
 			}
 		}
-	}()
+	})
 	return nil
 }
 

@@ -5,6 +5,7 @@ package agentmetricsconnector
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,8 +39,10 @@ func newTestConnector(t *testing.T, cfg *Config) (*metricsConnector, *consumerte
 func defaultConfig() *Config { return createDefaultConfig().(*Config) }
 
 func ev(session, id string, typ agentevent.EventType, sec int) agentevent.Event {
-	return agentevent.Event{Source: agentevent.SourceClaudeCode, SessionID: session, EventID: id, Type: typ,
-		Timestamp: t0.Add(time.Duration(sec) * time.Second)}
+	return agentevent.Event{
+		Source: agentevent.SourceClaudeCode, SessionID: session, EventID: id, Type: typ,
+		Timestamp: t0.Add(time.Duration(sec) * time.Second),
+	}
 }
 
 func response(session, id, resp string, sec int, in, out int64, cost float64) agentevent.Event {
@@ -92,7 +95,7 @@ func point(t *testing.T, md pmetric.Metrics, name string, attrs map[string]any) 
 
 func TestMetrics(t *testing.T) {
 	c, _, tel := newTestConnector(t, defaultConfig())
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
 
 	// Two sessions of one model: one series per token type, not per session.
@@ -112,7 +115,7 @@ func TestMetrics(t *testing.T) {
 		ev("s2", "u2", agentevent.TypeUserMessage, 20), failed, correction,
 	}, "")
 	logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty().Body().SetStr("not an event")
-	require.NoError(t, c.ConsumeLogs(context.Background(), logs))
+	require.NoError(t, c.ConsumeLogs(t.Context(), logs))
 
 	md := c.metrics()
 	for _, m := range []string{MetricTokenUsage, MetricOperationDuration, MetricCost} {
@@ -129,13 +132,13 @@ func TestMetrics(t *testing.T) {
 		}
 		assert.True(t, found, m)
 	}
-	series := map[string]any{"service.name": "claude-code", "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
-		"gen_ai.request.model": "claude-opus-4-6", "gen_ai.response.model": "claude-opus-4-6"}
+	series := map[string]any{
+		"service.name": "claude-code", "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+		"gen_ai.request.model": "claude-opus-4-6", "gen_ai.response.model": "claude-opus-4-6",
+	}
 	with := func(k string, v any) map[string]any {
 		m := map[string]any{k: v}
-		for kk, vv := range series {
-			m[kk] = vv
-		}
+		maps.Copy(m, series)
 		return m
 	}
 	in, _, ok := point(t, md, MetricTokenUsage, with("gen_ai.token.type", "input"))
@@ -189,7 +192,7 @@ func TestExemplars(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Exemplars.Enabled = true
 	c, _, _ := newTestConnector(t, cfg)
-	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{
+	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{
 		ev("s1", "u1", agentevent.TypeUserMessage, 0), response("s1", "a1", "r1", 2, 10, 5, 0),
 	}, "")))
 	in, _, ok := point(t, c.metrics(), MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
@@ -206,7 +209,7 @@ func TestSeriesLimit(t *testing.T) {
 	a := response("s1", "a1", "r1", 2, 10, 5, 0)
 	b := response("s1", "b1", "r2", 3, 10, 5, 0)
 	b.Model = "gpt-5"
-	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{a, b}, "")))
+	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{a, b}, "")))
 	assert.Equal(t, 2, c.metrics().DataPointCount(), "input and output of the first model")
 	metadatatest.AssertEqualAgentMetricsInputDropped(t, tel, []metricdata.DataPoint[int64]{
 		{Value: 3, Attributes: attribute.NewSet(attribute.String("reason", dropSeriesLimit))},
@@ -219,15 +222,15 @@ func TestSeriesLimit(t *testing.T) {
 func TestFlushes(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.MetricsFlushInterval = 10 * time.Millisecond
+	c, _, _ := newTestConnector(t, cfg)
+	require.NoError(t, c.Shutdown(t.Context()), "shutdown before start")
 	c, sink, _ := newTestConnector(t, cfg)
-	require.NoError(t, c.Shutdown(context.Background()), "shutdown before start")
-	c, sink, _ = newTestConnector(t, cfg)
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{response("s1", "a1", "r1", 2, 10, 5, 0)}, "")))
+	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{response("s1", "a1", "r1", 2, 10, 5, 0)}, "")))
 	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 10*time.Second, 5*time.Millisecond)
-	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{response("s2", "a1", "r1", 2, 20, 5, 0)}, "")))
-	require.NoError(t, c.Shutdown(context.Background()))
-	require.NoError(t, c.Shutdown(context.Background()))
+	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{response("s2", "a1", "r1", 2, 20, 5, 0)}, "")))
+	require.NoError(t, c.Shutdown(t.Context()))
+	require.NoError(t, c.Shutdown(t.Context()))
 	all := sink.AllMetrics()
 	in, _, ok := point(t, all[len(all)-1], MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
 	require.True(t, ok)
@@ -260,7 +263,7 @@ func TestTokensEqualEvents(t *testing.T) {
 					wantOut += agentevent.Value(e.TokensOutput)
 				}
 				c, _, _ := newTestConnector(t, defaultConfig())
-				require.NoError(t, c.ConsumeLogs(context.Background(), logs))
+				require.NoError(t, c.ConsumeLogs(t.Context(), logs))
 				md := c.metrics()
 				var gotIn, gotOut float64
 				for i := 0; i < md.ResourceMetrics().Len(); i++ {

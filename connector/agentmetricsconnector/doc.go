@@ -8,4 +8,4 @@
 // semantic-convention client metrics gen_ai.client.token.usage and
 // gen_ai.client.operation.duration, and a cost counter, per agent, provider
 // and model, and emits them as cumulative metrics.
-package agentmetricsconnector // import "github.com/agentotel/agentotel/connector/agentmetricsconnector"
+package agentmetricsconnector

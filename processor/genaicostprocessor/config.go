@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package genaicostprocessor // import "github.com/agentotel/agentotel/processor/genaicostprocessor"
+package genaicostprocessor
 
 import (
 	"errors"
@@ -151,11 +151,12 @@ func (c *Config) table() *pricing.Table {
 	base := pricing.NewTable(nil, nil)
 	overrides := make(map[string]pricing.Price, len(c.Models))
 	for name, m := range c.Models {
+		lower := strings.ToLower(name)
 		p, tableName, ok := base.Lookup(name)
 		if !ok {
-			tableName = strings.ToLower(name)
+			tableName = lower
 		}
-		set := func(dst *float64, v *float64) {
+		set := func(dst, v *float64) {
 			if v != nil {
 				*dst = *v / perMillion
 			}
@@ -185,8 +186,8 @@ func (c *Config) table() *pricing.Table {
 			p.Threshold, p.Above = t.AboveInputTokens, above
 		}
 		overrides[tableName] = p
-		if tableName != strings.ToLower(name) {
-			overrides[strings.ToLower(name)] = p
+		if tableName != lower {
+			overrides[lower] = p
 		}
 	}
 	return pricing.NewTable(overrides, c.Aliases)

@@ -18,8 +18,6 @@ import (
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 )
 
-func f(v float64) *float64 { return &v }
-
 func TestLoadConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
@@ -33,10 +31,10 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "full"),
 			want: &Config{
 				Models: map[string]ModelPrice{
-					"claude-sonnet-4-5": {Input: f(2.4), Output: f(12)},
+					"claude-sonnet-4-5": {Input: new(2.4), Output: new(12.0)},
 					"my-company/coder-large": {
-						Input: f(0.5), Output: f(1.5), CacheRead: f(0.05),
-						Tier: &TierPrice{AboveInputTokens: 128000, Input: f(1), Output: f(3)},
+						Input: new(0.5), Output: new(1.5), CacheRead: new(0.05),
+						Tier: &TierPrice{AboveInputTokens: 128000, Input: new(1.0), Output: new(3.0)},
 					},
 				},
 				Aliases: map[string]string{"sonnet-latest": "claude-sonnet-4-5"},
@@ -137,7 +135,7 @@ func TestREADMEExamples(t *testing.T) {
 // of `models` or an alias, and is looked up like a logged name.
 func TestFallbackModelsResolveLikeLoggedNames(t *testing.T) {
 	cfg := &Config{
-		Models:  map[string]ModelPrice{"house-coder": {Input: f(1), Output: f(2)}},
+		Models:  map[string]ModelPrice{"house-coder": {Input: new(1.0), Output: new(2.0)}},
 		Aliases: map[string]string{"fast": "gpt-5-mini"},
 		FallbackModels: map[string]string{
 			"a": "house-coder", "b": "fast", "c": "openai/gpt-5-2025-08-07", "d": "",

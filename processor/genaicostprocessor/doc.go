@@ -8,4 +8,4 @@
 // pipeline, chat spans in a traces pipeline — from an embedded, dated price
 // table (overridable in config), keeps a cost the agent's own log states,
 // and rolls the cost of a turn up onto its invoke_agent span.
-package genaicostprocessor // import "github.com/agentotel/agentotel/processor/genaicostprocessor"
+package genaicostprocessor

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package genaicostprocessor // import "github.com/agentotel/agentotel/processor/genaicostprocessor"
+package genaicostprocessor
 
 import (
 	"context"

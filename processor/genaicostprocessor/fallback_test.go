@@ -59,8 +59,8 @@ func codex034Events(t *testing.T, extra ...string) []agentevent.Event {
 		offset += int64(len(l)) + 1
 	}
 	var usage int
-	for _, ev := range events {
-		if ev.TokensInput != nil {
+	for i := range events {
+		if events[i].TokensInput != nil {
 			usage++
 		}
 	}
@@ -84,7 +84,7 @@ func TestCodexWithoutModelIsPricedAsFallback(t *testing.T) {
 	for _, ev := range events {
 		require.Empty(t, ev.Model, "a 0.34 rollout names no model")
 	}
-	out, err := p.processLogs(context.Background(), agentevent.EncodeLogs(events, ""))
+	out, err := p.processLogs(t.Context(), agentevent.EncodeLogs(events, ""))
 	require.NoError(t, err)
 	evs, _ := agentevent.DecodeLogs(out)
 	priced := 0
@@ -124,7 +124,7 @@ func TestFallbackOff(t *testing.T) {
 	require.NoError(t, err)
 	events := codex034Events(t, codex034Turn...)
 	claude := answer("c1", "", 100, 0, 0, 10) // Claude Code: no fallback by default
-	out, err := p.processLogs(context.Background(), agentevent.EncodeLogs(append(events, claude), ""))
+	out, err := p.processLogs(t.Context(), agentevent.EncodeLogs(append(events, claude), ""))
 	require.NoError(t, err)
 	evs, _ := agentevent.DecodeLogs(out)
 	for _, ev := range evs {
@@ -154,7 +154,7 @@ func TestFallbackForAnotherService(t *testing.T) {
 		s.Attributes().PutInt(agentevent.AttrTokensInput, 1000)
 		s.Attributes().PutInt(agentevent.AttrTokensOutput, 100)
 	}
-	_, err = p.processTraces(context.Background(), td)
+	_, err = p.processTraces(t.Context(), td)
 	require.NoError(t, err)
 	mine := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 	v, ok := mine.Get(agentevent.AttrCostUSD)
@@ -182,7 +182,7 @@ func TestOllamaCloudModelIsPricedAsItsBase(t *testing.T) {
 	require.Positive(t, want)
 
 	h, p := newHarness(t)
-	out, err := p.processLogs(context.Background(), agentevent.EncodeLogs(events, ""))
+	out, err := p.processLogs(t.Context(), agentevent.EncodeLogs(events, ""))
 	require.NoError(t, err)
 	evs, _ := agentevent.DecodeLogs(out)
 	for _, ev := range evs {

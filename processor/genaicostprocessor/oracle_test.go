@@ -235,10 +235,8 @@ func TestCostMatchesCcusage(t *testing.T) {
 	host := componenttest.NewNopHost()
 	require.NoError(t, proc.Start(t.Context(), host))
 	require.NoError(t, rcv.Start(t.Context(), host))
-	t.Cleanup(func() {
-		require.NoError(t, rcv.Shutdown(context.Background()))
-		require.NoError(t, proc.Shutdown(context.Background()))
-	})
+	t.Cleanup(func() { require.NoError(t, proc.Shutdown(context.Background())) })
+	t.Cleanup(func() { require.NoError(t, rcv.Shutdown(context.Background())) }) // first: cleanups run last-in first-out
 
 	byAgent := map[agentevent.Source]oracleAgent{}
 	for _, a := range agents {

@@ -29,7 +29,7 @@ import (
 // response and where it came from, and the turn roots' agent.turn.usage.cost_usd add up to the
 // cost of all the events.
 func TestLogsPipelineRollUp(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	traces := new(consumertest.TracesSink)
 	cf := agentspanconnector.NewFactory()
 	conn, err := cf.CreateLogsToTraces(ctx, connectortest.NewNopSettings(cf.Type()), cf.CreateDefaultConfig(), traces)
@@ -94,7 +94,7 @@ type tee struct {
 	next consumer.Logs
 }
 
-func (t tee) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (tee) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (t tee) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	c := plog.NewLogs()

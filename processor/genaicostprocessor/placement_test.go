@@ -4,7 +4,6 @@
 package genaicostprocessor
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"testing"
@@ -47,7 +46,7 @@ func placementCosts(t *testing.T, cfg *Config, events ...[]agentevent.Event) map
 }
 
 func placementCostsOf(t *testing.T, cfg *Config, batches []plog.Logs) map[string]placementCost {
-	ctx := context.Background()
+	ctx := t.Context()
 	host := componenttest.NewNopHost()
 	cf, pf := agentspanconnector.NewFactory(), NewFactory()
 	out := map[string]placementCost{}

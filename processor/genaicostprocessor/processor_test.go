@@ -72,7 +72,7 @@ func TestLogs(t *testing.T) {
 	longLater.TokensInput, longLater.TokensCached, longLater.TokensCacheCreation = nil, nil, nil
 
 	ld := agentevent.EncodeLogs([]agentevent.Event{prompt, priced, stated, unknown1, unknown2, noModel, empty, longFirst, longLater}, "")
-	out, err := p.processLogs(context.Background(), ld)
+	out, err := p.processLogs(t.Context(), ld)
 	require.NoError(t, err)
 	evs, skipped := agentevent.DecodeLogs(out)
 	require.Zero(t, skipped)
@@ -108,7 +108,7 @@ func TestLogs(t *testing.T) {
 	assert.Equal(t, "mistral", warned[0].ContextMap()["model"])
 
 	// Records priced before (a second collector, a replay) are left alone.
-	again, err := p.processLogs(context.Background(), out)
+	again, err := p.processLogs(t.Context(), out)
 	require.NoError(t, err)
 	evs, _ = agentevent.DecodeLogs(again)
 	for _, ev := range evs {
@@ -119,12 +119,12 @@ func TestLogs(t *testing.T) {
 func TestConfiguredPriceIsRecordedAsConfig(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	cfg := &Config{Models: map[string]ModelPrice{"local-coder": {Input: f(1), Output: f(2)}}}
+	cfg := &Config{Models: map[string]ModelPrice{"local-coder": {Input: new(1.0), Output: new(2.0)}}}
 	require.NoError(t, cfg.Validate())
 	p, err := newCostProcessor(metadatatest.NewSettings(tel), cfg)
 	require.NoError(t, err)
 	ld := agentevent.EncodeLogs([]agentevent.Event{answer("a1", "ollama/local-coder", 1000, 0, 0, 500)}, "")
-	_, err = p.processLogs(context.Background(), ld)
+	_, err = p.processLogs(t.Context(), ld)
 	require.NoError(t, err)
 	a := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
 	v, ok := a.Get(agentevent.AttrCostUSD)
@@ -176,7 +176,7 @@ func turn() (ptrace.Traces, map[string]ptrace.Span) {
 func TestTraces(t *testing.T) {
 	h, p := newHarness(t)
 	td, spans := turn()
-	_, err := p.processTraces(context.Background(), td)
+	_, err := p.processTraces(t.Context(), td)
 	require.NoError(t, err)
 	get := func(name, key string) (pcommon.Value, bool) { return spans[name].Attributes().Get(key) }
 
@@ -208,7 +208,7 @@ func TestTraces(t *testing.T) {
 // TestThroughFactory runs both signals through the factory's processors
 // (processorhelper in front), as a collector does.
 func TestThroughFactory(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	logsSink, tracesSink := new(consumertest.LogsSink), new(consumertest.TracesSink)
 	set := metadatatest.NewSettings(componenttest.NewTelemetry())
 	lp, err := NewFactory().CreateLogs(ctx, set, createDefaultConfig(), logsSink)

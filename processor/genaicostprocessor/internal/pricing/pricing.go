@@ -6,9 +6,10 @@
 // Package pricing is the gen_ai_cost processor's price table: the embedded
 // table generated from prices.json, model-name normalization, and the cost
 // of one model response.
-package pricing // import "github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
+package pricing
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -74,9 +75,7 @@ type Table struct {
 // normalized model name) and aliases (model name as logged → table name).
 func NewTable(overrides map[string]Price, aliases map[string]string) *Table {
 	t := &Table{prices: make(map[string]Price, len(table)+len(overrides)), aliases: map[string]string{}, overridden: map[string]bool{}}
-	for k, v := range table {
-		t.prices[k] = v
-	}
+	maps.Copy(t.prices, table)
 	for k, v := range overrides {
 		t.prices[strings.ToLower(k)] = v
 		t.overridden[strings.ToLower(k)] = true

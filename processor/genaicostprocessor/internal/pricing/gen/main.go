@@ -52,7 +52,7 @@ func main() {
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := dec.Decode(&f); err != nil {
+	if err = dec.Decode(&f); err != nil {
 		log.Fatalf("%s: %v", *in, err)
 	}
 	if f.Retrieved == "" || f.Source == "" {
@@ -82,7 +82,7 @@ func main() {
 			if !ok {
 				log.Fatalf("model %q: %s is not a number", name, k)
 			}
-			if _, err := n.Float64(); err != nil {
+			if _, err = n.Float64(); err != nil {
 				log.Fatalf("model %q: %s: %v", name, k, err)
 			}
 			target, key := base, k
