@@ -283,7 +283,8 @@ func (r *report) failures() []string {
 	add(r.OrphanSpans, "orphan spans")
 	add(r.BadRootTraces, "traces without exactly one root")
 	add(r.RootEndsEarly, "root spans ending before a child")
-	for _, row := range r.Rows {
+	for i := range r.Rows {
+		row := &r.Rows[i]
 		for _, p := range row.Problems {
 			f = append(f, fmt.Sprintf("%s: session %s: %s", r.Agent, row.Session, p))
 		}
@@ -321,7 +322,8 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 			r.Unparsed++
 		}
 		id := ev.SessionID + "/" + ev.EventID
-		if seen[id]++; seen[id] == 2 {
+		seen[id]++
+		if seen[id] == 2 {
 			r.DuplicateIDs++
 		}
 		if ev.ToolCallID != "" {

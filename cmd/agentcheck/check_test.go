@@ -67,9 +67,10 @@ func chatSpan(trace, id, parent, session string, in, out, read int64, end time.T
 	}}
 }
 
-func rootSpan(trace, id, session, status string, end time.Time) span {
+// rootSpan is the root of a completed turn.
+func rootSpan(trace, id, session string, end time.Time) span {
 	return span{traceID: trace, spanID: id, end: pcommon.NewTimestampFromTime(end), attrs: map[string]any{
-		"gen_ai.operation.name": "invoke_agent", agentevent.AttrSessionID: session, "agent.turn.status": status,
+		"gen_ai.operation.name": "invoke_agent", agentevent.AttrSessionID: session, "agent.turn.status": "completed",
 	}}
 }
 
@@ -81,9 +82,9 @@ func TestAnalyzeDefinitions(t *testing.T) {
 		usageEvent(agentevent.SourceGemini, "g2", "e2", "/h/.gemini/tmp/a/chats/t.json", 10, 1, 0),
 	}
 	spans := []span{
-		rootSpan("t1", "r1", "g1", "completed", t0.Add(time.Second)),
+		rootSpan("t1", "r1", "g1", t0.Add(time.Second)),
 		chatSpan("t1", "c1", "r1", "g1", 100, 25, 50, t0),
-		rootSpan("t2", "r2", "g2", "completed", t0.Add(time.Second)),
+		rootSpan("t2", "r2", "g2", t0.Add(time.Second)),
 		chatSpan("t2", "c2", "r2", "g2", 10, 1, 0, t0),
 	}
 	cc := []ccSession{
@@ -123,7 +124,7 @@ func TestAnalyzeSessionsByFile(t *testing.T) {
 		usageEvent(agentevent.SourceClaudeCode, "s1", "e2", "/h/p/agent-w1.jsonl", 3, 1, 0),
 	}
 	spans := []span{
-		rootSpan("t1", "r1", "s1", "completed", t0),
+		rootSpan("t1", "r1", "s1", t0),
 		chatSpan("t1", "c1", "r1", "s1", 10, 5, 0, t0),
 		chatSpan("t1", "c2", "r1", "s1", 3, 1, 0, t0),
 	}
@@ -158,7 +159,7 @@ func TestAnalyzeStructure(t *testing.T) {
 		}}
 	}
 	spans := []span{
-		rootSpan("t1", "r1", "s", "completed", t0),
+		rootSpan("t1", "r1", "s", t0),
 		tool("t1", "x1", "r1", "c1", "success", t0),
 		tool("t1", "x2", "r1", "c2", "in_progress", t0.Add(time.Second)), // open and marked, but after its root's end
 		tool("t1", "x3", "r1", "c3", "success", t0),                      // unanswered, not marked
@@ -179,7 +180,7 @@ func TestAnalyzeStructure(t *testing.T) {
 func TestAnalyzeCopilotWithoutShutdown(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	ev := agentevent.Event{Source: agentevent.SourceCopilotCLI, SessionID: "c1", EventID: "e1", TokensOutput: agentevent.Int(7)}
-	spans := []span{rootSpan("t1", "r1", "c1", "completed", t0), chatSpan("t1", "x", "r1", "c1", 0, 7, 0, t0)}
+	spans := []span{rootSpan("t1", "r1", "c1", t0), chatSpan("t1", "x", "r1", "c1", 0, 7, 0, t0)}
 	spans[1].attrs[agentevent.AttrTokensInput] = int64(0)
 	r := analyze(agentevent.SourceCopilotCLI, []agentevent.Event{ev}, spans, nil, []ccSession{})
 	assert.Empty(t, r.failures())
@@ -212,8 +213,8 @@ func TestAnalyzeDollars(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	ev := priced(usageEvent(agentevent.SourceClaudeCode, "s1", "e1", "/h/p/s1.jsonl", 100, 10, 0), "claude-opus-4-6", 0.25, "table")
 	agentevent.SetAttr(&ev, agentevent.AttrTokensCacheCreation1h, int64(40))
-	spans := []span{rootSpan("t1", "r1", "s1", "completed", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
-	pricedSpans := []span{rootSpan("t1", "r1", "s1", "completed", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
+	spans := []span{rootSpan("t1", "r1", "s1", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
+	pricedSpans := []span{rootSpan("t1", "r1", "s1", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
 	pricedSpans[1].attrs[agentevent.AttrTokensCacheCreation1h] = int64(40)
 	cc := []ccSession{{Key: "s1", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.25}}
 	r := analyze(agentevent.SourceClaudeCode, []agentevent.Event{ev}, spans, pricedSpans, cc)
@@ -247,12 +248,14 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 	free := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e1", "/h/opencode.db", 100, 10, 0), "glm-4.7-free", 0, "log")
 	paid := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e2", "/h/opencode.db", 10, 1, 0), "claude-sonnet-4-5", 0.5, "log")
 	spans := []span{
-		rootSpan("t1", "r1", "o1", "completed", t0),
+		rootSpan("t1", "r1", "o1", t0),
 		withCost(chatSpan("t1", "c1", "r1", "o1", 100, 10, 0, t0), 0),
 		withCost(chatSpan("t1", "c2", "r1", "o1", 10, 1, 0, t0), 0.5),
 	}
-	cc := []ccSession{{Key: "o1", Tokens: tokens{Input: 110, Output: 11}, Cost: 0.507,
-		ModelCosts: map[string]float64{"glm-4.7-free": 0.007, "claude-sonnet-4-5": 0.5}}}
+	cc := []ccSession{{
+		Key: "o1", Tokens: tokens{Input: 110, Output: 11}, Cost: 0.507,
+		ModelCosts: map[string]float64{"glm-4.7-free": 0.007, "claude-sonnet-4-5": 0.5},
+	}}
 	r := analyze(agentevent.SourceOpenCode, []agentevent.Event{free, paid}, spans, spans, cc)
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defStatedZero}, r.Rows[0].CostDefinitions)
@@ -271,7 +274,7 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 func TestAnalyzeFallbackModel(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	ev := priced(usageEvent(agentevent.SourceCodex, "x1", "e1", "/h/.codex/sessions/2025/01/01/rollout-a.jsonl", 100, 10, 0), "", 0.001, "fallback")
-	spans := []span{rootSpan("t1", "r1", "x1", "completed", t0), withCost(chatSpan("t1", "c1", "r1", "x1", 100, 10, 0, t0), 0.001)}
+	spans := []span{rootSpan("t1", "r1", "x1", t0), withCost(chatSpan("t1", "c1", "r1", "x1", 100, 10, 0, t0), 0.001)}
 	cc := []ccSession{{Key: "rollout-a", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.001, Fallback: true}}
 	r := analyze(agentevent.SourceCodex, []agentevent.Event{ev}, spans, spans, cc)
 	assert.Empty(t, r.failures())
@@ -288,8 +291,10 @@ func TestParseCcusageCosts(t *testing.T) {
 	cc, err := parseCcusage(agentevent.SourceOpenCode, []byte(`{"sessions":[{"sessionId":"o1","inputTokens":1,"outputTokens":2,"totalTokens":3,"totalCost":0.5,`+
 		`"modelBreakdowns":[{"modelName":"GLM-4.7-free","cost":0.2},{"modelName":"[pi] claude-sonnet-4-5","cost":0.3}]}]}`))
 	require.NoError(t, err)
-	assert.Equal(t, []ccSession{{Key: "o1", Tokens: tokens{Input: 1, Output: 2}, Cost: 0.5,
-		ModelCosts: map[string]float64{"glm-4.7-free": 0.2, "claude-sonnet-4-5": 0.3}}}, cc)
+	assert.Equal(t, []ccSession{{
+		Key: "o1", Tokens: tokens{Input: 1, Output: 2}, Cost: 0.5,
+		ModelCosts: map[string]float64{"glm-4.7-free": 0.2, "claude-sonnet-4-5": 0.3},
+	}}, cc)
 
 	cc, err = parseCcusage(agentevent.SourceCodex, []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","costUSD":0.0175,`+
 		`"models":{"gpt-5":{"isFallback":true}}}]}`))
@@ -298,7 +303,7 @@ func TestParseCcusageCosts(t *testing.T) {
 
 	t0 := time.Unix(1_700_000_000, 0)
 	ev := priced(usageEvent(agentevent.SourceGemini, "g1", "e1", "/h/.gemini/tmp/a/chats/s.json", 10, 1, 0), "gemini-2.5-pro", 0.1, "table")
-	spans := []span{rootSpan("t1", "r1", "g1", "completed", t0), withCost(chatSpan("t1", "c1", "r1", "g1", 10, 1, 0, t0), 0.1)}
+	spans := []span{rootSpan("t1", "r1", "g1", t0), withCost(chatSpan("t1", "c1", "r1", "g1", 10, 1, 0, t0), 0.1)}
 	copies := []ccSession{{Key: "g1", Tokens: tokens{Input: 10, Output: 1}, Cost: 0.1}, {Key: "g1", Tokens: tokens{Input: 10, Output: 1}, Cost: 0.1}}
 	r := analyze(agentevent.SourceGemini, []agentevent.Event{ev}, spans, spans, copies)
 	assert.Empty(t, r.failures())

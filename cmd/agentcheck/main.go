@@ -75,9 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if staged {
 		dir = tmp + "/home"
 		roots := fixtureRoots(fixtures, *fixturesNew)
-		st, err := stageFixtures(roots, dir)
-		if err != nil {
-			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", err)
+		st, errStage := stageFixtures(roots, dir)
+		if errStage != nil {
+			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", errStage)
 			return 2
 		}
 		notes, opencodeDirs = st.notes, st.opencodeDirs
@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		dir = h + dir[1:]
 	}
 	out := tmp + "/out"
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err = os.MkdirAll(out, 0o755); err != nil {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
 	}
@@ -101,8 +101,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	bySource := map[agentevent.Source][]agentevent.Event{}
-	for _, ev := range o.events {
-		bySource[ev.Source] = append(bySource[ev.Source], ev)
+	for i := range o.events {
+		src := o.events[i].Source
+		bySource[src] = append(bySource[src], o.events[i])
 	}
 	byService := map[string][]span{}
 	for _, s := range o.spans {
@@ -114,8 +115,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var failures []string
 	var reports []*report
-	for _, src := range []agentevent.Source{agentevent.SourceClaudeCode, agentevent.SourceCodex, agentevent.SourceGemini,
-		agentevent.SourcePi, agentevent.SourceOpenCode, agentevent.SourceCopilotCLI, agentevent.SourceAmp} {
+	for _, src := range []agentevent.Source{
+		agentevent.SourceClaudeCode, agentevent.SourceCodex, agentevent.SourceGemini,
+		agentevent.SourcePi, agentevent.SourceOpenCode, agentevent.SourceCopilotCLI, agentevent.SourceAmp,
+	} {
 		evs := bySource[src]
 		var cc []ccSession
 		if _, ok := ccusageAgents[src]; ok && *ccusage != "" && len(evs) > 0 {
@@ -232,7 +235,8 @@ func printReport(w io.Writer, r *report, withCcusage bool) {
 		head += "ccusage\tdefinitions\t"
 	}
 	fmt.Fprintln(tw, head+"")
-	for _, row := range r.Rows {
+	for i := range r.Rows {
+		row := &r.Rows[i]
 		line := fmt.Sprintf("%s\t%s\t%s\t", short(row.Session), cells(row.Events), mark(cells(row.Spans), row.Spans == row.Events))
 		if withCcusage {
 			cc, defs := "-", strings.Join(row.Definitions, ",")
@@ -252,7 +256,8 @@ func printReport(w io.Writer, r *report, withCcusage bool) {
 	}
 	fmt.Fprintln(tw, head)
 	var total dollars
-	for _, row := range r.Rows {
+	for i := range r.Rows {
+		row := &r.Rows[i]
 		c := row.Cost
 		total.Events += c.Events
 		total.LogsChat += c.LogsChat
@@ -294,7 +299,8 @@ func printSummary(w io.Writer, reports []*report, withCcusage bool) {
 	for _, r := range reports {
 		var t tokens
 		var d dollars
-		for _, row := range r.Rows {
+		for i := range r.Rows {
+			row := &r.Rows[i]
 			t.add(row.Events)
 			d.Events += row.Cost.Events
 			d.TracesChat += row.Cost.TracesChat

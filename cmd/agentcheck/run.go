@@ -59,7 +59,7 @@ func stageRoot(st *staging, index int, fixtures, home string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(dst, b, 0o600)
+		return os.WriteFile(dst, b, 0o600) //nolint:gosec // G703: staging the fixtures the user named into the scratch home is the job
 	}
 	tree := func(src, dst string) error {
 		return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
@@ -289,8 +289,9 @@ func runCollector(ctx context.Context, bin, home string, staged bool, opencodeDi
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error // set before done is closed
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
 
 	size := func() int64 {
 		var n int64
@@ -308,8 +309,9 @@ func runCollector(ctx context.Context, bin, home string, staged bool, opencodeDi
 wait:
 	for {
 		select {
-		case err := <-done:
-			return nil, fmt.Errorf("the collector exited early (%v):\n%s", err, logs.String())
+		case <-done:
+			// %v: waitErr is nil after a clean exit, which %w would print as %!w(<nil>).
+			return nil, fmt.Errorf("the collector exited early (%v):\n%s", waitErr, logs.String()) //nolint:errorlint // see above
 		case <-tick.C:
 			if n := size(); n != last {
 				last, lastChange = n, time.Now()
@@ -426,7 +428,7 @@ func runCcusage(ctx context.Context, bin string, src agentevent.Source, home str
 	}
 	var sessions []ccSession
 	for _, env := range envs {
-		cmd := exec.CommandContext(ctx, bin, ccusageAgents[src], "session", "--json", "--offline")
+		cmd := exec.CommandContext(ctx, bin, ccusageAgents[src], "session", "--json", "--offline") //nolint:gosec // G204: bin is the ccusage the user named
 		cmd.Env = env
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -23,10 +23,10 @@ import (
 // internal/vendors/copilotcli's TestResumedSessionCountsEachSegmentOnce,
 // built in the shape of the real Copilot CLI 1.0.59 rows of
 // fixtures-new/copilot_cli.
-func resumedCopilotSession(t testing.TB) []string {
-	t.Helper()
+func resumedCopilotSession(tb testing.TB) []string {
+	tb.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "vendors", "copilotcli", "testdata", "resumed_session.jsonl"))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
 
