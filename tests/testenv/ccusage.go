@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func Ccusage(tb testing.TB) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(tb.Context(), ccusageTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(tb), "scripts", "ensure-ccusage.sh")).Output()
+	out, err := exec.CommandContext(ctx, "bash", filepath.Join(RepoRoot(tb), "scripts", "ensure-ccusage.sh")).Output() //nolint:gosec // G204: the repository's own script
 	require.NoError(tb, err, "scripts/ensure-ccusage.sh could not provide ccusage")
 	return strings.TrimSpace(string(out))
 }
@@ -55,7 +55,7 @@ func CopyFile(tb testing.TB, src, dst string) {
 	data, err := os.ReadFile(src)
 	require.NoError(tb, err)
 	require.NoError(tb, os.MkdirAll(filepath.Dir(dst), 0o755))
-	require.NoError(tb, os.WriteFile(dst, data, 0o600))
+	require.NoError(tb, os.WriteFile(dst, data, 0o600)) //nolint:gosec // G703: dst is a path the test chose
 }
 
 // CcusageSession is one session of ccusage's report with the token counts

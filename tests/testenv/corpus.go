@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func Replicate(tb testing.TB, dir string, keep func(path string) bool, sessionID
 		if err != nil || d.IsDir() || !keep(p) {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := os.ReadFile(p) //nolint:gosec // G122: dir is the fixture corpus, read in place
 		if err != nil {
 			return err
 		}
@@ -90,11 +90,11 @@ func ReplicaID(id string, r int) string {
 // ClaudeSessionID is the session id of a Claude Code session file (its first "sessionId").
 func ClaudeSessionID(data []byte) string {
 	const key = `"sessionId":"`
-	i := bytes.Index(data, []byte(key))
-	if i < 0 {
+	_, after, ok := bytes.Cut(data, []byte(key))
+	if !ok {
 		return ""
 	}
-	rest := data[i+len(key):]
+	rest := after
 	if j := bytes.IndexByte(rest, '"'); j > 0 {
 		return string(rest[:j])
 	}
@@ -103,7 +103,7 @@ func ClaudeSessionID(data []byte) string {
 
 // CodexSessionID is the session id of a Codex rollout (the id of its session_meta record).
 func CodexSessionID(data []byte) string {
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
 		var rec struct {
 			Type    string `json:"type"`
 			Payload struct {

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"bytes"
@@ -336,18 +336,20 @@ func historySources(tb testing.TB, roots []string) historySourceSet {
 					if err != nil || !a.keep(filepath.ToSlash(rel)) {
 						return err
 					}
-					b, err := os.ReadFile(p)
+					b, err := os.ReadFile(p) //nolint:gosec // G122: d is a folder of the fixture corpus, read in place
 					if err != nil {
 						return err
 					}
-					s := historySource{agent: name, origin: p, rel: newIDTemplate([]byte(filepath.ToSlash(rel))),
-						jsonl: a.jsonlInclude != "" && strings.HasSuffix(rel, ".jsonl")}
+					s := historySource{
+						agent: name, origin: p, rel: newIDTemplate([]byte(filepath.ToSlash(rel))),
+						jsonl: a.jsonlInclude != "" && strings.HasSuffix(rel, ".jsonl"),
+					}
 					if db, ok := origin[filepath.Join(d, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])]; ok {
 						s.origin = db
 					}
 					if s.jsonl {
 						var clean []byte
-						for _, line := range bytes.Split(b, []byte{'\n'}) {
+						for line := range bytes.SplitSeq(b, []byte{'\n'}) {
 							if len(bytes.TrimSpace(line)) > 0 {
 								clean = append(append(clean, line...), '\n')
 								s.lines++
@@ -411,7 +413,7 @@ func writeHistory(tb testing.TB, set historySourceSet, home string, more func(ag
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					tb.Fatal(err)
 				}
-				if err := os.WriteFile(path, buf, 0o644); err != nil {
+				if err := os.WriteFile(path, buf, 0o600); err != nil {
 					tb.Fatal(err)
 				}
 				// A finished history: files last written days ago, not files a reader must

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"database/sql"
@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	// Pure-Go SQLite, as the receiver reads OpenCode's database.
@@ -33,6 +34,7 @@ func opencodeTree(tb testing.TB, fixture, storage string) {
 		if err != nil {
 			tb.Fatalf("opencode tree: %v", err)
 		}
+		//nolint:gosec // G703: tmp is the test's temporary folder
 		if err := os.WriteFile(filepath.Join(tmp, "opencode.db"+suffix), b, 0o600); err != nil {
 			tb.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func opencodeTree(tb testing.TB, fixture, storage string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -94,14 +96,17 @@ func withIDs(tb testing.TB, data string, kv ...string) []byte {
 	if len(data) < 2 || data[0] != '{' {
 		tb.Fatalf("opencode tree: data %.40q is not an object", data)
 	}
+	if len(kv)%2 != 0 {
+		tb.Fatalf("opencode tree: %d keys and values, not pairs", len(kv))
+	}
 	out := []byte{'{'}
-	for i := 0; i < len(kv); i += 2 {
+	for i := 0; i+1 < len(kv); i += 2 {
 		k, _ := json.Marshal(kv[i])
 		v, _ := json.Marshal(kv[i+1])
 		out = append(append(append(append(out, k...), ':'), v...), ',')
 	}
-	rest := data[1:]
-	if len(rest) > 0 && rest[0] == '}' {
+	rest := strings.TrimPrefix(data, "{")
+	if strings.HasPrefix(rest, "}") {
 		return append(out[:len(out)-1], '}')
 	}
 	return append(out, rest...)

@@ -173,14 +173,15 @@ func TestWriteHistoryCopiesEveryAgentWithUniqueIDs(t *testing.T) {
 	include, size, lines := h.JSONL()
 	jsonlAgents := map[string]bool{}
 	for _, f := range h.Files {
-		if f.Lines > 0 {
-			jsonlAgents[f.Agent] = true
-			b, err := os.ReadFile(f.Path)
-			require.NoError(t, err)
-			assert.True(t, bytes.HasSuffix(b, []byte("\n")), f.Path)
-			assert.Equal(t, f.Lines, int64(bytes.Count(b, []byte("\n"))), f.Path)
-			assert.NotContains(t, string(b), "\n\n", f.Path)
+		if f.Lines <= 0 {
+			continue
 		}
+		jsonlAgents[f.Agent] = true
+		b, err := os.ReadFile(f.Path)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasSuffix(b, []byte("\n")), f.Path)
+		assert.Equal(t, f.Lines, int64(bytes.Count(b, []byte("\n"))), f.Path)
+		assert.NotContains(t, string(b), "\n\n", f.Path)
 	}
 	assert.Len(t, include, len(jsonlAgents))
 	assert.Positive(t, size)

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"errors"
@@ -32,6 +32,7 @@ func CopyOpenCodeDB(tb testing.TB, fixture, dst string) string {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		//nolint:gosec // G703: dst is the test's temporary folder
 		if err := os.WriteFile(filepath.Join(dst, "opencode.db"+suffix), b, 0o600); err != nil {
 			tb.Fatal(err)
 		}

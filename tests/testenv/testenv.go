@@ -3,7 +3,7 @@
 
 // Package testenv is what the end-to-end test packages share: the repository root, the
 // ocb-built collector, loopback ports, servers started and stopped by PID, and polling.
-package testenv // import "github.com/agentotel/agentotel/tests/testenv"
+package testenv
 
 import (
 	"context"
@@ -20,16 +20,16 @@ import (
 )
 
 // RepoRoot is the folder holding go.mod.
-func RepoRoot(t testing.TB) string {
-	t.Helper()
+func RepoRoot(tb testing.TB) string {
+	tb.Helper()
 	dir, err := os.Getwd()
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "go.mod not found above the test")
+		require.NotEqual(tb, parent, dir, "go.mod not found above the test")
 		dir = parent
 	}
 }
@@ -142,6 +142,7 @@ func (p *Process) LogText() string {
 // CopyTree copies the files under src whose name matches keep into dst, keeping the layout.
 func CopyTree(t *testing.T, src, dst string, keep func(path string) bool) {
 	t.Helper()
+	//nolint:gosec // G122: src is a tree of the test's own (a fixture folder or a temporary one)
 	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !keep(path) {
 			return err
@@ -158,16 +159,16 @@ func CopyTree(t *testing.T, src, dst string, keep func(path string) bool) {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(target, b, 0o644)
+		return os.WriteFile(target, b, 0o600)
 	}))
 }
 
 // WaitFor polls cond until it returns true or the deadline passes, reporting the last reason.
 func WaitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	last := ""
+	var last string
 	for {
 		ok, why := cond()
 		if ok {
@@ -204,7 +205,7 @@ func FixtureRoots(tb testing.TB) []string {
 		newer = filepath.Join(filepath.Dir(first), "fixtures-new")
 	}
 	roots := []string{first}
-	if info, err := os.Stat(newer); err == nil && info.IsDir() {
+	if info, err := os.Stat(newer); err == nil && info.IsDir() { //nolint:gosec // G703: the corpus folder the developer named
 		roots = append(roots, newer)
 	}
 	return roots

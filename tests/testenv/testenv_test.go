@@ -41,8 +41,8 @@ func TestStartAndStopByPID(t *testing.T) {
 func TestCopyTreeKeepsLayoutAndFilter(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(src, "a", "b"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(src, "a", "b", "s.jsonl"), []byte("x\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(src, "a", "events.yaml"), []byte("y\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "a", "b", "s.jsonl"), []byte("x\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "a", "events.yaml"), []byte("y\n"), 0o600))
 	CopyTree(t, src, dst, func(p string) bool { return filepath.Ext(p) == ".jsonl" })
 	b, err := os.ReadFile(filepath.Join(dst, "a", "b", "s.jsonl"))
 	require.NoError(t, err)
