@@ -101,11 +101,11 @@ func TestExportCopilotAndAmp(t *testing.T) {
 				return err
 			}
 			agents[filepath.Base(filepath.Dir(path))] = true
-			b, err := os.ReadFile(path)
+			b, err := os.ReadFile(path) //nolint:gosec // G122: the collector's output folder of this test
 			if err != nil {
 				return err
 			}
-			for _, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+			for l := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 				if len(l) > 0 {
 					files[strings.TrimSuffix(filepath.Base(path), ".jsonl")] = append(files[strings.TrimSuffix(filepath.Base(path), ".jsonl")], l)
 				}

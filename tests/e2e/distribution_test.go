@@ -24,7 +24,7 @@ func readmeManifest(t *testing.T, root string) string {
 	t.Helper()
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(readme) //nolint:gocritic // regexpSimplify: the README's text, spaced as written
 	require.NotNil(t, m, "README has no ocb manifest for otelcol-team")
 	return string(m[1])
 }
@@ -46,14 +46,14 @@ func TestUserDistribution(t *testing.T) {
 	manifest = strings.Replace(manifest, "output_path: ./_build\n", "output_path: "+out+"\n", 1)
 	manifest = strings.Replace(manifest, "=> /path/to/agentotel\n", "=> "+root+"\n", 1)
 	manifestPath := filepath.Join(t.TempDir(), "builder-config.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o644))
+	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o600))
 
 	ocb := exec.Command("make", "-s", "ocb")
 	ocb.Dir = root
 	ocbOut, err := ocb.Output()
 	require.NoError(t, err, "make ocb")
 	lines := strings.Split(strings.TrimSpace(string(ocbOut)), "\n")
-	build := exec.Command(lines[len(lines)-1], "--config", manifestPath)
+	build := exec.Command(lines[len(lines)-1], "--config", manifestPath) //nolint:gosec // G204: the ocb that `make ocb` installed
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	log, err := build.CombinedOutput()
 	require.NoError(t, err, "ocb: %s", log)
@@ -113,7 +113,7 @@ service:
   telemetry:
     metrics:
       level: none
-`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o644))
+`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o600))
 	p := start(t, "otelcol-team", bin, []string{
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
 	}, "--config", config)

@@ -46,7 +46,8 @@ func eventsPerSession(t *testing.T, root string) (events, unparsed map[string]in
 		logs, err := golden.ReadLogs(f)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			events[ev.SessionID]++
 			if ev.Unparsed != "" {
 				unparsed[ev.SessionID]++
@@ -76,12 +77,12 @@ func exportedFiles(t *testing.T, dir string) map[string][][]byte {
 			return err
 		}
 		require.Equal(t, "claude-code", filepath.Base(filepath.Dir(path)), "files are grouped by agent: %s", path)
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(path) //nolint:gosec // G122: the collector's output folder of this test
 		if err != nil {
 			return err
 		}
 		var lines [][]byte
-		for _, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		for l := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 			if len(l) > 0 {
 				lines = append(lines, l)
 			}
@@ -204,7 +205,7 @@ func TestExportSeedFormats(t *testing.T) {
 		assert.Equal(t, "session.started", first.Type, session)
 		assert.Equal(t, "session.ended", last.Type, session)
 		assertSequence(t, lines, 1, session)
-		assert.Equal(t, unparsed[session], countType(t, lines, "type", "agent.unparsed"), "agent.unparsed in %s", session)
+		assert.Equal(t, unparsed[session], countType(t, lines, "agent.unparsed"), "agent.unparsed in %s", session)
 	}
 	assert.Len(t, all["universal"], len(events), "one universal file per session")
 
@@ -224,7 +225,7 @@ func TestExportSeedFormats(t *testing.T) {
 	// The refused git commit and push of the 1.0.17 fixture are permission denials.
 	denied := 0
 	for _, lines := range all["universal"] {
-		denied += countType(t, lines, "type", "permission.resolved")
+		denied += countType(t, lines, "permission.resolved")
 	}
 	assert.Positive(t, denied, "permission.resolved for the refused tool calls")
 }
@@ -238,13 +239,14 @@ func assertSequence(t *testing.T, lines [][]byte, from int64, session string) {
 	}
 }
 
-func countType(t *testing.T, lines [][]byte, key, value string) int {
+// countType counts the lines whose "type" is value.
+func countType(t *testing.T, lines [][]byte, value string) int {
 	t.Helper()
 	n := 0
 	for _, l := range lines {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(l, &m))
-		if m[key] == value {
+		if m["type"] == value {
 			n++
 		}
 	}
@@ -268,7 +270,7 @@ func parseAll(t *testing.T, projects string) []agentevent.Event {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
 			return err
 		}
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(path) //nolint:gosec // G122: the test's temporary copy of the transcripts
 		if err != nil {
 			return err
 		}
@@ -370,8 +372,8 @@ func TestExportFixtureCorpus(t *testing.T) {
 	assert.Equal(t, events, lineCounts(all["agtrace_v1"]))
 	requested, resolved := 0, 0
 	for _, lines := range all["universal"] {
-		requested += countType(t, lines, "type", "question.requested")
-		resolved += countType(t, lines, "type", "question.resolved")
+		requested += countType(t, lines, "question.requested")
+		resolved += countType(t, lines, "question.resolved")
 	}
 	assert.Equal(t, questions, requested, "question.requested per question tool call")
 	assert.Equal(t, questions, resolved, "every question of the corpus was answered")

@@ -131,8 +131,8 @@ func mainThreadTurns(t *testing.T, path string) map[string]int {
 	require.NoError(t, err)
 	evs, _ := agentevent.DecodeLogs(logs)
 	out := map[string]int{}
-	for _, ev := range evs {
-		if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
+	for i := range evs {
+		if ev := &evs[i]; ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
 			out[ev.SessionID]++
 		}
 	}

@@ -38,7 +38,7 @@ func TestGeminiTracesInJaeger(t *testing.T) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		return os.Chtimes(p, old, old)
+		return os.Chtimes(p, old, old) //nolint:gosec // G122: the test's temporary home
 	}))
 	env := []string{
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",

@@ -32,8 +32,6 @@ var (
 	waitFor         = testenv.WaitFor
 )
 
-type process = testenv.Process
-
 // jaegerBinary is Jaeger v1.76.0 built from its module source: $AGENTOTEL_JAEGER (set by
 // `make test`), else built (or taken from the cache) by scripts/ensure-jaeger.sh.
 func jaegerBinary(t *testing.T) string {
@@ -160,7 +158,7 @@ func (j *jaeger) traces(t *testing.T, service string) []jTrace {
 	t.Helper()
 	u := j.url(fmt.Sprintf("/api/traces?service=%s&limit=10000&start=1&end=%d&lookback=custom",
 		service, time.Now().Add(time.Hour).UnixMicro()))
-	resp, err := http.Get(u)
+	resp, err := http.Get(u) //nolint:gosec // G107: the Jaeger this test started
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -37,12 +37,13 @@ func expectedFromGoldens(t *testing.T, root string) expectation {
 		logs, err := golden.ReadLogs(f)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			switch {
 			case ev.Type == agentevent.TypeUserMessage && ev.AgentID == "":
 				exp.turns[ev.SessionID]++
 			case ev.Type == agentevent.TypeToolResult && ev.ToolName == "Bash" && ev.ToolStatus == agentevent.ToolError && ev.ToolExitCode != nil:
-				exp.bashFailure = append(exp.bashFailure, ev)
+				exp.bashFailure = append(exp.bashFailure, *ev)
 			}
 			if ev.SpawnedAgentID != "" {
 				exp.subagentOf[ev.SpawnedAgentID] = ev.ToolCallID

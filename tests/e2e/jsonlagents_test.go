@@ -50,7 +50,7 @@ func TestCodexTracesInJaeger(t *testing.T) {
 			}
 			dst := filepath.Join(home, ".codex", "sessions", "2026", "01", fmt.Sprintf("%02d", i+1), name)
 			require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-			require.NoError(t, os.WriteFile(dst, b, 0o644))
+			require.NoError(t, os.WriteFile(dst, b, 0o600)) //nolint:gosec // G703: dst is in the test's temporary home
 		}
 	})
 }
@@ -68,15 +68,16 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 	turns := map[string]int{}
 	var failed []agentevent.Event
 	for _, f := range files {
-		logs, err := golden.ReadLogs(f)
-		require.NoError(t, err)
+		logs, errRead := golden.ReadLogs(f)
+		require.NoError(t, errRead)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
 				turns[ev.SessionID]++
 			}
 			if ev.Type == agentevent.TypeToolResult && ev.ToolStatus == agentevent.ToolError && ev.ToolExitCode != nil && *ev.ToolExitCode != 0 {
-				failed = append(failed, ev)
+				failed = append(failed, *ev)
 			}
 		}
 	}
@@ -116,8 +117,8 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 		traces = j.traces(t, service)
 		roots := 0
 		for _, tr := range traces {
-			for _, sp := range tr.Spans {
-				if sp.parent() == "" && sp.OperationName == "invoke_agent "+service {
+			for i := range tr.Spans {
+				if sp := &tr.Spans[i]; sp.parent() == "" && sp.OperationName == "invoke_agent "+service {
 					roots++
 				}
 			}
@@ -129,12 +130,13 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 	calls := map[string]jSpan{}
 	for _, tr := range traces {
 		var roots []jSpan
-		for _, sp := range tr.Spans {
+		for i := range tr.Spans {
+			sp := &tr.Spans[i]
 			if sp.parent() == "" {
-				roots = append(roots, sp)
+				roots = append(roots, *sp)
 			}
 			if strings.HasPrefix(sp.OperationName, "execute_tool ") {
-				calls[sp.tagString("gen_ai.tool.call.id")] = sp
+				calls[sp.tagString("gen_ai.tool.call.id")] = *sp
 			}
 		}
 		require.Len(t, roots, 1, "trace %s has one root", tr.TraceID)
@@ -142,7 +144,8 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 		got[roots[0].tagString("gen_ai.conversation.id")]++
 	}
 	assert.Equal(t, turns, got, "one trace per turn, per session")
-	for _, ev := range failed {
+	for i := range failed {
+		ev := &failed[i]
 		sp, ok := calls[ev.ToolCallID]
 		if assert.True(t, ok, "a span for the failed call %s", ev.ToolCallID) {
 			assert.Equal(t, "ERROR", sp.tagString("otel.status_code"))
@@ -155,8 +158,8 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			all := map[string]jSpan{}
 			for _, tr := range j.traces(t, service) {
-				for _, sp := range tr.Spans {
-					all[sp.SpanID] = sp
+				for i := range tr.Spans {
+					all[tr.Spans[i].SpanID] = tr.Spans[i]
 				}
 			}
 			extra(c, all)
@@ -170,7 +173,8 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 func nestedUnder(op, what, parentOp, under string, check func(c *assert.CollectT, parent jSpan)) func(c *assert.CollectT, spans map[string]jSpan) {
 	return func(c *assert.CollectT, spans map[string]jSpan) {
 		var found bool
-		for _, sp := range spans {
+		for id := range spans {
+			sp := spans[id]
 			if sp.OperationName != op {
 				continue
 			}

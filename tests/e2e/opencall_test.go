@@ -62,7 +62,7 @@ func TestExportOpenCallOfRealThread(t *testing.T) {
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			require.NoError(t, err)
-			for _, l := range bytes.Split(b, []byte("\n")) {
+			for l := range bytes.SplitSeq(b, []byte("\n")) {
 				var ev line
 				if json.Unmarshal(l, &ev) != nil || ev.CallID == nil {
 					continue

@@ -94,8 +94,8 @@ func TestQuickStartConsole(t *testing.T) {
 	m := summary.FindStringSubmatch(console)
 	sessions := map[string]bool{}
 	for _, c := range cases {
-		logs, err := golden.ReadLogs(c)
-		require.NoError(t, err)
+		logs, errRead := golden.ReadLogs(c)
+		require.NoError(t, errRead)
 		evs, _ := agentevent.DecodeLogs(logs)
 		for _, ev := range evs {
 			if ev.Unparsed == "" {

@@ -29,7 +29,7 @@ type session struct {
 	n    int
 }
 
-func (s *session) row(typ, parent string, message string, extra string) string {
+func (s *session) row(typ, parent, message, extra string) string {
 	s.n++
 	uuid := fmt.Sprintf("00000000-0000-4000-8000-%012d", s.n)
 	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
@@ -107,8 +107,8 @@ func eventIDs(t *testing.T, dirs ...string) []string {
 		for _, logs := range readOTLPJSON(t, filepath.Join(d, "events.jsonl"), u.UnmarshalLogs) {
 			evs, skipped := agentevent.DecodeLogs(logs)
 			require.Zero(t, skipped)
-			for _, ev := range evs {
-				ids = append(ids, ev.EventID)
+			for i := range evs {
+				ids = append(ids, evs[i].EventID)
 			}
 		}
 	}
