@@ -4,7 +4,6 @@
 package alerting
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,19 +47,20 @@ func expectedUsage(t *testing.T, root string) usageTotals {
 	require.NoError(t, err)
 	sink := new(consumertest.LogsSink)
 	f := genaicostprocessor.NewFactory()
-	proc, err := f.CreateLogs(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+	proc, err := f.CreateLogs(t.Context(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
 	require.NoError(t, err)
-	require.NoError(t, proc.Start(context.Background(), componenttest.NewNopHost()))
-	defer func() { require.NoError(t, proc.Shutdown(context.Background())) }()
+	require.NoError(t, proc.Start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, proc.Shutdown(t.Context())) }()
 	var u usageTotals
 	for _, file := range files {
 		logs, err := golden.ReadLogs(file)
 		require.NoError(t, err)
-		require.NoError(t, proc.ConsumeLogs(context.Background(), logs))
+		require.NoError(t, proc.ConsumeLogs(t.Context(), logs))
 	}
 	for _, l := range sink.AllLogs() {
 		evs, _ := agentevent.DecodeLogs(l)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			if agentevent.Value(ev.TokensInput)+agentevent.Value(ev.TokensOutput) == 0 {
 				continue
 			}

@@ -328,12 +328,12 @@ func launchCollector(t *testing.T) *collector {
 	// leaves unread (the expected counts leave it out).
 	sentinel := filepath.Join(projects, "-alerting-history", "0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(sentinel), 0o755))
-	require.NoError(t, os.WriteFile(sentinel, outageSession("0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b", 3), 0o644))
+	require.NoError(t, os.WriteFile(sentinel, outageSession("0b5e7a11-2c3d-4e5f-8a9b-0c1d2e3f4a5b", 3), 0o600))
 	// The probe session, present at start too: what is appended to it once the collector has
 	// looked is read (see waitForFirstLook).
 	probe := filepath.Join(projects, "-alerting-probe", probeSession+".jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(probe), 0o755))
-	require.NoError(t, os.WriteFile(probe, probeTurn(0), 0o644))
+	require.NoError(t, os.WriteFile(probe, probeTurn(0), 0o600))
 
 	port := freePort(t)
 	env := []string{
@@ -446,7 +446,7 @@ func (c *collector) writeSessions(t *testing.T, testdata bool, extra map[string]
 	for name, content := range extra {
 		path := filepath.Join(staging, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, content, 0o644))
+		require.NoError(t, os.WriteFile(path, content, 0o600))
 		dirs = append(dirs, strings.SplitN(filepath.ToSlash(name), "/", 2)[0])
 	}
 	for _, d := range dirs {
@@ -460,8 +460,10 @@ func (c *collector) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%
 // that scrape.
 func (c *collector) waitForCounters(t *testing.T, exp expectation) []sample {
 	t.Helper()
-	want := observed{tools: exp.tools, turns: exp.turns + c.probeTurns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
-		services: map[string]bool{exp.service: true}}
+	want := observed{
+		tools: exp.tools, turns: exp.turns + c.probeTurns, failedTurns: exp.failedTurns, errorTurns: exp.failedTurns,
+		services: map[string]bool{exp.service: true},
+	}
 	var samples []sample
 	waitFor(t, 90*time.Second, "the span counters the events predict", func() (bool, string) {
 		if c.proc.Exited() {

@@ -39,7 +39,7 @@ func outageSession(sessionID string, calls int) []byte {
 		return uuid
 	}
 	usage := `"usage":{"input_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":900,"output_tokens":40}`
-	last := row("", "user", `{"role":"user","content":"summarize the open issues labelled bug"}`, "")
+	last := row("", "user", `{"role":"user","content":"summarize the open issues labeled bug"}`, "")
 	for i := 1; i <= calls; i++ {
 		msg, call := fmt.Sprintf("msg_outage%02d", i), fmt.Sprintf("toolu_outage%02d", i)
 		last = row(last, "assistant",
@@ -85,7 +85,7 @@ scrape_configs:
       - targets: ['127.0.0.1:%d']
 `, filepath.Join(root, "config", "alerts.yaml"), collectorPort)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
 	port := freePort(t)
 	prom := start(t, "prometheus", bin, nil,
 		"--config.file="+cfgPath,
@@ -108,7 +108,7 @@ type promAlert struct {
 }
 
 func alerts(url string) ([]promAlert, error) {
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: the Prometheus this test started
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,9 @@ func newDeployment(t *testing.T, name, logs string) *deployment {
 	root := filepath.Join(t.TempDir(), name)
 	if keep := os.Getenv("AGENTOTEL_FAULTS_KEEP"); keep != "" {
 		root = filepath.Join(keep, t.Name(), name)
-		require.NoError(t, os.RemoveAll(root))
+		require.NoError(t, os.RemoveAll(root)) //nolint:gosec // G703: under the folder the developer named
 	}
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "state"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "state"), 0o755)) //nolint:gosec // G703: as above, or the test's own
 	return &deployment{
 		t:      t,
 		bin:    testenv.CollectorBinary(t),
@@ -76,7 +76,7 @@ func (d *deployment) start() *process {
 	p.logPath = filepath.Join(p.out, "collector.log")
 	logFile, err := os.Create(p.logPath)
 	require.NoError(t, err)
-	p.cmd = exec.Command(d.bin, "--config", d.config)
+	p.cmd = exec.Command(d.bin, "--config", d.config) //nolint:gosec // G204: the collector under test
 	p.cmd.Env = append(os.Environ(), "STATE_DIR="+filepath.Join(d.root, "state"), "LOGS_DIR="+d.logs, "OUT_DIR="+p.out,
 		"EXPORT_DIR="+d.exportsDir())
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile

@@ -97,7 +97,7 @@ func compare(ref, got *output, d *deployment) verdict {
 		if agent == "" {
 			agent = got.spanAgent[k]
 		}
-		name := ""
+		var name string
 		if len(wantCopies) > 0 {
 			name = wantCopies[0].content.name
 		} else {

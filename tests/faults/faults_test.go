@@ -54,11 +54,15 @@ func loadSettings(t *testing.T) settings {
 		t.Skip("fault injection runs with AGENTOTEL_FAULTS=1 (make test) or AGENTOTEL_CHAOS=1 (make chaos)")
 	}
 	if os.Getenv("AGENTOTEL_CHAOS") != "" {
-		return settings{chaos: true, backfillKills: 100, claudeBytes: 24 << 20, codexBytes: 12 << 20, geminiBytes: 6 << 20,
-			liveDur: 100 * time.Second, liveKills: 100, terms: 10}
+		return settings{
+			chaos: true, backfillKills: 100, claudeBytes: 24 << 20, codexBytes: 12 << 20, geminiBytes: 6 << 20,
+			liveDur: 100 * time.Second, liveKills: 100, terms: 10,
+		}
 	}
-	return settings{backfillKills: 20, claudeBytes: 12 << 20, codexBytes: 6 << 20, geminiBytes: 2 << 20,
-		liveDur: 12 * time.Second, liveKills: 10, terms: 3}
+	return settings{
+		backfillKills: 20, claudeBytes: 12 << 20, codexBytes: 6 << 20, geminiBytes: 2 << 20,
+		liveDur: 12 * time.Second, liveKills: 10, terms: 3,
+	}
 }
 
 // newRand is the test's random source, from AGENTOTEL_FAULTS_SEED or the clock; the seed is logged.
@@ -93,7 +97,7 @@ const (
 
 // settle waits until the deployment's output stops changing: for quiet, or for quietCovered once
 // it holds a copy of everything ref holds. It returns when the output last changed.
-func settle(t *testing.T, d *deployment, o *output, ref *output, quiet time.Duration) time.Time {
+func settle(t *testing.T, d *deployment, o, ref *output, quiet time.Duration) time.Time {
 	t.Helper()
 	lastE, lastS := -1, -1
 	changed := time.Now()
@@ -262,7 +266,7 @@ func TestLive(t *testing.T) {
 	cfg := loadSettings(t)
 	r := newRand(t)
 	in := newLiveInput(t, cfg.liveDur)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 
 	// Every deployment reads the sessions at the same paths (ids hash the file path), written

@@ -78,7 +78,7 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiByt
 	for _, f := range claude {
 		path := filepath.Join(logs, "claude", fmt.Sprintf("r%03d", f.Replica), f.Rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o644))
+		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o600))
 		files++
 	}
 	codex, n := testenv.Replicate(t, filepath.Join(fx, "codex"), jsonl, testenv.CodexSessionID, codexBytes)
@@ -90,7 +90,7 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiByt
 		}
 		path := filepath.Join(logs, "codex", "sessions", fmt.Sprintf("r%03d", f.Replica), "rollout-"+name+".jsonl")
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o644))
+		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o600))
 		files++
 	}
 	gemini, n := testenv.Replicate(t, filepath.Join(fx, "gemini"), func(p string) bool {
@@ -102,7 +102,7 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiByt
 		require.NotEmpty(t, id, f.Rel)
 		path := filepath.Join(logs, "gemini", "tmp", fmt.Sprintf("project-r%03d", f.Replica), "chats", "session-"+id+".json")
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o644))
+		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o600))
 		files++
 	}
 	// History: written a month ago, so that no reader takes a file for one still being written.
@@ -111,7 +111,7 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiByt
 		if err != nil || d.IsDir() {
 			return err
 		}
-		return os.Chtimes(p, old, old)
+		return os.Chtimes(p, old, old) //nolint:gosec // G122: the test's temporary logs folder
 	}))
 	return files, total
 }
@@ -158,8 +158,8 @@ func newLiveInput(t *testing.T, dur time.Duration) *liveInput {
 	// Claude Code: a session with a subagent; the lines of both files merged by timestamp.
 	cdir := filepath.Join(fx, "claude_code", "v2.1.68_opus_haiku_with_subagent")
 	main := filepath.Join(cdir, "66db2ce0-393a-4771-9986-2462861a8eb7.jsonl")
-	subs, err := filepath.Glob(filepath.Join(cdir, "66db2ce0-393a-4771-9986-2462861a8eb7", "subagents", "*.jsonl"))
-	require.NoError(t, err)
+	subs, errGlob := filepath.Glob(filepath.Join(cdir, "66db2ce0-393a-4771-9986-2462861a8eb7", "subagents", "*.jsonl"))
+	require.NoError(t, errGlob)
 	require.NotEmpty(t, subs)
 	type line struct {
 		rel  string
@@ -177,7 +177,7 @@ func newLiveInput(t *testing.T, dur time.Duration) *liveInput {
 		rel, err := filepath.Rel(cdir, p)
 		require.NoError(t, err)
 		var last time.Time
-		for _, l := range bytes.Split(b, []byte{'\n'}) {
+		for l := range bytes.SplitSeq(b, []byte{'\n'}) {
 			if len(bytes.TrimSpace(l)) == 0 {
 				continue
 			}
@@ -214,9 +214,11 @@ func newLiveInput(t *testing.T, dur time.Duration) *liveInput {
 		if l[len(l)-1] != '\n' {
 			l = append(l, '\n')
 		}
-		in.steps = append(in.steps, step{at: spread(i, len(rlines), dur), agent: "codex",
+		in.steps = append(in.steps, step{
+			at: spread(i, len(rlines), dur), agent: "codex",
 			path: filepath.Join("codex", "sessions", "2026", "rollout-"+id+".jsonl"), data: l,
-			midTurn: bytes.Contains(l, []byte(`"type":"function_call"`)) || bytes.Contains(l, []byte(`"type":"custom_tool_call"`))})
+			midTurn: bytes.Contains(l, []byte(`"type":"function_call"`)) || bytes.Contains(l, []byte(`"type":"custom_tool_call"`)),
+		})
 	}
 
 	// Gemini CLI: a multi-turn chat, rewritten after each message.
@@ -304,9 +306,9 @@ func (s step) apply(logs string) error {
 	}
 	if s.rewrite {
 		// As the Gemini CLI does: truncate and write in place, not a rename.
-		return os.WriteFile(path, s.data, 0o644)
+		return os.WriteFile(path, s.data, 0o600)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
