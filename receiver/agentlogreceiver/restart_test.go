@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
-	"github.com/agentotel/agentotel/internal/storagecodec/storagecodectest"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -68,7 +67,7 @@ func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs s
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	b, err := storagecodec.Wrap(client).Get(ctx, "claude_code.parser."+s.path)
+	b, err := storagecodec.Wrap(client, nil).Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
 	require.NotNil(t, b, "the file's state is stored per agent and path")
 	require.NoError(t, json.Unmarshal(b, &state))
@@ -147,26 +146,6 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s.secondRun(t, first)
 }
 
-// TestRestartAfterUpgradeFromUncompressedState: the first run's storage is
-// rewritten uncompressed, every value of both clients, as a build before
-// internal/storagecodec stored it; the second run (this build) reads on
-// mid-file and mid-turn from it, nothing lost or repeated.
-func TestRestartAfterUpgradeFromUncompressedState(t *testing.T) {
-	s := newRestartSetup(t)
-	first := s.firstRun(t)
-
-	ctx := context.Background()
-	client, blobs, _ := s.storedState(t, first)
-	compressed := 0
-	for _, c := range []storage.Client{client, blobs} {
-		compressed += storagecodectest.RewriteUncompressed(t, c)
-		require.NoError(t, c.Close(ctx))
-	}
-	require.Positive(t, compressed, "the first run stored compressed values")
-
-	s.secondRun(t, first)
-}
-
 // TestRestartReplayIsDropped loses the read position between the runs, as
 // after an upgrade from a version that kept positions apart (fileconsumer's)
 // and stored values uncompressed: the file is read again from its start and
@@ -204,7 +183,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	index := map[string]json.RawMessage{}
 	for shard := range indexShards {
 		key := fmt.Sprintf("claude_code.sessions.%02x", shard)
-		b, err := storagecodec.Wrap(blobs).Get(ctx, key)
+		b, err := storagecodec.Wrap(blobs, nil).Get(ctx, key)
 		require.NoError(t, err)
 		if b != nil {
 			part := map[string]json.RawMessage{}
@@ -237,7 +216,7 @@ func TestRestartMovesWholeValues(t *testing.T) {
 	b, err = blobs.Get(ctx, "claude_code.sessions")
 	require.NoError(t, err)
 	assert.Nil(t, b, "the index as one value is gone")
-	b, err = storagecodec.Wrap(blobs).Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
+	b, err = storagecodec.Wrap(blobs, nil).Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), s.path, "the session is in its index shard")
 	require.NoError(t, client.Close(ctx))
