@@ -49,6 +49,9 @@ func TestStoredRecordsAreCompressed(t *testing.T) {
 
 	var stored, held, sessions, events int
 	require.NoError(t, walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		if key == "client_creator_id" { // storagetest's own record
+			return nil, nil
+		}
 		v, err := storagecodec.Decode(value)
 		require.NoError(t, err, key)
 		stored += len(value)
