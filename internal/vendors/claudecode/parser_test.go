@@ -533,24 +533,40 @@ func TestTimestamps(t *testing.T) {
 	})
 }
 
-// TestStateDoesNotPinRecords parses large records whose tool calls stay
-// open: the state keeps a few short strings of each, and must not keep the
-// records' buffers alive through them.
-func TestStateDoesNotPinRecords(t *testing.T) {
-	const rows, size = 20, 2 << 20
+// pinRows parses large records whose tool calls stay open, and returns the
+// parser and the records: the state keeps a few short strings of each.
+func pinRows(tb testing.TB, rows, size int) (*Parser, [][]byte) {
+	tb.Helper()
 	big := strings.Repeat("x", size)
 	p := NewParser(testSession + ".jsonl")
+	var records [][]byte
 	var offset int64
 	for i := range rows {
-		line := assistantRow(fmt.Sprintf("a%d", i), "2026-01-01T10:00:01.000Z", fmt.Sprintf("msg_%d", i),
-			toolUse(fmt.Sprintf("t%d", i), "Write", `{"file_path":"/w/big.txt","content":"`+big+`"}`), 10, "tool_use")
-		evs := p.Parse([]byte(line), int64(i+1), offset)
-		require.Len(t, evs, 1)
+		line := []byte(assistantRow(fmt.Sprintf("a%d", i), "2026-01-01T10:00:01.000Z", fmt.Sprintf("msg_%d", i),
+			toolUse(fmt.Sprintf("t%d", i), "Write", `{"file_path":"/w/big.txt","content":"`+big+`"}`), 10, "tool_use"))
+		require.Len(tb, p.Parse(line, int64(i+1), offset), 1)
 		offset += int64(len(line)) + 1
+		records = append(records, line)
 	}
-	require.Len(t, p.st.Calls, rows)
-	big = ""
-	vendortest.RequireNotPinned(t, p, rows*size/2)
+	require.Len(tb, p.st.Calls, rows)
+	return p, records
+}
+
+// TestStateDoesNotPinRecords: the state keeps copies of the records'
+// strings, not pieces of their buffers (BenchmarkStateHeldHeap measures it).
+func TestStateDoesNotPinRecords(t *testing.T) {
+	p, records := pinRows(t, 20, 1<<10)
+	vendortest.RequireNoAlias(t, p, records...)
+}
+
+// BenchmarkStateHeldHeap: the heap a parser holds after 20 records of 2 MiB
+// whose tool calls stay open stays under half of those records.
+func BenchmarkStateHeldHeap(b *testing.B) {
+	const rows, size = 20, 2 << 20
+	vendortest.HeldHeap(b, rows*size/2, func() any {
+		p, _ := pinRows(b, rows, size)
+		return p
+	})
 }
 
 // ≤2.0 rows carry no stop_reason: the response's usage is held until a

@@ -407,25 +407,41 @@ func TestUsageWithoutResponse(t *testing.T) {
 	assert.Equal(t, []string{agentevent.TurnEndInterrupted, agentevent.TurnEndCompleted}, ends)
 }
 
-// TestStateDoesNotPinRecords parses large records whose strings the state
-// keeps (session_meta with long instructions, tool calls that stay open
-// with long arguments): the state keeps copies, not the records' buffers.
-func TestStateDoesNotPinRecords(t *testing.T) {
-	const rows, size = 20, 2 << 20
+// pinRows parses large records whose strings the state keeps (session_meta
+// with long instructions, tool calls that stay open with long arguments),
+// and returns the parser and the records.
+func pinRows(tb testing.TB, rows, size int) (*Parser, [][]byte) {
+	tb.Helper()
 	big := strings.Repeat("x", size)
 	p := NewParser("rollout-2026-01-01T10-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl")
-	line := `{"timestamp":"2026-01-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a213-81c0-7800-8aa1-bbab2a035a53","cwd":"/w","cli_version":"0.50.0","originator":"codex_cli_rs","base_instructions":{"text":"` + big + `"}}}`
-	offset := int64(0)
-	require.NotEmpty(t, p.Parse([]byte(line), 1, offset))
-	offset += int64(len(line)) + 1
+	records := [][]byte{[]byte(`{"timestamp":"2026-01-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a213-81c0-7800-8aa1-bbab2a035a53","cwd":"/w","cli_version":"0.50.0","originator":"codex_cli_rs","base_instructions":{"text":"` + big + `"}}}`)}
 	for i := range rows {
-		line := fmt.Sprintf(`{"timestamp":"2026-01-01T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"echo\",\"%s\"]}","call_id":"call_%d"}}`, big, i)
-		require.Len(t, p.Parse([]byte(line), int64(i+2), offset), 1)
-		offset += int64(len(line)) + 1
+		records = append(records, fmt.Appendf(nil, `{"timestamp":"2026-01-01T10:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"echo\",\"%s\"]}","call_id":"call_%d"}}`, big, i))
 	}
-	require.Len(t, p.st.Calls, rows)
-	big = ""
-	vendortest.RequireNotPinned(t, p, rows*size/2)
+	offset := int64(0)
+	for i, r := range records {
+		require.NotEmpty(tb, p.Parse(r, int64(i+1), offset))
+		offset += int64(len(r)) + 1
+	}
+	require.Len(tb, p.st.Calls, rows)
+	return p, records
+}
+
+// TestStateDoesNotPinRecords: the state keeps copies of the records'
+// strings, not pieces of their buffers (BenchmarkStateHeldHeap measures it).
+func TestStateDoesNotPinRecords(t *testing.T) {
+	p, records := pinRows(t, 20, 1<<10)
+	vendortest.RequireNoAlias(t, p, records...)
+}
+
+// BenchmarkStateHeldHeap: the heap a parser holds after 20 records of 2 MiB
+// whose strings its state keeps stays under half of those records.
+func BenchmarkStateHeldHeap(b *testing.B) {
+	const rows, size = 20, 2 << 20
+	vendortest.HeldHeap(b, rows*size/2, func() any {
+		p, _ := pinRows(b, rows, size)
+		return p
+	})
 }
 
 // A spawn_agent child that is no fork (Codex Desktop ≥ 0.126) starts fresh:
