@@ -49,14 +49,16 @@ func corpus(t *testing.T, dir string, open map[string]bool) {
 		assert.Equal(t, int64(-1), r.Held, "settled: nothing held")
 		root := threadRoot(t, f)
 		require.NotEmpty(t, root, "%s: the thread names its tree", f)
-		for _, ev := range r.Events {
+		for i := range r.Events {
+			ev := &r.Events[i]
 			assert.Emptyf(t, ev.Unparsed, "%s: unparsed (%s) %v", f, ev.Unparsed, ev.Attributes)
 			assert.Equal(t, th.ID, ev.SessionID)
 			assert.Equal(t, root, ev.ProjectRoot)
 		}
 		report := agentevent.Validate(r.Events)
 		assert.Emptyf(t, report.Violations, "%s", f)
-		for _, c := range report.OpenToolCalls {
+		for i := range report.OpenToolCalls {
+			c := &report.OpenToolCalls[i]
 			k := c.SessionID + "/" + c.ToolCallID
 			open[k] = true
 			_, listed := expectedOpenCalls[k]

@@ -18,20 +18,20 @@ import (
 
 var repoRoot = vendortest.RepoRoot
 
-func decodeFile(t testing.TB, path string) Thread {
-	t.Helper()
+func decodeFile(tb testing.TB, path string) Thread {
+	tb.Helper()
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	th, err := DecodeThread(data)
-	require.NoError(t, err, path)
+	require.NoError(tb, err, path)
 	return th
 }
 
 // threadFiles lists the T-*.json files of dir, sorted.
-func threadFiles(t testing.TB, dir string) []string {
-	t.Helper()
+func threadFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	files = slices.DeleteFunc(files, func(f string) bool { return !strings.Contains(filepath.Base(f), "T-") })
 	slices.Sort(files)
 	return files
@@ -39,12 +39,12 @@ func threadFiles(t testing.TB, dir string) []string {
 
 // mapSnapshots maps the versions of one thread in order, as a reader that
 // saw each of them would: one watermark, settled only at the last.
-func mapSnapshots(t testing.TB, name string, paths []string) []agentevent.Event {
-	t.Helper()
+func mapSnapshots(tb testing.TB, name string, paths []string) []agentevent.Event {
+	tb.Helper()
 	w := Watermark{}
 	var events []agentevent.Event
 	for i, p := range paths {
-		r := MapThread(Context{LogFile: name, Sequence: int64(len(events))}, decodeFile(t, p), w, i == len(paths)-1)
+		r := MapThread(Context{LogFile: name, Sequence: int64(len(events))}, decodeFile(tb, p), w, i == len(paths)-1)
 		events = append(events, r.Events...)
 		w.Add(r.Emitted)
 	}

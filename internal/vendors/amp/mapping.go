@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package amp // import "github.com/agentotel/agentotel/internal/vendors/amp"
+package amp
 
 import (
 	"bytes"
@@ -97,7 +97,8 @@ func MapThread(c Context, th Thread, emitted map[string]bool, settled bool) Resu
 	// The ledger's extra calls go after the first answer that follows the
 	// message they were made for: the turn's own model comes first.
 	extra := m.extraCalls()
-	for i, msg := range th.Messages {
+	for i := range th.Messages {
+		msg := &th.Messages[i]
 		last := i == len(th.Messages)-1
 		if last && !settled && msg.Bad == nil && msg.Role == "assistant" && (msg.State == nil || msg.State.Type != "complete") {
 			r.Held = msg.MessageID
@@ -106,16 +107,16 @@ func MapThread(c Context, th Thread, emitted map[string]bool, settled bool) Resu
 		// A user message's tool results answer the previous turn's calls:
 		// they are emitted under its prompt, before the new prompt.
 		m.prompt = prompt
-		m.guard(msg, prompt, func() { m.message(msg, prompt) })
-		if msg.Bad == nil && msg.Role == "user" && hasText(msg) {
-			prompt = m.eventID(msg, "")
+		m.guard(*msg, prompt, func() { m.message(*msg, prompt) })
+		if msg.Bad == nil && msg.Role == "user" && hasText(*msg) {
+			prompt = m.eventID(*msg, "")
 		}
 		if msg.Bad == nil && msg.Role == "assistant" {
 			extra = m.ledger(extra, msg.MessageID, prompt)
 		}
 	}
 	if settled && r.Held < 0 {
-		extra = m.ledger(extra, -1, prompt)
+		m.ledger(extra, -1, prompt) // every call still pending goes out: -1 holds none back
 	}
 	r.Events, r.Emitted = m.events, m.keys
 	return r
@@ -143,14 +144,14 @@ type mapper struct {
 func (m *mapper) prepare() {
 	th := &m.th
 	if th.Env != nil {
-		for _, t := range th.Env.Initial.Trees {
+		if trees := th.Env.Initial.Trees; len(trees) > 0 { // the first tree is the thread's
+			t := trees[0]
 			if u, err := url.Parse(t.URI); err == nil && u.Scheme == "file" && u.Path != "" {
 				m.root = u.Path
 			}
 			if t.Repository != nil {
 				m.branch = strings.TrimPrefix(t.Repository.Ref, "refs/heads/")
 			}
-			break
 		}
 		m.version = th.Env.Initial.Platform.ClientVersion
 	}
@@ -171,7 +172,8 @@ func (m *mapper) prepare() {
 		last = time.UnixMilli(th.Created)
 	}
 	m.calls, m.callMsg = map[string]*Block{}, map[string]Message{}
-	for _, msg := range th.Messages {
+	for k := range th.Messages {
+		msg := &th.Messages[k]
 		switch {
 		case msg.Meta != nil && msg.Meta.SentAt != nil:
 			last = time.UnixMilli(*msg.Meta.SentAt)
@@ -181,14 +183,15 @@ func (m *mapper) prepare() {
 		m.at[msg.MessageID] = last
 		for i := range msg.Content {
 			if b := &msg.Content[i]; b.Type == "tool_use" && b.ID != "" {
-				m.calls[b.ID], m.callMsg[b.ID] = b, msg
+				m.calls[b.ID], m.callMsg[b.ID] = b, *msg
 			}
 		}
 	}
 }
 
 func hasText(msg Message) bool {
-	for _, b := range msg.Content {
+	for i := range msg.Content {
+		b := &msg.Content[i]
 		if b.Type == "text" {
 			return true
 		}
@@ -641,7 +644,7 @@ func diffFacts(ev *agentevent.Event, raw jsonx.RawMessage) {
 		return
 	}
 	added, removed := 0, 0
-	for _, l := range strings.Split(obj.Diff, "\n") {
+	for l := range strings.SplitSeq(obj.Diff, "\n") {
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
 		case strings.HasPrefix(l, "+"):

@@ -8,7 +8,7 @@
 // every version it sees (DecodeThread) and maps what it has not emitted yet
 // (MapThread with a Watermark). The package is pure: no I/O. README.md holds
 // the mapping table.
-package amp // import "github.com/agentotel/agentotel/internal/vendors/amp"
+package amp
 
 import (
 	"bytes"

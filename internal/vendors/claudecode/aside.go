@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import "github.com/agentotel/agentotel/internal/agentevent"
 
@@ -30,7 +30,8 @@ func (p *Parser) release(events []agentevent.Event) []agentevent.Event {
 }
 
 func (p *Parser) hold(events []agentevent.Event) {
-	for _, ev := range events {
+	for i := range events {
+		ev := events[i] // a copy: held without its raw record
 		if ev.Type == agentevent.TypeUserMessage {
 			clear(p.st.Aside)
 			p.st.Aside = p.st.Aside[:0]

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"strings"
@@ -31,7 +31,8 @@ func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 	}
 
 	var out []pending
-	for i, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		var ev agentevent.Event
 		switch b.Type {
 		case "thinking", "redacted_thinking":
@@ -41,7 +42,7 @@ func (p *Parser) mapAssistant(r *record, c *rowCtx) ([]pending, string) {
 			ev = p.base(c, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
 			ev.Text = b.Text
 		case "tool_use", "server_tool_use", "mcp_tool_use":
-			ev = p.toolCall(c, b)
+			ev = p.toolCall(c, *b)
 		default:
 			if b.ToolUseID == "" || !strings.HasSuffix(b.Type, "_tool_result") {
 				continue // images and unknown blocks: kept in Raw only
@@ -140,8 +141,10 @@ func (p *Parser) flushHeld() []agentevent.Event {
 	}
 	p.st.Held = nil
 	p.st.markCounted(h.ID, h.Output)
-	c := &rowCtx{lineNo: h.LineNo, offset: h.Offset, ts: h.Timestamp, sessionID: h.SessionID,
-		agentID: h.AgentID, sidechain: h.Sidechain, parentToolCallID: h.ParentToolCallID}
+	c := &rowCtx{
+		lineNo: h.LineNo, offset: h.Offset, ts: h.Timestamp, sessionID: h.SessionID,
+		agentID: h.AgentID, sidechain: h.Sidechain, parentToolCallID: h.ParentToolCallID,
+	}
 	ev := p.base(c, agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
 	ev.Model = h.Model
 	ev.Provider = providerAnthropic

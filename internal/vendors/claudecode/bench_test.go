@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // BenchmarkParse parses every golden case file (throughput in bytes of JSONL).

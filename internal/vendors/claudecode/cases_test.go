@@ -27,9 +27,10 @@ func parseCase(t *testing.T, name string) []agentevent.Event {
 
 func filter(events []agentevent.Event, keep func(agentevent.Event) bool) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range events {
-		if keep(ev) {
-			out = append(out, ev)
+	for i := range events {
+		ev := &events[i]
+		if keep(*ev) {
+			out = append(out, *ev)
 		}
 	}
 	return out

@@ -94,14 +94,16 @@ func corpus(t *testing.T, dir string) {
 		var events []agentevent.Event
 		for _, rel := range g.files {
 			evs := parseFile(t, dir, rel)
-			for _, ev := range evs {
+			for i := range evs {
+				ev := &evs[i]
 				assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", rel, ev.LogLine, ev.Unparsed, ev.Attributes)
 			}
 			events = append(events, evs...)
 		}
 		report := agentevent.Validate(events)
 		assert.Emptyf(t, report.Violations, "session %s", g.key())
-		for _, c := range report.OpenToolCalls {
+		for i := range report.OpenToolCalls {
+			c := &report.OpenToolCalls[i]
 			k := g.key() + "/" + c.ToolCallID
 			open[k] = true
 			_, listed := expectedOpenCalls[k]

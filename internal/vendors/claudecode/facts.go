@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"bytes"
@@ -13,17 +13,15 @@ import (
 	"github.com/agentotel/agentotel/internal/testrun"
 )
 
-// Structured facts about what a tool did, in Event.Attributes. They are not
+// Structured facts about what a tool did go in Event.Attributes. They are not
 // content (no prompt or output text) and are always emitted: the connector's
-// turn rollup is built from them.
-const (
-// agentevent.AttrToolCommand is the command line of a Bash call (on the tool_call).
-// agentevent.AttrFileChangeType / agentevent.AttrFileLinesAdded / agentevent.AttrFileLinesRemoved describe
-// the change a successful file tool made (on the tool_result).
-// agentevent.AttrTestRunner / agentevent.AttrTestRun / agentevent.AttrTestPassed / agentevent.AttrTestFailed mark the
-// result of a command that ran tests (on the tool_result); the counts
-// only when its output says so.
-)
+// turn rollup is built from them. agentevent.AttrToolCommand is the command
+// line of a Bash call (on the tool_call); agentevent.AttrFileChangeType,
+// AttrFileLinesAdded and AttrFileLinesRemoved describe the change a
+// successful file tool made (on the tool_result); agentevent.AttrTestRunner,
+// AttrTestRun, AttrTestPassed and AttrTestFailed mark the result of a command
+// that ran tests (on the tool_result), the counts only when its output says
+// so.
 
 // Values of agent.file.change_type.
 const (

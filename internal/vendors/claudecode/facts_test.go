@@ -19,9 +19,10 @@ import (
 // resultAt is the tool_result event a file's line yields.
 func resultAt(t *testing.T, events []agentevent.Event, line int64) agentevent.Event {
 	t.Helper()
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		if ev.LogLine == line && ev.Type == agentevent.TypeToolResult {
-			return ev
+			return *ev
 		}
 	}
 	require.FailNow(t, "no tool_result", "line %d", line)
@@ -108,9 +109,9 @@ func TestFileFacts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"change it"`),
+			f.feed(userRow(`"change it"`),
 				assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", tc.tool, `{"file_path":"/w/a.go"}`), 20, "tool_use"))
-			res := f.feed(resultRow("r1", "2026-01-01T10:00:02.000Z", "t1", `"ok"`, tc.isError, tc.tur))
+			res := f.feed(resultRow("2026-01-01T10:00:02.000Z", "t1", `"ok"`, tc.isError, tc.tur))
 			require.Len(t, res, 1)
 			assert.Equal(t, tc.want, changeOf(res[0]))
 		})
@@ -119,7 +120,7 @@ func TestFileFacts(t *testing.T) {
 
 func TestFileFactsWithSeveralResultsInARow(t *testing.T) {
 	f := newFeeder(testSession + ".jsonl")
-	f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"x"`),
+	f.feed(userRow(`"x"`),
 		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", "Edit", `{"file_path":"/w/a"}`)+","+toolUse("t2", "Edit", `{"file_path":"/w/b"}`), 20, "tool_use"))
 	// toolUseResult describes one result; with two it says nothing about either.
 	res := f.feed(`{"type":"user","sessionId":"` + testSession + `","message":{"role":"user","content":[` +
@@ -146,7 +147,7 @@ func TestCommandFact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"x"`))
+			f.feed(userRow(`"x"`))
 			evs := f.feed(assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", tc.tool, tc.input), 9, "tool_use"))
 			require.Len(t, evs, 1)
 			got, has := evs[0].Attributes[agentevent.AttrToolCommand]
@@ -164,7 +165,7 @@ func TestCommandFact(t *testing.T) {
 func TestCommandFactKeepsFileFields(t *testing.T) {
 	// A "command" of an unexpected JSON type must not cost the fields decoded beside it.
 	f := newFeeder(testSession + ".jsonl")
-	f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"x"`))
+	f.feed(userRow(`"x"`))
 	evs := f.feed(assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", "Edit", `{"command":{"x":1},"file_path":"/w/a.go"}`), 9, "tool_use"))
 	require.Len(t, evs, 1)
 	assert.Equal(t, "/w/a.go", evs[0].FilePath)
@@ -194,28 +195,44 @@ func TestTestFacts(t *testing.T) {
 		isError                     bool
 		want                        testFact
 	}{
-		{"pytest failing", "uv run pytest -q", `"` + strings.ReplaceAll(pytestFail, "\n", `\n`) + `"`, `"Error: ` + strings.ReplaceAll(pytestFail, "\n", `\n`) + `"`, true,
-			testFact{"pytest", 8, 7, 1}},
-		{"go test passing, counts from stdout", "go test -v ./...", `""`, `{"stdout":"=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tp\t0.1s","stderr":"","interrupted":false,"isImage":false}`, false,
-			testFact{"go", 1, 1, 0}},
-		{"jest on stderr", "npx jest", `"Tests:       2 passed, 2 total"`, `{"stdout":"","stderr":"Tests:       2 passed, 2 total","interrupted":false,"isImage":false}`, false,
-			testFact{"jest", 2, 2, 0}},
-		{"go test without -v", "go test ./...", `"ok  \tp\t0.1s"`, `{"stdout":"ok  \tp\t0.1s","stderr":"","interrupted":false,"isImage":false}`, false,
-			testFact{"go", -1, -1, -1}},
-		{"interrupted", "cargo test", `"[Request interrupted by user for tool use]"`, `{"stdout":"","stderr":"","interrupted":true,"isImage":false}`, true,
-			testFact{"cargo", -1, -1, -1}},
-		{"declined: never ran", "npm test", `"The user doesn't want to proceed with this tool use. The tool use was rejected."`, `"Error: The user doesn't want to proceed with this tool use."`, true,
-			testFact{"", -1, -1, -1}},
-		{"in the background: no output yet", "pytest", `"Command running in background with ID: b1"`, `{"stdout":"","stderr":"","interrupted":false,"isImage":false,"backgroundTaskId":"b1"}`, false,
-			testFact{"", -1, -1, -1}},
-		{"not a test command", "ls -la", `"total 0"`, `{"stdout":"total 0","stderr":"","interrupted":false,"isImage":false}`, false,
-			testFact{"", -1, -1, -1}},
+		{
+			"pytest failing", "uv run pytest -q", `"` + strings.ReplaceAll(pytestFail, "\n", `\n`) + `"`, `"Error: ` + strings.ReplaceAll(pytestFail, "\n", `\n`) + `"`, true,
+			testFact{"pytest", 8, 7, 1},
+		},
+		{
+			"go test passing, counts from stdout", "go test -v ./...", `""`, `{"stdout":"=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tp\t0.1s","stderr":"","interrupted":false,"isImage":false}`, false,
+			testFact{"go", 1, 1, 0},
+		},
+		{
+			"jest on stderr", "npx jest", `"Tests:       2 passed, 2 total"`, `{"stdout":"","stderr":"Tests:       2 passed, 2 total","interrupted":false,"isImage":false}`, false,
+			testFact{"jest", 2, 2, 0},
+		},
+		{
+			"go test without -v", "go test ./...", `"ok  \tp\t0.1s"`, `{"stdout":"ok  \tp\t0.1s","stderr":"","interrupted":false,"isImage":false}`, false,
+			testFact{"go", -1, -1, -1},
+		},
+		{
+			"interrupted", "cargo test", `"[Request interrupted by user for tool use]"`, `{"stdout":"","stderr":"","interrupted":true,"isImage":false}`, true,
+			testFact{"cargo", -1, -1, -1},
+		},
+		{
+			"declined: never ran", "npm test", `"The user doesn't want to proceed with this tool use. The tool use was rejected."`, `"Error: The user doesn't want to proceed with this tool use."`, true,
+			testFact{"", -1, -1, -1},
+		},
+		{
+			"in the background: no output yet", "pytest", `"Command running in background with ID: b1"`, `{"stdout":"","stderr":"","interrupted":false,"isImage":false,"backgroundTaskId":"b1"}`, false,
+			testFact{"", -1, -1, -1},
+		},
+		{
+			"not a test command", "ls -la", `"total 0"`, `{"stdout":"total 0","stderr":"","interrupted":false,"isImage":false}`, false,
+			testFact{"", -1, -1, -1},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"test it"`),
+			f.feed(userRow(`"test it"`),
 				assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", "Bash", `{"command":"`+tc.command+`"}`), 20, "tool_use"))
-			res := f.feed(resultRow("r1", "2026-01-01T10:00:09.000Z", "t1", tc.content, tc.isError, tc.tur))
+			res := f.feed(resultRow("2026-01-01T10:00:09.000Z", "t1", tc.content, tc.isError, tc.tur))
 			require.Len(t, res, 1)
 			assert.Equal(t, tc.want, testOf(res[0]))
 		})
@@ -224,14 +241,14 @@ func TestTestFacts(t *testing.T) {
 
 func TestTestRunnerSurvivesARestart(t *testing.T) {
 	f := newFeeder(testSession + ".jsonl")
-	f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"test it"`),
+	f.feed(userRow(`"test it"`),
 		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", "Bash", `{"command":"cargo test"}`), 20, "tool_use"))
 	state, err := f.p.MarshalState()
 	require.NoError(t, err)
 	restored := newFeeder(testSession + ".jsonl")
 	require.NoError(t, restored.p.UnmarshalState(state))
 	restored.lineNo, restored.offset = f.lineNo, f.offset
-	res := restored.feed(resultRow("r1", "2026-01-01T10:00:09.000Z", "t1",
+	res := restored.feed(resultRow("2026-01-01T10:00:09.000Z", "t1",
 		`"test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s"`, false, ""))
 	require.Len(t, res, 1)
 	assert.Equal(t, testFact{"cargo", 4, 4, 0}, testOf(res[0]))

@@ -24,8 +24,8 @@ var splitLines = vendortest.SplitLines
 // sessionFiles lists the .jsonl files below dir in the order they are fed
 // to parsers: main session files first, then subagent files, each sorted by
 // path. Paths are relative to dir.
-func sessionFiles(t testing.TB, dir string) []string {
-	t.Helper()
+func sessionFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
 	var mains, agents []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
@@ -42,17 +42,17 @@ func sessionFiles(t testing.TB, dir string) []string {
 		}
 		return nil
 	})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	slices.Sort(mains)
 	slices.Sort(agents)
 	return append(mains, agents...)
 }
 
 // parseFile feeds every line of dir/rel to a parser made for rel.
-func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
-	t.Helper()
+func parseFile(tb testing.TB, dir, rel string) []agentevent.Event {
+	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, rel))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	p := NewParser(rel)
 	var events []agentevent.Event
 	for _, l := range splitLines(data) {
@@ -63,11 +63,11 @@ func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
 }
 
 // parseDir parses the session files of dir in feeding order.
-func parseDir(t testing.TB, dir string) []agentevent.Event {
-	t.Helper()
+func parseDir(tb testing.TB, dir string) []agentevent.Event {
+	tb.Helper()
 	var events []agentevent.Event
-	for _, rel := range sessionFiles(t, dir) {
-		events = append(events, parseFile(t, dir, rel)...)
+	for _, rel := range sessionFiles(tb, dir) {
+		events = append(events, parseFile(tb, dir, rel)...)
 	}
 	return events
 }

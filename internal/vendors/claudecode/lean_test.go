@@ -29,8 +29,8 @@ func parseLean(name string, data []byte, lean bool) []agentevent.Event {
 // every corpus file maps to the events the full parser gives, stripped the
 // way the receiver strips them (facts read from content included).
 func TestOmitContent(t *testing.T) {
-	vendortest.TestOmitContent(t, "claude_code", func(t testing.TB, dir string) []string {
-		return vendortest.Files(t, dir, ".jsonl")
+	vendortest.TestOmitContent(t, "claude_code", func(tb testing.TB, dir string) []string {
+		return vendortest.Files(tb, dir, ".jsonl")
 	}, parseLean)
 }
 

@@ -15,7 +15,7 @@ import (
 // TestClaudeCode21xxRecordTypes maps the record types Claude Code 2.1.2xx
 // added. Each row keeps the shape of a real row of
 // fixtures-new/claude_code/v2.1.207-217_agent_subagent (read in place, not
-// copied: no licence), with its paths and texts shortened.
+// copied: no license), with its paths and texts shortened.
 func TestClaudeCode21xxRecordTypes(t *testing.T) {
 	f := newFeeder(testSession + ".jsonl")
 

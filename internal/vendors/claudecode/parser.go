@@ -6,7 +6,7 @@
 // agentevent events. It is pure: it never reads a file, it is handed one line
 // at a time and keeps, per file, only the state the mapping needs (see
 // MarshalState). README.md holds the mapping table.
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"bytes"
@@ -469,7 +469,8 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	}
 	events := make([]agentevent.Event, 0, len(out))
 	unspawned := p.unspawned(c)
-	for _, pe := range out {
+	for i := range out {
+		pe := &out[i]
 		ev := pe.ev
 		if unspawned {
 			// Said on every event, so that the connector need not wait for

@@ -40,18 +40,20 @@ func (f *feeder) feed(lines ...string) []agentevent.Event {
 	return out
 }
 
-func userRow(uuid, ts, content string) string {
+// userRow is a user row, uuid u1, at 10:00.
+func userRow(content string) string {
 	return fmt.Sprintf(`{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":%q,"version":"2.1.50","gitBranch":"main","type":"user","message":{"role":"user","content":%s},"uuid":%q,"timestamp":%q}`,
-		testSession, content, uuid, ts)
+		testSession, content, "u1", "2026-01-01T10:00:00.000Z")
 }
 
-func resultRow(uuid, ts, toolID, content string, isError bool, toolUseResult string) string {
+// resultRow is a user row holding one tool result, uuid r1.
+func resultRow(ts, toolID, content string, isError bool, toolUseResult string) string {
 	tur := ""
 	if toolUseResult != "" {
 		tur = `,"toolUseResult":` + toolUseResult
 	}
 	return fmt.Sprintf(`{"isSidechain":false,"cwd":"/w","sessionId":%q,"version":"2.1.50","type":"user","message":{"role":"user","content":[{"tool_use_id":%q,"type":"tool_result","content":%s,"is_error":%t}]},"uuid":%q,"timestamp":%q%s}`,
-		testSession, toolID, content, isError, uuid, ts, tur)
+		testSession, toolID, content, isError, "r1", ts, tur)
 }
 
 func assistantRow(uuid, ts, msgID, block string, out int64, stop string) string {
@@ -71,7 +73,7 @@ func TestStreamingUsageIncrementsSumToMax(t *testing.T) {
 	// One response streamed as four rows; output_tokens grows 8, 8, 8, 322
 	// (≤2.1.6x writes partial counts on early rows).
 	f := newFeeder(testSession + ".jsonl")
-	f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"go"`))
+	f.feed(userRow(`"go"`))
 	events := f.feed(
 		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", `{"type":"thinking","thinking":"hm","signature":"x"}`, 8, ""),
 		assistantRow("a2", "2026-01-01T10:00:02.000Z", "msg_A", `{"type":"text","text":"ok"}`, 8, ""),
@@ -128,9 +130,9 @@ func TestToolLatency(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"list"`),
+			f.feed(userRow(`"list"`),
 				assistantRow("a1", tt.callTS, "msg_A", toolUse("t1", "Glob", `{"pattern":"*.go"}`), 20, "tool_use"))
-			res := f.feed(resultRow("r1", tt.resultTS, "t1", `"a.go"`, false, `{"filenames":["a.go"],"durationMs":3,"numFiles":1,"truncated":false}`))
+			res := f.feed(resultRow(tt.resultTS, "t1", `"a.go"`, false, `{"filenames":["a.go"],"durationMs":3,"numFiles":1,"truncated":false}`))
 			require.Len(t, res, 1)
 			assert.Equal(t, tt.want, res[0].ToolLatencyMs)
 			assert.Equal(t, "Glob", res[0].ToolName)
@@ -139,7 +141,7 @@ func TestToolLatency(t *testing.T) {
 	}
 	t.Run("unknown call", func(t *testing.T) {
 		f := newFeeder(testSession + ".jsonl")
-		res := f.feed(resultRow("r1", "2026-01-01T10:00:04.000Z", "t-missing", `"x"`, false, ""))
+		res := f.feed(resultRow("2026-01-01T10:00:04.000Z", "t-missing", `"x"`, false, ""))
 		require.Len(t, res, 1)
 		assert.Nil(t, res[0].ToolLatencyMs)
 		assert.Empty(t, res[0].ToolName)
@@ -178,9 +180,9 @@ func TestToolOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"do it"`),
+			f.feed(userRow(`"do it"`),
 				assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", tt.tool, `{"command":"x"}`), 20, "tool_use"))
-			res := f.feed(resultRow("r1", "2026-01-01T10:00:02.000Z", "t1", tt.content, tt.isError, tt.tur))
+			res := f.feed(resultRow("2026-01-01T10:00:02.000Z", "t1", tt.content, tt.isError, tt.tur))
 			require.Len(t, res, 1)
 			ev := res[0]
 			assert.Equal(t, agentevent.TypeToolResult, ev.Type)
@@ -239,7 +241,7 @@ func TestToolCallFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.path, func(t *testing.T) {
 			f := newFeeder(testSession + ".jsonl")
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"x"`))
+			f.feed(userRow(`"x"`))
 			evs := f.feed(assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", tt.tool, tt.input), 9, "tool_use"))
 			require.Len(t, evs, 1)
 			ev := evs[0]
@@ -268,15 +270,15 @@ func TestUserRowKinds(t *testing.T) {
 		status  string
 		command string
 	}{
-		{"string prompt", userRow("u1", "2026-01-01T10:00:00.000Z", `"fix the bug"`), agentevent.TypeUserMessage, agentevent.RoleUser, "fix the bug", "", ""},
-		{"text blocks with IDE context", userRow("u1", "2026-01-01T10:00:00.000Z", `[{"type":"text","text":"<ide_opened_file>The user opened a.go</ide_opened_file>"},{"type":"text","text":"what does this do?"}]`), agentevent.TypeUserMessage, agentevent.RoleUser, "what does this do?", "", ""},
-		{"slash command", userRow("u1", "2026-01-01T10:00:00.000Z", `"<command-name>/review</command-name>\n<command-message>review</command-message>\n<command-args>PR 12</command-args>"`), agentevent.TypeUserMessage, agentevent.RoleUser, "/review PR 12", "", "/review"},
-		{"local command output", userRow("u1", "2026-01-01T10:00:00.000Z", `"<local-command-stdout>Goodbye!</local-command-stdout>"`), agentevent.TypeLog, agentevent.RoleCLI, "Goodbye!", "", ""},
-		{"bash mode input", userRow("u1", "2026-01-01T10:00:00.000Z", `"<bash-input>git status</bash-input>"`), agentevent.TypeLog, agentevent.RoleCLI, "git status", "", ""},
-		{"interrupt", userRow("u1", "2026-01-01T10:00:00.000Z", `[{"type":"text","text":"[Request interrupted by user]"}]`), agentevent.TypeLog, agentevent.RoleSystem, "[Request interrupted by user]", "interrupted", ""},
-		{"interrupt for tool use", userRow("u1", "2026-01-01T10:00:00.000Z", `"[Request interrupted by user for tool use]"`), agentevent.TypeLog, agentevent.RoleSystem, "[Request interrupted by user for tool use]", "interrupted", ""},
-		{"meta", strings.Replace(userRow("u1", "2026-01-01T10:00:00.000Z", `"Caveat: local commands below"`), `"type":"user"`, `"type":"user","isMeta":true`, 1), agentevent.TypeMeta, agentevent.RoleSystem, "Caveat: local commands below", "", ""},
-		{"compact summary", strings.Replace(userRow("u1", "2026-01-01T10:00:00.000Z", `"This session is being continued..."`), `"type":"user"`, `"type":"user","isCompactSummary":true`, 1), agentevent.TypeSessionSummary, agentevent.RoleAssistant, "This session is being continued...", "", ""},
+		{"string prompt", userRow(`"fix the bug"`), agentevent.TypeUserMessage, agentevent.RoleUser, "fix the bug", "", ""},
+		{"text blocks with IDE context", userRow(`[{"type":"text","text":"<ide_opened_file>The user opened a.go</ide_opened_file>"},{"type":"text","text":"what does this do?"}]`), agentevent.TypeUserMessage, agentevent.RoleUser, "what does this do?", "", ""},
+		{"slash command", userRow(`"<command-name>/review</command-name>\n<command-message>review</command-message>\n<command-args>PR 12</command-args>"`), agentevent.TypeUserMessage, agentevent.RoleUser, "/review PR 12", "", "/review"},
+		{"local command output", userRow(`"<local-command-stdout>Goodbye!</local-command-stdout>"`), agentevent.TypeLog, agentevent.RoleCLI, "Goodbye!", "", ""},
+		{"bash mode input", userRow(`"<bash-input>git status</bash-input>"`), agentevent.TypeLog, agentevent.RoleCLI, "git status", "", ""},
+		{"interrupt", userRow(`[{"type":"text","text":"[Request interrupted by user]"}]`), agentevent.TypeLog, agentevent.RoleSystem, "[Request interrupted by user]", "interrupted", ""},
+		{"interrupt for tool use", userRow(`"[Request interrupted by user for tool use]"`), agentevent.TypeLog, agentevent.RoleSystem, "[Request interrupted by user for tool use]", "interrupted", ""},
+		{"meta", strings.Replace(userRow(`"Caveat: local commands below"`), `"type":"user"`, `"type":"user","isMeta":true`, 1), agentevent.TypeMeta, agentevent.RoleSystem, "Caveat: local commands below", "", ""},
+		{"compact summary", strings.Replace(userRow(`"This session is being continued..."`), `"type":"user"`, `"type":"user","isCompactSummary":true`, 1), agentevent.TypeSessionSummary, agentevent.RoleAssistant, "This session is being continued...", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,7 +336,7 @@ func TestUnparsedRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFeeder(filepath.Join("p", testSession+".jsonl"))
-			f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"hi"`))
+			f.feed(userRow(`"hi"`))
 			evs := f.feed(tt.line)
 			require.Len(t, evs, 1)
 			ev := evs[0]
@@ -396,9 +398,9 @@ func TestFileLayouts(t *testing.T) {
 
 func TestReplayAfterRestoreIsDropped(t *testing.T) {
 	lines := []string{
-		userRow("u1", "2026-01-01T10:00:00.000Z", `"go"`),
+		userRow(`"go"`),
 		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", toolUse("t1", "Bash", `{"command":"make"}`), 50, "tool_use"),
-		resultRow("r1", "2026-01-01T10:00:03.000Z", "t1", `"done"`, false, `{"stdout":"done","stderr":"","interrupted":false}`),
+		resultRow("2026-01-01T10:00:03.000Z", "t1", `"done"`, false, `{"stdout":"done","stderr":"","interrupted":false}`),
 	}
 	first := newFeeder(testSession + ".jsonl")
 	before := first.feed(lines[:2]...)
@@ -428,7 +430,7 @@ func TestUnmarshalStateRejectsGarbage(t *testing.T) {
 	require.Error(t, p.UnmarshalState([]byte("{not json")))
 	require.Error(t, p.UnmarshalState([]byte(`{"v":99}`)))
 	// The parser still works from scratch.
-	evs := p.Parse([]byte(userRow("u1", "2026-01-01T10:00:00.000Z", `"hi"`)), 1, 0)
+	evs := p.Parse([]byte(userRow(`"hi"`)), 1, 0)
 	require.Len(t, evs, 1)
 }
 
@@ -467,7 +469,7 @@ func TestStateRoundTripMidFile(t *testing.T) {
 
 func TestStateIsBounded(t *testing.T) {
 	f := newFeeder(testSession + ".jsonl")
-	f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"go"`))
+	f.feed(userRow(`"go"`))
 	for i := range 3000 {
 		f.feed(assistantRow(fmt.Sprintf("a%d", i), "2026-01-01T10:00:01.000Z", fmt.Sprintf("msg_%d", i),
 			toolUse(fmt.Sprintf("t%d", i), "Read", `{"file_path":"/w/a.go"}`), 10, "tool_use"))
@@ -493,7 +495,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		p := NewParser(testSession + ".jsonl")
-		for _, ev := range p.Parse(line, 1, 0) {
+		evs := p.Parse(line, 1, 0)
+		for i := range evs {
+			ev := &evs[i]
 			require.NotEqual(t, ReasonParserError, ev.Unparsed, "the mapping panicked: %v", ev.Attributes)
 			require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
 			require.NotEmpty(t, ev.EventID)
@@ -523,7 +527,7 @@ func TestTimestamps(t *testing.T) {
 	}
 	t.Run("missing or unreadable: the last time seen", func(t *testing.T) {
 		f := newFeeder(testSession + ".jsonl")
-		f.feed(userRow("u1", "2026-01-01T10:00:00.000Z", `"hi"`))
+		f.feed(userRow(`"hi"`))
 		evs := f.feed(`{"type":"summary","summary":"s","leafUuid":"u1"}`,
 			`{"type":"user","uuid":"u2","sessionId":"`+testSession+`","timestamp":"yesterday","message":{"role":"user","content":"again"}}`)
 		require.Len(t, evs, 2)
@@ -575,10 +579,10 @@ func BenchmarkStateHeldHeap(b *testing.B) {
 // a row of the response read after that carries only the growth.
 func TestHeldUsageWithoutStopReason(t *testing.T) {
 	rows := []string{
-		userRow("u1", "2026-01-01T10:00:00.000Z", `"go"`),
+		userRow(`"go"`),
 		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_A", `{"type":"text","text":"ok"}`, 8, ""),
 		assistantRow("a2", "2026-01-01T10:00:02.000Z", "msg_A", toolUse("t1", "Read", `{"file_path":"/w/a.go"}`), 120, ""),
-		resultRow("r1", "2026-01-01T10:00:03.000Z", "t1", `"package a"`, false, ""),
+		resultRow("2026-01-01T10:00:03.000Z", "t1", `"package a"`, false, ""),
 		assistantRow("a3", "2026-01-01T10:00:04.000Z", "msg_B", `{"type":"text","text":"done"}`, 40, ""),
 	}
 	f := newFeeder(testSession + ".jsonl")

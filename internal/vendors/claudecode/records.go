@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"bytes"
@@ -386,15 +386,6 @@ func (n *num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ptr returns the value as a nullable event field.
-func (n num) ptr() *int64 {
-	if !n.Set {
-		return nil
-	}
-	v := n.V
-	return &v
-}
-
 // contentKind tells how a raw content value is shaped.
 type contentKind int
 
@@ -448,7 +439,8 @@ func rawText(raw jsonx.Raw) string {
 // withImages is set.
 func blocksText(blocks []block, withImages bool) string {
 	var parts []string
-	for _, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		switch b.Type {
 		case "text":
 			parts = append(parts, b.Text)

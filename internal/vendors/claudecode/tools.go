@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"regexp"

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package claudecode // import "github.com/agentotel/agentotel/internal/vendors/claudecode"
+package claudecode
 
 import (
 	"regexp"
@@ -81,7 +81,8 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 		ev.Attributes = map[string]any{attrSummaryKind: "compaction"}
 		return []pending{{ev: ev}}, ""
 	}
-	for _, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		if b.Type == "tool_result" {
 			return p.toolResults(r, c, blocks), ""
 		}
@@ -139,13 +140,15 @@ func (p *Parser) interrupt(c *rowCtx, text string) agentevent.Event {
 // the raw record only.
 func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 	nResults := 0
-	for _, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		if b.Type == "tool_result" {
 			nResults++
 		}
 	}
 	var out []pending
-	for i, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		switch b.Type {
 		case "tool_result":
 			tur := &toolUseResult{}
@@ -247,7 +250,8 @@ var ideContextPrefixes = []string{"<ide_opened_file>", "<ide_selection>", "<ide_
 // the IDE context blocks unless nothing else is there.
 func promptText(blocks []block) string {
 	var typed, context []string
-	for _, b := range blocks {
+	for i := range blocks {
+		b := &blocks[i]
 		if b.Type != "text" {
 			continue
 		}
@@ -274,16 +278,15 @@ func promptText(blocks []block) string {
 // tagText returns the text inside <tag>...</tag>, "" when absent.
 func tagText(s, tag string) string {
 	open, end := "<"+tag+">", "</"+tag+">"
-	i := strings.Index(s, open)
-	if i < 0 {
+	_, rest, ok := strings.Cut(s, open)
+	if !ok {
 		return ""
 	}
-	rest := s[i+len(open):]
-	j := strings.Index(rest, end)
-	if j < 0 {
+	text, _, ok := strings.Cut(rest, end)
+	if !ok {
 		return ""
 	}
-	return strings.TrimSpace(rest[:j])
+	return strings.TrimSpace(text)
 }
 
 var tagPattern = regexp.MustCompile(`</?[a-z][a-z0-9_-]*>`)

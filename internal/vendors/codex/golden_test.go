@@ -20,9 +20,9 @@ var update = flag.Bool("update", false, "regenerate testdata/codex/*/events.yaml
 
 // caseFiles lists the rollout files of one golden case, sorted: a parent
 // rollout sorts before the child rollouts that fork from it when named so.
-func caseFiles(t testing.TB, dir string) []string {
+func caseFiles(tb testing.TB, dir string) []string {
 	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	var files []string
 	for _, e := range entries {
 		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
@@ -30,7 +30,7 @@ func caseFiles(t testing.TB, dir string) []string {
 		}
 	}
 	slices.Sort(files)
-	require.NotEmpty(t, files)
+	require.NotEmpty(tb, files)
 	return files
 }
 

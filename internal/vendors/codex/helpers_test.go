@@ -28,10 +28,10 @@ func parseBytes(name string, data []byte) []agentevent.Event {
 	return events
 }
 
-func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
-	t.Helper()
+func parseFile(tb testing.TB, dir, rel string) []agentevent.Event {
+	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, rel))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return parseBytes(rel, data)
 }
 
@@ -46,7 +46,8 @@ type tokenTotals struct {
 
 func sumTokens(events []agentevent.Event) tokenTotals {
 	var s tokenTotals
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		s.Input += agentevent.Value(ev.TokensInput) - agentevent.Value(ev.TokensCached)
 		s.CacheRead += agentevent.Value(ev.TokensCached)
 		s.Output += agentevent.Value(ev.TokensOutput)

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+package codex
 
 import (
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -189,7 +189,7 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 	return nil, ReasonUnknownType, "event_msg type " + m.Type
 }
 
-func (p *Parser) turnAttrs(ev *agentevent.Event, m *eventMsg) {
+func (*Parser) turnAttrs(ev *agentevent.Event, m *eventMsg) {
 	if m.TurnID != "" {
 		agentevent.SetAttr(ev, "agent.turn.id", m.TurnID)
 	}

@@ -6,7 +6,7 @@
 // ~/.codex/archived_sessions/*.jsonl) to agentevent events. It is pure: it
 // is handed one line at a time and keeps only the state the mapping needs
 // (MarshalState). README.md holds the mapping table.
-package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+package codex
 
 import (
 	"bytes"

@@ -155,7 +155,7 @@ func TestStateRoundTrip(t *testing.T) {
 				for _, l := range ls { // replayed from the start: dropped up to cut
 					got = append(got, q.Parse(l.Data, l.No, l.Offset)...)
 				}
-				require.Equal(t, len(want), len(got), "%s cut at line %d", f, cut)
+				require.Len(t, got, len(want), "%s cut at line %d", f, cut)
 				for i := range want {
 					w, g := want[i], got[i]
 					w.Raw, g.Raw = nil, nil
@@ -166,9 +166,9 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 }
 
-func caseFilesOf(t testing.TB, dir string) []string {
+func caseFilesOf(tb testing.TB, dir string) []string {
 	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	var out []string
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".jsonl") {

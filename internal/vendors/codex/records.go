@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+package codex
 
 import (
 	"strings"
@@ -50,7 +50,7 @@ type payload struct {
 // withOutput is the payload's item with its output taken as decoded in the
 // line's pass.
 func (pl *stringOutputPayload) withOutput() item {
-	it := pl.payload.item
+	it := pl.item
 	// An absent or null output reads as "" too.
 	it.outputDecoded = true
 	if pl.Output != nil {

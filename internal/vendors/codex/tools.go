@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
+package codex
 
 import (
 	"math"
@@ -15,9 +15,6 @@ import (
 	"github.com/agentotel/agentotel/internal/testrun"
 	"github.com/agentotel/agentotel/internal/textutil"
 )
-
-// Always-on facts (not content), as in the Claude Code parser.
-const ()
 
 // Error classes of failed tool results (ErrorType).
 const (
@@ -63,7 +60,7 @@ func shellCommand(args string) string {
 // patchFacts reads an apply_patch input: the first file it touches, the
 // change type and the lines added and removed.
 func patchFacts(patch string) (path, change string, added, removed int64) {
-	for _, l := range strings.Split(patch, "\n") {
+	for l := range strings.SplitSeq(patch, "\n") {
 		switch {
 		case strings.HasPrefix(l, "*** Add File: "):
 			if path == "" {

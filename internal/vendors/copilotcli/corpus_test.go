@@ -27,9 +27,9 @@ var expectedOpenCalls = map[string]string{}
 // sessionFiles lists the Copilot CLI session files under root, as the
 // receiver finds them under ~/.copilot: session-state/<id>/events.jsonl,
 // session-state/<id>.jsonl and history-session-state/*.json.
-func sessionFiles(t testing.TB, root string) (jsonl, history []string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+func sessionFiles(tb testing.TB, root string) (jsonl, history []string) {
+	tb.Helper()
+	require.NoError(tb, filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -48,15 +48,15 @@ func sessionFiles(t testing.TB, root string) (jsonl, history []string) {
 	return jsonl, history
 }
 
-func mapHistoryFile(t testing.TB, path, name string) []agentevent.Event {
-	t.Helper()
+func mapHistoryFile(tb testing.TB, path, name string) []agentevent.Event {
+	tb.Helper()
 	if name == "" {
 		name = path
 	}
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	h, err := DecodeHistory(data)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return MapHistory(HistoryContext{LogFile: name}, h, nil).Events
 }
 
@@ -76,13 +76,15 @@ func corpus(t *testing.T, dir string) {
 	open := map[string]bool{}
 	check := func(path string, events []agentevent.Event) {
 		require.NotEmptyf(t, events, "%s yields no event", path)
-		for _, ev := range events {
+		for i := range events {
+			ev := &events[i]
 			assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", path, ev.LogLine, ev.Unparsed, ev.Attributes)
 			assert.Equal(t, agentevent.SourceCopilotCLI, ev.Source)
 		}
 		report := agentevent.Validate(events)
 		assert.Emptyf(t, report.Violations, "%s", path)
-		for _, c := range report.OpenToolCalls {
+		for i := range report.OpenToolCalls {
+			c := &report.OpenToolCalls[i]
 			k := c.SessionID + "/" + c.ToolCallID
 			open[k] = true
 			_, listed := expectedOpenCalls[k]
@@ -169,9 +171,9 @@ func addTokens(a, b tokenTotals) tokenTotals {
 }
 
 // fileUsage reads a session file's shutdowns and responses (sessionUsage).
-func fileUsage(t testing.TB, path string) sessionUsage {
+func fileUsage(tb testing.TB, path string) sessionUsage {
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	var u sessionUsage
 	for _, l := range splitLines(data) {
 		var r struct {

@@ -47,7 +47,8 @@ func FuzzHistory(f *testing.F) {
 			return
 		}
 		r := MapHistory(HistoryContext{LogFile: "h.json"}, h, nil)
-		for _, ev := range r.Events {
+		for i := range r.Events {
+			ev := &r.Events[i]
 			require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
 			require.NotEmpty(t, ev.EventID)
 		}

@@ -36,10 +36,10 @@ func parseBytes(name string, data []byte, ws *Workspace) []agentevent.Event {
 // parseSessionFile parses a session file the way the receiver does: with
 // the workspace.yaml beside an events.jsonl, when there is one. name is the
 // file identity the parser is given (path when "").
-func parseSessionFile(t testing.TB, path, name string) []agentevent.Event {
-	t.Helper()
+func parseSessionFile(tb testing.TB, path, name string) []agentevent.Event {
+	tb.Helper()
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	var ws *Workspace
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "workspace.yaml")); err == nil && filepath.Base(path) == "events.jsonl" {
 		w := ParseWorkspace(b)

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+package copilotcli
 
 import (
 	"bytes"
@@ -120,7 +120,8 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 	var r Result
 	seq := c.Sequence
 	prompt := ""
-	for i, e := range h.Timeline {
+	for i := range h.Timeline {
+		e := &h.Timeline[i]
 		key := e.ID
 		if key == "" {
 			key = fmt.Sprintf("#%d", i)
@@ -159,7 +160,7 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 			}
 			evs = append(evs, ev)
 		case "tool_call_completed":
-			evs = append(evs, historyTool(base, key, e)...)
+			evs = append(evs, historyTool(base, key, *e)...)
 		default:
 			ev := base(key, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 			ev.Unparsed = ReasonUnknownType

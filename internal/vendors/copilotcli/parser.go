@@ -7,7 +7,7 @@
 // session-state/<id>.jsonl) through a Parser handed one line at a time, and
 // the oldest whole-file history-session-state/*.json through MapHistory. It
 // is pure: no I/O. README.md holds the mapping table.
-package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+package copilotcli
 
 import (
 	"bytes"
@@ -572,10 +572,8 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 		if mm.Requests.Cost != nil {
 			agentevent.SetAttr(&ue, attrPremium, *mm.Requests.Cost)
 		}
-		output := u.OutputTokens - counted[m]
-		if output < 0 {
-			output = 0 // more was counted per response than the CLI sums: keep what was counted
-		}
+		// More was counted per response than the CLI sums: keep what was counted.
+		output := max(u.OutputTokens-counted[m], 0)
 		ue.TokensInput = agentevent.Int(u.InputTokens)
 		ue.TokensCached = agentevent.Int(u.CacheReadTokens)
 		ue.TokensCacheCreation = agentevent.Int(u.CacheWriteTokens)

@@ -4,6 +4,7 @@
 package copilotcli
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,18 +69,18 @@ func TestResumedSessionAgainstCcusage(t *testing.T) {
 // tests read it too.
 const resumedSessionFile = "testdata/resumed_session.jsonl"
 
-func resumedSession(t testing.TB) string {
-	t.Helper()
+func resumedSession(tb testing.TB) string {
+	tb.Helper()
 	b, err := os.ReadFile(resumedSessionFile)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return string(b)
 }
 
 // outputByModel sums the output tokens of events by the model they carry.
 func outputByModel(evs []agentevent.Event) map[string]int64 {
 	out := map[string]int64{}
-	for _, ev := range evs {
-		if ev.TokensOutput != nil {
+	for i := range evs {
+		if ev := &evs[i]; ev.TokensOutput != nil {
 			out[ev.Model] += *ev.TokensOutput
 		}
 	}
@@ -166,9 +167,7 @@ func TestSystemNotification(t *testing.T) {
 			assert.Empty(t, ev.ErrorType, "a notice, never an error of the turn")
 			assert.NotEmpty(t, ev.Text)
 			want := map[string]any{attrEvent: "system.notification"}
-			for k, v := range tc.attrs {
-				want[k] = v
-			}
+			maps.Copy(want, tc.attrs)
 			assert.Equal(t, want, ev.Attributes)
 		})
 	}

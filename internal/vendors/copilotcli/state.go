@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+package copilotcli
 
 import (
 	"encoding/json" // state is encoded with the standard library only

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+package copilotcli
 
 import (
 	"bytes"
@@ -185,7 +185,7 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 }
 
 // toolFacts adds what a successful file or shell tool did.
-func (p *Parser) toolFacts(ev *agentevent.Event, d *data, oc *openCall) {
+func (*Parser) toolFacts(ev *agentevent.Event, d *data, oc *openCall) {
 	if oc.Runner != "" {
 		agentevent.SetAttr(ev, agentevent.AttrTestRunner, oc.Runner)
 		if run, passed, failed, ok := testrun.Counts(oc.Runner, ev.Text); ok {

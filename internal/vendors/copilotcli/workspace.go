@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package copilotcli // import "github.com/agentotel/agentotel/internal/vendors/copilotcli"
+package copilotcli
 
 import (
 	"strconv"
@@ -25,7 +25,7 @@ type Workspace struct {
 // needed in this pure package. Anything it cannot read is left empty.
 func ParseWorkspace(data []byte) Workspace {
 	var w Workspace
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if line == "" || line[0] == ' ' || line[0] == '\t' || line[0] == '#' {
 			continue // blank, a block scalar's continuation, a comment

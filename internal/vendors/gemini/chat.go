@@ -6,7 +6,7 @@
 // logs.json) to normalized agent events. It is pure: readers decode the
 // bytes they read (DecodeChat, DecodeChatJSONL, DecodeLogs) and map them
 // (MapChat, MapLogs), passing the set of message ids already emitted.
-package gemini // import "github.com/agentotel/agentotel/internal/vendors/gemini"
+package gemini
 
 import (
 	"bytes"

@@ -77,7 +77,8 @@ func corpusChat(t *testing.T, path, name string) {
 	}
 	r := MapChat(Context{LogFile: name, ParentSessionID: parent, SkillExtraction: skill, Sequence: 1}, chat, nil, true)
 	keys := 0
-	for _, m := range chat.Messages {
+	for i := range chat.Messages {
+		m := &chat.Messages[i]
 		require.Contains(t, r.Emitted, m.ID)
 		keys += 1 + 2*len(m.ToolCalls) // the message, each call and each result
 	}
@@ -86,14 +87,15 @@ func corpusChat(t *testing.T, path, name string) {
 	}
 	require.Len(t, r.Emitted, keys)
 	require.NotEmpty(t, r.Events)
-	for _, ev := range r.Events {
+	for i := range r.Events {
+		ev := &r.Events[i]
 		require.Empty(t, ev.Unparsed, "event %s: %v", ev.EventID, ev.Attributes)
 		require.Equal(t, agentevent.SourceGemini, ev.Source)
 		if parent != "" {
 			// A subagent chat keeps its own session id and names its parent.
 			require.Equal(t, chat.SessionID, ev.SessionID)
 			require.Equal(t, parent, ev.Attributes[agentevent.AttrParentSessionID])
-			require.Equal(t, parent, agentevent.TreeSession(&ev))
+			require.Equal(t, parent, agentevent.TreeSession(ev))
 			require.Equal(t, chat.SessionID, ev.AgentID)
 			require.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
 		}
@@ -104,7 +106,8 @@ func corpusChat(t *testing.T, path, name string) {
 
 	var want, got tokenSums
 	calls, results := 0, 0
-	for _, m := range chat.Messages {
+	for i := range chat.Messages {
+		m := &chat.Messages[i]
 		calls += len(m.ToolCalls)
 		if t := m.Tokens; t != nil {
 			want.input += t.Input
@@ -114,7 +117,8 @@ func corpusChat(t *testing.T, path, name string) {
 			want.total += t.Total
 		}
 	}
-	for _, ev := range r.Events {
+	for i := range r.Events {
+		ev := &r.Events[i]
 		got.input += agentevent.Value(ev.TokensInput)
 		got.output += agentevent.Value(ev.TokensOutput)
 		got.cached += agentevent.Value(ev.TokensCached)
@@ -129,7 +133,7 @@ func corpusChat(t *testing.T, path, name string) {
 	if strings.HasSuffix(path, ".jsonl") {
 		// A message re-appended as it grows is one message: as many as
 		// distinct ids in the file (these files never rewind).
-		require.Equal(t, jsonlMessageIDs(t, path), len(chat.Messages))
+		require.Len(t, chat.Messages, jsonlMessageIDs(t, path))
 	}
 	t.Logf("%d messages, %d events, %d tool calls; tokens %+v", len(chat.Messages), len(r.Events), calls, got)
 }
@@ -140,7 +144,7 @@ func jsonlMessageIDs(t *testing.T, path string) int {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	ids := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -194,7 +198,8 @@ func assertCcusageTotals(t *testing.T, chats []string) {
 		chat := loadChat(t, path)
 		r := MapChat(Context{LogFile: path, Sequence: 1}, chat, nil, true)
 		s := got[chat.SessionID]
-		for _, ev := range r.Events {
+		for i := range r.Events {
+			ev := &r.Events[i]
 			cached := agentevent.Value(ev.TokensCached)
 			s.Input += agentevent.Value(ev.TokensInput) - cached
 			s.CacheRead += cached

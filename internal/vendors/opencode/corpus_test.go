@@ -126,7 +126,8 @@ func apiTokens(t *testing.T, path string) tokenSums {
 	msgs, err := DecodeAPIMessages(b)
 	require.NoError(t, err)
 	var s tokenSums
-	for _, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		s.add(m.Info)
 	}
 	return s
@@ -166,7 +167,8 @@ func assertCcusageTotals(t *testing.T, src string) {
 		events = mapDB(t, filepath.Join(data, "opencode.db"), "opencode.db")
 	}
 	got := map[string]ccusageTokens{}
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		s := got[ev.SessionID]
 		read, write := agentevent.Value(ev.TokensCached), agentevent.Value(ev.TokensCacheCreation)
 		s.Input += agentevent.Value(ev.TokensInput) - read - write

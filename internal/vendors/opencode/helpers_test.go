@@ -5,6 +5,7 @@ package opencode
 
 import (
 	"database/sql"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,24 +18,21 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-var repoRoot = vendortest.RepoRoot
-
-func readJSONFiles(t testing.TB, dir string) (names []string, data [][]byte) {
+func readJSONFiles(tb testing.TB, dir string) (names []string, data [][]byte) {
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		names = append(names, e.Name())
 		data = append(data, b)
 	}
@@ -45,24 +43,24 @@ func readJSONFiles(t testing.TB, dir string) (names []string, data [][]byte) {
 // reader does once every message is final: sessions by creation time,
 // messages and parts by id, one Sequence counter per session (a thread). LogFile
 // is the message file's path relative to dir.
-func mapTree(t testing.TB, dir string) []agentevent.Event {
+func mapTree(tb testing.TB, dir string) []agentevent.Event {
 	storage := filepath.Join(dir, "storage")
 	projects := map[string]Project{}
-	_, pdata := readJSONFiles(t, filepath.Join(storage, "project"))
+	_, pdata := readJSONFiles(tb, filepath.Join(storage, "project"))
 	for _, b := range pdata {
 		p, err := DecodeProject(b)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		projects[p.ID] = p
 	}
 	sessions := map[string]Session{}
 	var order []Session
 	projDirs, err := os.ReadDir(filepath.Join(storage, "session"))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for _, pd := range projDirs {
-		_, sdata := readJSONFiles(t, filepath.Join(storage, "session", pd.Name()))
+		_, sdata := readJSONFiles(tb, filepath.Join(storage, "session", pd.Name()))
 		for _, b := range sdata {
 			s, err := DecodeSession(b)
-			require.NoError(t, err)
+			require.NoError(tb, err)
 			sessions[s.ID] = s
 			order = append(order, s)
 		}
@@ -83,21 +81,19 @@ func mapTree(t testing.TB, dir string) []agentevent.Event {
 		if s.ParentID != "" {
 			c.ParentToolCallID = spawnedBy[s.ID]
 		}
-		names, mdata := readJSONFiles(t, filepath.Join(storage, "message", s.ID))
+		names, mdata := readJSONFiles(tb, filepath.Join(storage, "message", s.ID))
 		for i, b := range mdata {
 			m, err := DecodeMessage(b)
-			require.NoError(t, err)
-			_, partData := readJSONFiles(t, filepath.Join(storage, "part", m.ID))
+			require.NoError(tb, err)
+			_, partData := readJSONFiles(tb, filepath.Join(storage, "part", m.ID))
 			var parts []Part
 			for _, pb := range partData {
 				p, err := DecodePart(pb)
-				require.NoError(t, err)
+				require.NoError(tb, err)
 				parts = append(parts, p)
 			}
-			for child, call := range SpawnedSessions(parts) {
-				spawnedBy[child] = call
-			}
-			require.True(t, Finished(m, parts, i < len(mdata)-1), "message %s is not final", m.ID)
+			maps.Copy(spawnedBy, SpawnedSessions(parts))
+			require.True(tb, Finished(m, parts, i < len(mdata)-1), "message %s is not final", m.ID)
 			mc := c
 			mc.LogFile = filepath.ToSlash(filepath.Join("storage", "message", s.ID, names[i]))
 			mc.Sequence = seq[s.ID] + 1
@@ -110,14 +106,15 @@ func mapTree(t testing.TB, dir string) []agentevent.Event {
 }
 
 // mapAPI maps a server API dump ([{info, parts}] of one session).
-func mapAPI(t testing.TB, path, logFile string) []agentevent.Event {
+func mapAPI(tb testing.TB, path, logFile string) []agentevent.Event {
 	b, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	msgs, err := DecodeAPIMessages(b)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	var events []agentevent.Event
 	seq := int64(1)
-	for _, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		c := Context{Session: Session{ID: m.Info.SessionID}, LogFile: logFile, Sequence: seq}
 		evs := MapMessage(c, m.Info, m.Parts)
 		seq += int64(len(evs))
@@ -127,12 +124,12 @@ func mapAPI(t testing.TB, path, logFile string) []agentevent.Event {
 }
 
 // openDatabase opens a database read-only, as the receiver does.
-func openDatabase(t testing.TB, path string) *sql.DB {
-	t.Helper()
+func openDatabase(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
 	u := url.URL{Scheme: "file", Path: path}
 	db, err := sql.Open("sqlite", u.String()+"?mode=ro&_pragma=query_only(1)")
-	require.NoError(t, err)
-	t.Cleanup(func() { db.Close() })
+	require.NoError(tb, err)
+	tb.Cleanup(func() { db.Close() })
 	return db
 }
 
@@ -141,18 +138,20 @@ func openDatabase(t testing.TB, path string) *sql.DB {
 // sessions by creation time, messages and parts by id, one Sequence counter
 // per session, a last message that never finished taken as it is (the
 // reader does so once it stayed unchanged for a while). LogFile is logFile.
-func mapDB(t testing.TB, path, logFile string) []agentevent.Event {
-	db := openDatabase(t, path)
+func mapDB(tb testing.TB, path, logFile string) []agentevent.Event {
+	db := openDatabase(tb, path)
 	projects := map[string]Project{}
-	for _, r := range testenv.QueryByName(t, db, `SELECT * FROM project`) {
+	for _, r := range testenv.QueryByName(tb, db, `SELECT * FROM project`) {
 		p := Project{ID: r.Str("id"), Worktree: r.Str("worktree"), VCS: r.Str("vcs")}
 		projects[p.ID] = p
 	}
 	sessions := map[string]Session{}
 	var order []Session
-	for _, r := range testenv.QueryByName(t, db, `SELECT * FROM session ORDER BY time_created, id`) {
-		s := Session{ID: r.Str("id"), ProjectID: r.Str("project_id"), ParentID: r.Str("parent_id"),
-			Directory: r.Str("directory"), Title: r.Str("title"), Version: r.Str("version")}
+	for _, r := range testenv.QueryByName(tb, db, `SELECT * FROM session ORDER BY time_created, id`) {
+		s := Session{
+			ID: r.Str("id"), ProjectID: r.Str("project_id"), ParentID: r.Str("parent_id"),
+			Directory: r.Str("directory"), Title: r.Str("title"), Version: r.Str("version"),
+		}
 		s.Time.Created, s.Time.Updated = r.Int("time_created"), r.Int("time_updated")
 		sessions[s.ID] = s
 		order = append(order, s)
@@ -173,33 +172,31 @@ func mapDB(t testing.TB, path, logFile string) []agentevent.Event {
 		}
 		var msgs []row
 		rows, err := db.Query(`SELECT id, data FROM message WHERE session_id = ? ORDER BY id`, s.ID)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		for rows.Next() {
 			var r row
-			require.NoError(t, rows.Scan(&r.id, &r.data))
+			require.NoError(tb, rows.Scan(&r.id, &r.data))
 			msgs = append(msgs, r)
 		}
-		require.NoError(t, rows.Err())
+		require.NoError(tb, rows.Err())
 		seq := int64(0)
 		for i, mr := range msgs {
 			m, err := DecodeMessageRow(mr.id, s.ID, mr.data)
-			require.NoError(t, err)
+			require.NoError(tb, err)
 			var parts []Part
 			prows, err := db.Query(`SELECT id, data FROM part WHERE message_id = ? ORDER BY id`, mr.id)
-			require.NoError(t, err)
+			require.NoError(tb, err)
 			for prows.Next() {
 				var r row
-				require.NoError(t, prows.Scan(&r.id, &r.data))
+				require.NoError(tb, prows.Scan(&r.id, &r.data))
 				p, err := DecodePartRow(r.id, mr.id, s.ID, r.data)
-				require.NoError(t, err)
+				require.NoError(tb, err)
 				parts = append(parts, p)
 			}
-			require.NoError(t, prows.Err())
-			for child, call := range SpawnedSessions(parts) {
-				spawnedBy[child] = call
-			}
+			require.NoError(tb, prows.Err())
+			maps.Copy(spawnedBy, SpawnedSessions(parts))
 			if !Finished(m, parts, i < len(msgs)-1) {
-				t.Logf("session %s: the last message %s never finished; taken as it is", s.ID, m.ID)
+				tb.Logf("session %s: the last message %s never finished; taken as it is", s.ID, m.ID)
 			}
 			mc := c
 			mc.Sequence = seq + 1
@@ -212,20 +209,20 @@ func mapDB(t testing.TB, path, logFile string) []agentevent.Event {
 }
 
 // dbTokens sums the tokens of a database's assistant messages.
-func dbTokens(t testing.TB, path string) tokenSums {
-	db := openDatabase(t, path)
+func dbTokens(tb testing.TB, path string) tokenSums {
+	db := openDatabase(tb, path)
 	rows, err := db.Query(`SELECT id, session_id, data FROM message`)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	defer rows.Close()
 	var s tokenSums
 	for rows.Next() {
 		var id, ses string
 		var data []byte
-		require.NoError(t, rows.Scan(&id, &ses, &data))
+		require.NoError(tb, rows.Scan(&id, &ses, &data))
 		m, err := DecodeMessageRow(id, ses, data)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		s.add(m)
 	}
-	require.NoError(t, rows.Err())
+	require.NoError(tb, rows.Err())
 	return s
 }

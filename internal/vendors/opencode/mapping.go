@@ -7,7 +7,7 @@
 // It is pure: readers decode the objects (DecodeMessage, DecodePart, ...),
 // decide when a message is final (Finished) and hand it over with its parts
 // (MapMessage). README.md holds the mapping table.
-package opencode // import "github.com/agentotel/agentotel/internal/vendors/opencode"
+package opencode
 
 import (
 	"fmt"
@@ -63,7 +63,8 @@ func Finished(m Message, parts []Part, later bool) bool {
 		// The message is written before its parts, the prompt's text part
 		// with attachments around it; one without text (a compaction or
 		// subtask request) is final once its answer exists.
-		for _, p := range parts {
+		for i := range parts {
+			p := &parts[i]
 			if p.Type == "text" {
 				return true
 			}
@@ -131,9 +132,10 @@ func newBuilder(c Context, m Message) *builder {
 	if b.project == "" {
 		b.project = c.Session.Directory
 	}
-	if m.Role == RoleAssistant {
+	switch m.Role {
+	case RoleAssistant:
 		b.prompt = m.ParentID
-	} else if m.Role == RoleUser {
+	case RoleUser:
 		b.prompt = m.ID
 	}
 	return b
@@ -208,7 +210,8 @@ func (b *builder) unparsed(id string, raw []byte, reason, detail string) {
 
 func (b *builder) user(parts []Part) {
 	var typed, synthetic []string
-	for _, p := range parts {
+	for i := range parts {
+		p := &parts[i]
 		if p.Type != "text" || p.Ignored {
 			continue
 		}
@@ -224,7 +227,8 @@ func (b *builder) user(parts []Part) {
 	ev := b.event(b.m.ID, agentevent.TypeUserMessage, b.m.Time.Created, b.m.Raw)
 	ev.Role = agentevent.RoleUser
 	ev.Text = strings.Join(typed, "\n\n")
-	for _, p := range parts {
+	for i := range parts {
+		p := &parts[i]
 		switch p.Type {
 		case "text", "file", "agent", "subtask":
 			// The prompt's text is on the user_message; attachments, @agent
@@ -247,7 +251,8 @@ func (b *builder) user(parts []Part) {
 }
 
 func (b *builder) assistant(parts []Part) {
-	for _, p := range parts {
+	for i := range parts {
+		p := &parts[i]
 		switch p.Type {
 		case "text":
 			if p.Text == "" && p.Time == nil {
@@ -273,7 +278,7 @@ func (b *builder) assistant(parts []Part) {
 				agentevent.SetAttr(ev, "agent.reasoning.duration_ms", end-start)
 			}
 		case "tool":
-			b.tool(p)
+			b.tool(*p)
 		case "patch":
 			// A step's patch is taken when the step ends.
 			ev := b.event(p.ID, agentevent.TypeFileSnapshot, msp(b.m.Time.Completed), p.Raw)

@@ -219,7 +219,7 @@ func TestResolveContext(t *testing.T) {
 
 func FuzzMapMessage(f *testing.F) {
 	f.Add([]byte(doneAssistant), []byte(`{"id":"prt_1","type":"tool","state":{"status":"completed","input":[1],"metadata":"x"}}`))
-	f.Fuzz(func(t *testing.T, msg, part []byte) {
+	f.Fuzz(func(_ *testing.T, msg, part []byte) {
 		m, err := DecodeMessage(msg)
 		if err != nil {
 			return

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package opencode // import "github.com/agentotel/agentotel/internal/vendors/opencode"
+package opencode
 
 import (
 	"bytes"

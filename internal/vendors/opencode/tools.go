@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package opencode // import "github.com/agentotel/agentotel/internal/vendors/opencode"
+package opencode
 
 import (
 	"bytes"
@@ -20,10 +20,6 @@ const (
 	statusCompleted = "completed"
 	statusError     = "error"
 )
-
-// Structured facts on tool events, the same keys the other agents' parsers
-// use (the connector's turn rollup reads them).
-const ()
 
 // toolInput holds the input fields the mapping reads. OpenCode's tools take
 // camelCase arguments (filePath); snake_case is accepted too (MCP tools).
@@ -235,7 +231,8 @@ func fileLanguage(path string) string {
 // is still running.
 func SpawnedSessions(parts []Part) map[string]string {
 	var out map[string]string
-	for _, p := range parts {
+	for i := range parts {
+		p := &parts[i]
 		if p.Type != "tool" || p.Tool != "task" || p.State == nil || len(p.State.Metadata) == 0 {
 			continue
 		}

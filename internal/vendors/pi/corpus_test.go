@@ -88,7 +88,8 @@ func readTotals(t *testing.T, path string) fileTotals {
 // eventTotals sums what the events carry, in the same units.
 func eventTotals(events []agentevent.Event) fileTotals {
 	var tot fileTotals
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		read := agentevent.Value(ev.TokensCached)
 		write := agentevent.Value(ev.TokensCacheCreation)
 		tot.Input += agentevent.Value(ev.TokensInput) - read - write
@@ -174,7 +175,7 @@ func TestCorpusRestart(t *testing.T) {
 				}
 				restarted = append(restarted, p.Parse(l.Data, l.No, l.Offset)...)
 			}
-			require.Equal(t, len(whole), len(restarted), rel)
+			require.Len(t, restarted, len(whole), rel)
 			for i := range whole {
 				require.True(t, bytes.Equal(whole[i].Raw, restarted[i].Raw), rel)
 				require.Equal(t, whole[i], restarted[i], "%s event %d", rel, i)

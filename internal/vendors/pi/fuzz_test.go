@@ -29,9 +29,11 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		p := NewParser(testPath)
 		p.Parse([]byte(headerV3), 1, 0)
-		for i, ev := range p.Parse([]byte(line), 2, int64(len(headerV3)+1)) {
+		evs := p.Parse([]byte(line), 2, int64(len(headerV3)+1))
+		for i := range evs {
+			ev := &evs[i]
 			if ev.SchemaVersion != agentevent.SchemaVersion || ev.Source != agentevent.SourcePi || ev.EventID == "" {
-				t.Fatalf("event %d not normalized: %+v", i, ev)
+				t.Fatalf("event %d not normalized: %+v", i, *ev)
 			}
 			if string(ev.Raw) != line {
 				t.Fatalf("event %d: Raw is not the line", i)

@@ -22,8 +22,8 @@ var repoRoot = vendortest.RepoRoot
 var splitLines = vendortest.SplitLines
 
 // sessionFiles lists the .jsonl files below dir, sorted, relative to dir.
-func sessionFiles(t testing.TB, dir string) []string {
-	t.Helper()
+func sessionFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
@@ -33,7 +33,7 @@ func sessionFiles(t testing.TB, dir string) []string {
 		files = append(files, rel)
 		return err
 	})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	slices.Sort(files)
 	return files
 }
@@ -49,19 +49,19 @@ func parseBytes(path string, data []byte) []agentevent.Event {
 }
 
 // parseFile feeds every line of dir/rel to a parser made for rel.
-func parseFile(t testing.TB, dir, rel string) []agentevent.Event {
-	t.Helper()
+func parseFile(tb testing.TB, dir, rel string) []agentevent.Event {
+	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, rel))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return parseBytes(rel, data)
 }
 
 // parseDir parses the session files of dir in sorted order.
-func parseDir(t testing.TB, dir string) []agentevent.Event {
-	t.Helper()
+func parseDir(tb testing.TB, dir string) []agentevent.Event {
+	tb.Helper()
 	var events []agentevent.Event
-	for _, rel := range sessionFiles(t, dir) {
-		events = append(events, parseFile(t, dir, rel)...)
+	for _, rel := range sessionFiles(tb, dir) {
+		events = append(events, parseFile(tb, dir, rel)...)
 	}
 	return events
 }

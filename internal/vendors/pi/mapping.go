@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+package pi
 
 import (
 	"bytes"
@@ -127,8 +127,8 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	if responseID == "" {
 		responseID = p.eventID(c, 0, 1)
 	}
-	assistant := func(typ agentevent.EventType, ch agentevent.Channel) agentevent.Event {
-		ev := p.base(c, typ, agentevent.RoleAssistant, ch)
+	assistant := func(typ agentevent.EventType) agentevent.Event {
+		ev := p.base(c, typ, agentevent.RoleAssistant, agentevent.ChannelChat)
 		ev.Model = model
 		ev.Provider = provider
 		ev.ResponseID = responseID
@@ -143,27 +143,27 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	for i, b := range blocks {
 		switch b.Type {
 		case "thinking":
-			ev := assistant(agentevent.TypeReasoning, agentevent.ChannelChat)
+			ev := assistant(agentevent.TypeReasoning)
 			ev.Text = b.Thinking
 			out = append(out, pending{ev: ev, idx: i})
 		case "text":
-			ev := assistant(agentevent.TypeAssistantMessage, agentevent.ChannelChat)
+			ev := assistant(agentevent.TypeAssistantMessage)
 			ev.Text = b.Text
 			out = append(out, pending{ev: ev, idx: i})
 		case "toolCall":
-			ev := assistant(agentevent.TypeToolCall, agentevent.ChannelChat)
+			ev := assistant(agentevent.TypeToolCall)
 			p.toolCall(&ev, &b, c, replayed)
 			out = append(out, pending{ev: ev, idx: i})
 			calls = append(calls, b.ID)
 		case "image":
-			ev := assistant(agentevent.TypeAssistantMessage, agentevent.ChannelChat)
+			ev := assistant(agentevent.TypeAssistantMessage)
 			ev.Text = "[image]"
 			out = append(out, pending{ev: ev, idx: i})
 		}
 	}
 	if len(out) == 0 && (!m.Usage.zero() || !failed) {
 		// Nothing to show, but a model call happened: keep its usage.
-		out = append(out, pending{ev: assistant(agentevent.TypeAssistantMessage, agentevent.ChannelChat), idx: 0})
+		out = append(out, pending{ev: assistant(agentevent.TypeAssistantMessage), idx: 0})
 	}
 	if len(out) > 0 {
 		if u := m.Usage; !u.zero() {

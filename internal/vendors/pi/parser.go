@@ -6,7 +6,7 @@
 // It is pure: it never reads a file, it is handed one line at a time and
 // keeps, per file, only the state the mapping needs (see MarshalState).
 // README.md holds the mapping table.
-package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+package pi
 
 import (
 	"bytes"
@@ -371,13 +371,15 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 		c.raw = bytes.Clone(c.line)
 	}
 	n := 0
-	for _, pe := range out {
+	for i := range out {
+		pe := &out[i]
 		if pe.idx >= 0 {
 			n++
 		}
 	}
 	events := make([]agentevent.Event, 0, len(out))
-	for _, pe := range out {
+	for i := range out {
+		pe := &out[i]
 		ev := pe.ev
 		if ev.EventID == "" {
 			ev.EventID = p.eventID(c, pe.idx, n)

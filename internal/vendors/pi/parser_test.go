@@ -24,9 +24,10 @@ func parseLines(lines ...string) []agentevent.Event {
 
 func ofType(events []agentevent.Event, typ agentevent.EventType) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		if ev.Type == typ {
-			out = append(out, ev)
+			out = append(out, *ev)
 		}
 	}
 	return out
@@ -216,7 +217,7 @@ func TestBranches(t *testing.T) {
 	assert.Equal(t, "a1", branches[0].Attributes["agent.branch.to_entry"])
 	assert.Equal(t, int64(2), branches[0].Attributes["agent.branch.abandoned_entries"])
 	assert.Equal(t, "a3", branches[1].Attributes[attrBranchFrom])
-	assert.Equal(t, "", branches[1].Attributes["agent.branch.to_entry"])
+	assert.Exactly(t, "", branches[1].Attributes["agent.branch.to_entry"]) //nolint:testifylint // the attribute is there, as ""
 	assert.Equal(t, int64(5), branches[1].Attributes["agent.branch.abandoned_entries"], "a3, u3, bs, a1, u1")
 	summaries := ofType(events, agentevent.TypeSessionSummary)
 	require.Len(t, summaries, 1)
@@ -246,7 +247,8 @@ func TestForkSkipsCopiedPath(t *testing.T) {
 }
 
 func TestReplayAfterRestartIsDropped(t *testing.T) {
-	lines := []string{headerV3,
+	lines := []string{
+		headerV3,
 		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"go"}}`,
 		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"go test ./..."}}],"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse"}}`,
 		`{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-06-26T10:00:09.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"ok  \tcalc\t0.01s"}],"isError":false}}`,
@@ -331,7 +333,7 @@ func TestTurnsFollowTheBranch(t *testing.T) {
 	}
 	require.Len(t, prompts, 3, "a first prompt, one on the abandoned branch, one on the new branch")
 	prev := func(ev agentevent.Event) any { return ev.Attributes[agentevent.AttrPreviousPrompt] }
-	assert.Equal(t, "", prev(prompts[0]), "the first turn has none")
+	assert.Exactly(t, "", prev(prompts[0]), "the first turn has none") //nolint:testifylint // the attribute is there, as ""
 	assert.Equal(t, prompts[0].EventID, prev(prompts[1]))
 	assert.Equal(t, prompts[0].EventID, prev(prompts[2]), "skips the abandoned branch's prompt")
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+package pi
 
 import (
 	"encoding/json" // not goccy: its encoder has corrupted the Go 1.26 heap on maps

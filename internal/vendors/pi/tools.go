@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package pi // import "github.com/agentotel/agentotel/internal/vendors/pi"
+package pi
 
 import (
 	"path/filepath"
@@ -199,7 +199,7 @@ func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
 		return
 	}
 	added, removed := 0, 0
-	for _, l := range strings.Split(d.Diff, "\n") {
+	for l := range strings.SplitSeq(d.Diff, "\n") {
 		switch {
 		case strings.HasPrefix(l, "+"):
 			added++

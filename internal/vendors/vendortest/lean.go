@@ -1,10 +1,11 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package vendortest // import "github.com/agentotel/agentotel/internal/vendors/vendortest"
+package vendortest
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,12 +22,11 @@ import (
 // by the strip counts as none.
 func Stripped(events []agentevent.Event) []agentevent.Event {
 	out := make([]agentevent.Event, len(events))
-	for i, ev := range events {
+	for i := range events {
+		ev := events[i] // a copy, stripped below
 		if ev.Attributes != nil {
 			attrs := make(map[string]any, len(ev.Attributes))
-			for k, v := range ev.Attributes {
-				attrs[k] = v
-			}
+			maps.Copy(attrs, ev.Attributes)
 			ev.Attributes = attrs
 		}
 		agentevent.StripContent(&ev)
@@ -49,7 +49,7 @@ func RequireLeanParse(t *testing.T, files []string, parse func(t *testing.T, rel
 	for _, rel := range files {
 		full := Stripped(parse(t, rel, false))
 		lean := Stripped(parse(t, rel, true)) // Stripped only normalizes empty attribute maps here
-		require.Equal(t, len(full), len(lean), "%s: event count", rel)
+		require.Len(t, lean, len(full), "%s: event count", rel)
 		n += len(full)
 		for i := range full {
 			require.Equal(t, full[i], lean[i], "%s: event %d (line %d)", rel, i, full[i].LogLine)
@@ -127,8 +127,8 @@ func FuzzLeanParse(f *testing.F, parse func(data []byte, lean bool) []agentevent
 
 // Files lists the files below dir whose name ends with suffix, relative to
 // dir and sorted; none when dir does not exist.
-func Files(t testing.TB, dir, suffix string) []string {
-	t.Helper()
+func Files(tb testing.TB, dir, suffix string) []string {
+	tb.Helper()
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -146,7 +146,7 @@ func Files(t testing.TB, dir, suffix string) []string {
 	if os.IsNotExist(err) {
 		return nil
 	}
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	slices.Sort(files)
 	return files
 }

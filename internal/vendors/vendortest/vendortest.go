@@ -4,7 +4,7 @@
 // Package vendortest is what the parsers' tests share: where the repository
 // and the fixture corpus are, and the golden-events check every parser runs
 // over testdata/<agent>/<case>. Only tests import it.
-package vendortest // import "github.com/agentotel/agentotel/internal/vendors/vendortest"
+package vendortest
 
 import (
 	"bytes"
@@ -29,16 +29,16 @@ import (
 )
 
 // RepoRoot walks up from the test's directory to the directory holding go.mod.
-func RepoRoot(t testing.TB) string {
-	t.Helper()
+func RepoRoot(tb testing.TB) string {
+	tb.Helper()
 	dir, err := os.Getwd()
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "go.mod not found above the package")
+		require.NotEqual(tb, dir, parent, "go.mod not found above the package")
 		dir = parent
 	}
 }
@@ -47,28 +47,28 @@ func RepoRoot(t testing.TB) string {
 // in place, does not exist, saying which and how to point the test at one.
 // Any other error reading it, or a dir that is a file, fails the test: a
 // corpus that is there but unreadable is not a reason to skip.
-func SkipIfAbsent(t testing.TB, dir string) {
-	t.Helper()
+func SkipIfAbsent(tb testing.TB, dir string) {
+	tb.Helper()
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to the shared fixtures directory to run this test)", dir)
+		tb.Skipf("fixture corpus %s absent (set AGENTOTEL_FIXTURES to the shared fixtures directory to run this test)", dir)
 	}
-	require.NoError(t, err, "the fixture corpus is there but cannot be read")
-	require.True(t, info.IsDir(), "%s is not a directory", dir)
+	require.NoError(tb, err, "the fixture corpus is there but cannot be read")
+	require.True(tb, info.IsDir(), "%s is not a directory", dir)
 }
 
 // FixturesDir is the shared fixture corpus: $AGENTOTEL_FIXTURES, or
 // ../shared/fixtures next to the repository.
-func FixturesDir(t testing.TB) string {
-	t.Helper()
-	return testenv.FixturesDir(t)
+func FixturesDir(tb testing.TB) string {
+	tb.Helper()
+	return testenv.FixturesDir(tb)
 }
 
 // FixtureRoots are every folder of the corpus (testenv.FixtureRoots): the
 // fixtures first, then the newest real files when present.
-func FixtureRoots(t testing.TB) []string {
-	t.Helper()
-	return testenv.FixtureRoots(t)
+func FixtureRoots(tb testing.TB) []string {
+	tb.Helper()
+	return testenv.FixtureRoots(tb)
 }
 
 // EachCorpus runs corpus once per root of FixtureRoots, as a subtest named
@@ -215,7 +215,8 @@ type Tokens struct {
 // SumTokens sums the token fields of events as Tokens.
 func SumTokens(events []agentevent.Event) Tokens {
 	var s Tokens
-	for _, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		in := agentevent.Value(ev.TokensInput)
 		read := agentevent.Value(ev.TokensCached)
 		create := agentevent.Value(ev.TokensCacheCreation)
@@ -242,7 +243,8 @@ func CcusageTokens(s testenv.CcusageSession) Tokens {
 // version, an event id, the line as Raw and a role the type allows.
 func RequireSoundEvents(t *testing.T, line []byte, events []agentevent.Event) {
 	t.Helper()
-	for i, ev := range events {
+	for i := range events {
+		ev := &events[i]
 		require.NotEqualf(t, agentevent.ReasonParserError, ev.Unparsed, "event %d: %v", i, ev.Attributes)
 		require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
 		require.NotEmpty(t, ev.EventID)
@@ -255,8 +257,8 @@ func RequireSoundEvents(t *testing.T, line []byte, events []agentevent.Event) {
 // points into the memory of one of records (the lines handed to Parse): the
 // state keeps copies of what it needs, so that it never keeps a record's
 // buffer alive. HeldHeap measures, in a benchmark, what the state holds.
-func RequireNoAlias(t testing.TB, state any, records ...[]byte) {
-	t.Helper()
+func RequireNoAlias(tb testing.TB, state any, records ...[]byte) {
+	tb.Helper()
 	type span struct{ start, end uintptr }
 	spans := make([]span, 0, len(records))
 	for _, r := range records {
@@ -271,12 +273,12 @@ func RequireNoAlias(t testing.TB, state any, records ...[]byte) {
 		p := uintptr(data)
 		for _, s := range spans {
 			if p < s.end && p+uintptr(size) > s.start {
-				t.Errorf("%s points into a record handed to Parse", path)
+				tb.Errorf("%s points into a record handed to Parse", path)
 				return
 			}
 		}
 	})
-	require.NotZero(t, n, "no string or byte slice in the state")
+	require.NotZero(tb, n, "no string or byte slice in the state")
 }
 
 // walkMemory calls visit for every non-empty string and byte slice reachable

@@ -31,7 +31,7 @@ type recorder struct {
 	errors []string
 }
 
-func (r *recorder) Helper() {}
+func (*recorder) Helper() {}
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
