@@ -16,8 +16,8 @@ func TestWatermarkState(t *testing.T) {
 	w["dropped"] = false // a false entry is not emitted: not stored
 	b, err := w.MarshalState()
 	require.NoError(t, err)
-	// The layout the Amp, Gemini and Copilot CLI history readers stored
-	// before they shared this type: a sorted JSON array of keys.
+	// The stored layout, which the Amp, Gemini and Copilot CLI history
+	// readers' states in storage hold: a sorted JSON array of keys.
 	assert.Equal(t, `["call:toolu_2","m0","result:toolu_2"]`, string(b))
 
 	back, err := UnmarshalWatermark(b)
@@ -25,8 +25,8 @@ func TestWatermarkState(t *testing.T) {
 	assert.Equal(t, Watermark{"call:toolu_2": true, "m0": true, "result:toolu_2": true}, back)
 }
 
-// TestWatermarkLoadsSavedState: states saved by the readers before the
-// type moved here (byte for byte what the storage extension holds) load.
+// TestWatermarkLoadsSavedState: the readers' states, byte for byte as the
+// storage extension holds them, load.
 func TestWatermarkLoadsSavedState(t *testing.T) {
 	for name, tt := range map[string]struct {
 		saved string

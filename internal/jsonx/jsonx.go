@@ -6,8 +6,8 @@
 // through it, so the decoder can be changed (or measured against another)
 // in one file.
 //
-// Decoding goes through github.com/goccy/go-json: on typed structs it is
-// about twice as fast as encoding/json. Everything else is the standard
+// Decoding goes through github.com/goccy/go-json, which decodes typed
+// structs faster than encoding/json. Everything else is the standard
 // library's:
 //   - Valid is encoding/json's linear scan: goccy's Valid decodes the whole
 //     input into interface{} with its stream decoder, which is quadratic on
@@ -17,15 +17,10 @@
 //   - State a parser writes itself (MarshalState / UnmarshalState) is read
 //     back with encoding/json, the encoder's counterpart.
 //
-// Measured and not adopted: bytedance/sonic v1.15.5 behind Unmarshal (goccy
-// kept for the error of a record sonic refuses) took about 15 % less CPU in
-// the Claude Code parser without content (tests/bench
-// BenchmarkParseWithoutContent, 100 MB) with more allocations, for seven
-// more modules, a JIT and links into runtime internals that each Go release
-// may break (goccy's unsafe code already corrupted the heap once). The
-// parsers gained more by decoding each record once (see the vendors'
-// READMEs). simdjson-go parses into a tape, not into structs: every parser
-// would be rewritten against it.
+// Not used: bytedance/sonic, whose gain over goccy is small next to what it
+// brings (more modules, a JIT and links into runtime internals that a Go
+// release may break), and simdjson-go, which parses into a tape, not into
+// structs, so that every parser would be rewritten against it.
 package jsonx
 
 import (

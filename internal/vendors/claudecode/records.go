@@ -264,7 +264,7 @@ type toolUseResult struct {
 	text string
 	// object: it is an object, whose fields are obj, edit and bash; editOK
 	// and bashOK tell whether those parts decoded (a part that did not may
-	// hold the fields decoded before the one that failed, as it always has).
+	// hold the fields decoded before the one that failed).
 	object         bool
 	obj            toolUseResultObject
 	edit           fileEditResult

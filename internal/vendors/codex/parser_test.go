@@ -61,7 +61,7 @@ func TestForkSkipsReplay(t *testing.T) {
 	events := parseBytes("c.jsonl", data)
 	var prompts []string
 	for _, ev := range events {
-		// The child keeps its own thread id and names its parent (issue 10).
+		// The child keeps its own thread id and names its parent.
 		assert.Equal(t, "child", ev.SessionID)
 		assert.Equal(t, "parent", ev.Attributes[agentevent.AttrParentSessionID])
 		assert.Equal(t, "parent", ev.Attributes[agentevent.AttrRootSessionID])

@@ -19,7 +19,7 @@ type record struct {
 // fastRecord decodes a response_item or event_msg line in one pass: its
 // payload holds the fields of both (item and eventMsg). A line it cannot
 // decode, or of another type, is decoded again as a record, whose payload
-// is decoded on its own as before: the events are the same either way.
+// is then decoded on its own: the events are the same either way.
 type fastRecord struct {
 	Timestamp string   `json:"timestamp"`
 	Type      string   `json:"type"`

@@ -15,7 +15,7 @@ import (
 )
 
 // History is a history-session-state/session_<id>_<ms>.json file, the
-// oldest format (CLI 0.0.x, autumn 2025): one JSON object rewritten as the
+// oldest format (CLI 0.0.x): one JSON object rewritten as the
 // session goes on. Only the timeline is mapped: it is dated and holds the
 // prompts, the answers and each tool call with its result; chatMessages
 // repeats the same conversation in the model's chat shape, undated.

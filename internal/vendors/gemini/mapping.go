@@ -80,7 +80,7 @@ func MapChat(c Context, chat Chat, emitted map[string]bool, settled bool) Result
 	var r Result
 	m := mapper{c: c, chat: chat, seq: c.Sequence, emitted: emitted}
 	// A subagent chat keeps its own session id and names its parent
-	// session (issue 10).
+	// session.
 	m.sessionID, m.agentID = chat.SessionID, ""
 	if c.ParentSessionID != "" {
 		m.agentID = chat.SessionID
