@@ -108,7 +108,8 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 		}
 		// Values are stored compressed (internal/storagecodec): a record
 		// per session is most of a history's storage.
-		client = storagecodec.Wrap(client)
+		client = storagecodec.Wrap(client, storagecodec.OtherFormatWarning(c.set.Logger, host, *c.cfg.Storage,
+			"the turns it held are not resumed"))
 		c.mu.Lock()
 		err = c.asm.loadAll(context.Background(), client, func(key string, err error) {
 			// A record this version cannot read is not worth refusing to

@@ -216,18 +216,23 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(context.Background(), keyIndex, []byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	// A compressed record whose CRC fails and one of a format this version
-	// does not know are as unreadable as any other damaged record. The
-	// first is a real record with one bit of a literal flipped: it still
-	// decompresses, to valid JSON (zq7x → zq7y), which only the CRC tells.
+	require.NoError(t, client.Set(context.Background(), keyIndex,
+		storagecodec.Encode([]byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"},{"source":"claude_code","session":"s2"}]}`))))
+	// A compressed record whose CRC fails and one that is not JSON are as
+	// unreadable as any other damaged record. The first is a real record
+	// with one bit of a literal flipped: it still decompresses, to valid
+	// JSON (zq7x → zq7y), which only the CRC tells.
 	rec := storagecodec.Encode([]byte(`{"version":2,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`))
-	require.Equal(t, byte(0), rec[0], "compressed")
+	require.Equal(t, byte(1), rec[1], "compressed")
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
 	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), rec))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
+	// A record of another storage format (here: JSON stored as it is) is
+	// read as missing, with one warning for the whole storage.
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s2"}),
+		[]byte(`{"version":2,"threads":[]}`)))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -237,6 +242,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
 	}
 	assert.ElementsMatch(t, []string{sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), keyAnchors}, unreadable)
+	assert.Equal(t, 1, logs.FilterMessageSnippet("another storage format").Len(), "one warning for the records of another format")
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))

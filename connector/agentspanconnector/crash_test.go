@@ -14,7 +14,6 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -24,9 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/storagecodec/storagecodectest"
 )
 
 // splitLogs cuts ld into batches of at most n records, in order, as a
@@ -98,23 +95,6 @@ func spanKeys(spans []ptrace.Span) map[string]int {
 // content, each exactly once.
 func TestCrashAtAnyBatchEmitsEveryTurnOnce(t *testing.T) {
 	testCrashes(t, nil)
-}
-
-// TestUpgradeFromUncompressedStateEmitsEveryTurnOnce is the crash test with
-// an upgrade at every restart: before it, every stored value is rewritten
-// uncompressed, as a build before internal/storagecodec wrote it. The new
-// build reads that state on, with the same spans, each exactly once.
-func TestUpgradeFromUncompressedStateEmitsEveryTurnOnce(t *testing.T) {
-	uncompressed := 0
-	testCrashes(t, func(t *testing.T, host component.Host, id component.ID) {
-		ctx := context.Background()
-		raw, err := adapter.GetStorageClient(ctx, host, &id, component.NewID(metadata.Type))
-		require.NoError(t, err)
-		uncompressed += storagecodectest.RewriteUncompressed(t, raw)
-		require.NoError(t, raw.Close(ctx))
-	})
-	require.Positive(t, uncompressed, "compressed values were rewritten uncompressed")
-	t.Logf("%d values rewritten uncompressed", uncompressed)
 }
 
 // testCrashes runs every golden case once uninterrupted and once with kills

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // This file is the pure part of the connector: a complete group of events
@@ -410,7 +411,7 @@ func (m *mapper) run(t *tree, parent pcommon.SpanID) rollup {
 	}
 	name := th.Source.ServiceName()
 	if th.subagent() {
-		name = firstNonEmpty(t.nameHint, subagentName)
+		name = textutil.FirstNonEmpty(t.nameHint, subagentName)
 		for i := range evs {
 			if evs[i].SubagentType != "" {
 				name = evs[i].SubagentType
@@ -505,9 +506,9 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 			cost += *ev.CostUSD
 			hasCost = true
 		}
-		model = firstNonEmpty(model, ev.Model)
-		provider = firstNonEmpty(provider, ev.Provider)
-		responseID = firstNonEmpty(responseID, ev.ResponseID)
+		model = textutil.FirstNonEmpty(model, ev.Model)
+		provider = textutil.FirstNonEmpty(provider, ev.Provider)
+		responseID = textutil.FirstNonEmpty(responseID, ev.ResponseID)
 		if ev.ErrorType != "" && ev.Type != agentevent.TypeToolCall {
 			errType = ev.ErrorType
 		}
@@ -591,8 +592,8 @@ func (m *mapper) chat(t *tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	r.usage.add(u)
 	r.costUSD += cost
 	r.hasCost = r.hasCost || hasCost
-	r.firstModel = firstNonEmpty(r.firstModel, model)
-	r.firstProvide = firstNonEmpty(r.firstProvide, provider)
+	r.firstModel = textutil.FirstNonEmpty(r.firstModel, model)
+	r.firstProvide = textutil.FirstNonEmpty(r.firstProvide, provider)
 	return true
 }
 
@@ -673,16 +674,16 @@ func (m *mapper) tool(t *tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 		if ev == nil {
 			continue
 		}
-		name = firstNonEmpty(name, ev.ToolName)
-		callID = firstNonEmpty(callID, ev.ToolCallID)
+		name = textutil.FirstNonEmpty(name, ev.ToolName)
+		callID = textutil.FirstNonEmpty(callID, ev.ToolCallID)
 		if ev.ToolExitCode != nil {
 			exit = ev.ToolExitCode
 		}
-		filePath = firstNonEmpty(filePath, ev.FilePath)
-		fileOp = firstNonEmpty(fileOp, string(ev.FileOp))
-		fileLang = firstNonEmpty(fileLang, ev.FileLanguage)
-		errType = firstNonEmpty(errType, ev.ErrorType)
-		spawned = firstNonEmpty(spawned, ev.SpawnedAgentID)
+		filePath = textutil.FirstNonEmpty(filePath, ev.FilePath)
+		fileOp = textutil.FirstNonEmpty(fileOp, string(ev.FileOp))
+		fileLang = textutil.FirstNonEmpty(fileLang, ev.FileLanguage)
+		errType = textutil.FirstNonEmpty(errType, ev.ErrorType)
+		spawned = textutil.FirstNonEmpty(spawned, ev.SpawnedAgentID)
 		for k, v := range ev.Attributes {
 			attrs[k] = v
 		}
@@ -755,7 +756,7 @@ func runStatus(evs []agentevent.Event, reason closeReason) (status, errType stri
 		switch ev.Status {
 		case statusError:
 			if errType == "" {
-				errType = firstNonEmpty(ev.ErrorType, errorTypeAgent)
+				errType = textutil.FirstNonEmpty(ev.ErrorType, errorTypeAgent)
 			}
 		case statusInterrupted:
 			interrupted = true
@@ -778,7 +779,7 @@ func runStatus(evs []agentevent.Event, reason closeReason) (status, errType stri
 	case interrupted:
 		return statusInterrupted, ""
 	case ended == agentevent.TurnEndError:
-		return statusError, firstNonEmpty(endErr, errorTypeAgent)
+		return statusError, textutil.FirstNonEmpty(endErr, errorTypeAgent)
 	case ended == agentevent.TurnEndInterrupted:
 		return statusInterrupted, ""
 	case ended == agentevent.TurnEndCompleted:
@@ -880,13 +881,6 @@ func (m *mapper) newSpan(id, parent pcommon.SpanID, op, name string, kind ptrace
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, end)))
 	return sp
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // This file is the turn rollup (seed: the canonical task event): what a run
@@ -341,7 +341,7 @@ func listJSON[T any](v []T) string {
 func summary(f turnFacts) string {
 	var parts []string
 	if n := len(f.files); n > 0 {
-		parts = append(parts, "Modified "+plural(int64(n), "file"))
+		parts = append(parts, "Modified "+textutil.Plural(int64(n), "file"))
 	}
 	if f.linesAdded > 0 || f.linesRemoved > 0 {
 		parts = append(parts, fmt.Sprintf("+%d -%d lines", f.linesAdded, f.linesRemoved))
@@ -353,12 +353,4 @@ func summary(f turnFacts) string {
 		return "No changes"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int64, what string) string {
-	s := strconv.FormatInt(n, 10) + " " + what
-	if n != 1 {
-		s += "s"
-	}
-	return s
 }

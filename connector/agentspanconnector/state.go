@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 // Storage layout (with the `storage` setting). Everything is written as it
@@ -51,21 +52,12 @@ const (
 // sessions at once; one record listing them all, rewritten (and sorted)
 // whenever a session became active or inactive, cost a backfill more than
 // the rest of the connector's state.
-const indexShards = 128
+const indexShards = storagecodec.IndexShards
 
 func indexShardKey(n int) string { return keyIndex + "/" + strconv.Itoa(n) }
 
-// shardOf is the index shard of a session (FNV-1a of its key).
-func shardOf(sk sessKey) int {
-	h := uint32(2166136261)
-	for _, s := range [...]string{string(sk.Source), "\x00", sk.Session} {
-		for i := 0; i < len(s); i++ {
-			h ^= uint32(s[i])
-			h *= 16777619
-		}
-	}
-	return int(h % indexShards)
-}
+// shardOf is the index shard of a session.
+func shardOf(sk sessKey) int { return storagecodec.Shard(string(sk.Source), sk.Session) }
 
 // stateVersion is bumped on any incompatible change of the saved records.
 const stateVersion = 2

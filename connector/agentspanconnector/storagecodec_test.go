@@ -49,11 +49,15 @@ func TestStoredRecordsAreCompressed(t *testing.T) {
 
 	var stored, held, sessions, events int
 	require.NoError(t, walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-		v := storagecodec.Decode(value)
+		if key == "client_creator_id" { // storagetest's own record
+			return nil, nil
+		}
+		v, err := storagecodec.Decode(value)
+		require.NoError(t, err, key)
 		stored += len(value)
 		held += len(v)
 		if len(v) >= 64 {
-			assert.Equal(t, byte(0), value[0], "%s is stored compressed", key)
+			assert.Equal(t, byte(1), value[1], "%s is stored compressed", key)
 		}
 		switch {
 		case strings.HasPrefix(key, keyPrefix+"s/"):

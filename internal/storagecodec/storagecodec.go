@@ -17,39 +17,52 @@
 // bytes, but at ~12 µs a value it cost a tenth of the collector's CPU in a
 // backfill.
 //
-// Format: a compressed value is the byte 0x00, a format byte (1: an S2
-// block made with the dictionary below), the CRC-32C of the value (4 bytes,
-// little endian: S2 blocks carry none, and a damaged block may still
-// decode) and the S2 block. No value written before this package, nor any
-// written uncompressed by it, begins with 0x00: JSON begins with a bracket,
-// brace, quote, digit or letter, protobuf with a field tag (never 0), a
-// path with a name. So a value that does not begin with 0x00 is read as
-// stored, and storage written by an earlier version is read on without a
-// migration. A value too small to gain, or that does not shrink, is stored
-// as it is; so is one larger than maxDecoded (no record is: the only
-// unbounded one is an event with its content), the one exception to the
-// rule above should it begin with 0x00.
+// Format version 1: every value begins with the version byte (1) and an
+// encoding byte: 0 for a value stored as it is, which follows; 1 for an S2
+// block made with the dictionary below, preceded by the CRC-32C of the
+// value (4 bytes, little endian: S2 blocks carry none, and a damaged block
+// may still decode). A value too small to gain, that does not shrink, or
+// larger than maxDecoded is stored as it is. A stored value of any other
+// form was written by another format: Decode reports ErrOtherFormat and the
+// wrapped client reads it as missing, so the component starts that state
+// afresh (the receiver reads those files again per its start_at).
 package storagecodec // import "github.com/agentotel/agentotel/internal/storagecodec"
 
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"reflect"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
 )
 
 const (
-	// marker begins a compressed value.
-	marker = 0x00
-	// formatS2 is the format of a compressed value: an S2 block made with
-	// dict. A changed dictionary needs a new format byte, and the old one
-	// must stay readable: it is in storage.
-	formatS2 = 0x01
-	// header is the marker, the format and the CRC.
+	// version is the storage format version, the first byte of every value.
+	version = 0x01
+	// encRaw marks a value stored as it is.
+	encRaw = 0x00
+	// encS2 marks an S2 block made with dict. A changed dictionary needs a
+	// new storage format version.
+	encS2 = 0x01
+	// rawHeader is the version and the encoding.
+	rawHeader = 2
+	// header is the version, the encoding and the CRC.
 	header = 6
 )
+
+// ErrOtherFormat is what Decode reports for a value that is not of this
+// storage format.
+var ErrOtherFormat = errors.New("stored value of another storage format")
+
+// ErrDamaged is what Decode reports for a compressed value that does not
+// decode to a value with its CRC.
+var ErrDamaged = errors.New("damaged stored value")
 
 // minSize is the smallest value compressed: the header costs 6 bytes and a
 // short value has little to share with the dictionary.
@@ -95,65 +108,106 @@ var (
 )
 
 // Encode returns the stored form of a value: compressed when that is
-// smaller, else the value itself (unless it begins with the marker, which
-// only a compressed value may).
+// smaller, else the value itself behind the two header bytes.
 func Encode(v []byte) []byte {
-	startsWithMarker := len(v) > 0 && v[0] == marker
-	if len(v) < minSize && !startsWithMarker {
-		return v
+	if len(v) >= minSize && len(v) <= maxDecoded {
+		n := s2.MaxEncodedLen(len(v))
+		buf := make([]byte, header+n)
+		block := dictionary.Encode(buf[header:], v) // in buf: it fits
+		if header+len(block) < rawHeader+len(v) {
+			buf[0], buf[1] = version, encS2
+			binary.LittleEndian.PutUint32(buf[2:header], crc32.Checksum(v, castagnoli))
+			return buf[: header+len(block) : header+len(block)]
+		}
 	}
-	if len(v) > maxDecoded {
-		return v // Decode would refuse it
-	}
-	n := s2.MaxEncodedLen(len(v))
-	buf := make([]byte, header+n)
-	block := dictionary.Encode(buf[header:], v) // in buf: it fits
-	if header+len(block) >= len(v) && !startsWithMarker {
-		return v
-	}
-	buf[0], buf[1] = marker, formatS2
-	binary.LittleEndian.PutUint32(buf[2:header], crc32.Checksum(v, castagnoli))
-	return buf[: header+len(block) : header+len(block)]
+	out := make([]byte, rawHeader+len(v))
+	out[0], out[1] = version, encRaw
+	copy(out[rawHeader:], v)
+	return out
 }
 
-// Decode returns the value a stored form holds. A stored form that does not
-// begin with the marker is the value. One that does but does not decode to
-// a value with its CRC (damaged, or of a format this version does not
-// know) is returned as stored: no agentotel record begins with 0x00, so the
-// caller's handling of a value it cannot read applies, as to any other
-// damaged record.
-func Decode(b []byte) []byte {
-	if len(b) == 0 || b[0] != marker {
-		return b
+// Decode returns the value a stored form holds: ErrOtherFormat when it is
+// not of this format, ErrDamaged when its compressed block does not decode
+// to a value with its CRC.
+func Decode(b []byte) ([]byte, error) {
+	if len(b) < rawHeader || b[0] != version {
+		return nil, ErrOtherFormat
 	}
-	if len(b) < header || b[1] != formatS2 {
-		return b
+	switch b[1] {
+	case encRaw:
+		return b[rawHeader:], nil
+	case encS2:
+	default:
+		return nil, ErrOtherFormat
+	}
+	if len(b) < header {
+		return nil, ErrDamaged
 	}
 	block := b[header:]
 	if n, err := s2.DecodedLen(block); err != nil || n > maxDecoded {
-		return b
+		return nil, ErrDamaged
 	}
 	out, err := dictionary.Decode(nil, block)
 	if err != nil || crc32.Checksum(out, castagnoli) != binary.LittleEndian.Uint32(b[2:header]) {
-		return b
+		return nil, ErrDamaged
 	}
 	if out == nil {
 		out = []byte{} // an empty value is a value, not a missing key
 	}
-	return out
+	return out, nil
 }
 
+// Shard is the index shard, of IndexShards, of a key made of parts: the
+// FNV-1a hash of the parts joined by NUL bytes.
+func Shard(parts ...string) int {
+	h := uint32(2166136261)
+	for i, s := range parts {
+		if i > 0 {
+			h *= 16777619 // the NUL between parts: h ^ 0 is h
+		}
+		for j := 0; j < len(s); j++ {
+			h ^= uint32(s[j])
+			h *= 16777619
+		}
+	}
+	return int(h % IndexShards)
+}
+
+// IndexShards is how many records a component's index of active sessions
+// or files is split into, by Shard, so that a change rewrites one small
+// record, not a list of thousands.
+const IndexShards = 128
+
 // Wrap returns a client that stores values through Encode and reads them
-// through Decode. Keys are unchanged.
-func Wrap(c storage.Client) storage.Client {
+// through Decode. Keys are unchanged. A value of another format reads as
+// missing and is reported to otherFormat (when not nil) with its key; a
+// damaged value is handed on as stored, so that the caller's handling of a
+// record it cannot read applies.
+func Wrap(c storage.Client, otherFormat func(key string)) storage.Client {
 	if c == nil {
 		return nil
 	}
-	return client{c}
+	return client{Client: c, otherFormat: otherFormat}
 }
 
 type client struct {
 	storage.Client
+	otherFormat func(key string)
+}
+
+func (c client) decode(key string, b []byte) []byte {
+	v, err := Decode(b)
+	switch {
+	case err == nil:
+		return v
+	case errors.Is(err, ErrOtherFormat):
+		if c.otherFormat != nil {
+			c.otherFormat(key)
+		}
+		return nil
+	default:
+		return b
+	}
 }
 
 func (c client) Get(ctx context.Context, key string) ([]byte, error) {
@@ -161,7 +215,7 @@ func (c client) Get(ctx context.Context, key string) ([]byte, error) {
 	if err != nil || b == nil {
 		return b, err
 	}
-	return Decode(b), nil
+	return c.decode(key, b), nil
 }
 
 func (c client) Set(ctx context.Context, key string, value []byte) error {
@@ -187,8 +241,61 @@ func (c client) Batch(ctx context.Context, ops ...*storage.Operation) error {
 	}
 	for _, op := range ops {
 		if op.Type == storage.Get && op.Value != nil {
-			op.Value = Decode(op.Value)
+			op.Value = c.decode(op.Key, op.Value)
 		}
 	}
 	return nil
+}
+
+// OtherFormatWarning returns a function for Wrap that logs, once, that the
+// storage extension id holds state of another storage format, naming its
+// directory when it is contrib's file_storage. The component then starts
+// that state afresh.
+func OtherFormatWarning(logger *zap.Logger, host component.Host, id component.ID, what string) func(key string) {
+	var once sync.Once
+	return func(key string) {
+		once.Do(func() {
+			logger.Warn("Ignoring saved state of another storage format; "+what,
+				zap.String("storage", id.String()),
+				zap.String("directory", storageDirectory(host, id)),
+				zap.String("key", key),
+				zap.Int("format_version", version))
+		})
+	}
+}
+
+// storageDirectory is the directory of contrib's file_storage extension id
+// (its unexported config, read by reflection: the extension exposes no
+// accessor), or "" for any other storage.
+func storageDirectory(host component.Host, id component.ID) (dir string) {
+	defer func() {
+		if recover() != nil {
+			dir = ""
+		}
+	}()
+	if host == nil {
+		return ""
+	}
+	ext, ok := host.GetExtensions()[id]
+	if !ok {
+		return ""
+	}
+	v := reflect.ValueOf(ext)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	cfg := v.FieldByName("cfg")
+	for cfg.IsValid() && (cfg.Kind() == reflect.Pointer || cfg.Kind() == reflect.Interface) {
+		cfg = cfg.Elem()
+	}
+	if !cfg.IsValid() || cfg.Kind() != reflect.Struct {
+		return ""
+	}
+	if d := cfg.FieldByName("Directory"); d.IsValid() && d.Kind() == reflect.String {
+		return d.String()
+	}
+	return ""
 }

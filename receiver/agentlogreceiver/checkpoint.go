@@ -8,13 +8,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
 // checkpoints is one agent's part of the storage: every key the receiver
@@ -27,7 +28,7 @@ import (
 //	<agent>.db.<path>                  watermark of one OpenCode database
 //	<agent>.db.<path>.<session>        watermark of one session of an OpenCode database
 //	<agent>.sessions.<shard>           the index of the sessions above (life cycle), in
-//	                                   indexShards parts (00 to 3f) by a hash of the key *
+//	                                   indexShards parts (00 to 7f) by a hash of the key *
 //	<agent>.pending_flush              JSONL files read to their end while being written,
 //	                                   whose parser flushes once they settle *
 //	<agent>.snapshot.…                 the rewritten files of an agent that has both
@@ -276,9 +277,9 @@ type indexEntry struct {
 }
 
 // indexShards is the number of parts the index of a table is kept in, by a
-// hash of the session key: a write rewrites the part of the sessions it
-// changes, not the whole index.
-const indexShards = 64
+// hash of the session key (storagecodec.Shard): a write rewrites the part
+// of the sessions it changes, not the whole index.
+const indexShards = storagecodec.IndexShards
 
 // maxIndexPending is how many index entries of sessions not in memory the
 // table holds before it writes them to their shards and lets them go.
@@ -324,11 +325,7 @@ func newSessionTable[S any](cp *checkpoints, name string, codec sessionCodec[S],
 }
 
 // shardOf is the index shard of a session key.
-func shardOf(key string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	return int(h.Sum32() % indexShards)
-}
+func shardOf(key string) int { return storagecodec.Shard(key) }
 
 func (t *sessionTable[S]) shardKey(shard int) string {
 	return fmt.Sprintf("%s.%02x", t.indexKey, shard)

@@ -61,7 +61,7 @@ func storedState(t *testing.T, s restartSetup, key string) []byte {
 	client, err := storedClient(ctx, s.host, s.ext.ID, component.NewID(metadata.Type))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, client.Close(ctx)) }()
-	b, err := storagecodec.Wrap(client).Get(ctx, key)
+	b, err := storagecodec.Wrap(client, nil).Get(ctx, key)
 	require.NoError(t, err)
 	return b
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
@@ -160,7 +160,7 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 	if a.unmeasured {
 		unit = "file"
 	}
-	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, plural(a.filesFound, unit), formatBytes(a.bytesFound)),
+	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, textutil.PluralGrouped(int64(a.filesFound), unit), formatBytes(a.bytesFound)),
 		zap.String("agent", agent), zap.Int("files", a.filesFound), zap.Int64("bytes", a.bytesFound))
 }
 
@@ -309,7 +309,7 @@ func (p *progress) shutdown() {
 			}
 			a.doneAt = p.now() // nothing more to report
 			if a.unmeasured {
-				p.logger.Info(fmt.Sprintf("%s: stopped while reading its history (%s so far)", a.key, plural(len(a.sessions), "session")),
+				p.logger.Info(fmt.Sprintf("%s: stopped while reading its history (%s so far)", a.key, textutil.PluralGrouped(int64(len(a.sessions)), "session")),
 					zap.String("agent", a.key))
 				continue
 			}
@@ -358,7 +358,7 @@ func (p *progress) sweep(ctx context.Context, logProgress bool) (allDone bool) {
 func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
 	elapsed := now.Sub(a.start)
 	if a.unmeasured {
-		p.logger.Info(fmt.Sprintf("%s: reading, %s and %s so far", a.key, plural(len(a.sessions), "session"), plural(int(a.turns), "turn")),
+		p.logger.Info(fmt.Sprintf("%s: reading, %s and %s so far", a.key, textutil.PluralGrouped(int64(len(a.sessions)), "session"), textutil.PluralGrouped(int64(int(a.turns)), "turn")),
 			zap.String("agent", a.key), zap.Int("sessions", len(a.sessions)), zap.Int64("turns", a.turns), zap.Duration("elapsed", elapsed))
 		return
 	}
@@ -378,7 +378,7 @@ func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
 		left = "about " + formatDuration(leftDur)
 	}
 	p.logger.Info(fmt.Sprintf("%s: %s/%s files, %s of %s (%.0f%%), %s/s, %s left",
-		a.key, formatCount(int64(a.filesRead)), formatCount(int64(a.filesFound)), formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
+		a.key, textutil.Grouped(int64(a.filesRead)), textutil.Grouped(int64(a.filesFound)), formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
 		zap.String("agent", a.key), zap.Int("files_read", a.filesRead), zap.Int("files", a.filesFound),
 		zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound),
 		zap.Float64("mb_per_s", rate/1e6), zap.Duration("eta", leftDur))
@@ -410,8 +410,8 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 	p.telemetry.AgentLogBackfillSessions.Record(ctx, int64(sessions), a.attr)
 	if a.filesFound > 0 {
 		p.logger.Info(fmt.Sprintf("%s: history read in %s: %s, %s, %s (%s failed), %s tokens",
-			a.key, formatDuration(elapsed), plural(sessions, "session"), plural(int(a.turns), "turn"),
-			plural(int(a.toolCalls), "tool call"), formatCount(a.toolFails), formatCount(a.tokens)),
+			a.key, formatDuration(elapsed), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(a.turns)), "turn"),
+			textutil.PluralGrouped(int64(int(a.toolCalls)), "tool call"), textutil.Grouped(a.toolFails), textutil.Grouped(a.tokens)),
 			zap.String("agent", a.key), zap.Int("sessions", sessions), zap.Int64("turns", a.turns),
 			zap.Int64("tool_calls", a.toolCalls), zap.Int64("tool_calls_failed", a.toolFails),
 			zap.Int64("tokens", a.tokens), zap.Int("files", a.filesFound), zap.Int64("bytes_read", a.bytesRead),
@@ -458,8 +458,8 @@ func (p *progress) logTotalLocked() {
 		return
 	}
 	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%s failed), %s tokens",
-		withHistory, formatDuration(last.Sub(p.begin)), plural(sessions, "session"), plural(int(turns), "turn"),
-		plural(int(calls), "tool call"), formatCount(fails), formatCount(tokens)),
+		withHistory, formatDuration(last.Sub(p.begin)), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(turns)), "turn"),
+		textutil.PluralGrouped(int64(int(calls)), "tool call"), textutil.Grouped(fails), textutil.Grouped(tokens)),
 		zap.Int("agents", withHistory), zap.Int("files", files), zap.Int("sessions", sessions), zap.Int64("turns", turns),
 		zap.Int64("tool_calls", calls), zap.Int64("tool_calls_failed", fails), zap.Int64("tokens", tokens),
 		zap.Duration("elapsed", last.Sub(p.begin)))
@@ -519,29 +519,6 @@ func treeTotals(dirs []string) (files int, bytes int64) {
 		})
 	}
 	return files, bytes
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return formatCount(int64(n)) + " " + word + "s"
-}
-
-// formatCount writes a count with thousands separators: 12,345.
-func formatCount(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + formatCount(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // formatBytes writes a size in decimal units: 812.0 MB.

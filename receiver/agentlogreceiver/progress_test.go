@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
@@ -148,7 +149,7 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	line := logs.TakeAll()
 	require.Len(t, line, 1)
 	assert.Equal(t, fmt.Sprintf("claude_code: %s/%s files, %s of %s (%.0f%%), %s/s, about %s left",
-		formatCount(int64(half)), formatCount(int64(len(files))), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
+		textutil.Grouped(int64(half)), textutil.Grouped(int64(len(files))), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
 		formatBytes(int64(rate)), formatDuration(left)), line[0].Message)
 	assert.Equal(t, int64(half), line[0].ContextMap()["files_read"])
 
@@ -160,8 +161,8 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	require.Len(t, summary, 1, "one summary line when the last file is read: %v", summary)
 	took := elapsed + time.Duration(len(files)-half)*time.Second
 	assert.Equal(t, fmt.Sprintf("claude_code: history read in %s: %s, %s, %s (%s failed), %s tokens",
-		formatDuration(took), plural(len(want.sessions), "session"), plural(int(want.turns), "turn"),
-		plural(int(want.calls), "tool call"), formatCount(want.fails), formatCount(want.tokens)), summary[0].Message)
+		formatDuration(took), textutil.PluralGrouped(int64(len(want.sessions)), "session"), textutil.PluralGrouped(int64(int(want.turns)), "turn"),
+		textutil.PluralGrouped(int64(int(want.calls)), "tool call"), textutil.Grouped(want.fails), textutil.Grouped(want.tokens)), summary[0].Message)
 	fields := summary[0].ContextMap()
 	assert.Equal(t, want.turns, fields["turns"])
 	assert.Equal(t, want.calls, fields["tool_calls"])
@@ -279,15 +280,15 @@ func TestProgressStartAndShutdown(t *testing.T) {
 }
 
 func TestFormatting(t *testing.T) {
-	assert.Equal(t, "1,234,567", formatCount(1234567))
-	assert.Equal(t, "999", formatCount(999))
+	assert.Equal(t, "1,234,567", textutil.Grouped(1234567))
+	assert.Equal(t, "999", textutil.Grouped(999))
 	assert.Equal(t, "812.0 MB", formatBytes(812_000_000))
 	assert.Equal(t, "1.5 GB", formatBytes(1_500_000_000))
 	assert.Equal(t, "512 B", formatBytes(512))
 	assert.Equal(t, "1m5s", formatDuration(65*time.Second+200*time.Millisecond))
 	assert.Equal(t, "4.2s", formatDuration(4230*time.Millisecond))
-	assert.Equal(t, "1 turn", plural(1, "turn"))
-	assert.Equal(t, "2,000 turns", plural(2000, "turn"))
+	assert.Equal(t, "1 turn", textutil.PluralGrouped(int64(1), "turn"))
+	assert.Equal(t, "2,000 turns", textutil.PluralGrouped(int64(2000), "turn"))
 }
 
 // TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in
@@ -320,8 +321,8 @@ func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
 
 	line := h.logs.FilterMessageSnippet(summary).All()[0]
 	assert.Regexp(t, fmt.Sprintf(`^claude_code: history read in \S+: %s, %s, %s \(%s failed\), %s tokens$`,
-		plural(len(want.sessions), "session"), plural(int(want.turns), "turn"), plural(int(want.calls), "tool call"),
-		formatCount(want.fails), formatCount(want.tokens)), line.Message)
+		textutil.PluralGrouped(int64(len(want.sessions)), "session"), textutil.PluralGrouped(int64(int(want.turns)), "turn"), textutil.PluralGrouped(int64(int(want.calls)), "tool call"),
+		textutil.Grouped(want.fails), textutil.Grouped(want.tokens)), line.Message)
 	fields := line.ContextMap()
 	assert.Equal(t, int64(len(want.sessions)), fields["sessions"])
 	assert.Equal(t, want.turns, fields["turns"])

@@ -261,12 +261,17 @@ func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) err
 	if err != nil {
 		return fmt.Errorf("`storage`: %w", err)
 	}
-	r.client = storagecodec.Wrap(client)
+	var otherFormat func(string)
+	if r.cfg.Storage != nil {
+		otherFormat = storagecodec.OtherFormatWarning(r.set.Logger, host, *r.cfg.Storage,
+			"its files are read again as new, per start_at")
+	}
+	r.client = storagecodec.Wrap(client, otherFormat)
 	blobs, err := blobClient(ctx, host, r.cfg.Storage, r.set.ID)
 	if err != nil {
 		return errors.Join(fmt.Errorf("`storage`: %w", err), r.stopLocked(ctx))
 	}
-	r.blobs = storagecodec.Wrap(blobs)
+	r.blobs = storagecodec.Wrap(blobs, otherFormat)
 	return nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
-	"github.com/agentotel/agentotel/internal/storagecodec/storagecodectest"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -68,7 +65,7 @@ func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs s
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
-	b, err := storagecodec.Wrap(client).Get(ctx, "claude_code.parser."+s.path)
+	b, err := storagecodec.Wrap(client, nil).Get(ctx, "claude_code.parser."+s.path)
 	require.NoError(t, err)
 	require.NotNil(t, b, "the file's state is stored per agent and path")
 	require.NoError(t, json.Unmarshal(b, &state))
@@ -147,26 +144,6 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s.secondRun(t, first)
 }
 
-// TestRestartAfterUpgradeFromUncompressedState: the first run's storage is
-// rewritten uncompressed, every value of both clients, as a build before
-// internal/storagecodec stored it; the second run (this build) reads on
-// mid-file and mid-turn from it, nothing lost or repeated.
-func TestRestartAfterUpgradeFromUncompressedState(t *testing.T) {
-	s := newRestartSetup(t)
-	first := s.firstRun(t)
-
-	ctx := context.Background()
-	client, blobs, _ := s.storedState(t, first)
-	compressed := 0
-	for _, c := range []storage.Client{client, blobs} {
-		compressed += storagecodectest.RewriteUncompressed(t, c)
-		require.NoError(t, c.Close(ctx))
-	}
-	require.Positive(t, compressed, "the first run stored compressed values")
-
-	s.secondRun(t, first)
-}
-
 // TestRestartReplayIsDropped loses the read position between the runs, as
 // after an upgrade from a version that kept positions apart (fileconsumer's)
 // and stored values uncompressed: the file is read again from its start and
@@ -180,68 +157,11 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	delete(state, "pos")
 	b, err := json.Marshal(state)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(ctx, "claude_code.parser."+s.path, b))
+	require.NoError(t, storagecodec.Wrap(client, nil).Set(ctx, "claude_code.parser."+s.path, b))
 	require.NoError(t, client.Close(ctx))
 	require.NoError(t, blobs.Close(ctx))
 
 	s.secondRun(t, first)
-}
-
-// TestRestartMovesWholeValues starts on the storage layout of before the
-// values written whole per agent had a client of their own and the session
-// index its shards: fileconsumer's read positions and the index (one value)
-// in the main client. Reading continues where it was, the index is moved
-// into its shards, and the positions of fileconsumer, which the file's own
-// state holds now, are deleted.
-func TestRestartMovesWholeValues(t *testing.T) {
-	s := newRestartSetup(t)
-	first := s.firstRun(t)
-
-	ctx := context.Background()
-	client, blobs, _ := s.storedState(t, first)
-	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", []byte("fileconsumer's positions")))
-	// The index as one value, as it was written before.
-	index := map[string]json.RawMessage{}
-	for shard := range indexShards {
-		key := fmt.Sprintf("claude_code.sessions.%02x", shard)
-		b, err := storagecodec.Wrap(blobs).Get(ctx, key)
-		require.NoError(t, err)
-		if b != nil {
-			part := map[string]json.RawMessage{}
-			require.NoError(t, json.Unmarshal(b, &part))
-			maps.Copy(index, part)
-			require.NoError(t, blobs.Delete(ctx, key))
-		}
-	}
-	require.Contains(t, index, "parser."+s.path)
-	b, err := json.Marshal(index)
-	require.NoError(t, err)
-	require.NoError(t, client.Set(ctx, "claude_code.sessions", b))
-	require.NoError(t, client.Close(ctx))
-	require.NoError(t, blobs.Close(ctx))
-
-	s.secondRun(t, first).stop()
-
-	client, err = storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	for _, key := range []string{"claude_code.knownFiles", "claude_code.sessions"} {
-		b, err := client.Get(ctx, key)
-		require.NoError(t, err)
-		assert.Nil(t, b, "%s left the main client", key)
-	}
-	b, err = blobs.Get(ctx, "claude_code.knownFiles")
-	require.NoError(t, err)
-	assert.Nil(t, b, "fileconsumer's read positions are gone")
-	b, err = blobs.Get(ctx, "claude_code.sessions")
-	require.NoError(t, err)
-	assert.Nil(t, b, "the index as one value is gone")
-	b, err = storagecodec.Wrap(blobs).Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
-	require.NoError(t, err)
-	assert.Contains(t, string(b), s.path, "the session is in its index shard")
-	require.NoError(t, client.Close(ctx))
-	require.NoError(t, blobs.Close(ctx))
 }
 
 // TestRestartWithoutStorage documents the in-memory default: without a

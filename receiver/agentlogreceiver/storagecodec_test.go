@@ -56,7 +56,11 @@ func TestStoredStateIsCompressed(t *testing.T) {
 		walker, ok := c.(storage.Walker)
 		require.True(t, ok, "storagetest's client walks its keys")
 		require.NoError(t, walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-			v := storagecodec.Decode(value)
+			if key == "client_creator_id" { // storagetest's own record
+				return nil, nil
+			}
+			v, err := storagecodec.Decode(value)
+			require.NoError(t, err, key)
 			stored += len(value)
 			held += len(v)
 			if strings.Contains(key, ".first.") {
@@ -65,7 +69,7 @@ func TestStoredStateIsCompressed(t *testing.T) {
 				assert.True(t, strings.HasPrefix(string(v), home), "%s reads back as a path", key)
 				return nil, nil
 			}
-			if len(value) > 0 && value[0] == 0 {
+			if value[1] == 1 { // the S2 encoding
 				compressed++
 				assert.True(t, json.Valid(v), "%s decompresses to the JSON written", key)
 			} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Attribute keys of this package.
@@ -505,7 +506,7 @@ func toolCall(ev *agentevent.Event, b *Block) {
 	}
 	if shellTools[b.Name] {
 		ev.Channel = agentevent.ChannelTerminal
-		if cmd := firstNonEmpty(in.Cmd, in.Command); cmd != "" {
+		if cmd := textutil.FirstNonEmpty(in.Cmd, in.Command); cmd != "" {
 			agentevent.SetAttr(ev, agentevent.AttrToolCommand, agentevent.CommandLine(cmd))
 		}
 	}
@@ -573,7 +574,7 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 		}
 	}
 	if shellTools[ev.ToolName] {
-		cmd := firstNonEmpty(in.Cmd, in.Command)
+		cmd := textutil.FirstNonEmpty(in.Cmd, in.Command)
 		if runner, ok := testrun.Detect(cmd); ok && cmd != "" {
 			agentevent.SetAttr(&ev, agentevent.AttrTestRunner, runner)
 			if run, passed, failed, ok := testrun.Counts(runner, ev.Text); ok {
@@ -681,15 +682,6 @@ func Provider(model string) string {
 		return "gcp.gemini"
 	case strings.HasPrefix(m, "grok"):
 		return "x_ai"
-	}
-	return ""
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
 	}
 	return ""
 }

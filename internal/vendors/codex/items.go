@@ -5,6 +5,7 @@ package codex // import "github.com/agentotel/agentotel/internal/vendors/codex"
 
 import (
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // responseItem maps a response_item record.
@@ -63,7 +64,7 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 		return p.webSearch(it, c), "", ""
 	case "tool_search_call":
 		p.assistantItem()
-		it.Name = firstNonEmpty(it.Name, "tool_search")
+		it.Name = textutil.FirstNonEmpty(it.Name, "tool_search")
 		return []agentevent.Event{p.toolCall(it, c)}, "", ""
 	case "tool_search_output":
 		p.closeResponse()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -352,7 +353,7 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 			var ts threadSpawn
 			if jsonx.Unmarshal(src.Subagent, &ts) == nil && ts.ThreadSpawn != nil {
 				source = "subagent:thread_spawn"
-				s.SubagentType = firstNonEmpty(ts.ThreadSpawn.AgentRole, m.AgentRole, "thread_spawn")
+				s.SubagentType = textutil.FirstNonEmpty(ts.ThreadSpawn.AgentRole, m.AgentRole, "thread_spawn")
 				if ts.ThreadSpawn.ParentThreadID != "" {
 					s.SessionID = ts.ThreadSpawn.ParentThreadID
 					s.AgentID = m.ID
@@ -496,15 +497,6 @@ func (p *Parser) prompt(c *rowCtx, text, from string) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
 	ev.Text = text
 	return []agentevent.Event{ev}
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // anchorReview is the anchor kind of /review rollouts: the parent's

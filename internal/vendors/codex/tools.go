@@ -13,6 +13,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Always-on facts (not content), as in the Claude Code parser.
@@ -136,7 +137,7 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 		name = "local_shell"
 		args = string(it.Action)
 	}
-	id := firstNonEmpty(it.CallID, it.ID)
+	id := textutil.FirstNonEmpty(it.CallID, it.ID)
 	if id == "" {
 		id = agentevent.StableID(p.path, c.offset, 0)
 	}
@@ -342,7 +343,7 @@ func (p *Parser) toolEnd(m *eventMsg) {
 // webSearch maps a web_search_call or image_generation_call: the call and
 // its (already known) outcome at once.
 func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
-	id := firstNonEmpty(it.ID, it.CallID)
+	id := textutil.FirstNonEmpty(it.ID, it.CallID)
 	if id == "" {
 		id = agentevent.StableID(p.path, c.offset, 0)
 	}
@@ -383,5 +384,5 @@ func spawnedAgent(out string) string {
 	if !strings.HasPrefix(strings.TrimSpace(out), "{") || jsonx.Unmarshal([]byte(out), &o) != nil {
 		return ""
 	}
-	return firstNonEmpty(o.AgentID, o.ThreadID)
+	return textutil.FirstNonEmpty(o.AgentID, o.ThreadID)
 }

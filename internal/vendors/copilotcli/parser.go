@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -123,7 +124,7 @@ func SessionIDFromPath(path string) string {
 // named them (and for files that never do). Call it before Parse; it is
 // persisted with the state.
 func (p *Parser) SetWorkspace(w Workspace) {
-	p.st.WorkspaceRoot = firstNonEmpty(w.Cwd, w.GitRoot)
+	p.st.WorkspaceRoot = textutil.FirstNonEmpty(w.Cwd, w.GitRoot)
 	p.st.WorkspaceBranch = w.Branch
 }
 
@@ -254,7 +255,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 		ev.Text = d.Message
 		agentevent.SetAttr(&ev, attrEvent, r.Type)
-		agentevent.SetAttr(&ev, attrInfoType, firstNonEmpty(d.InfoType, d.WarningType))
+		agentevent.SetAttr(&ev, attrInfoType, textutil.FirstNonEmpty(d.InfoType, d.WarningType))
 		return []agentevent.Event{ev}, "", ""
 	case "session.error":
 		// A failed request (a lost connection, a rate limit, an API
@@ -264,7 +265,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		// it.
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.Message
-		ev.ErrorType = firstNonEmpty(d.ErrorType, ErrSession)
+		ev.ErrorType = textutil.FirstNonEmpty(d.ErrorType, ErrSession)
 		agentevent.SetAttr(&ev, attrEvent, r.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "session.truncation":
@@ -372,7 +373,7 @@ func (p *Parser) sessionStart(d *data, c *rowCtx) []agentevent.Event {
 		s.Producer = strings.Clone(d.Producer)
 	}
 	if ctx := d.Context; ctx != nil {
-		s.Cwd = strings.Clone(firstNonEmpty(ctx.Cwd, ctx.GitRoot))
+		s.Cwd = strings.Clone(textutil.FirstNonEmpty(ctx.Cwd, ctx.GitRoot))
 		s.Branch = strings.Clone(ctx.Branch)
 	}
 	ev := p.meta(c, "session.start")
@@ -490,7 +491,7 @@ func byCommonPrefix(models []string, name string) []string {
 // subagent's (when subagent.started named one), else the session's current
 // one.
 func (p *Parser) model(ev *agentevent.Event, model string) {
-	ev.Model = firstNonEmpty(model, p.st.SubagentModels[ev.AgentID], p.st.Model)
+	ev.Model = textutil.FirstNonEmpty(model, p.st.SubagentModels[ev.AgentID], p.st.Model)
 	ev.Provider = Provider(ev.Model)
 }
 
@@ -612,11 +613,11 @@ func (p *Parser) subagentStarted(d *data, c *rowCtx) []agentevent.Event {
 		return []agentevent.Event{ev}
 	}
 	c.agent = strings.Clone(d.ToolCallID)
-	name := strings.Clone(firstNonEmpty(d.AgentName, d.AgentDisplayName))
+	name := strings.Clone(textutil.FirstNonEmpty(d.AgentName, d.AgentDisplayName))
 	prompt := ""
 	if oc := p.st.Calls[d.ToolCallID]; oc != nil {
 		prompt = oc.Prompt
-		name = firstNonEmpty(name, oc.AgentType)
+		name = textutil.FirstNonEmpty(name, oc.AgentType)
 	}
 	p.st.addSubagent(c.agent, name)
 	if d.Model != "" {
@@ -646,7 +647,7 @@ func (p *Parser) subagentEnded(typ string, d *data, c *rowCtx) []agentevent.Even
 // base starts an event with the envelope of the record.
 func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	s := &p.st
-	root := firstNonEmpty(s.Cwd, s.WorkspaceRoot)
+	root := textutil.FirstNonEmpty(s.Cwd, s.WorkspaceRoot)
 	ev := agentevent.Event{
 		Source:       agentevent.SourceCopilotCLI,
 		SessionID:    s.SessionID,
@@ -657,7 +658,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 		Role:         role,
 		Channel:      ch,
 		AgentVersion: s.CLIVersion,
-		GitBranch:    firstNonEmpty(s.Branch, s.WorkspaceBranch),
+		GitBranch:    textutil.FirstNonEmpty(s.Branch, s.WorkspaceBranch),
 		Entrypoint:   s.Producer,
 	}
 	if c.agent != "" {
@@ -752,15 +753,6 @@ func parseTime(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Provider is the gen_ai.provider.name of the vendor behind a model Copilot

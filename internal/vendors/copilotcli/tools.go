@@ -13,6 +13,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Tools of the CLI the mapping knows.
@@ -78,7 +79,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw,
 				oc.CreateLines = int64(agentevent.CountLines(a.FileText))
 			}
 		case name == toolTask:
-			oc.Prompt = strings.Clone(firstNonEmpty(a.Prompt, a.Description))
+			oc.Prompt = strings.Clone(textutil.FirstNonEmpty(a.Prompt, a.Description))
 			oc.AgentType = strings.Clone(a.AgentType)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Provider is gen_ai.provider.name of every Gemini CLI model call. The chat
@@ -185,7 +186,7 @@ func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role age
 		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, m.c.ParentSessionID)
 		agentevent.SetAttr(&ev, agentevent.AttrRootSessionID, m.c.ParentSessionID)
-		agentevent.SetAttr(&ev, attrChatKind, firstNonEmpty(m.chat.Kind, KindSubagent))
+		agentevent.SetAttr(&ev, attrChatKind, textutil.FirstNonEmpty(m.chat.Kind, KindSubagent))
 		if m.c.SkillExtraction {
 			agentevent.SetAttr(&ev, attrSkillExtract, true)
 		}

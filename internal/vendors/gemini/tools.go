@@ -12,6 +12,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Tool names of the Gemini CLI's built-in tools.
@@ -100,7 +101,7 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	_ = jsonx.Unmarshal(tc.Args, &args)
 	call.FileOp = fileOp(tc.Name)
 	if call.FileOp != "" {
-		call.FilePath = firstNonEmpty(args.FilePath, args.AbsolutePath, args.Path)
+		call.FilePath = textutil.FirstNonEmpty(args.FilePath, args.AbsolutePath, args.Path)
 	}
 	if tc.Name == toolShell && args.Command != "" {
 		agentevent.SetAttr(&call, agentevent.AttrToolCommand, agentevent.CommandLine(args.Command))
@@ -119,7 +120,7 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	res.ToolName, res.ToolCallID = tc.Name, id
 	res.FilePath, res.FileOp = call.FilePath, call.FileOp
 	output, errText := resultText(tc.Result)
-	res.Text = firstNonEmpty(errText, output)
+	res.Text = textutil.FirstNonEmpty(errText, output)
 	if tc.Status != "" {
 		agentevent.SetAttr(&res, attrToolStatus, tc.Status)
 	}
@@ -245,15 +246,6 @@ func fileFacts(ev *agentevent.Event, tc ToolCall, output string) {
 	if rd.FileDiff != "" {
 		agentevent.SetAttr(ev, agentevent.AttrFileDiff, rd.FileDiff) // content: dropped unless asked for
 	}
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

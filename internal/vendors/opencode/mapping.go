@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Message roles.
@@ -184,7 +185,7 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 		// A child session keeps its own id; it names its parent and the
 		// root session whose turn the tree belongs to.
-		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, firstNonEmpty(b.c.Session.ParentID, b.root))
+		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, textutil.FirstNonEmpty(b.c.Session.ParentID, b.root))
 		agentevent.SetAttr(&ev, agentevent.AttrRootSessionID, b.root)
 	}
 	b.events = append(b.events, ev)
@@ -412,7 +413,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 	}
 	ev := agentevent.Event{
 		Source:        agentevent.SourceOpenCode,
-		SessionID:     firstNonEmpty(c.Session.ID, session),
+		SessionID:     textutil.FirstNonEmpty(c.Session.ID, session),
 		EventID:       id,
 		ParentEventID: prompt,
 		Type:          agentevent.TypeLog,
@@ -427,7 +428,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 	if c.Session.ID != "" && c.Session.ID != session {
 		ev.AgentID = c.Session.ID
 		ev.IsSidechain = true
-		ev.Attributes[agentevent.AttrParentSessionID] = firstNonEmpty(c.Session.ParentID, session)
+		ev.Attributes[agentevent.AttrParentSessionID] = textutil.FirstNonEmpty(c.Session.ParentID, session)
 		ev.Attributes[agentevent.AttrRootSessionID] = session
 	}
 	agentevent.Normalize(&ev)

@@ -10,6 +10,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Tool part states.
@@ -84,7 +85,7 @@ func (b *builder) tool(p Part) {
 	if callID == "" {
 		callID = p.ID
 	}
-	path := firstNonEmpty(in.FilePath, in.FilePathAlt, in.Path)
+	path := textutil.FirstNonEmpty(in.FilePath, in.FilePathAlt, in.Path)
 	start, end := msp(st.Time.Start), msp(st.Time.End)
 
 	call := b.modelEvent(p.ID, agentevent.TypeToolCall, start, p.Raw)
@@ -200,15 +201,6 @@ func classifyError(msg string) string {
 	return "tool_error"
 }
 
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 var languages = map[string]string{
 	".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
 	".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".rs": "rust", ".java": "java",
@@ -254,7 +246,7 @@ func SpawnedSessions(parts []Part) map[string]string {
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[md.SessionID] = firstNonEmpty(p.CallID, p.ID)
+		out[md.SessionID] = textutil.FirstNonEmpty(p.CallID, p.ID)
 	}
 	return out
 }

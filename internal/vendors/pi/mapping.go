@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Attribute keys of this package (the tool facts are in tools.go).
@@ -120,8 +121,8 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		return nil, ReasonUnexpectedShape, "assistant content"
 	}
 	s := &p.st
-	model := firstNonEmpty(m.Model, s.Model)
-	provider := Provider(firstNonEmpty(m.Provider, s.Provider))
+	model := textutil.FirstNonEmpty(m.Model, s.Model)
+	provider := Provider(textutil.FirstNonEmpty(m.Provider, s.Provider))
 	responseID := m.ResponseID
 	if responseID == "" {
 		responseID = p.eventID(c, 0, 1)

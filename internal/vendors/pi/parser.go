@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Unparsed reasons (the shared ones of agentevent's parser skeleton).
@@ -237,7 +238,7 @@ func (p *Parser) header(e *entry, c *rowCtx) {
 	if e.Cwd != nil {
 		s.Cwd = strings.Clone(*e.Cwd)
 	}
-	s.ParentSession = strings.Clone(firstNonEmpty(e.ParentSession, e.BranchedFrom))
+	s.ParentSession = strings.Clone(textutil.FirstNonEmpty(e.ParentSession, e.BranchedFrom))
 	s.HeaderTime = c.ts
 	if e.ModelID != "" {
 		s.Model = strings.Clone(e.ModelID)
@@ -409,13 +410,4 @@ func (p *Parser) unparsed(c *rowCtx, reason, detail string) []agentevent.Event {
 		agentevent.SetAttr(&ev, agentevent.AttrUnparsedDetail, detail)
 	}
 	return p.finish(c, []pending{{ev: ev}})
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

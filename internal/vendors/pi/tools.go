@@ -12,6 +12,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
+	"github.com/agentotel/agentotel/internal/textutil"
 )
 
 // Structured facts about what a tool did, the keys every parser uses (the
@@ -59,7 +60,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 	var args toolArgs
 	if len(b.Arguments) > 0 && b.Arguments[0] == '{' && jsonx.Unmarshal(b.Arguments, &args) == nil {
 		if op := fileOps[b.Name]; op != "" {
-			path := firstNonEmpty(args.Path, args.FilePath)
+			path := textutil.FirstNonEmpty(args.Path, args.FilePath)
 			ev.FilePath = path
 			ev.FileOp = op
 			ev.FileLanguage = language(path)
