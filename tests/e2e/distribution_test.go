@@ -18,18 +18,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeManifest is the ocb manifest the README's "Your own collector" section shows: the
-// fenced block that starts with its dist: section.
+// readmeManifest is the ocb manifest the recipe docs/recipes/own-collector.md shows: the fenced
+// block that starts with its dist: section.
 func readmeManifest(t *testing.T, root string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	recipe, err := os.ReadFile(filepath.Join(root, "docs", "recipes", "own-collector.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(readme)
-	require.NotNil(t, m, "README has no ocb manifest for otelcol-team")
+	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(recipe)
+	require.NotNil(t, m, "docs/recipes/own-collector.md has no ocb manifest for otelcol-team")
 	return string(m[1])
 }
 
-// TestUserDistribution builds the distribution a user would build with ocb from the README's
+// TestUserDistribution builds the distribution a user would build with ocb from the recipe's
 // manifest — agentotel's receiver and connector plus only otlp_grpc and file_storage, agentotel
 // from this checkout through `replaces` — then runs it on the Claude testdata and checks that
 // every turn reaches a real Jaeger.
