@@ -91,7 +91,7 @@ func writeDoc(tb testing.TB, rep report) {
 	}
 	var b bytes.Buffer
 	writeMarkdown(&b, rep)
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	fmt.Printf("written to %s\n", path)
@@ -155,7 +155,8 @@ func writeRowsTable(w io.Writer, rows []row) {
 		}
 		return fmt.Sprintf("%.2f×", x)
 	}
-	for _, r := range rows {
+	for i := range rows {
+		r := &rows[i]
 		rss := "—"
 		if r.PeakRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f MB", r.PeakRSSMB)
@@ -173,7 +174,8 @@ func writeRowsTable(w io.Writer, rows []row) {
 // memoryByKind lists the peak anonymous and file-backed memory of the rows that have them.
 func memoryByKind(rows []row) []string {
 	var mem []string
-	for _, r := range rows {
+	for i := range rows {
+		r := &rows[i]
 		if r.PeakAnonMB > 0 {
 			mem = append(mem, fmt.Sprintf("%s: %.0f MB anonymous + %.0f MB file-backed", r.Name, r.PeakAnonMB, r.PeakFileMB))
 		}
@@ -185,7 +187,8 @@ func memoryByKind(rows []row) []string {
 // build's time, CPU and peak RSS as multiples of the baseline's.
 func baselineComparison(rows []row) []string {
 	var out []string
-	for _, base := range rows {
+	for j := range rows {
+		base := &rows[j]
 		if !base.Baseline {
 			continue
 		}
@@ -193,7 +196,7 @@ func baselineComparison(rows []row) []string {
 		if i < 0 || base.Seconds == 0 || base.CPUSeconds == 0 || base.PeakRSSMB == 0 {
 			continue
 		}
-		ours := rows[i]
+		ours := &rows[i]
 		out = append(out, fmt.Sprintf("%s, this build against the baseline: time %.2f×, CPU %.2f×, peak RSS %.2f×.",
 			ours.Name, ours.Seconds/base.Seconds, ours.CPUSeconds/base.CPUSeconds, ours.PeakRSSMB/base.PeakRSSMB))
 	}
@@ -211,7 +214,8 @@ func writeGrowthTable(w io.Writer, g *growth) {
 		}
 		return strings.Join(parts, ", ")
 	}
-	for _, r := range g.Rows {
+	for i := range g.Rows {
+		r := &g.Rows[i]
 		fmt.Fprintf(w, "| %s | %.0f MB | %.0f MB | %+.0f %% | %s | %s |\n", r.Name, r.SmallMedian, r.FullMedian, 100*r.Growth,
 			runs(r.Small, r.SmallAnon, r.SmallFile), runs(r.Full, r.FullAnon, r.FullFile))
 	}
@@ -228,7 +232,8 @@ func at(v []float64, i int) float64 {
 func writeIdleTable(w io.Writer, runs []idleRun) {
 	fmt.Fprintln(w, "| poll_interval | backfill | idle CPU per minute | of one core | RSS | records read while idle |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	for _, r := range runs {
+	for i := range runs {
+		r := &runs[i]
 		fmt.Fprintf(w, "| %s | %.1f s | %.2f s | %.1f %% | %.0f MB | %.0f |\n",
 			r.PollInterval, r.BackfillS, r.CPUPerMinute, r.PercentOfCore, r.RSSMB, r.RecordsDuring)
 	}
@@ -283,12 +288,18 @@ func TestBenchmarkDoc(t *testing.T) {
 		Machine: "2 CPUs, AMD EPYC, go1.26.8", LoadBefore: "0.50 0.40 0.30", CorpusMB: 1027, Files: 103648,
 		Shares: map[string]float64{"claude_code": 0.45, "codex": 0.30, "amp": 0.05},
 		Rows: []row{
-			{Name: "agent_log → agent_span → nop (end to end)", Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
-				Seconds: 11.4, MBps: 94, RecordsPS: 51055, PeakRSSMB: 177, PeakAnonMB: 109, PeakFileMB: 84, CPUSeconds: 20.8, SpeedX: 0.51, RSSX: 0.88},
-			{Name: baselinePrefix + "agent_log → agent_span → nop (end to end)", Baseline: true, Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
-				Seconds: 22.8, MBps: 47, RecordsPS: 25536, PeakRSSMB: 354, CPUSeconds: 41.6, SpeedX: 0.25, RSSX: 1.76},
-			{Name: "file_log + json_parser → nop", Bytes: 912e6, Records: 485488, Out: 485488, OutUnit: "log records",
-				Seconds: 4.9, MBps: 186, RecordsPS: 99047, PeakRSSMB: 201, PeakAnonMB: 162, PeakFileMB: 35, CPUSeconds: 8.5, SpeedX: 1, RSSX: 1},
+			{
+				Name: "agent_log → agent_span → nop (end to end)", Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
+				Seconds: 11.4, MBps: 94, RecordsPS: 51055, PeakRSSMB: 177, PeakAnonMB: 109, PeakFileMB: 84, CPUSeconds: 20.8, SpeedX: 0.51, RSSX: 0.88,
+			},
+			{
+				Name: baselinePrefix + "agent_log → agent_span → nop (end to end)", Baseline: true, Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
+				Seconds: 22.8, MBps: 47, RecordsPS: 25536, PeakRSSMB: 354, CPUSeconds: 41.6, SpeedX: 0.25, RSSX: 1.76,
+			},
+			{
+				Name: "file_log + json_parser → nop", Bytes: 912e6, Records: 485488, Out: 485488, OutUnit: "log records",
+				Seconds: 4.9, MBps: 186, RecordsPS: 99047, PeakRSSMB: 201, PeakAnonMB: 162, PeakFileMB: 35, CPUSeconds: 8.5, SpeedX: 1, RSSX: 1,
+			},
 			{Name: "floor: read lines", Bytes: 1077e6, Records: 576653, Seconds: 1.5, MBps: 714, RecordsPS: 382071, CPUSeconds: 1.5},
 		},
 		Growth: &growth{SmallMB: 258, FullMB: 1027, Rows: []growthRow{{
@@ -296,8 +307,10 @@ func TestBenchmarkDoc(t *testing.T) {
 			SmallFile: []float64{49, 47, 48}, Full: []float64{171, 171, 171}, FullAnon: []float64{103, 109, 106},
 			FullFile: []float64{84, 84, 84}, SmallMedian: 104, FullMedian: 171, Growth: 171.0/104 - 1,
 		}}},
-		Latency: &latency{Setup: "agent_log defaults (poll_interval 1s), turn_idle_timeout 5s, batch, otlphttp",
-			Turns: 60, P50ms: 477, P90ms: 981, P99ms: 1053, MaxMs: 1070, ByReason: map[string]int{"connector end_marker": 40, "connector next_prompt": 20}},
+		Latency: &latency{
+			Setup: "agent_log defaults (poll_interval 1s), turn_idle_timeout 5s, batch, otlphttp",
+			Turns: 60, P50ms: 477, P90ms: 981, P99ms: 1053, MaxMs: 1070, ByReason: map[string]int{"connector end_marker": 40, "connector next_prompt": 20},
+		},
 	}
 	var b strings.Builder
 	writeMarkdown(&b, rep)

@@ -332,7 +332,8 @@ func BenchmarkSideBySide(b *testing.B) {
 	printReport(os.Stdout, rep)
 	writeReport(b, rep)
 	writeDoc(b, rep)
-	for _, r := range rep.Rows {
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
 		switch {
 		case r.SpeedX == 0, r.Baseline:
 		case strings.HasSuffix(r.Name, "(end to end)"):
@@ -383,7 +384,7 @@ func baselineCollector(tb testing.TB) string {
 	if bin == "" {
 		return ""
 	}
-	out, err := exec.Command(bin, "components").Output()
+	out, err := exec.Command(bin, "components").Output() //nolint:gosec // the collector the user names to compare with
 	if err != nil {
 		tb.Fatalf("AGENTOTEL_BENCH_BASELINE=%s: %v", bin, err)
 	}

@@ -176,7 +176,7 @@ func readDoc(t *testing.T, root, rel string) string {
 func proseOf(text string) string {
 	var b strings.Builder
 	fenced := false
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			fenced = !fenced
 			continue
@@ -193,7 +193,7 @@ func proseOf(text string) string {
 // digits, '-' and '_' kept, spaces as '-', everything else dropped, a repeated one numbered.
 func anchors(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, line := range strings.Split(proseOf(text), "\n") {
+	for line := range strings.SplitSeq(proseOf(text), "\n") {
 		hashes := len(line) - len(strings.TrimLeft(line, "#"))
 		if hashes == 0 || hashes > 6 || !strings.HasPrefix(line[hashes:], " ") {
 			continue
