@@ -227,16 +227,13 @@ type assembler struct {
 	loadErr error
 	// indexed are the active sessions as last saved in the index, by
 	// shard; shardsToWrite the shards to write at the next flush besides
-	// those that change, legacyIndex that the one-record index of an
-	// earlier version is still to delete.
+	// those that change.
 	indexed       []map[sessKey]bool
 	shardsToWrite map[int]bool
-	legacyIndex   bool
-	// flushedIndex, flushedShards and flushedLegacy are what the last flush
-	// changed of the index, until its write is committed (unflush).
+	// flushedIndex and flushedShards are what the last flush changed of
+	// the index, until its write is committed (unflush).
 	flushedIndex  []indexChange
 	flushedShards map[int]bool
-	flushedLegacy bool
 	// unresolved are the subagent threads whose link is not resolved yet;
 	// preambled the threads holding events that wait for a prompt. Both
 	// index what a pass must look at, so that it never walks every thread.

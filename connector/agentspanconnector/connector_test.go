@@ -4,6 +4,7 @@
 package agentspanconnector
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -216,18 +217,21 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(context.Background(), keyIndex, []byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	// A compressed record whose CRC fails and one of a format this version
-	// does not know are as unreadable as any other damaged record. The
-	// first is a real record with one bit of a literal flipped: it still
-	// decompresses, to valid JSON (zq7x → zq7y), which only the CRC tells.
-	rec := storagecodec.Encode([]byte(`{"version":2,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`))
-	require.Equal(t, byte(0), rec[0], "compressed")
+	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, stateVersion)
+	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), storagecodec.Encode([]byte(index))))
+	// A compressed record whose CRC fails is as unreadable as any other
+	// damaged record: a real record with one bit of a literal flipped
+	// still decompresses, to valid JSON (zq7x → zq7y), which only the CRC
+	// tells. The anchors are a value of this storage format that is not
+	// their JSON.
+	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, stateVersion)))
+	require.Equal(t, byte(1), rec[1], "compressed")
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), rec))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sk), rec))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -236,7 +240,34 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
 	}
-	assert.ElementsMatch(t, []string{sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), keyAnchors}, unreadable)
+	assert.ElementsMatch(t, []string{sessionStorageKey(sk), keyAnchors}, unreadable)
+	s := newSession("s1")
+	h.history()
+	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
+	assert.Len(t, h.spans(), 2, "the session starts afresh")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+// TestStateOfAnotherFormatReadsAsMissing: a value that is not of the
+// storage format (internal/storagecodec) reads as missing, with one
+// warning naming the storage, and the connector starts that state afresh.
+func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
+	id := storagetest.NewStorageID("state")
+	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())
+	h := newHarness(t, func(c *Config) { c.Storage = &id })
+	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
+	require.NoError(t, err)
+	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Close(context.Background()))
+	core, logs := observer.New(zapcore.WarnLevel)
+	h.c.set.Logger = zap.New(core)
+	require.NoError(t, h.c.Start(context.Background(), host))
+	assert.Empty(t, logs.FilterMessageSnippet("cannot read").All(), "not unreadable: missing")
+	warned := logs.FilterMessageSnippet("another storage format").All()
+	require.Len(t, warned, 1, "one warning")
+	assert.Equal(t, id.String(), warned[0].ContextMap()["storage"])
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))

@@ -227,10 +227,9 @@ func markFileEnds(ld plog.Logs) plog.Logs {
 	return ld
 }
 
-// TestSavedCallsReadInBothForms: a session record's tool calls are written
-// compactly (the session's agent and id left out) and read back whole, and
-// a record written by an earlier version (calls as objects) still reads.
-func TestSavedCallsReadInBothForms(t *testing.T) {
+// TestSavedCallsAreCompact: a session record's tool calls are written
+// compactly (the session's agent and id left out) and read back whole.
+func TestSavedCallsAreCompact(t *testing.T) {
 	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
 	main := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session}, Prompt: "p1"}
 	sub := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session, Agent: "ag1"}}
@@ -255,11 +254,6 @@ func TestSavedCallsReadInBothForms(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `"s1"`, "the session id is the record's")
 	assert.Equal(t, calls, load(b))
-
-	old := `{"version":2,"calls":[{"call":{"source":"claude_code","session":"s1","call_id":"t1"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"},"subagent_type":"Explore"}},` +
-		`{"call":{"source":"claude_code","session":"s1","call_id":"t2"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"}}},` +
-		`{"call":{"source":"claude_code","session":"s1","call_id":"t3"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1","agent":"ag1"}}}}]}`
-	assert.Equal(t, calls, load([]byte(old)))
 }
 
 // TestKeptStringsDoNotPinRecords: the strings the connector keeps of an

@@ -26,23 +26,21 @@ import (
 // changes, in one batch per ConsumeLogs call or tick, after the spans it
 // produced were handed on (see connector.go for the ordering rule):
 //
-//	agent_span/v2/index/<n>        the active sessions (open units, events
-//	                               waiting for a prompt, unresolved links)
-//	                               whose key hashes to shard n (of
-//	                               indexShards), read back at start; a
-//	                               batch rewrites only the shards whose
-//	                               sessions became active or inactive
-//	agent_span/v2/anchors          the anchors (bounded list)
-//	agent_span/v2/s/<agent>/<id>   one session: its threads (with the
-//	                               markers of their emitted units), the
-//	                               metadata of its open units, its subagent
-//	                               links and tool calls
-//	agent_span/v2/e/<unit>/<i>     event i of an open unit, written once;
-//	                               deleted when the unit is emitted
+//	agent_span/index/<n>        the active sessions (open units, events
+//	                            waiting for a prompt, unresolved links)
+//	                            whose key hashes to shard n (of
+//	                            indexShards), read back at start; a batch
+//	                            rewrites only the shards whose sessions
+//	                            became active or inactive
+//	agent_span/anchors          the anchors (bounded list)
+//	agent_span/s/<agent>/<id>   one session: its threads (with the markers
+//	                            of their emitted units), the metadata of
+//	                            its open units, its subagent links and
+//	                            tool calls
+//	agent_span/e/<unit>/<i>     event i of an open unit, written once;
+//	                            deleted when the unit is emitted
 const (
-	keyPrefix = "agent_span/v2/"
-	// keyIndex held the whole index in one record (read at start, then
-	// replaced by the shards); keyIndex/<n> is shard n.
+	keyPrefix  = "agent_span/"
 	keyIndex   = keyPrefix + "index"
 	keyAnchors = keyPrefix + "anchors"
 )
@@ -50,8 +48,8 @@ const (
 // indexShards is how many records the index of active sessions is split
 // into. A history read for the first time has thousands of active
 // sessions at once; one record listing them all, rewritten (and sorted)
-// whenever a session became active or inactive, cost a backfill more than
-// the rest of the connector's state.
+// whenever a session became active or inactive, would cost a backfill more
+// than the rest of the connector's state.
 const indexShards = storagecodec.IndexShards
 
 func indexShardKey(n int) string { return keyIndex + "/" + strconv.Itoa(n) }
@@ -59,8 +57,12 @@ func indexShardKey(n int) string { return keyIndex + "/" + strconv.Itoa(n) }
 // shardOf is the index shard of a session.
 func shardOf(sk sessKey) int { return storagecodec.Shard(string(sk.Source), sk.Session) }
 
-// stateVersion is bumped on any incompatible change of the saved records.
-const stateVersion = 2
+// stateVersion is the version of the saved records' shape, bumped on any
+// incompatible change of it: a record of another version reads as
+// unreadable (its turns are lost, the rest goes on). storagecodec's format
+// version covers how values are encoded, shared with the receiver; this
+// one covers what the connector's records hold.
+const stateVersion = 1
 
 func sessionStorageKey(sk sessKey) string {
 	return keyPrefix + "s/" + string(sk.Source) + "/" + sk.Session
@@ -127,13 +129,9 @@ func (c savedCall) MarshalJSON() ([]byte, error) {
 	return json.Marshal(f)
 }
 
-// UnmarshalJSON reads a call in either form: the array above (its agent and
-// session filled in by apply) or the object an earlier version wrote.
+// UnmarshalJSON reads a call written by MarshalJSON; apply fills in its
+// agent and session.
 func (c *savedCall) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '[' {
-		type object savedCall // without these methods
-		return json.Unmarshal(b, (*object)(c))
-	}
 	var f []string
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
@@ -151,9 +149,9 @@ func (c *savedCall) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes a marker with its ids as bytes (base64): the trace as
 // "t", the span ids to skip one after another as "s". As JSON arrays of
-// numbers, the form an earlier version wrote, they were a fifth of the
-// bytes of every session record, which is rewritten whenever the session
-// changes; base64 takes a third of that.
+// numbers they would be a fifth of the bytes of every session record,
+// which is rewritten whenever the session changes; base64 takes a third of
+// that.
 func (m closedUnit) MarshalJSON() ([]byte, error) {
 	skip := make([]byte, 0, len(m.Skip)*len(pcommon.SpanID{}))
 	for _, id := range m.Skip {
@@ -162,16 +160,11 @@ func (m closedUnit) MarshalJSON() ([]byte, error) {
 	return json.Marshal(closedUnitJSON{Prompt: m.Prompt, T: m.Trace[:], S: skip})
 }
 
-// UnmarshalJSON reads a marker in either form: the one above, or the
-// arrays of numbers an earlier version wrote ("trace", "skip").
+// UnmarshalJSON reads a marker written by MarshalJSON.
 func (m *closedUnit) UnmarshalJSON(b []byte) error {
 	var w closedUnitJSON
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
-	}
-	if w.T == nil {
-		type object closedUnit // without these methods
-		return json.Unmarshal(b, (*object)(m))
 	}
 	var span pcommon.SpanID
 	if len(w.T) != len(m.Trace) || len(w.S)%len(span) != 0 {
@@ -320,10 +313,9 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
 	}
 	for _, sc := range rec.Calls {
-		if sc.Call.Session == "" { // the compact form: of this session
-			sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
-			sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
-		}
+		// A call and its unit are of the record's session (see MarshalJSON).
+		sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
+		sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
 		a.calls[sc.Call] = sc.Ref
 		a.sessions[sc.Call.sess()].calls[sc.Call] = struct{}{}
 	}
@@ -399,11 +391,6 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		ops = append(ops, storage.SetOperation(indexShardKey(n), b))
 	}
 	a.flushedShards = shardsChanged
-	if a.legacyIndex {
-		ops = append(ops, storage.DeleteOperation(keyIndex))
-		a.legacyIndex = false
-		a.flushedLegacy = true
-	}
 	if a.anchorsDirty {
 		b, err := json.Marshal(a.anchors)
 		if err != nil {
@@ -435,8 +422,7 @@ func (a *assembler) unflush() {
 	for n := range a.flushedShards {
 		a.shardsToWrite[n] = true
 	}
-	a.legacyIndex = a.legacyIndex || a.flushedLegacy
-	a.flushedIndex, a.flushedShards, a.flushedLegacy = nil, nil, false
+	a.flushedIndex, a.flushedShards = nil, nil
 }
 
 // committed forgets the changes, as saved.
@@ -451,7 +437,7 @@ func (a *assembler) committed() {
 	clear(a.dirty)
 	a.gone = nil
 	a.anchorsDirty = false
-	a.flushedIndex, a.flushedShards, a.flushedLegacy = nil, nil, false
+	a.flushedIndex, a.flushedShards = nil, nil
 }
 
 // storageLoader reads saved sessions from a storage client.
@@ -510,14 +496,14 @@ func (l storageLoader) loadEvents(k unitKey, n int) ([]agentevent.Event, error) 
 // active; now is the wall clock at start.
 func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error), max int, now time.Time) error {
 	a.load = storageLoader{ctx: ctx, client: client, unreadable: unreadable}
-	ops := []*storage.Operation{storage.GetOperation(keyIndex)}
+	ops := make([]*storage.Operation, 0, indexShards)
 	for n := range indexShards {
 		ops = append(ops, storage.GetOperation(indexShardKey(n)))
 	}
 	if err := client.Batch(ctx, ops...); err != nil {
 		return err
 	}
-	for i, op := range ops {
+	for _, op := range ops {
 		if op.Value == nil {
 			continue
 		}
@@ -536,12 +522,6 @@ func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadab
 			a.indexed[n][sk] = true
 			if len(a.sessions) > max && a.loadErr == nil {
 				a.settle(sk, now)
-			}
-			if i == 0 {
-				// The one-record index of an earlier version: its sessions
-				// go into their shards, and the record goes.
-				a.shardsToWrite[n] = true
-				a.legacyIndex = true
 			}
 		}
 	}
