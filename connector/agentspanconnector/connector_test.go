@@ -4,10 +4,10 @@
 package agentspanconnector
 
 import (
-	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"

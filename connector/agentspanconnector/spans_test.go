@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // toolTurn is a turn with a streamed model response (reasoning, then a tool
