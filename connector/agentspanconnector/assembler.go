@@ -13,35 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
-
-// closeReason says why a unit was closed; it feeds agent.turn.status.
-type closeReason int
-
-const (
-	closedByNextPrompt closeReason = iota
-	closedByIdle
-	closedByShutdown
-	// closedByEnd: the vendor's end-of-turn marker arrived and the reader
-	// had nothing more of the session.
-	closedByEnd
-)
-
-// String names the reason in the connector's debug log.
-func (r closeReason) String() string {
-	switch r {
-	case closedByNextPrompt:
-		return "next_prompt"
-	case closedByIdle:
-		return "idle"
-	case closedByShutdown:
-		return "shutdown"
-	case closedByEnd:
-		return "end_marker"
-	}
-	return "unknown"
-}
 
 // unit holds the events of one open turn or subagent run.
 type unit struct {
@@ -197,7 +171,7 @@ type assembler struct {
 	idleTimeout time.Duration
 	// maxOpenTool replaces idleTimeout for a group with a tool call open.
 	maxOpenTool time.Duration
-	opts        mapOptions
+	opts        spanmodel.MapOptions
 
 	units   map[unitKey]*unit
 	threads map[threadKey]*thread
@@ -276,7 +250,7 @@ type assembler struct {
 // verifyPass, when set (tests), is shown the units each close pass looks at.
 var verifyPass func(a *assembler, sorted []unitKey, now time.Time, shutdown bool)
 
-func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
+func newAssembler(idleTimeout time.Duration, opts spanmodel.MapOptions) *assembler {
 	return &assembler{
 		idleTimeout:   idleTimeout,
 		maxOpenTool:   max(idleTimeout, defaultMaxOpenToolDuration),
@@ -309,7 +283,7 @@ func newAssembler(idleTimeout time.Duration, opts mapOptions) *assembler {
 func unitOf(ev *agentevent.Event) (k unitKey, ok bool) {
 	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.AgentID}
 	switch {
-	case th.subagent():
+	case th.Subagent():
 		return unitKey{Thread: th}, true
 	case ev.Type == agentevent.TypeUserMessage:
 		return unitKey{Thread: th, Prompt: ev.EventID}, true
@@ -340,12 +314,12 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		return unparsed
 	}
 	ev.Raw = nil // never emitted; don't hold it
-	if !a.opts.includeContent {
+	if !a.opts.IncludeContent {
 		agentevent.StripContent(&ev)
 	}
 	ownStrings(&ev)
 	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
-	a.touch(th.sess())
+	a.touch(th.Sess())
 	t := a.threads[th]
 	key, inTurn := unitOf(&ev)
 	_, open := a.units[key]
@@ -353,7 +327,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		return replayed
 	}
 	if t != nil && inTurn && !open && ev.Type == agentevent.TypeToolResult && ev.ToolCallID != "" {
-		if m, sent := t.closedFor(key.Prompt); sent && slices.Contains(m.Skip, toolSpanID(th, ev.ToolCallID)) {
+		if m, sent := t.closedFor(key.Prompt); sent && slices.Contains(m.Skip, spanmodel.ToolSpanID(th, ev.ToolCallID)) {
 			// The call went out in_progress: its turn was closed before
 			// the result came (max_open_tool_duration, the next prompt).
 			return lateResult
@@ -366,10 +340,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	t.lastArrival = now
 
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
-		ck := callKey{ev.Source, agentevent.TreeSession(&ev), ev.ToolCallID}
+		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), CallID: ev.ToolCallID}
 		ref := a.calls[ck]
 		ref.Unit = key
-		if ev.SubagentType != "" && !th.subagent() {
+		if ev.SubagentType != "" && !th.Subagent() {
 			ref.SubagentType = ev.SubagentType
 		}
 		a.setCall(ck, ref)
@@ -380,12 +354,12 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			a.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}
 	}
-	if th.subagent() && ev.ParentToolCallID != "" {
+	if th.Subagent() && ev.ParentToolCallID != "" {
 		if l, ok := a.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
 			a.setLink(th, link{CallID: ev.ParentToolCallID})
 		}
 	}
-	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
+	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.Subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
 		// Only a fallback: any tool link, known now or later, wins.
 		if l, ok := a.links[th]; !ok {
 			l = link{Turn: true, At: ev.Timestamp}
@@ -399,10 +373,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			a.setLink(th, l)
 		}
 	}
-	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.subagent() && inTurn {
+	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.Subagent() && inTurn {
 		a.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
 	}
-	if !th.subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
+	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
 		t.notePrompt(ev.EventID, ev.Timestamp)
 	}
 	if !inTurn {
@@ -423,7 +397,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if u.host == "" {
 		u.host = host
 	}
-	if !th.subagent() && ev.Type == agentevent.TypeUserMessage {
+	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage {
 		if t.lastPrompt != ev.EventID && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
 			if prev, onBranch := ev.Attributes[agentevent.AttrPreviousPrompt].(string); onBranch {
 				u.prevPrompt = prev // a tree log: the previous turn on this branch
@@ -536,7 +510,7 @@ type afterTurn struct {
 // closedGroup is one group a close pass emitted.
 type closedGroup struct {
 	key    unitKey
-	reason closeReason
+	reason spanmodel.CloseReason
 }
 
 // close emits every unit that is complete at now. With shutdown set, every
@@ -581,7 +555,7 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		}
 		visited := map[unitKey]bool{}
 		tree := a.collect(k, children, visited)
-		td := mapGroup(group{traceID: traceID, parentSpanID: parent, root: tree, reason: reason}, a.opts)
+		td := spanmodel.MapGroup(spanmodel.Group{TraceID: traceID, ParentSpanID: parent, Root: tree, Reason: reason}, a.opts)
 		skip := map[pcommon.SpanID]bool{}
 		a.markClosed(tree, traceID, skip)
 		before := out.spans
@@ -605,7 +579,7 @@ func (a *assembler) groups(sorted []unitKey) (children map[unitKey][]unitKey, to
 	children = map[unitKey][]unitKey{}
 	hasOpenParent := map[unitKey]bool{}
 	for _, k := range sorted {
-		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.subagent() {
+		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.Subagent() {
 			if _, open := a.units[l.Parent]; open && l.Parent != k {
 				children[l.Parent] = append(children[l.Parent], k)
 				hasOpenParent[k] = true
@@ -643,29 +617,29 @@ func (a *assembler) groups(sorted []unitKey) (children map[unitKey][]unitKey, to
 // markClosed leaves the marker of every unit of an emitted tree in its
 // thread, and adds to skip the span ids that a unit emitted before (late
 // events of it) must not produce again.
-func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcommon.SpanID]bool) {
-	th := tr.key.Thread
+func (a *assembler) markClosed(tr *spanmodel.Tree, traceID pcommon.TraceID, skip map[pcommon.SpanID]bool) {
+	th := tr.Key.Thread
 	t := a.threads[th]
 	if t == nil {
 		t = &thread{}
 		a.setThread(th, t)
 	}
-	a.touch(th.sess())
-	prev, late := t.closedFor(tr.key.Prompt)
+	a.touch(th.Sess())
+	prev, late := t.closedFor(tr.Key.Prompt)
 	for _, id := range prev.Skip {
 		skip[id] = true
 	}
-	m := closedUnit{Prompt: strings.Clone(tr.key.Prompt), Trace: traceID, Skip: prev.Skip}
+	m := closedUnit{Prompt: strings.Clone(tr.Key.Prompt), Trace: traceID, Skip: prev.Skip}
 	add := func(id pcommon.SpanID) {
 		if !slices.Contains(m.Skip, id) {
 			m.Skip = append(m.Skip, id)
 		}
 	}
-	add(unitSpanID(tr.key))
+	add(spanmodel.UnitSpanID(tr.Key))
 	answered := map[string]bool{}
 	lastResponse := ""
-	for i := range tr.events {
-		ev := &tr.events[i]
+	for i := range tr.Events {
+		ev := &tr.Events[i]
 		if ev.Sequence > t.closedSeq {
 			t.closedSeq = ev.Sequence
 		}
@@ -676,24 +650,24 @@ func (a *assembler) markClosed(tr *tree, traceID pcommon.TraceID, skip map[pcomm
 			lastResponse = ev.ResponseID
 		}
 	}
-	for i := range tr.events {
-		ev := &tr.events[i]
+	for i := range tr.Events {
+		ev := &tr.Events[i]
 		if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && !answered[ev.ToolCallID] {
-			add(toolSpanID(th, ev.ToolCallID)) // went out in_progress
+			add(spanmodel.ToolSpanID(th, ev.ToolCallID)) // went out in_progress
 		}
 	}
 	if lastResponse != "" {
-		add(chatSpanID(th, lastResponse))
+		add(spanmodel.ChatSpanID(th, lastResponse))
 	}
 	if late {
-		t.closed = slices.DeleteFunc(t.closed, func(c closedUnit) bool { return c.Prompt == tr.key.Prompt })
+		t.closed = slices.DeleteFunc(t.closed, func(c closedUnit) bool { return c.Prompt == tr.Key.Prompt })
 	}
 	t.closed = append(t.closed, m)
 	if len(t.closed) > maxClosed {
 		t.closed = t.closed[len(t.closed)-maxClosed:]
 	}
-	for _, c := range tr.children {
-		a.markClosed(c.run, traceID, skip)
+	for _, c := range tr.Children {
+		a.markClosed(c.Run, traceID, skip)
 	}
 }
 
@@ -724,9 +698,9 @@ func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey
 // arrived for the bound of wall-clock time (a live file, or a reader that
 // does not say it caught up). The bound is turn_idle_timeout, or
 // max_open_tool_duration while a tool call of the group has no result.
-func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (closeReason, bool) {
+func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (spanmodel.CloseReason, bool) {
 	if shutdown {
-		return closedByShutdown, true
+		return spanmodel.ClosedByShutdown, true
 	}
 	if groupAwaits(k, children, awaiting, map[unitKey]bool{}) {
 		// A subagent this turn spawned has not been read yet (its own file):
@@ -734,12 +708,12 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		// at most turn_idle_timeout of wall-clock time since the group's
 		// last event arrived, then it goes out without it.
 		if _, arrived := a.lastActivity(k, children, map[unitKey]bool{}); now.Sub(arrived) < a.idleTimeout {
-			return closedByIdle, false
+			return spanmodel.ClosedByIdle, false
 		}
 	}
-	if !k.Thread.subagent() {
+	if !k.Thread.Subagent() {
 		if t := a.threads[k.Thread]; t != nil && t.lastPrompt != "" && t.lastPrompt != k.Prompt {
-			return closedByNextPrompt, true
+			return spanmodel.ClosedByNextPrompt, true
 		}
 	}
 	last, arrived := a.lastActivity(k, children, map[unitKey]bool{})
@@ -748,32 +722,32 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		// spawning call to show up before emitting it as its own trace —
 		// longer while a tool call of its session is still running (it
 		// may be the one that spawned it, or one of its own).
-		return closedByIdle, now.Sub(arrived) >= a.claimWait(k)
+		return spanmodel.ClosedByIdle, now.Sub(arrived) >= a.claimWait(k)
 	}
 	caughtUp := a.groupCaughtUp(k, children, map[unitKey]bool{})
 	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
 		// Ended by the vendor, or more of a unit that went out already
 		// (usage written after the end): nothing to wait for.
-		return closedByEnd, true
+		return spanmodel.ClosedByEnd, true
 	}
 	bound := a.idleTimeout
 	if a.groupOpenCall(k, children, map[unitKey]bool{}) {
 		bound = a.maxOpenTool
 	}
 	if now.Sub(arrived) >= bound {
-		return closedByIdle, true
+		return spanmodel.ClosedByIdle, true
 	}
 	if last.IsZero() {
 		last = arrived
 	}
-	return closedByIdle, caughtUp && now.Sub(last) >= bound
+	return spanmodel.ClosedByIdle, caughtUp && now.Sub(last) >= bound
 }
 
 // awaitsClaim tells whether k is a subagent's unit that no tool call or turn
 // has claimed yet, and that may still be claimed: not one whose events say
 // nothing spawned it (a Claude Code warmup), which closes like a turn.
 func (a *assembler) awaitsClaim(k unitKey) bool {
-	if !k.Thread.subagent() {
+	if !k.Thread.Subagent() {
 		return false
 	}
 	if l, ok := a.links[k.Thread]; ok && l.Resolved {
@@ -788,7 +762,7 @@ func (a *assembler) awaitsClaim(k unitKey) bool {
 // turn_idle_timeout, max_open_tool_duration while a tool call of its
 // session has no result.
 func (a *assembler) claimWait(k unitKey) time.Duration {
-	if a.sessionOpenCall(k.Thread.sess()) {
+	if a.sessionOpenCall(k.Thread.Sess()) {
 		return a.maxOpenTool
 	}
 	return a.idleTimeout
@@ -867,7 +841,7 @@ func (a *assembler) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, vis
 		return true
 	}
 	visited[k] = true
-	idx := a.sessions[k.Thread.sess()]
+	idx := a.sessions[k.Thread.Sess()]
 	if idx == nil || !idx.caughtUp[a.units[k].lastFile] {
 		return false
 	}
@@ -902,7 +876,7 @@ func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visi
 
 // collect removes the group topped by k from the open units and returns it
 // as a tree.
-func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *tree {
+func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *spanmodel.Tree {
 	visited[k] = true
 	u := a.units[k]
 	a.delUnit(k)
@@ -910,16 +884,16 @@ func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited m
 	// Sequence orders a thread's events (one thread = one file); the stable
 	// sort keeps arrival order among equal (unknown) sequences.
 	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
-	t := &tree{key: k, events: evs, prevPrompt: u.prevPrompt, host: u.host}
-	t.late = a.wentOut(k)
-	if l, ok := a.links[k.Thread]; ok && k.Thread.subagent() {
-		t.nameHint = a.calls[callKey{k.Thread.Source, k.Thread.Session, l.CallID}].SubagentType
+	t := &spanmodel.Tree{Key: k, Events: evs, PrevPrompt: u.prevPrompt, Host: u.host}
+	t.Late = a.wentOut(k)
+	if l, ok := a.links[k.Thread]; ok && k.Thread.Subagent() {
+		t.NameHint = a.calls[callKey{Source: k.Thread.Source, Session: k.Thread.Session, CallID: l.CallID}].SubagentType
 	}
 	for _, c := range children[k] {
 		if visited[c] {
 			continue
 		}
-		t.children = append(t.children, child{callID: a.links[c.Thread].CallID, run: a.collect(c, children, visited)})
+		t.Children = append(t.Children, spanmodel.Child{CallID: a.links[c.Thread].CallID, Run: a.collect(c, children, visited)})
 	}
 	return t
 }
@@ -933,12 +907,12 @@ func (a *assembler) placement(k unitKey) (pcommon.TraceID, pcommon.SpanID) {
 func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.TraceID, pcommon.SpanID) {
 	var parent pcommon.SpanID
 	l, linked := a.links[k.Thread]
-	linked = linked && l.Resolved && k.Thread.subagent() && !visiting[l.Parent]
+	linked = linked && l.Resolved && k.Thread.Subagent() && !visiting[l.Parent]
 	switch {
 	case linked && l.Turn:
-		parent = unitSpanID(l.Parent) // the turn's root
+		parent = spanmodel.UnitSpanID(l.Parent) // the turn's root
 	case linked:
-		parent = toolSpanID(l.Parent.Thread, l.CallID)
+		parent = spanmodel.ToolSpanID(l.Parent.Thread, l.CallID)
 	}
 	if t := a.threads[k.Thread]; t != nil {
 		if m, ok := t.closedFor(k.Prompt); ok {
@@ -946,14 +920,14 @@ func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.T
 		}
 	}
 	switch {
-	case !k.Thread.subagent():
-		return turnTraceID(k.Thread, k.Prompt), parent
+	case !k.Thread.Subagent():
+		return spanmodel.TurnTraceID(k.Thread, k.Prompt), parent
 	case linked:
 		visiting[k] = true
 		id, _ := a.placementOf(l.Parent, visiting)
 		return id, parent
 	}
-	return orphanTraceID(k.Thread), parent
+	return spanmodel.OrphanTraceID(k.Thread), parent
 }
 
 // keepNew moves the spans of td into out, except those in skip: emitted
@@ -970,7 +944,7 @@ func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 				}
 				out.spans++
 				if sp.ParentSpanID().IsEmpty() {
-					if st, ok := sp.Attributes().Get(attrTurnStatus); ok {
+					if st, ok := sp.Attributes().Get(spanmodel.AttrTurnStatus); ok {
 						out.statuses = append(out.statuses, st.Str())
 					}
 				}
@@ -1017,8 +991,8 @@ func (a *assembler) resolveLinks() {
 		if !ok {
 			continue
 		}
-		if l.Parent.Thread.sess() != th.sess() {
-			a.ensure(l.Parent.Thread.sess()) // its open units group with this one
+		if l.Parent.Thread.Sess() != th.Sess() {
+			a.ensure(l.Parent.Thread.Sess()) // its open units group with this one
 		}
 		a.setLink(th, l)
 	}
@@ -1067,7 +1041,7 @@ func (a *assembler) resolution(th threadKey) (link, bool) {
 		}
 		return link{}, false
 	}
-	if p, ok := a.calls[callKey{th.Source, th.Session, l.CallID}]; ok && p.Unit.Thread != th {
+	if p, ok := a.calls[callKey{Source: th.Source, Session: th.Session, CallID: l.CallID}]; ok && p.Unit.Thread != th {
 		return link{CallID: l.CallID, Parent: p.Unit, Resolved: true}, true
 	}
 	return link{}, false
@@ -1172,7 +1146,7 @@ func (a *assembler) threadOpen(th threadKey) bool {
 	if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
 		return true
 	}
-	idx := a.sessions[th.sess()]
+	idx := a.sessions[th.Sess()]
 	if idx == nil {
 		return false
 	}
@@ -1196,14 +1170,6 @@ func (a *assembler) sortedUnits() []unitKey {
 	}
 	slices.SortFunc(keys, compareUnits)
 	return keys
-}
-
-func compareThreads(x, y threadKey) int {
-	return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Session, y.Session), cmp.Compare(x.Agent, y.Agent))
-}
-
-func compareUnits(x, y unitKey) int {
-	return cmp.Or(compareThreads(x.Thread, y.Thread), cmp.Compare(x.Prompt, y.Prompt))
 }
 
 // notePreamble marks a thread as holding events that wait for a prompt.
@@ -1240,7 +1206,7 @@ func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
 		dropped += len(t.preamble)
 		t.preamble, t.preambleHost = nil, ""
 		a.unpreamble(th)
-		a.touch(th.sess())
+		a.touch(th.Sess())
 	}
 	if shutdown {
 		for th := range a.preambled {

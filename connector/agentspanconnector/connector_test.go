@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
@@ -64,7 +65,7 @@ func TestShutdownWithoutStorageFlushesOpenTurnsInProgress(t *testing.T) {
 	require.NoError(t, h.c.Shutdown(context.Background()))
 	spans := h.spans()
 	require.Len(t, spans, 3)
-	assert.Equal(t, statusInProgress, attr(one(t, spans, "invoke_agent claude-code"), attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
 	assert.Equal(t, "in_progress", attr(one(t, spans, "execute_tool Bash"), "agent.tool.status"))
 }
 
@@ -133,20 +134,20 @@ func TestRestartWithStorage(t *testing.T) {
 		assert.Equal(t, 1, n, "span %s emitted %d times", k, n)
 	}
 	require.Len(t, traces, 3, "one trace per turn")
-	turn2 := traces[turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
+	turn2 := traces[spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
 	var names []string
 	for _, sp := range turn2 {
 		names = append(names, sp.Name())
 	}
 	assert.ElementsMatch(t, []string{"invoke_agent claude-code", "chat claude-opus-4-7", "chat claude-opus-4-7", "execute_tool Bash"}, names)
 	root := one(t, turn2, "invoke_agent claude-code")
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	assert.Equal(t, ts(13), root.EndTimestamp())
 	tool := one(t, turn2, "execute_tool Bash")
 	assert.Equal(t, "success", attr(tool, "agent.tool.status"))
 	assert.Equal(t, ts(12), tool.EndTimestamp())
 	require.Equal(t, 1, root.Links().Len(), "the link to turn 1 survived the restart")
-	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
 }
 
 // TestStateRoundTrip saves every change of a pass and reads the sessions
@@ -162,7 +163,7 @@ func TestStateRoundTrip(t *testing.T) {
 	defer client.Close(ctx)
 	noBad := func(key string, err error) { t.Errorf("unreadable %s: %v", key, err) }
 
-	a := newAssembler(time.Minute, mapOptions{})
+	a := newAssembler(time.Minute, spanmodel.MapOptions{})
 	require.NoError(t, a.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	s := newSession("s1")
 	x := s.subagent("ag", "Explore")
@@ -186,7 +187,7 @@ func TestStateRoundTrip(t *testing.T) {
 	require.NoError(t, client.Batch(ctx, ops...))
 	a.committed()
 
-	r := newAssembler(time.Minute, mapOptions{})
+	r := newAssembler(time.Minute, spanmodel.MapOptions{})
 	require.NoError(t, r.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	require.Len(t, r.units, len(a.units), "the active sessions are read back at start")
 	for k, u := range a.units {
@@ -196,7 +197,7 @@ func TestStateRoundTrip(t *testing.T) {
 	assert.Equal(t, a.links, r.links)
 	assert.Equal(t, a.calls, r.calls)
 	assert.NotEmpty(t, r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
-	for _, sk := range []sessKey{{agentevent.SourceClaudeCode, "s1"}, {agentevent.SourceClaudeCode, "s2"}} {
+	for _, sk := range []sessKey{{Source: agentevent.SourceClaudeCode, Session: "s1"}, {Source: agentevent.SourceClaudeCode, Session: "s2"}} {
 		want, err := a.record(sk)
 		require.NoError(t, err)
 		got, err := r.record(sk)
@@ -206,7 +207,7 @@ func TestStateRoundTrip(t *testing.T) {
 	main := r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
 	m, ok := main.closedFor("p1")
 	require.True(t, ok, "the emitted turn left its marker")
-	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
 	assert.Equal(t, int64(3), main.closedSeq)
 }
 
@@ -217,7 +218,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, stateVersion)
 	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), storagecodec.Encode([]byte(index))))
 	// A compressed record whose CRC fails is as unreadable as any other
@@ -257,7 +258,7 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
 	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
 	require.NoError(t, client.Close(context.Background()))
@@ -285,7 +286,7 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	h.setNow(4 * time.Second) // live: the turns are fresh
 	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -230,18 +231,18 @@ func markFileEnds(ld plog.Logs) plog.Logs {
 // TestSavedCallsAreCompact: a session record's tool calls are written
 // compactly (the session's agent and id left out) and read back whole.
 func TestSavedCallsAreCompact(t *testing.T) {
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	main := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session}, Prompt: "p1"}
 	sub := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session, Agent: "ag1"}}
 	calls := map[callKey]callRef{
-		{sk.Source, sk.Session, "t1"}: {Unit: main, SubagentType: "Explore"},
-		{sk.Source, sk.Session, "t2"}: {Unit: main},
-		{sk.Source, sk.Session, "t3"}: {Unit: sub},
+		{Source: sk.Source, Session: sk.Session, CallID: "t1"}: {Unit: main, SubagentType: "Explore"},
+		{Source: sk.Source, Session: sk.Session, CallID: "t2"}: {Unit: main},
+		{Source: sk.Source, Session: sk.Session, CallID: "t3"}: {Unit: sub},
 	}
 	load := func(b []byte) map[callKey]callRef {
 		var rec sessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
-		a := newAssembler(time.Minute, mapOptions{})
+		a := newAssembler(time.Minute, spanmodel.MapOptions{})
 		a.sessions[sk] = newSessIndex()
 		require.NoError(t, a.apply(sk, &rec))
 		return a.calls

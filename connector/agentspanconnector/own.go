@@ -124,17 +124,12 @@ func ownKey(sk sessKey) sessKey {
 	return sk
 }
 
-func (k threadKey) owned() threadKey {
+func ownThread(k threadKey) threadKey {
 	ownAll((*string)(&k.Source), &k.Session, &k.Agent)
 	return k
 }
 
-func (k unitKey) owned() unitKey {
-	ownAll((*string)(&k.Thread.Source), &k.Thread.Session, &k.Thread.Agent, &k.Prompt)
-	return k
-}
-
-func (c callKey) owned() callKey {
+func ownCall(c callKey) callKey {
 	ownAll((*string)(&c.Source), &c.Session, &c.CallID)
 	return c
 }

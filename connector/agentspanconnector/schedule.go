@@ -123,7 +123,7 @@ func (a *assembler) indexKid(child threadKey, old link, hadOld bool, l link, has
 // openParent is the open unit holding k open (its resolved spawner), if any.
 func (a *assembler) openParent(k unitKey) (unitKey, bool) {
 	l, ok := a.links[k.Thread]
-	if !ok || !l.Resolved || !k.Thread.subagent() || l.Parent == k {
+	if !ok || !l.Resolved || !k.Thread.Subagent() || l.Parent == k {
 		return unitKey{}, false
 	}
 	_, open := a.units[l.Parent]
@@ -221,7 +221,7 @@ func (a *assembler) awaitingIn(sorted []unitKey) map[unitKey]bool {
 			if !ok || !l.Resolved || l.Parent != k {
 				continue
 			}
-			if idx := a.sessions[child.sess()]; idx == nil || len(idx.units) == 0 {
+			if idx := a.sessions[child.Sess()]; idx == nil || len(idx.units) == 0 {
 				continue // as a pass over the sessions with an open unit
 			}
 			if _, seen := a.threads[child]; !seen {

@@ -19,16 +19,6 @@ import (
 // its call). With storage, each session is one record saved as it changes
 // (see state.go), so a session can be dropped from memory and read back.
 
-// sessKey identifies one session of one agent.
-type sessKey struct {
-	Source  agentevent.Source `json:"source"`
-	Session string            `json:"session"`
-}
-
-func (k threadKey) sess() sessKey { return sessKey{k.Source, k.Session} }
-
-func (k callKey) sess() sessKey { return sessKey{k.Source, k.Session} }
-
 // sessIndex lists what the assembler's maps hold of one session.
 type sessIndex struct {
 	threads map[threadKey]struct{}
@@ -101,46 +91,46 @@ func (a *assembler) touch(sk sessKey) {
 }
 
 func (a *assembler) setThread(th threadKey, t *thread) {
-	th = th.owned()
-	a.touch(th.sess())
+	th = ownThread(th)
+	a.touch(th.Sess())
 	a.threads[th] = t
-	a.sessions[th.sess()].threads[th] = struct{}{}
+	a.sessions[th.Sess()].threads[th] = struct{}{}
 }
 
 func (a *assembler) delThread(th threadKey) {
-	a.touch(th.sess())
+	a.touch(th.Sess())
 	delete(a.threads, th)
-	delete(a.sessions[th.sess()].threads, th)
+	delete(a.sessions[th.Sess()].threads, th)
 }
 
 func (a *assembler) setUnit(k unitKey, u *unit) {
-	a.touch(k.Thread.sess())
-	if l, ok := a.links[k.Thread]; ok && l.Resolved && l.Parent.Thread.sess() != k.Thread.sess() {
-		a.ensure(l.Parent.Thread.sess()) // its open units group with this one
+	a.touch(k.Thread.Sess())
+	if l, ok := a.links[k.Thread]; ok && l.Resolved && l.Parent.Thread.Sess() != k.Thread.Sess() {
+		a.ensure(l.Parent.Thread.Sess()) // its open units group with this one
 	}
 	a.units[k] = u
-	a.sessions[k.Thread.sess()].units[k] = struct{}{}
+	a.sessions[k.Thread.Sess()].units[k] = struct{}{}
 }
 
 // delUnit removes an open unit (it is being emitted); its saved events go.
 func (a *assembler) delUnit(k unitKey) {
-	a.touch(k.Thread.sess())
+	a.touch(k.Thread.Sess())
 	if u := a.units[k]; u != nil && u.saved > 0 {
 		a.gone = append(a.gone, savedRange{unit: k, n: u.saved})
 	}
 	delete(a.units, k)
-	delete(a.sessions[k.Thread.sess()].units, k)
+	delete(a.sessions[k.Thread.Sess()].units, k)
 	a.unschedule(k)
-	a.recheck[k.Thread.sess()] = true
+	a.recheck[k.Thread.Sess()] = true
 }
 
 func (a *assembler) setLink(child threadKey, l link) {
-	child, l = child.owned(), l.owned()
-	a.touch(child.sess())
+	child, l = ownThread(child), l.owned()
+	a.touch(child.Sess())
 	old, had := a.links[child]
 	a.indexKid(child, old, had, l, true)
 	a.links[child] = l
-	a.sessions[child.sess()].links[child] = struct{}{}
+	a.sessions[child.Sess()].links[child] = struct{}{}
 	a.indexLink(child, l)
 }
 
@@ -159,26 +149,26 @@ func (a *assembler) indexLink(child threadKey, l link) {
 }
 
 func (a *assembler) delLink(child threadKey) {
-	a.touch(child.sess())
+	a.touch(child.Sess())
 	old, had := a.links[child]
 	a.indexKid(child, old, had, link{}, false)
 	delete(a.links, child)
-	delete(a.sessions[child.sess()].links, child)
+	delete(a.sessions[child.Sess()].links, child)
 	delete(a.unresolved, child)
 	delete(a.anchorWaiting, child)
 }
 
 func (a *assembler) setCall(c callKey, ref callRef) {
-	c, ref = c.owned(), ref.owned()
-	a.touch(c.sess())
+	c, ref = ownCall(c), ref.owned()
+	a.touch(c.Sess())
 	a.calls[c] = ref
-	a.sessions[c.sess()].calls[c] = struct{}{}
+	a.sessions[c.Sess()].calls[c] = struct{}{}
 }
 
 func (a *assembler) delCall(c callKey) {
-	a.touch(c.sess())
+	a.touch(c.Sess())
 	delete(a.calls, c)
-	delete(a.sessions[c.sess()].calls, c)
+	delete(a.sessions[c.Sess()].calls, c)
 }
 
 // drop removes a session from memory (not from storage).
@@ -239,10 +229,6 @@ func (a *assembler) dirtySessions() []sessKey {
 	keys := slices.Collect(maps.Keys(a.dirty))
 	slices.SortFunc(keys, compareSessions)
 	return keys
-}
-
-func compareSessions(x, y sessKey) int {
-	return compareThreads(threadKey{Source: x.Source, Session: x.Session}, threadKey{Source: y.Source, Session: y.Session})
 }
 
 // evict drops least recently used sessions from memory while more than max
@@ -378,7 +364,7 @@ func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 	}
 	idx := a.sessions[sk]
 	for th := range idx.links {
-		if l := a.links[th]; l.Resolved && l.Parent.Thread.sess() != sk {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
 			return false, false
 		}
 	}
@@ -390,7 +376,7 @@ func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 			return false, true
 		}
 		for th := range a.kids[k] {
-			if th.sess() != sk {
+			if th.Sess() != sk {
 				return false, false
 			}
 		}
@@ -492,14 +478,14 @@ func (a *assembler) settle(sk sessKey, now time.Time) {
 		return
 	}
 	for th := range idx.links {
-		if l := a.links[th]; l.Resolved && l.Parent.Thread.sess() != sk {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
 			return
 		}
 	}
 	sorted := make([]unitKey, 0, len(idx.units))
 	for k := range idx.units {
 		for th := range a.kids[k] {
-			if th.sess() != sk {
+			if th.Sess() != sk {
 				return
 			}
 		}

@@ -285,7 +285,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		if len(pre) > 0 {
 			a.notePreamble(st.Key)
 		}
-		a.sessions[st.Key.sess()].threads[st.Key] = struct{}{}
+		a.sessions[st.Key.Sess()].threads[st.Key] = struct{}{}
 	}
 	for _, su := range rec.Units {
 		evs, err := a.load.loadEvents(su.Key, su.Events)
@@ -301,7 +301,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		u.events = evs // exactly as saved, even if one repeats an id (not copied again)
 		u.saved = len(evs)
 		a.units[su.Key] = u
-		a.sessions[su.Key.Thread.sess()].units[su.Key] = struct{}{}
+		a.sessions[su.Key.Thread.Sess()].units[su.Key] = struct{}{}
 		a.fresh[su.Key] = true
 	}
 	a.linksToTry[sk] = true
@@ -310,20 +310,20 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.indexKid(sl.Thread, old, had, sl.Link, true)
 		a.links[sl.Thread] = sl.Link
 		a.indexLink(sl.Thread, sl.Link)
-		a.sessions[sl.Thread.sess()].links[sl.Thread] = struct{}{}
+		a.sessions[sl.Thread.Sess()].links[sl.Thread] = struct{}{}
 	}
 	for _, sc := range rec.Calls {
 		// A call and its unit are of the record's session (see MarshalJSON).
 		sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
 		sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
 		a.calls[sc.Call] = sc.Ref
-		a.sessions[sc.Call.sess()].calls[sc.Call] = struct{}{}
+		a.sessions[sc.Call.Sess()].calls[sc.Call] = struct{}{}
 	}
 	for _, sl := range rec.Links {
-		if sl.Link.Resolved && sl.Link.Parent.Thread.sess() != sk {
+		if sl.Link.Resolved && sl.Link.Parent.Thread.Sess() != sk {
 			// A subagent linked by an anchor into another session: that
 			// session's open units group with this one's.
-			a.ensure(sl.Link.Parent.Thread.sess())
+			a.ensure(sl.Link.Parent.Thread.Sess())
 		}
 	}
 	return nil
