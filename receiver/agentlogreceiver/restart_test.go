@@ -7,8 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,8 +24,8 @@ import (
 
 // storedClient opens the storage the receiver uses, the way it does
 // (stanza's adapter.GetStorageClient), to look at its keys. It is the raw
-// client: what is written through it is stored as an earlier version, which
-// did not compress values, wrote it; read through storagecodec.Wrap.
+// client: its values are encoded (internal/storagecodec); read and write
+// them through storagecodec.Wrap.
 func storedClient(ctx context.Context, host component.Host, ext, self component.ID) (storage.Client, error) {
 	return adapter.GetStorageClient(ctx, host, &ext, self)
 }
@@ -146,10 +144,9 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s.secondRun(t, first)
 }
 
-// TestRestartReplayIsDropped loses the read position between the runs, as
-// after an upgrade from a version that kept positions apart (fileconsumer's)
-// and stored values uncompressed: the file is read again from its start and
-// the parser drops what it has already emitted.
+// TestRestartReplayIsDropped loses the read position between the runs: the
+// file is read again from its start and the parser drops what it has
+// already emitted.
 func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
@@ -159,68 +156,11 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	delete(state, "pos")
 	b, err := json.Marshal(state)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(ctx, "claude_code.parser."+s.path, b))
+	require.NoError(t, storagecodec.Wrap(client, nil).Set(ctx, "claude_code.parser."+s.path, b))
 	require.NoError(t, client.Close(ctx))
 	require.NoError(t, blobs.Close(ctx))
 
 	s.secondRun(t, first)
-}
-
-// TestRestartMovesWholeValues starts on the storage layout of before the
-// values written whole per agent had a client of their own and the session
-// index its shards: fileconsumer's read positions and the index (one value)
-// in the main client. Reading continues where it was, the index is moved
-// into its shards, and the positions of fileconsumer, which the file's own
-// state holds now, are deleted.
-func TestRestartMovesWholeValues(t *testing.T) {
-	s := newRestartSetup(t)
-	first := s.firstRun(t)
-
-	ctx := context.Background()
-	client, blobs, _ := s.storedState(t, first)
-	require.NoError(t, client.Set(ctx, "claude_code.knownFiles", []byte("fileconsumer's positions")))
-	// The index as one value, as it was written before.
-	index := map[string]json.RawMessage{}
-	for shard := range indexShards {
-		key := fmt.Sprintf("claude_code.sessions.%02x", shard)
-		b, err := storagecodec.Wrap(blobs, nil).Get(ctx, key)
-		require.NoError(t, err)
-		if b != nil {
-			part := map[string]json.RawMessage{}
-			require.NoError(t, json.Unmarshal(b, &part))
-			maps.Copy(index, part)
-			require.NoError(t, blobs.Delete(ctx, key))
-		}
-	}
-	require.Contains(t, index, "parser."+s.path)
-	b, err := json.Marshal(index)
-	require.NoError(t, err)
-	require.NoError(t, client.Set(ctx, "claude_code.sessions", b))
-	require.NoError(t, client.Close(ctx))
-	require.NoError(t, blobs.Close(ctx))
-
-	s.secondRun(t, first).stop()
-
-	client, err = storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
-	require.NoError(t, err)
-	for _, key := range []string{"claude_code.knownFiles", "claude_code.sessions"} {
-		b, err := client.Get(ctx, key)
-		require.NoError(t, err)
-		assert.Nil(t, b, "%s left the main client", key)
-	}
-	b, err = blobs.Get(ctx, "claude_code.knownFiles")
-	require.NoError(t, err)
-	assert.Nil(t, b, "fileconsumer's read positions are gone")
-	b, err = blobs.Get(ctx, "claude_code.sessions")
-	require.NoError(t, err)
-	assert.Nil(t, b, "the index as one value is gone")
-	b, err = storagecodec.Wrap(blobs, nil).Get(ctx, fmt.Sprintf("claude_code.sessions.%02x", shardOf("parser."+s.path)))
-	require.NoError(t, err)
-	assert.Contains(t, string(b), s.path, "the session is in its index shard")
-	require.NoError(t, client.Close(ctx))
-	require.NoError(t, blobs.Close(ctx))
 }
 
 // TestRestartWithoutStorage documents the in-memory default: without a

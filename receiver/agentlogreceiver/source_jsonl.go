@@ -55,16 +55,15 @@ type jsonlSession struct {
 	// firstLine is the sha256 of line 1 once seen: a file read again from
 	// offset 0 with a different first line is a new file at an old path.
 	firstLine string
-	// pos is where reading the file goes on (nil: never read; a state
-	// stored by a version before the tailer, whose parser drops what it
-	// emitted when the file is read again from its start).
+	// pos is where reading the file goes on (nil: not read yet, or the
+	// position was lost: the file is read again from its start and the
+	// parser drops what it emitted).
 	pos *tailPos
 }
 
 // savedState is what the storage holds per file. A parser state that is
 // JSON (every parser's) is kept as it is under "state"; "parser" holds any
-// other state, base64-encoded (and every state written before "state"
-// existed).
+// other state, base64-encoded.
 type savedState struct {
 	FirstLine string          `json:"first_line_sha256,omitempty"`
 	Pos       *tailPos        `json:"pos,omitempty"`
@@ -99,7 +98,7 @@ func marshalSaved(firstLine string, pos *tailPos, ps []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// unmarshalSaved reads what marshalSaved wrote (or an older version).
+// unmarshalSaved reads what marshalSaved wrote.
 func unmarshalSaved(b []byte) (firstLine string, pos *tailPos, ps []byte, err error) {
 	var st savedState
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -168,12 +167,6 @@ func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*t
 }
 
 func (s *jsonlSource) start(ctx context.Context) error {
-	s.sessions.loadIndex(ctx)
-	// The read positions a version with fileconsumer kept as one value:
-	// every file's position is in its own state now.
-	if err := s.checkpoints.deleteBlob(ctx, knownFilesKey); err != nil {
-		s.storageError(fmt.Errorf("delete %s: %w", knownFilesKey, err))
-	}
 	s.tail.start()
 	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
 	s.pending.load(ctx, s.storageError)
@@ -193,10 +186,6 @@ func (s *jsonlSource) stop(ctx context.Context) error {
 	s.sessions.flush(context.WithoutCancel(ctx))
 	return err
 }
-
-// knownFilesKey is where a version reading with fileconsumer kept its read
-// positions (deleted at start).
-const knownFilesKey = "knownFiles"
 
 // firstLineKey is the storage key naming the file read with a first line
 // (its hex sha256).

@@ -223,7 +223,6 @@ func newSnapshotSource(set sourceSettings) *snapshotSource {
 }
 
 func (s *snapshotSource) start(ctx context.Context) error {
-	s.threads.loadIndex(ctx)
 	lastSweep := s.clock.now()
 	s.poller = startLoop(s.cfg.PollInterval, func(ctx context.Context) {
 		s.poll(ctx, false)
