@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
@@ -70,7 +71,9 @@ func (nopTailStore) adopt(context.Context, string, string, string, tailPos) {}
 // nowhere, and the live heap before it was made.
 func memoryTailer(tb testing.TB) (tl *tailer, include string, before uint64) {
 	tb.Helper()
-	skipWithoutDirMatcher(tb)
+	if runtime.GOOS == "windows" {
+		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
+	}
 	include = writeMemoryHistory(tb, memoryFiles)
 	cfg := testConfig(tb.TempDir())
 	before = liveHeap()
@@ -132,22 +135,22 @@ func BenchmarkTailerIdlePoll(b *testing.B) {
 	// The listings are taken as made long after the directories' last
 	// change, as they are on an idle history (those of directories changed
 	// within listingSettle are made again at every poll).
-	m, err := newDirMatcher([]string{include}, nil)
+	m, err := finder.New([]string{include}, nil)
 	require.NoError(b, err)
-	m.now = func() time.Time { return time.Now().Add(time.Hour) }
-	tl.match = m.match
+	m.WithClock(func() time.Time { return time.Now().Add(time.Hour) })
+	tl.match = m.Match
 	ctx := context.Background()
 	tl.pollOnce(ctx)
 	tl.pollOnce(ctx)
 	live := liveHeap()
-	listed := m.listed
+	listed := m.Listed()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		tl.pollOnce(ctx)
 	}
 	b.StopTimer()
-	require.Equal(b, listed, m.listed, "an idle poll lists no directory")
+	require.Equal(b, listed, m.Listed(), "an idle poll lists no directory")
 	b.ReportMetric(float64(int64(live)-int64(before))/memoryFiles, "live-B/file")
 	runtime.KeepAlive(tl)
 }
@@ -167,12 +170,13 @@ func TestTreeReaderMemoryPerSession(t *testing.T) {
 		store.session(fmt.Sprintf("ses_%026x", i*104729), int64(1_700_000_000_000+i))
 	}
 	cfg := testConfig(t.TempDir())
-	rd := newOpenCodeSource(sourceSettings{
+	rd, err := newOpenCodeSource(sourceSettings{
 		cfg: cfg, ac: &cfg.OpenCode, logger: zap.NewNop(),
 		checkpoints: newCheckpoints(nil, "opencode", false),
 		life:        lifeCycle{maxSessions: 100, now: time.Now},
 		clock:       clock{now: time.Now},
 	})
+	require.NoError(t, err)
 	// A first listing fills the JSON decoder's caches (once per process).
 	newTreeReader(rd, store.storage, false).listSessions(context.Background(), false)
 	before := liveHeap()

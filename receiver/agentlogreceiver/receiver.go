@@ -183,9 +183,9 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	case sourceJSONL:
 		return newJSONLSource(set)
 	case sourceSnapshot:
-		return newSnapshotSource(set), nil
+		return newSnapshotSource(set)
 	case sourceOpenCode:
-		return newOpenCodeSource(set), nil
+		return newOpenCodeSource(set)
 	case sourceJSONLAndSnapshot:
 		jsonl, snapshots := splitJSONL(include)
 		var all sources
@@ -202,7 +202,11 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 			ss := set
 			ss.include = snapshots
 			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil).withBlobs(r.blobs, a.key+".snapshot")
-			all = append(all, newSnapshotSource(ss))
+			src, err := newSnapshotSource(ss)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, src)
 		}
 		return all, nil
 	}

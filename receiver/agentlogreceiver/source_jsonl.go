@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
 // reasonLineTooLong is the unparsed reason of a line of max_log_size bytes or
@@ -150,7 +151,7 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 // newJSONLTailer is the tailer of one agent's JSONL files, with the
 // receiver's settings; emit, store and logger are the source's to set.
 func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*tailer, error) {
-	match, err := newMatcher(include, exclude, ac.ExcludeOlderThan)
+	match, err := finder.NewMatcher(include, exclude, ac.ExcludeOlderThan)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
 // The tailer finds an agent's JSONL files and hands what was appended to
@@ -193,7 +195,7 @@ type tailer struct {
 	// matched and ids are pollOnce's and onePathPerFile's, reused poll
 	// after poll (a poll of a large history matches thousands of files).
 	matched []matchedFile
-	ids     map[fileID]int
+	ids     map[finder.FileID]int
 	polls   uint64
 	// reads counts the files opened to be read (tests).
 	reads atomic.Int64
@@ -247,16 +249,13 @@ type fileStat struct {
 	dev   uint64
 }
 
-// fileID is a file's device and inode (zero where the platform has none).
-type fileID struct{ dev, ino uint64 }
-
 func statFile(path string) (fileStat, bool) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return fileStat{}, false
 	}
-	id := fileIDOf(fi)
-	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: id.ino, dev: id.dev}, true
+	id := finder.IDOf(fi)
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: id.Ino, dev: id.Dev}, true
 }
 
 // matchedFile is a matched path and its stat.
@@ -276,7 +275,7 @@ type matchedFile struct {
 // file's paths wins a tie).
 func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []matchedFile {
 	if t.ids == nil {
-		t.ids = map[fileID]int{}
+		t.ids = map[finder.FileID]int{}
 	}
 	ids := t.ids
 	clear(ids)
@@ -292,8 +291,8 @@ func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []ma
 	}
 	out := matches[:0]
 	for _, m := range matches {
-		id := fileID{dev: m.st.dev, ino: m.st.ino}
-		if id.ino == 0 {
+		id := finder.FileID{Dev: m.st.dev, Ino: m.st.ino}
+		if id.Ino == 0 {
 			out = append(out, m)
 			continue
 		}
@@ -631,7 +630,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 		return // gone since the stat: the next poll lets it go
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || (j.st.ino != 0 && fileIDOf(fi).ino != j.st.ino) {
+	if fi, err := fh.Stat(); err != nil || (j.st.ino != 0 && finder.IDOf(fi).Ino != j.st.ino) {
 		// Another file was put at the path since the stat: the position is
 		// the old file's. The next poll's stat sees the new inode and reads
 		// it from its start.
