@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -72,7 +74,7 @@ type emitter struct {
 	hostname  string
 	agentAttr metric.MeasurementOption
 	// progress follows the backfill (nil: not followed).
-	progress *progress
+	progress *progress.Progress
 	// wait sleeps d or until ctx ends (injected by tests).
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
@@ -211,8 +213,8 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 		}
 	}
 	if e.progress != nil {
-		e.progress.observe(ctx, e.agent.key, out)
-		e.progress.read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
+		e.progress.Observe(ctx, e.agent.key, out)
+		e.progress.Read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
 	}
 	return nil
 }

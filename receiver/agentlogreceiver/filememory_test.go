@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
 // memoryFiles is the size of the histories the per-file memory tests
@@ -107,23 +105,6 @@ func TestTailerMemoryPerFile(t *testing.T) {
 	require.Len(t, tl.files, memoryFiles)
 	require.Less(t, perFile, 500.0)
 	runtime.KeepAlive(tl)
-}
-
-// TestProgressMemoryPerFile: what the backfill's progress keeps per file of
-// the history found at start. With a map of every path (its own copy) to
-// its size it kept 197 bytes per file here; keyed by a hash of the path, 37.
-// 80 is 40 % of the old figure.
-func TestProgressMemoryPerFile(t *testing.T) {
-	include := writeMemoryHistory(t, memoryFiles)
-	tb, err := metadata.NewTelemetryBuilder(componenttest.NewNopTelemetrySettings())
-	require.NoError(t, err)
-	p := newProgress(zap.NewNop(), tb, defaultPollInterval, 0)
-	before := liveHeap()
-	p.found(context.Background(), "claude_code", historyOf(sourceJSONL, []string{include}, nil))
-	perFile := heapPer(t, before, memoryFiles, "progress", "file")
-	require.Equal(t, memoryFiles, p.agents["claude_code"].filesFound)
-	require.Less(t, perFile, 80.0)
-	runtime.KeepAlive(p)
 }
 
 // BenchmarkTailerIdlePoll is one poll of memoryFiles unchanged files (the

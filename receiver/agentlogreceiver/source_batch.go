@@ -102,7 +102,7 @@ func (b *sessionBatch) flush(ctx context.Context) bool {
 	accepted := err == nil
 	if accepted && b.em.progress != nil {
 		for _, p := range b.paths[1:] {
-			b.em.progress.read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
+			b.em.progress.Read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
 		}
 	}
 	wctx := context.WithoutCancel(ctx)

@@ -306,7 +306,7 @@ func (s *snapshotSource) tellRead(ctx context.Context, read []string) {
 			}
 			f.told = true
 		}
-		p.read(ctx, s.agent.key, path, 0, 0, true)
+		p.Read(ctx, s.agent.key, path, 0, 0, true)
 	}
 }
 
