@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,7 +151,7 @@ func TestSavedStateFormats(t *testing.T) {
 		{"json without first line", "", []byte(`{"v":2}`), `{"state":{"v":2}}`},
 		{"not json", sum, []byte("\x00\x01opaque"), `{"first_line_sha256":"` + sum + `","parser":"AAFvcGFxdWU="}`},
 	} {
-		for _, pos := range []*tailPos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
+		for _, pos := range []*tailer.Pos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
 			t.Run(fmt.Sprintf("%s/pos=%v", tc.name, pos), func(t *testing.T) {
 				b, err := marshalSaved(tc.firstLine, pos, tc.state)
 				require.NoError(t, err)

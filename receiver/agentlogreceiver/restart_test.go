@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
@@ -70,7 +72,7 @@ func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs s
 	require.NotNil(t, b, "the file's state is stored per agent and path")
 	require.NoError(t, json.Unmarshal(b, &state))
 	require.Contains(t, state, "state", "the parser state")
-	var pos tailPos
+	var pos tailer.Pos
 	require.NoError(t, json.Unmarshal(state["pos"], &pos), "the read position, in the same value")
 	assert.Equal(t, int64(3), pos.Line)
 	assert.Equal(t, endOfLine(t, s.path, 3), pos.Offset, "after the third line, the end of what the first run saw")
@@ -232,7 +234,7 @@ func (s restartSetup) startPolled(t *testing.T) *harness {
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
 	tl := jsonlSourceOf(t, h, "claude_code").tail
-	require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return tl.Reads() > 0 }, h.patience, 5*time.Millisecond)
 	return h
 }
 

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 
 import (
 	"bufio"
@@ -79,27 +79,27 @@ const tailReadBuffer = 64 * 1024
 // readers are the read buffers of file reads, reused.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, tailReadBuffer) }}
 
-// tailBatch is a batch of complete lines of one file. offsets[0] is the
+// Batch is a batch of complete lines of one file. offsets[0] is the
 // file position before the first line, offsets[i+1] the position just
 // after line i and its "\n". lastLine is the 1-based number of the batch's
 // last line. The lines are the batch's own copy. tooLong, when not nil,
 // marks the lines of max_log_size bytes or more: they were skipped, and
 // come without their bytes (nil).
-type tailBatch struct {
-	path     string
-	lines    [][]byte
-	tooLong  []bool
-	offsets  []int64
-	lastLine int64
-	// after is the file's position after the batch, to be stored with it.
-	after tailPos
+type Batch struct {
+	Path     string
+	Lines    [][]byte
+	TooLong  []bool
+	Offsets  []int64
+	LastLine int64
+	// After is the file's position after the batch, to be stored with it.
+	After Pos
 }
 
-// tailPos is where reading a file goes on: offset is the position after
+// Pos is where reading a file goes on: offset is the position after
 // the last line delivered, line the number of lines before it. ino is the
 // file's inode (0 where the platform has none): a different file at the
 // same path starts from its beginning.
-type tailPos struct {
+type Pos struct {
 	Offset int64  `json:"offset"`
 	Line   int64  `json:"line"`
 	Ino    uint64 `json:"ino,omitempty"`
@@ -111,19 +111,19 @@ type tailPos struct {
 	Head    string `json:"head,omitempty"`
 }
 
-// tailStore is what the tailer asks the source about files it has no entry
+// Store is what the tailer asks the source about files it has no entry
 // for in memory (at start, and for new paths).
-type tailStore interface {
-	// position is the stored position of path, if any.
-	position(ctx context.Context, path string) (tailPos, bool)
-	// firstLineOwner is the path whose file was read with this first line
+type Store interface {
+	// Position is the stored position of path, if any.
+	Position(ctx context.Context, path string) (Pos, bool)
+	// FirstLineOwner is the path whose file was read with this first line
 	// (the hex sha256 of it), if any.
-	firstLineOwner(ctx context.Context, sum string) (string, bool)
-	// adopt starts path at pos with the state of from (a file moved from
+	FirstLineOwner(ctx context.Context, sum string) (string, bool)
+	// Adopt starts path at pos with the state of from (a file moved from
 	// there, whose first line, sum, names path from now on; "" for none: a
 	// fresh state), and stores it. from keeps no position: were the file
 	// moved back there, it would resume from before what path read.
-	adopt(ctx context.Context, path, from, sum string, pos tailPos)
+	Adopt(ctx context.Context, path, from, sum string, pos Pos)
 }
 
 // tailFile is what the tailer keeps of one matched file (its path is the
@@ -140,7 +140,7 @@ type tailFile struct {
 	seen uint64
 }
 
-// filePos is a tailPos as the tailer keeps it for every file it watches:
+// filePos is a Pos as the tailer keeps it for every file it watches:
 // the head's sha256 as its 32 bytes, not as 64 hex digits in a string of
 // its own (an allocation per file, a seventh of what the tailer kept of
 // one).
@@ -153,7 +153,7 @@ type filePos struct {
 
 // filePosOf is a stored position as the tailer keeps it. A head that is not
 // the hex of a sha256 (never written so) is taken as unknown.
-func filePosOf(p tailPos) filePos {
+func filePosOf(p Pos) filePos {
 	fp := filePos{offset: p.Offset, line: p.Line, ino: p.Ino}
 	if p.HeadLen > 0 && hex.DecodedLen(len(p.Head)) == sha256.Size {
 		if _, err := hex.Decode(fp.head[:], []byte(p.Head)); err == nil {
@@ -163,16 +163,16 @@ func filePosOf(p tailPos) filePos {
 	return fp
 }
 
-// tailPos is the position as it is stored.
-func (p filePos) tailPos() tailPos {
-	tp := tailPos{Offset: p.offset, Line: p.line, Ino: p.ino}
+// Pos is the position as it is stored.
+func (p filePos) Pos() Pos {
+	tp := Pos{Offset: p.offset, Line: p.line, Ino: p.ino}
 	if p.headLen > 0 {
 		tp.HeadLen, tp.Head = p.headLen, hex.EncodeToString(p.head[:])
 	}
 	return tp
 }
 
-type tailer struct {
+type Tailer struct {
 	match      func() ([]string, error)
 	poll       time.Duration
 	workers    int
@@ -183,12 +183,12 @@ type tailer struct {
 	// bytes (all of the shorter) are the same.
 	headBytes  int64
 	startAtEnd bool
-	emit       func(ctx context.Context, b tailBatch) error
+	emit       func(ctx context.Context, b Batch) error
 	// slots, shared by the receiver's tailers, bound the files being read
 	// (their batches read and delivered) at once across agents (nil: no
 	// bound beyond workers).
 	slots  chan struct{}
-	store  tailStore
+	store  Store
 	logger *zap.Logger
 
 	files map[string]*tailFile // only the poll goroutine touches it
@@ -211,8 +211,54 @@ type tailer struct {
 	wg     sync.WaitGroup
 }
 
-// start polls in the background, the first poll at once.
-func (t *tailer) start() {
+// Config is what a Tailer is made of: one agent's matcher and the
+// receiver's settings, and where its batches go.
+type Config struct {
+	// Match returns the files to read (finder.NewMatcher).
+	Match func() ([]string, error)
+	// Poll is how often the files are matched and read (poll_interval).
+	Poll time.Duration
+	// Workers is how many files are read at once.
+	Workers int
+	// MaxLogSize is max_log_size; HeadBytes fingerprint_size.
+	MaxLogSize int
+	HeadBytes  int64
+	// StartAtEnd: a file without a stored position is read from its end
+	// at the first poll (start_at: end).
+	StartAtEnd bool
+	// Emit is handed every batch; it returns once the batch is delivered
+	// and committed (an error: not, the position stays before it).
+	Emit func(ctx context.Context, b Batch) error
+	// Store is asked about files without an entry in memory.
+	Store  Store
+	Logger *zap.Logger
+	// Slots, shared by the receiver's tailers, bound the files being read
+	// at once across agents (nil: no bound beyond Workers).
+	Slots chan struct{}
+}
+
+// New is a Tailer; Start starts it.
+func New(c Config) *Tailer {
+	logger := c.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Tailer{
+		match: c.Match, poll: c.Poll, workers: max(1, c.Workers), maxLogSize: c.MaxLogSize,
+		headBytes: c.HeadBytes, startAtEnd: c.StartAtEnd, emit: c.Emit, store: c.Store,
+		logger: logger, slots: c.Slots, files: map[string]*tailFile{},
+	}
+}
+
+// Reads is the number of files opened to be read so far.
+func (t *Tailer) Reads() int64 { return t.reads.Load() }
+
+// PollOnce reads what is new in every matched file, as a poll does (tests
+// read files synchronously with it).
+func (t *Tailer) PollOnce(ctx context.Context) { t.pollOnce(ctx) }
+
+// Start polls in the background, the first poll at once.
+func (t *Tailer) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	if t.files == nil {
@@ -232,9 +278,9 @@ func (t *tailer) start() {
 	})
 }
 
-// stop ends polling once the reads under way are over (emit returns at
+// Stop ends polling once the reads under way are over (emit returns at
 // once when the receiver is stopping).
-func (t *tailer) stop() {
+func (t *Tailer) Stop() {
 	if t.cancel != nil {
 		t.cancel()
 	}
@@ -273,7 +319,7 @@ type matchedFile struct {
 // and should the path kept go, the next poll finds the file under another
 // as a moved file (resolve). matches are sorted by path (the first of a
 // file's paths wins a tie).
-func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []matchedFile {
+func (t *Tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []matchedFile {
 	if t.ids == nil {
 		t.ids = map[finder.FileID]int{}
 	}
@@ -284,7 +330,7 @@ func (t *tailer) onePathPerFile(ctx context.Context, matches []matchedFile) []ma
 		if f := t.files[m.path]; f != nil && f.pos.ino == m.st.ino {
 			return 2
 		}
-		if pos, ok := t.store.position(ctx, m.path); ok && pos.Ino == m.st.ino {
+		if pos, ok := t.store.Position(ctx, m.path); ok && pos.Ino == m.st.ino {
 			return 1
 		}
 		return 0
@@ -318,7 +364,7 @@ type tailJob struct {
 }
 
 // pollOnce reads what is new in every matched file.
-func (t *tailer) pollOnce(ctx context.Context) {
+func (t *Tailer) pollOnce(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -389,7 +435,7 @@ type lineScan struct {
 
 // scan returns what an earlier read found of an unterminated line of the
 // file (ino, size now) past from; the zero lineScan when nothing.
-func (t *tailer) scan(path string, from int64, ino uint64, size int64) lineScan {
+func (t *Tailer) scan(path string, from int64, ino uint64, size int64) lineScan {
 	t.scanMu.Lock()
 	defer t.scanMu.Unlock()
 	sc, ok := t.scans[path]
@@ -400,7 +446,7 @@ func (t *tailer) scan(path string, from int64, ino uint64, size int64) lineScan 
 }
 
 // setScan remembers a read's unterminated long line of path (zero: none).
-func (t *tailer) setScan(path string, sc lineScan) {
+func (t *Tailer) setScan(path string, sc lineScan) {
 	t.scanMu.Lock()
 	defer t.scanMu.Unlock()
 	if sc.end == 0 {
@@ -414,7 +460,7 @@ func (t *tailer) setScan(path string, sc lineScan) {
 }
 
 // run reads the jobs, up to t.workers at a time.
-func (t *tailer) run(ctx context.Context, jobs []tailJob) {
+func (t *Tailer) run(ctx context.Context, jobs []tailJob) {
 	if len(jobs) == 0 {
 		return
 	}
@@ -445,9 +491,9 @@ type seenHead struct {
 }
 
 // resolve finds where a file the tailer has no entry for is read from.
-func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPoll bool, seen map[string]seenHead) *tailFile {
+func (t *Tailer) resolve(ctx context.Context, path string, st fileStat, firstPoll bool, seen map[string]seenHead) *tailFile {
 	f := &tailFile{}
-	if pos, ok := t.store.position(ctx, path); ok && (pos.Ino == 0 || st.ino == 0 || pos.Ino == st.ino) && pos.Offset <= st.size {
+	if pos, ok := t.store.Position(ctx, path); ok && (pos.Ino == 0 || st.ino == 0 || pos.Ino == st.ino) && pos.Offset <= st.size {
 		f.pos = filePosOf(pos)
 		f.pos.ino = st.ino
 		return f
@@ -471,7 +517,7 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 			// cut while the receiver was stopped), whose last offset parsed
 			// would drop this file's lines up to it.
 			f.pos.offset = st.size
-			t.store.adopt(ctx, path, "", sum, f.pos.tailPos())
+			t.store.Adopt(ctx, path, "", sum, f.pos.Pos())
 		}
 		return f
 	}
@@ -486,7 +532,7 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		// as its own.
 		t.logger.Debug("File is a copy of another; not read again", zap.String("path", path), zap.String("of", of))
 		f.pos.offset, f.pos.line = st.size, line
-		t.store.adopt(ctx, path, "", "", f.pos.tailPos())
+		t.store.Adopt(ctx, path, "", "", f.pos.Pos())
 		return f
 	}
 	if other, dup := seen[h.first]; dup && other.path != path {
@@ -496,11 +542,11 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 		return startAt("")
 	}
 	seen[h.first] = seenHead{path: path, head: h, size: st.size}
-	owner, ok := t.store.firstLineOwner(ctx, h.first)
+	owner, ok := t.store.FirstLineOwner(ctx, h.first)
 	if !ok || owner == path {
 		return startAt(h.first)
 	}
-	ownerPos, stored := t.store.position(ctx, owner)
+	ownerPos, stored := t.store.Position(ctx, owner)
 	if !stored || ownerPos.HeadLen == 0 || ownerPos.HeadLen > st.size {
 		return startAt("")
 	}
@@ -521,11 +567,11 @@ func (t *tailer) resolve(ctx context.Context, path string, st fileStat, firstPol
 	// (both as stored: they agree).
 	pos := ownerPos
 	if pos.Offset > st.size {
-		pos = tailPos{HeadLen: h.n, Head: hex.EncodeToString(h.sum[:])}
+		pos = Pos{HeadLen: h.n, Head: hex.EncodeToString(h.sum[:])}
 	}
 	pos.Ino = st.ino
 	t.logger.Debug("File was moved; reading on from its position", zap.String("path", path), zap.String("from", owner))
-	t.store.adopt(ctx, path, owner, h.first, pos)
+	t.store.Adopt(ctx, path, owner, h.first, pos)
 	f.pos = filePosOf(pos)
 	return f
 }
@@ -607,7 +653,7 @@ func (w headWriter) Write(p []byte) (int, error) {
 
 // read reads the complete lines of one file from its position on and hands
 // them to emit in batches.
-func (t *tailer) read(ctx context.Context, j tailJob) {
+func (t *Tailer) read(ctx context.Context, j tailJob) {
 	// The read slot is held for the whole read of the file, taken before
 	// anything is opened or allocated: a worker waiting for a slot holds no
 	// buffer. (Taken per batch, each of the up to max_concurrent_files/2
@@ -669,11 +715,11 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 					f.pos.headLen, f.pos.head = h.n, h.sum
 				}
 			}
-			batch := b.take(j.path, f.pos.tailPos(), b.batchLen(done))
+			batch := b.take(j.path, f.pos.Pos(), b.batchLen(done))
 			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
 			}
-			f.pos.offset, f.pos.line = batch.after.Offset, batch.after.Line
+			f.pos.offset, f.pos.line = batch.After.Offset, batch.After.Line
 			batches++
 		}
 		if done && len(b.lines) == 0 {
@@ -706,7 +752,7 @@ func (t *tailer) read(ctx context.Context, j tailJob) {
 }
 
 // acquire takes a read slot; false when ctx ended first.
-func (t *tailer) acquire(ctx context.Context) bool {
+func (t *Tailer) acquire(ctx context.Context) bool {
 	if t.slots == nil {
 		return true
 	}
@@ -718,7 +764,7 @@ func (t *tailer) acquire(ctx context.Context) bool {
 	}
 }
 
-func (t *tailer) release() {
+func (t *Tailer) release() {
 	if t.slots != nil {
 		<-t.slots
 	}
@@ -879,15 +925,15 @@ func (b *lineBatcher) batchLen(done bool) int {
 
 // take hands out the first n lines held as a batch; pos is the file's
 // position before them.
-func (b *lineBatcher) take(path string, pos tailPos, n int) tailBatch {
-	batch := tailBatch{
-		path:     path,
-		lines:    make([][]byte, n),
-		offsets:  make([]int64, n+1),
-		lastLine: pos.Line + int64(n),
-		after:    pos,
+func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
+	batch := Batch{
+		Path:     path,
+		Lines:    make([][]byte, n),
+		Offsets:  make([]int64, n+1),
+		LastLine: pos.Line + int64(n),
+		After:    pos,
 	}
-	batch.after.Offset, batch.after.Line = b.ends[n-1], batch.lastLine
+	batch.After.Offset, batch.After.Line = b.ends[n-1], batch.LastLine
 	// Each line gets memory of its own: a string a parser keeps from a line
 	// then holds that line alive, not the whole batch. (A long line has
 	// its own already.)
@@ -895,20 +941,20 @@ func (b *lineBatcher) take(path string, pos tailPos, n int) tailBatch {
 	for i, l := range b.lines[:n] {
 		switch {
 		case l.tooLong:
-			if batch.tooLong == nil {
-				batch.tooLong = make([]bool, n)
+			if batch.TooLong == nil {
+				batch.TooLong = make([]bool, n)
 			}
-			batch.tooLong[i] = true
+			batch.TooLong[i] = true
 		case l.own != nil:
-			batch.lines[i] = l.own
+			batch.Lines[i] = l.own
 		default:
-			batch.lines[i] = bytes.Clone(b.data[l.start:l.end])
+			batch.Lines[i] = bytes.Clone(b.data[l.start:l.end])
 			cut = l.end
 		}
 		b.held -= l.size()
 	}
-	batch.offsets[0] = b.start
-	copy(batch.offsets[1:], b.ends[:n])
+	batch.Offsets[0] = b.start
+	copy(batch.Offsets[1:], b.ends[:n])
 	// The lines left move to the front.
 	rest := copy(b.data, b.data[cut:])
 	b.data = b.data[:rest]
@@ -923,6 +969,16 @@ func (b *lineBatcher) take(path string, pos tailPos, n int) tailBatch {
 	clear(b.lines[k:])
 	b.lines = b.lines[:k]
 	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
-	b.start = batch.after.Offset
+	b.start = batch.After.Offset
 	return batch
+}
+
+// LineOffset is the byte offset where line i of a batch starts. The line and
+// its "\n" end at offsets[i+1]; offsets[i], the end of the previous token,
+// would be off after an over-long line, whose skipped tail it does not count.
+func LineOffset(offsets []int64, i, length int) int64 {
+	if i+1 < len(offsets) {
+		return offsets[i+1] - int64(length) - 1
+	}
+	return offsets[i]
 }
