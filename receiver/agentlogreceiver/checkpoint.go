@@ -46,8 +46,8 @@ import (
 // of its own, receiver_agentlog_<name>_positions). The storage keeps a value
 // with the few keys next to it in its order; a commit of one of those keys,
 // a small per-session state written after every delivery, would otherwise
-// rewrite megabytes each time (at 1 GB of history: gigabytes written, a
-// storage file five times its content).
+// rewrite megabytes each time (gigabytes written over a long history, and
+// a storage file several times its content).
 type checkpoints struct {
 	persister operator.Persister
 	// blobs holds the values written whole for the agent (see above).

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/textutil"
+
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 
 	"go.opentelemetry.io/collector/config/configretry"
@@ -196,7 +198,7 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 	for i := range d.events {
 		ev := &d.events[i]
 		if ev.Unparsed != "" {
-			e.bad(ctx, cmpOr(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
+			e.bad(ctx, textutil.FirstNonEmpty(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
 		}
 		if e.prepare(ev) {
 			if len(out) < i {
@@ -217,13 +219,6 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 		e.progress.Read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // encode makes the log records of events; with caughtUp the last record of

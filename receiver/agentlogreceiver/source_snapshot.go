@@ -18,8 +18,9 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
-// A snapshot source reads files an agent rewrites whole (Gemini CLI chats;
-// Amp threads next): they cannot be tailed by byte offset. Every
+// A snapshot source reads files an agent rewrites whole (Gemini CLI chats,
+// Amp threads, Copilot CLI's history files): they cannot be tailed by byte
+// offset. Every
 // poll_interval it matches the include patterns and re-reads a file when its
 // size or modification time changed; the agent's snapshotMapper maps what
 // of it was not emitted before. The watermark is per thread (a session, or

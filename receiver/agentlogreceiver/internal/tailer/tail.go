@@ -1,27 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
-
-import (
-	"bufio"
-	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"io"
-	"os"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"go.uber.org/zap"
-
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
-)
-
-// The tailer finds an agent's JSONL files and hands what was appended to
+// Package tailer finds an agent's JSONL files and hands what was appended to
 // them, line by line, to the source. It replaces a general log tailer
 // (contrib's fileconsumer) because of what agent logs are and are not:
 //
@@ -53,31 +33,21 @@ import (
 // to emit; emit returns once the lines are delivered and committed. A
 // batch emit refuses (the receiver is stopping) ends the file's read for
 // this poll without moving its position.
+package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 
-// tailBatchLines is the most lines handed to emit at once, tailBatchBytes
-// about the most bytes (a batch ends after the line that reaches it): a
-// batch's lines and the events made of them are in memory until the batch
-// is delivered, for every file read at once.
-const (
-	tailBatchLines = 100
-	tailBatchBytes = 256 << 10
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
-
-// tailSlotBatches is how many batches a file read delivers under one read
-// slot before it lets the other files waiting for one go first (about
-// 4 MB).
-const tailSlotBatches = 16
-
-// tailReadBuffer is the read buffer of one file read. A line longer than it
-// is not assembled from the buffer's chunks (append-doubling held up to five
-// times the line): its end is found first, reading on without keeping
-// anything, then the line is read again from its start, once, into memory
-// of its exact size — or, at max_log_size or more, not at all (see
-// lineBatcher.longLine).
-const tailReadBuffer = 64 * 1024
-
-// readers are the read buffers of file reads, reused.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, tailReadBuffer) }}
 
 // Batch is a batch of complete lines of one file. offsets[0] is the
 // file position before the first line, offsets[i+1] the position just
@@ -140,38 +110,7 @@ type tailFile struct {
 	seen uint64
 }
 
-// filePos is a Pos as the tailer keeps it for every file it watches:
-// the head's sha256 as its 32 bytes, not as 64 hex digits in a string of
-// its own (an allocation per file, a seventh of what the tailer kept of
-// one).
-type filePos struct {
-	offset, line int64
-	ino          uint64
-	headLen      int64 // 0: no head known
-	head         [sha256.Size]byte
-}
-
-// filePosOf is a stored position as the tailer keeps it. A head that is not
-// the hex of a sha256 (never written so) is taken as unknown.
-func filePosOf(p Pos) filePos {
-	fp := filePos{offset: p.Offset, line: p.Line, ino: p.Ino}
-	if p.HeadLen > 0 && hex.DecodedLen(len(p.Head)) == sha256.Size {
-		if _, err := hex.Decode(fp.head[:], []byte(p.Head)); err == nil {
-			fp.headLen = p.HeadLen
-		}
-	}
-	return fp
-}
-
-// Pos is the position as it is stored.
-func (p filePos) Pos() Pos {
-	tp := Pos{Offset: p.offset, Line: p.line, Ino: p.ino}
-	if p.headLen > 0 {
-		tp.HeadLen, tp.Head = p.headLen, hex.EncodeToString(p.head[:])
-	}
-	return tp
-}
-
+// Tailer reads one agent's appended files (see the package doc).
 type Tailer struct {
 	match      func() ([]string, error)
 	poll       time.Duration
@@ -425,40 +364,6 @@ func (t *Tailer) pollOnce(ctx context.Context) {
 	t.run(ctx, jobs)
 }
 
-// lineScan is how far a read looked for the end of an unterminated line
-// longer than the read buffer: the file (ino) has no "\n" from start, the
-// line's first byte, up to end.
-type lineScan struct {
-	start, end int64
-	ino        uint64
-}
-
-// scan returns what an earlier read found of an unterminated line of the
-// file (ino, size now) past from; the zero lineScan when nothing.
-func (t *Tailer) scan(path string, from int64, ino uint64, size int64) lineScan {
-	t.scanMu.Lock()
-	defer t.scanMu.Unlock()
-	sc, ok := t.scans[path]
-	if !ok || sc.start < from || sc.ino != ino || sc.end > size {
-		return lineScan{ino: ino}
-	}
-	return sc
-}
-
-// setScan remembers a read's unterminated long line of path (zero: none).
-func (t *Tailer) setScan(path string, sc lineScan) {
-	t.scanMu.Lock()
-	defer t.scanMu.Unlock()
-	if sc.end == 0 {
-		delete(t.scans, path)
-		return
-	}
-	if t.scans == nil {
-		t.scans = map[string]lineScan{}
-	}
-	t.scans[path] = sc
-}
-
 // run reads the jobs, up to t.workers at a time.
 func (t *Tailer) run(ctx context.Context, jobs []tailJob) {
 	if len(jobs) == 0 {
@@ -483,183 +388,13 @@ func (t *Tailer) run(ctx context.Context, jobs []tailJob) {
 	wg.Wait()
 }
 
-// seenHead is a file first seen in a poll, by its first line.
-type seenHead struct {
-	path string
-	head fileHead
-	size int64
-}
-
-// resolve finds where a file the tailer has no entry for is read from.
-func (t *Tailer) resolve(ctx context.Context, path string, st fileStat, firstPoll bool, seen map[string]seenHead) *tailFile {
-	f := &tailFile{}
-	if pos, ok := t.store.Position(ctx, path); ok && (pos.Ino == 0 || st.ino == 0 || pos.Ino == st.ino) && pos.Offset <= st.size {
-		f.pos = filePosOf(pos)
-		f.pos.ino = st.ino
-		return f
-	}
-	f.pos = filePos{ino: st.ino}
-	// startAt starts a file that is not another one moved or copied here:
-	// at its start, or at its end in the first poll with start_at: end.
-	// sum is its first line's when no other file is known by that line.
-	startAt := func(sum string) *tailFile {
-		if firstPoll && t.startAtEnd {
-			// Stored at once, not with the first batch: a restart before
-			// anything is appended would otherwise start at the end again,
-			// past what was appended while the receiver was stopped. (A
-			// write per file, at the first start only, as reading every
-			// file would do with start_at: beginning.) With the position
-			// goes the first-line index entry, which reading from the start
-			// would write: a move of the file (Codex archives its rollouts
-			// so) then reads on from the position instead of reading the
-			// whole file under its new path. The parser state starts fresh:
-			// one stored at this path is another file's (one replaced or
-			// cut while the receiver was stopped), whose last offset parsed
-			// would drop this file's lines up to it.
-			f.pos.offset = st.size
-			t.store.Adopt(ctx, path, "", sum, f.pos.Pos())
-		}
-		return f
-	}
-	h, ok := readHead(path, t.maxLogSize, t.headBytes)
-	if !ok {
-		return startAt("") // no complete first line yet: a new file
-	}
-	f.pos.headLen, f.pos.head = h.n, h.sum
-	copyOf := func(of string, line int64) *tailFile {
-		// The same content under two paths (a rollout in both of Codex's
-		// folders): read once. What is appended to this copy later is read
-		// as its own.
-		t.logger.Debug("File is a copy of another; not read again", zap.String("path", path), zap.String("of", of))
-		f.pos.offset, f.pos.line = st.size, line
-		t.store.Adopt(ctx, path, "", "", f.pos.Pos())
-		return f
-	}
-	if other, dup := seen[h.first]; dup && other.path != path {
-		if other.head == h && other.size == st.size {
-			return copyOf(other.path, 0) // met in this same poll
-		}
-		return startAt("")
-	}
-	seen[h.first] = seenHead{path: path, head: h, size: st.size}
-	owner, ok := t.store.FirstLineOwner(ctx, h.first)
-	if !ok || owner == path {
-		return startAt(h.first)
-	}
-	ownerPos, stored := t.store.Position(ctx, owner)
-	if !stored || ownerPos.HeadLen == 0 || ownerPos.HeadLen > st.size {
-		return startAt("")
-	}
-	if same, ok := readHead(path, t.maxLogSize, ownerPos.HeadLen); !ok || hex.EncodeToString(same.sum[:]) != ownerPos.Head {
-		return startAt("") // another file that starts with the same line
-	}
-	ownerSt, ownerExists := statFile(owner)
-	sameFile := ownerExists && st.ino != 0 && ownerSt.ino == st.ino && ownerSt.dev == st.dev
-	if ownerExists && !sameFile && (ownerPos.Ino == 0 || ownerSt.ino == ownerPos.Ino) {
-		if ownerSt.size == st.size {
-			return copyOf(owner, ownerPos.Line)
-		}
-		return startAt("") // both are there, and differ
-	}
-	// The file was moved here — or it is the same file, reached now by this
-	// path only (a hard link, a symlinked directory, the include patterns
-	// changed): it goes on from where it was read to, with its parser state
-	// (both as stored: they agree).
-	pos := ownerPos
-	if pos.Offset > st.size {
-		pos = Pos{HeadLen: h.n, Head: hex.EncodeToString(h.sum[:])}
-	}
-	pos.Ino = st.ino
-	t.logger.Debug("File was moved; reading on from its position", zap.String("path", path), zap.String("from", owner))
-	t.store.Adopt(ctx, path, owner, h.first, pos)
-	f.pos = filePosOf(pos)
-	return f
-}
-
-// fileHead identifies the start of a file: the hex sha256 of its first line
-// (without its "\n"; of its first max_log_size bytes when longer), and the
-// sha256 of its first n bytes.
-type fileHead struct {
-	first string
-	n     int64
-	sum   [sha256.Size]byte
-}
-
-// readHead reads the head of a file: its first line, which must be
-// complete, and its first min(size, limit) bytes.
-func readHead(path string, maxLogSize int, limit int64) (fileHead, bool) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return fileHead{}, false
-	}
-	defer fh.Close()
-	return headOf(fh, maxLogSize, limit)
-}
-
-// headReaders are headOf's read buffers, reused.
-var headReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16*1024) }}
-
-// headOf is readHead of a file's content from its start.
-func headOf(src io.Reader, maxLogSize int, limit int64) (fileHead, bool) {
-	first := sha256.New()
-	head := sha256.New()
-	var n int64
-	// The reader is reused: the first poll of a history reads the head of
-	// every file (25k at 2 GB), each read a buffer of garbage otherwise.
-	r := headReaders.Get().(*bufio.Reader)
-	r.Reset(io.TeeReader(io.LimitReader(src, 1<<62), headWriter{head, &n, limit}))
-	defer func() { r.Reset(nil); headReaders.Put(r) }()
-	taken := 0
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line := bytes.TrimSuffix(chunk, []byte{'\n'})
-		if taken < maxLogSize {
-			first.Write(line[:min(len(line), maxLogSize-taken)])
-		}
-		taken += len(line)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return fileHead{}, false
-		}
-	}
-	// The head may reach past the first line.
-	if n < limit {
-		if _, err := io.Copy(io.Discard, io.LimitReader(r, limit-n)); err != nil {
-			return fileHead{}, false
-		}
-	}
-	h := fileHead{first: hex.EncodeToString(first.Sum(nil)), n: n}
-	head.Sum(h.sum[:0])
-	return h, true
-}
-
-// headWriter hashes the first limit bytes written to it, counting them.
-type headWriter struct {
-	h     io.Writer
-	n     *int64
-	limit int64
-}
-
-func (w headWriter) Write(p []byte) (int, error) {
-	if room := w.limit - *w.n; room > 0 {
-		k := min(int64(len(p)), room)
-		w.h.Write(p[:k])
-		*w.n += k
-	}
-	return len(p), nil
-}
-
 // read reads the complete lines of one file from its position on and hands
 // them to emit in batches.
 func (t *Tailer) read(ctx context.Context, j tailJob) {
 	// The read slot is held for the whole read of the file, taken before
 	// anything is opened or allocated: a worker waiting for a slot holds no
-	// buffer. (Taken per batch, each of the up to max_concurrent_files/2
-	// workers of every agent held its read-ahead — up to two batches — while
-	// it waited: 8 MB of lines at the start of a 1 GB backfill, the
-	// collector's peak.)
+	// buffer (taken per batch, every waiting worker of every agent would
+	// hold its read-ahead, up to two batches).
 	if !t.acquire(ctx) {
 		return
 	}
@@ -768,217 +503,4 @@ func (t *Tailer) release() {
 	if t.slots != nil {
 		<-t.slots
 	}
-}
-
-// lineBatcher cuts a file's bytes into complete lines.
-type lineBatcher struct {
-	maxLogSize int
-	// offset is the file position after the last complete line read;
-	// start the position the lines not yet taken begin at; size the file's
-	// size when the read began (a hint for the buffer).
-	offset, start, size int64
-	// src is the file, read from again at the start of a line longer than
-	// the read buffer, and moved in (Seek) past what scan says was looked
-	// at already.
-	src lineSource
-	// scan is what is known of an unterminated long line (see lineScan):
-	// what an earlier read found, and what this one finds. ino is the
-	// file's.
-	scan  lineScan
-	data  []byte
-	lines []heldLine
-	ends  []int64 // file position after each line
-	held  int     // bytes of the lines held
-}
-
-// lineSource is a file as a lineBatcher reads it.
-type lineSource interface {
-	io.Reader
-	io.ReaderAt
-	io.Seeker
-}
-
-// heldLine is a complete line the batcher holds: data[start:end], or own (a
-// line longer than the read buffer, in memory of its own), or nothing (a
-// line of max_log_size bytes or more: tooLong).
-type heldLine struct {
-	start, end int
-	own        []byte
-	tooLong    bool
-}
-
-func (l heldLine) size() int {
-	if l.own != nil {
-		return len(l.own)
-	}
-	return l.end - l.start
-}
-
-// fill reads complete lines until it holds two batches (2×tailBatchLines
-// lines, or 2×tailBatchBytes); done reports that the file has no further
-// complete line (what is left is an unterminated line still being written,
-// or nothing).
-func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
-	for len(b.lines) < 2*tailBatchLines && b.held < 2*tailBatchBytes {
-		chunk, err := r.ReadSlice('\n')
-		switch {
-		case err == nil:
-			line := heldLine{tooLong: len(chunk)-1 >= b.maxLogSize}
-			if !line.tooLong {
-				if b.data == nil {
-					// One buffer for the file's read, as large as what the
-					// file has left (up to two batches), reused batch after
-					// batch.
-					b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
-				}
-				line.start = len(b.data)
-				b.data = append(b.data, chunk[:len(chunk)-1]...)
-				line.end = len(b.data)
-			}
-			b.add(line, int64(len(chunk)))
-		case errors.Is(err, bufio.ErrBufferFull):
-			if done, err := b.longLine(r, int64(len(chunk))); done || err != nil {
-				return true, err
-			}
-		case errors.Is(err, io.EOF):
-			// The line is not complete: it is read again, whole, once its
-			// "\n" is there.
-			return true, nil
-		default:
-			return true, err
-		}
-	}
-	return false, nil
-}
-
-// add holds a complete line of n bytes in the file ("\n" included).
-func (b *lineBatcher) add(l heldLine, n int64) {
-	b.offset += n
-	b.lines = append(b.lines, l)
-	b.ends = append(b.ends, b.offset)
-	b.held += l.size()
-}
-
-// longLine reads a line longer than the read buffer, of which r has handed
-// out the first got bytes. It looks for the line's end without keeping
-// what it reads (from where an earlier read stopped looking, when one
-// did), then reads the line, whole, into memory of its exact size — unless
-// it has max_log_size bytes or more: it is then held as too long, without
-// its bytes. r is left after the line's "\n". done: the line has no "\n"
-// yet; how far it was looked at is kept in scan.
-func (b *lineBatcher) longLine(r *bufio.Reader, got int64) (done bool, err error) {
-	start := b.offset
-	pos := start + got // where r is
-	if b.scan.start == start && b.scan.end > pos {
-		if _, err := b.src.Seek(b.scan.end, io.SeekStart); err != nil {
-			return true, err
-		}
-		r.Reset(b.src)
-		pos = b.scan.end
-	}
-	for {
-		chunk, err := r.ReadSlice('\n')
-		pos += int64(len(chunk))
-		if err == nil {
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		// No "\n" yet: the next read looks on from here.
-		b.scan.start, b.scan.end = start, pos
-		if errors.Is(err, io.EOF) {
-			return true, nil
-		}
-		return true, err
-	}
-	if b.scan.start == start {
-		b.scan.start, b.scan.end = 0, 0
-	}
-	line := heldLine{tooLong: pos-start-1 >= int64(b.maxLogSize)}
-	if !line.tooLong {
-		line.own = make([]byte, pos-start-1)
-		if _, err := b.src.ReadAt(line.own, start); err != nil {
-			return true, err
-		}
-	}
-	b.add(line, pos-start)
-	return false, nil
-}
-
-// batchLen is how many of the lines held make the next batch: all of them
-// at the end of the file's data (done), so that the last batch of a read is
-// never a short remainder — a handful of trailing records that map to no
-// event would carry no caught-up flag, and the connector would keep the
-// file's last turn open for turn_idle_timeout —, else one batch's worth.
-func (b *lineBatcher) batchLen(done bool) int {
-	if done {
-		return len(b.lines)
-	}
-	n, bytes := 0, 0
-	for n < len(b.lines) && n < tailBatchLines && bytes < tailBatchBytes {
-		bytes += b.lines[n].size()
-		n++
-	}
-	return max(n, 1)
-}
-
-// take hands out the first n lines held as a batch; pos is the file's
-// position before them.
-func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
-	batch := Batch{
-		Path:     path,
-		Lines:    make([][]byte, n),
-		Offsets:  make([]int64, n+1),
-		LastLine: pos.Line + int64(n),
-		After:    pos,
-	}
-	batch.After.Offset, batch.After.Line = b.ends[n-1], batch.LastLine
-	// Each line gets memory of its own: a string a parser keeps from a line
-	// then holds that line alive, not the whole batch. (A long line has
-	// its own already.)
-	cut := 0 // the lines taken's bytes in data
-	for i, l := range b.lines[:n] {
-		switch {
-		case l.tooLong:
-			if batch.TooLong == nil {
-				batch.TooLong = make([]bool, n)
-			}
-			batch.TooLong[i] = true
-		case l.own != nil:
-			batch.Lines[i] = l.own
-		default:
-			batch.Lines[i] = bytes.Clone(b.data[l.start:l.end])
-			cut = l.end
-		}
-		b.held -= l.size()
-	}
-	batch.Offsets[0] = b.start
-	copy(batch.Offsets[1:], b.ends[:n])
-	// The lines left move to the front.
-	rest := copy(b.data, b.data[cut:])
-	b.data = b.data[:rest]
-	clear(b.lines[:n]) // the long lines handed out are the batch's
-	k := copy(b.lines, b.lines[n:])
-	for i := range k {
-		if b.lines[i].own == nil && !b.lines[i].tooLong {
-			b.lines[i].start -= cut
-			b.lines[i].end -= cut
-		}
-	}
-	clear(b.lines[k:])
-	b.lines = b.lines[:k]
-	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
-	b.start = batch.After.Offset
-	return batch
-}
-
-// LineOffset is the byte offset where line i of a batch starts. The line and
-// its "\n" end at offsets[i+1]; offsets[i], the end of the previous token,
-// would be off after an over-long line, whose skipped tail it does not count.
-func LineOffset(offsets []int64, i, length int) int64 {
-	if i+1 < len(offsets) {
-		return offsets[i+1] - int64(length) - 1
-	}
-	return offsets[i]
 }
