@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 
 import (
 	"crypto/sha256"
@@ -11,27 +11,27 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// threadKey identifies one conversation thread: a session's main agent
+// ThreadKey identifies one conversation thread: a session's main agent
 // (Agent "") or one of its subagents (Agent = the vendor agent id).
-type threadKey struct {
+type ThreadKey struct {
 	Source  agentevent.Source `json:"source"`
 	Session string            `json:"session"`
 	Agent   string            `json:"agent,omitempty"`
 }
 
-// subagent reports whether the thread is a subagent's.
-func (k threadKey) subagent() bool { return k.Agent != "" }
+// Subagent reports whether the thread is a subagent's.
+func (k ThreadKey) Subagent() bool { return k.Agent != "" }
 
-// unitKey identifies what becomes one span subtree: a main-thread turn
+// UnitKey identifies what becomes one span subtree: a main-thread turn
 // (Prompt = the event id of its user_message) or the whole run of a
 // subagent thread (Prompt "").
-type unitKey struct {
-	Thread threadKey `json:"thread"`
+type UnitKey struct {
+	Thread ThreadKey `json:"thread"`
 	Prompt string    `json:"prompt,omitempty"`
 }
 
-// callKey identifies a tool call within a session.
-type callKey struct {
+// CallKey identifies a tool call within a session.
+type CallKey struct {
 	Source  agentevent.Source `json:"source"`
 	Session string            `json:"session"`
 	CallID  string            `json:"call_id"`
@@ -42,7 +42,7 @@ type callKey struct {
 // trace. Span ids hash the session, the thread and the span's own key (not
 // the trace id), so a subagent's spans keep their ids whichever trace they
 // end up in.
-func digest(kind string, th threadKey, key string) [32]byte {
+func digest(kind string, th ThreadKey, key string) [32]byte {
 	h := sha256.New()
 	for _, s := range []string{kind, string(th.Source), th.Session, th.Agent, key} {
 		h.Write([]byte(s))
@@ -71,30 +71,44 @@ func spanIDFrom(sum [32]byte) pcommon.SpanID {
 	return id
 }
 
-// turnTraceID is the trace of the turn opened by prompt in a main thread.
-func turnTraceID(th threadKey, prompt string) pcommon.TraceID {
+// TurnTraceID is the trace of the turn opened by prompt in a main thread.
+func TurnTraceID(th ThreadKey, prompt string) pcommon.TraceID {
 	return traceIDFrom(digest("turn", th, prompt))
 }
 
-// orphanTraceID is the trace of a subagent run whose spawning tool call
+// OrphanTraceID is the trace of a subagent run whose spawning tool call
 // never became known.
-func orphanTraceID(th threadKey) pcommon.TraceID {
+func OrphanTraceID(th ThreadKey) pcommon.TraceID {
 	return traceIDFrom(digest("subagent", th, ""))
 }
 
-// unitSpanID is the invoke_agent span of a unit: the turn root, or the
+// UnitSpanID is the invoke_agent span of a unit: the turn root, or the
 // subagent's span.
-func unitSpanID(k unitKey) pcommon.SpanID {
-	if k.Thread.subagent() {
+func UnitSpanID(k UnitKey) pcommon.SpanID {
+	if k.Thread.Subagent() {
 		return spanIDFrom(digest("invoke_agent", k.Thread, ""))
 	}
 	return spanIDFrom(digest("invoke_agent", k.Thread, k.Prompt))
 }
 
-func chatSpanID(th threadKey, responseKey string) pcommon.SpanID {
+// ChatSpanID is the chat span of a model response of a thread.
+func ChatSpanID(th ThreadKey, responseKey string) pcommon.SpanID {
 	return spanIDFrom(digest("chat", th, responseKey))
 }
 
-func toolSpanID(th threadKey, callID string) pcommon.SpanID {
+// ToolSpanID is the execute_tool span of a tool call of a thread.
+func ToolSpanID(th ThreadKey, callID string) pcommon.SpanID {
 	return spanIDFrom(digest("execute_tool", th, callID))
 }
+
+// SessKey identifies one session of one agent.
+type SessKey struct {
+	Source  agentevent.Source `json:"source"`
+	Session string            `json:"session"`
+}
+
+// Sess is the session of the thread.
+func (k ThreadKey) Sess() SessKey { return SessKey{Source: k.Source, Session: k.Session} }
+
+// Sess is the session of the call.
+func (k CallKey) Sess() SessKey { return SessKey{Source: k.Source, Session: k.Session} }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package finder
 
 import (
 	"os"
@@ -39,20 +39,20 @@ func matchTree(t *testing.T) string {
 	return home
 }
 
-// skipWithoutDirMatcher skips a test of the receiver's own directory
+// skipWithoutFinder skips a test of the receiver's own directory
 // matcher where the tailer does not use it.
-func skipWithoutDirMatcher(tb testing.TB) {
+func skipWithoutFinder(tb testing.TB) {
 	tb.Helper()
 	if runtime.GOOS == "windows" {
 		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
 	}
 }
 
-// TestDirMatcherMatchesAsTheGlob: the listing cache finds exactly the files
+// TestFinderMatchesAsTheGlob: the listing cache finds exactly the files
 // fileconsumer's matcher (doublestar's glob) finds, for the agents' kinds
 // of patterns, excludes and a symlinked directory included.
-func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
-	skipWithoutDirMatcher(t)
+func TestFinderMatchesAsTheGlob(t *testing.T) {
+	skipWithoutFinder(t)
 	home := matchTree(t)
 	j := func(p string) string { return filepath.Join(home, p) }
 	for _, tc := range []struct {
@@ -70,7 +70,7 @@ func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
 			fc, err := matcher.New(matcher.Criteria{Include: tc.include, Exclude: tc.exclude})
 			require.NoError(t, err)
 			want, _ := fc.MatchFiles()
-			match, err := newMatcher(tc.include, tc.exclude, 0)
+			match, err := NewMatcher(tc.include, tc.exclude, 0)
 			require.NoError(t, err)
 			for range 2 { // fresh, then from the kept listings
 				got, err := match()
@@ -83,24 +83,24 @@ func TestDirMatcherMatchesAsTheGlob(t *testing.T) {
 			}
 		})
 	}
-	_, err := newMatcher([]string{j("[")}, nil, 0)
+	_, err := NewMatcher([]string{j("[")}, nil, 0)
 	assert.Error(t, err, "a bad pattern fails at build")
 }
 
-// TestDirMatcherListsOnlyChangedDirectories: a directory whose modification
+// TestFinderListsOnlyChangedDirectories: a directory whose modification
 // time is as listed (and settled) is not read again; a file added to it, or
 // to a new directory, is found at the next match; a listing made right after
 // a change is not trusted (coarse timestamps).
-func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
+func TestFinderListsOnlyChangedDirectories(t *testing.T) {
 	home := matchTree(t)
 	pattern := filepath.Join(home, ".claude", "projects", "**", "*.jsonl")
-	skipWithoutDirMatcher(t)
-	m, err := newDirMatcher([]string{pattern}, nil)
+	skipWithoutFinder(t)
+	m, err := New([]string{pattern}, nil)
 	require.NoError(t, err)
 	// The listings are made a minute after now: settled, though settle()
 	// below moves the directories' change times to now.
 	m.now = func() time.Time { return time.Now().Add(time.Minute) }
-	match := m.match
+	match := m.Match
 	past := time.Now().Add(-time.Hour)
 	settle := func() {
 		require.NoError(t, filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
@@ -159,12 +159,12 @@ func TestDirMatcherListsOnlyChangedDirectories(t *testing.T) {
 	assert.NotContains(t, m.dirs, filepath.Join(home, ".claude", "projects", "-home-u-a"))
 }
 
-// TestDirMatcherSymlinkLoops: directories linked into themselves below a
+// TestFinderSymlinkLoops: directories linked into themselves below a
 // `**` (two loops, each doubling the paths at every level down to the
 // depth bound) are walked once: the walk does not enter a directory it is
 // already inside.
-func TestDirMatcherSymlinkLoops(t *testing.T) {
-	skipWithoutDirMatcher(t)
+func TestFinderSymlinkLoops(t *testing.T) {
+	skipWithoutFinder(t)
 	home := t.TempDir()
 	a := filepath.Join(home, "a")
 	writeFile(t, filepath.Join(a, "s.jsonl"), `{"x":1}`)
@@ -172,11 +172,11 @@ func TestDirMatcherSymlinkLoops(t *testing.T) {
 	require.NoError(t, os.Symlink(a, filepath.Join(a, "l1")))
 	require.NoError(t, os.Symlink(a, filepath.Join(a, "b", "l2")))
 	require.NoError(t, os.Symlink(home, filepath.Join(a, "b", "up")))
-	m, err := newDirMatcher([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
+	m, err := New([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
 	require.NoError(t, err)
 	done := make(chan []string, 1)
 	go func() {
-		got, _ := m.match()
+		got, _ := m.Match()
 		done <- got
 	}()
 	select {
@@ -187,29 +187,54 @@ func TestDirMatcherSymlinkLoops(t *testing.T) {
 	}
 }
 
-// TestDirMatcherSeesRestoredModificationTime: a directory whose
+// TestFinderSeesRestoredModificationTime: a directory whose
 // modification time was set back to the one listed after a file was added
 // (tar -p, rsync -a, cp -p) is listed again: its change time, which nobody
 // can set, moved.
-func TestDirMatcherSeesRestoredModificationTime(t *testing.T) {
-	skipWithoutDirMatcher(t)
+func TestFinderSeesRestoredModificationTime(t *testing.T) {
+	skipWithoutFinder(t)
 	home := t.TempDir()
 	dir := filepath.Join(home, "p")
 	writeFile(t, filepath.Join(dir, "s1.jsonl"), `{"x":1}`)
 	past := time.Now().Add(-time.Hour).Truncate(time.Second)
 	require.NoError(t, os.Chtimes(dir, past, past))
-	m, err := newDirMatcher([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
+	m, err := New([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
 	require.NoError(t, err)
 	// Listed more than listingSettle after the directory's times: trusted.
 	m.now = func() time.Time { return time.Now().Add(time.Minute) }
-	got, err := m.match()
+	got, err := m.Match()
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 
 	added := filepath.Join(dir, "s2.jsonl")
 	writeFile(t, added, `{"x":1}`)
 	require.NoError(t, os.Chtimes(dir, past, past))
-	got, err = m.match()
+	got, err = m.Match()
 	require.NoError(t, err)
 	assert.Contains(t, got, added, "the file added under a restored modification time is found")
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(data+"\n"), 0o600))
+}
+
+// TestFinderOfDirectories: a Finder of directories finds the directories
+// the patterns match (OpenCode's data directories), not the files.
+func TestFinderOfDirectories(t *testing.T) {
+	home := matchTree(t)
+	m, err := NewDirs([]string{
+		filepath.Join(home, ".claude", "projects", "*"),
+		filepath.Join(home, ".codex"),
+		filepath.Join(home, "absent"),
+	}, []string{filepath.Join(home, ".claude", "projects", "-home-u-b")})
+	require.NoError(t, err)
+	got, err := m.Match()
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		filepath.Join(home, ".claude", "projects", "-home-u-a"),
+		filepath.Join(home, ".claude", "projects", "-home-u-c"),
+		filepath.Join(home, ".codex"),
+	}, got)
 }

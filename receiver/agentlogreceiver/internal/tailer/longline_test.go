@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package tailer
 
 import (
 	"context"
@@ -22,12 +22,12 @@ type longSeen struct {
 	tooLong bool
 }
 
-func longRig(t *testing.T, dir string, maxLogSize int) (*tailer, func() []longSeen) {
+func longRig(t *testing.T, dir string, maxLogSize int) (*Tailer, func() []longSeen) {
 	var got []longSeen
-	tl := longLineTailer(t, dir, maxLogSize, func(b tailBatch) {
-		for i, l := range b.lines {
-			got = append(got, longSeen{string(l), b.lastLine - int64(len(b.lines)) + 1 + int64(i), b.offsets[i],
-				b.tooLong != nil && b.tooLong[i]})
+	tl := longLineTailer(t, dir, maxLogSize, func(b Batch) {
+		for i, l := range b.Lines {
+			got = append(got, longSeen{string(l), b.LastLine - int64(len(b.Lines)) + 1 + int64(i), b.Offsets[i],
+				b.TooLong != nil && b.TooLong[i]})
 		}
 	})
 	return tl, func() []longSeen { out := got; got = nil; return out }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package finder // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 
 import (
 	"os"
@@ -15,24 +15,28 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/matcher"
 )
 
-// The tailer matches its include patterns at every poll. A glob walks every
-// directory below the patterns' static part and lists it: on a 1 GB
-// history, three quarters of the idle receiver's CPU went to opening and
-// listing the same unchanged directories every second. dirMatcher keeps each
-// directory's listing between polls and lists a directory again only when
-// its modification time changed (an entry was added, removed or renamed),
-// or its change time or inode: a modification time can be set back (tar -p,
-// rsync -a restore it after adding files), a change time cannot, and
-// setting either moves it; a directory replaced by another has another
-// inode. A poll costs a stat per directory and none per unchanged listing. The
-// files it finds are those the glob finds (doublestar's PathMatch on the
-// same patterns, symlinked directories followed), sorted.
+// Package finder finds the files (or directories) an agent's include
+// patterns match, poll after poll, for every source of the agent_log
+// receiver: the tailer's JSONL files, the snapshot sources' rewritten files
+// and OpenCode's data directories.
+//
+// A glob walks every directory below a pattern's static part and lists it;
+// a user's history holds thousands of files in hundreds of directories,
+// matched every poll_interval. A Finder keeps each directory's listing
+// between polls and lists a directory again only when its modification
+// time changed (an entry was added, removed or renamed), or its change
+// time or inode: a modification time can be set back (tar -p, rsync -a
+// restore it after adding files), a change time cannot, and setting either
+// moves it; a directory replaced by another has another inode. A poll
+// costs a stat per directory and none per unchanged listing. What it finds
+// is what the glob finds (doublestar's PathMatch on the same patterns,
+// symlinked directories followed), sorted.
 //
 // A listing is trusted only when it was made at least listingSettle after
-// the directory's modification and change times: on a file system with coarse
-// timestamps, a change within the same tick as the one listed leaves the
-// time as it was, and a listing made that close to the change could miss
-// it.
+// the directory's modification and change times: on a file system with
+// coarse timestamps, a change within the same tick as the one listed
+// leaves the time as it was, and a listing made that close to the change
+// could miss it.
 const listingSettle = 2 * time.Second
 
 // maxWalkDepth bounds the walk below a pattern's base. A loop of symlinked
@@ -44,11 +48,16 @@ const listingSettle = 2 * time.Second
 // (onePathPerFile).
 const maxWalkDepth = 64
 
-type dirMatcher struct {
+// Finder is the listing cache over one agent's patterns. It is not safe for
+// concurrent use: one poll goroutine owns it.
+type Finder struct {
 	include, exclude []string
-	now              func() time.Time
-	dirs             map[string]*dirListing
-	walks            uint64
+	// dirs: the patterns match directories (OpenCode's data directories),
+	// not files.
+	wantDirs bool
+	now      func() time.Time
+	dirs     map[string]*dirListing
+	walks    uint64
 	// found is the number of files the last walk matched.
 	found int
 	// listed counts the directories read (tests).
@@ -60,20 +69,28 @@ type dirMatcher struct {
 // directory is listed: a file's path is then one string, shared by the
 // listing, every poll's matches and the tailer's entry of the file (a
 // string assigned shares its bytes; one joined again, per pattern or per
-// poll, is another copy). On a 1 GB history that was three copies of each
-// of 12.5k paths, kept, and a map of every path built at every poll.
+// poll, would be another copy of every path of the history).
 type dirListing struct {
-	id       fileID // the directory's device and inode
+	id       FileID // the directory's device and inode
 	mtime    int64
 	ctime    int64 // 0 where the platform has none
 	listedAt int64
 	files    []string // paths of the entries that are not directories
 	subdirs  []string // paths of the directories (symlinks to one included)
 	walk     uint64   // the last walk that visited it
-	// matched are, per pattern, the indexes in files of those it matches,
-	// kept with the listing (matching is a fifth of an idle poll
-	// otherwise).
+	// matched are, per pattern, the indexes in files (subdirs for a Finder
+	// of directories) of those it matches, kept with the listing: matching
+	// every name again at every poll would cost more than the stats.
 	matched []patternMatches
+}
+
+// candidates are the entries a Finder matches: the files, or the
+// directories.
+func (l *dirListing) candidates(dirs bool) []string {
+	if dirs {
+		return l.subdirs
+	}
+	return l.files
 }
 
 // patternMatches are the files of a listing one pattern matches.
@@ -82,43 +99,63 @@ type patternMatches struct {
 	files   []int32
 }
 
-// newMatcher is the tailer's matcher of one agent's patterns: the listing
-// cache, or fileconsumer's matcher on Windows (its globs are
-// case-insensitive there, which doublestar's PathMatch is not).
-func newMatcher(include, exclude []string, excludeOlderThan time.Duration) (func() ([]string, error), error) {
+// NewMatcher is the tailer's matcher of one agent's files: a Finder, or
+// fileconsumer's matcher on Windows (its globs are case-insensitive there,
+// which doublestar's PathMatch is not) and with exclude_older_than (which
+// needs every match's modification time, which that matcher reads; it is
+// also the setting that makes a walk cheap: a user who sets it has few
+// files).
+func NewMatcher(include, exclude []string, excludeOlderThan time.Duration) (func() ([]string, error), error) {
 	if runtime.GOOS == "windows" || excludeOlderThan > 0 {
-		// exclude_older_than needs every match's modification time, which
-		// the matcher reads; it is also the setting that makes the walk
-		// cheap (a user who sets it has few files).
 		m, err := matcher.New(matcher.Criteria{Include: include, Exclude: exclude, ExcludeOlderThan: excludeOlderThan})
 		if err != nil {
 			return nil, err
 		}
 		return m.MatchFiles, nil
 	}
-	m, err := newDirMatcher(include, exclude)
+	m, err := New(include, exclude)
 	if err != nil {
 		return nil, err
 	}
-	return m.match, nil
+	return m.Match, nil
 }
 
-// newDirMatcher is the listing cache over the patterns (not on Windows).
-func newDirMatcher(include, exclude []string) (*dirMatcher, error) {
+// New is a Finder of the files the patterns match.
+func New(include, exclude []string) (*Finder, error) {
 	for _, p := range append(slices.Clone(include), exclude...) {
 		if !doublestar.ValidatePathPattern(p) {
 			return nil, &patternError{p}
 		}
 	}
-	return &dirMatcher{include: include, exclude: exclude, now: time.Now, dirs: map[string]*dirListing{}}, nil
+	return &Finder{include: include, exclude: exclude, now: time.Now, dirs: map[string]*dirListing{}}, nil
+}
+
+// WithClock sets the clock listings are timed by (a benchmark takes them as
+// made long after the directories' last change).
+func (m *Finder) WithClock(now func() time.Time) *Finder {
+	m.now = now
+	return m
+}
+
+// Listed is the number of directory listings made so far.
+func (m *Finder) Listed() int { return m.listed }
+
+// NewDirs is a Finder of the directories the patterns match.
+func NewDirs(include, exclude []string) (*Finder, error) {
+	f, err := New(include, exclude)
+	if err != nil {
+		return nil, err
+	}
+	f.wantDirs = true
+	return f, nil
 }
 
 type patternError struct{ pattern string }
 
 func (e *patternError) Error() string { return "parse glob: bad pattern " + e.pattern }
 
-// match returns the files the patterns match now, sorted.
-func (m *dirMatcher) match() ([]string, error) {
+// Match returns the files (directories) the patterns match now, sorted.
+func (m *Finder) Match() ([]string, error) {
 	m.walks++
 	// Sized as the last poll's: the walk appends every match (the same file
 	// once per pattern that matches it), then sorts and drops the repeats
@@ -128,7 +165,7 @@ func (m *dirMatcher) match() ([]string, error) {
 		base, rest := doublestar.SplitPattern(filepath.ToSlash(pattern))
 		if rest == "" {
 			// No meta character: the pattern names one file.
-			if fi, err := os.Stat(pattern); err == nil && !fi.IsDir() && !m.excluded(pattern) {
+			if fi, err := os.Stat(pattern); err == nil && fi.IsDir() == m.wantDirs && !m.excluded(pattern) {
 				out = append(out, pattern)
 			}
 			continue
@@ -137,7 +174,7 @@ func (m *dirMatcher) match() ([]string, error) {
 		if !strings.Contains(rest, "**") {
 			depth = strings.Count(rest, "/")
 		}
-		out = m.walk(filepath.FromSlash(base), pattern, depth, out, map[fileID]struct{}{})
+		out = m.walk(filepath.FromSlash(base), pattern, depth, out, map[FileID]struct{}{})
 	}
 	for dir, l := range m.dirs {
 		if l.walk != m.walks {
@@ -153,12 +190,12 @@ func (m *dirMatcher) match() ([]string, error) {
 // walk appends to out the files below dir that pattern matches, depth
 // levels down at most; above are the directories the walk is inside (dir's
 // ancestors).
-func (m *dirMatcher) walk(dir, pattern string, depth int, out []string, above map[fileID]struct{}) []string {
+func (m *Finder) walk(dir, pattern string, depth int, out []string, above map[FileID]struct{}) []string {
 	l := m.list(dir)
 	if l == nil {
 		return out
 	}
-	if l.id != (fileID{}) {
+	if l.id != (FileID{}) {
 		if _, loop := above[l.id]; loop {
 			return out // a symlink back to a directory above: walked already
 		}
@@ -168,7 +205,7 @@ func (m *dirMatcher) walk(dir, pattern string, depth int, out []string, above ma
 	i := slices.IndexFunc(l.matched, func(pm patternMatches) bool { return pm.pattern == pattern })
 	if i < 0 {
 		pm := patternMatches{pattern: pattern}
-		for k, p := range l.files {
+		for k, p := range l.candidates(m.wantDirs) {
 			if ok, _ := doublestar.PathMatch(pattern, p); ok && !m.excluded(p) {
 				pm.files = append(pm.files, int32(k))
 			}
@@ -176,8 +213,9 @@ func (m *dirMatcher) walk(dir, pattern string, depth int, out []string, above ma
 		i = len(l.matched)
 		l.matched = append(l.matched, pm)
 	}
+	candidates := l.candidates(m.wantDirs)
 	for _, k := range l.matched[i].files {
-		out = append(out, l.files[k])
+		out = append(out, candidates[k])
 	}
 	if depth <= 0 {
 		return out
@@ -188,7 +226,7 @@ func (m *dirMatcher) walk(dir, pattern string, depth int, out []string, above ma
 	return out
 }
 
-func (m *dirMatcher) excluded(p string) bool {
+func (m *Finder) excluded(p string) bool {
 	for _, e := range m.exclude {
 		if ok, _ := doublestar.PathMatch(e, p); ok {
 			return true
@@ -200,13 +238,13 @@ func (m *dirMatcher) excluded(p string) bool {
 // list returns dir's listing: the kept one while the directory's
 // modification time, change time and inode are the ones listed (and the
 // listing settled), else a fresh one. nil: not a directory (any more).
-func (m *dirMatcher) list(dir string) *dirListing {
+func (m *Finder) list(dir string) *dirListing {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		delete(m.dirs, dir)
 		return nil
 	}
-	mtime, ctime, id := fi.ModTime().UnixNano(), ctimeOf(fi), fileIDOf(fi)
+	mtime, ctime, id := fi.ModTime().UnixNano(), ctimeOf(fi), IDOf(fi)
 	if l := m.dirs[dir]; l != nil && l.id == id && l.mtime == mtime && l.ctime == ctime &&
 		l.listedAt-max(l.mtime, l.ctime) >= int64(listingSettle) {
 		l.walk = m.walks

@@ -1,7 +1,9 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+// Package progress follows the history backfill of the agent_log receiver
+// per agent and reports it, in the log and as self-telemetry.
+package progress // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 
 import (
 	"context"
@@ -23,15 +25,15 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
-// progressInterval is how often the backfill's progress is logged while it runs.
-const progressInterval = 10 * time.Second
+// Interval is how often the backfill's progress is logged while it runs.
+const Interval = 10 * time.Second
 
-// progress follows the history backfill per agent and reports it, in the
-// log and as self-telemetry: what was found at start, how far reading is
+// Progress follows the history backfill per agent and reports it, in the
+// log and as self-telemetry: what was Found at start, how far reading is
 // (files and bytes, MB/s, time left) at a steady interval, and one summary
 // when an agent's history has been read (sessions, turns, tool calls, failed
 // tools, tokens, elapsed). The readers call found once per agent at start,
-// then for each batch of a file observe with its events and read with the
+// then for each batch of a file Observe with its events and Read with the
 // positions it spans (in that order: the batch that completes the history
 // is then in the summary).
 //
@@ -44,7 +46,7 @@ const progressInterval = 10 * time.Second
 // an agent is known to be done — for one that went quiet, when the quiet
 // is noticed, not when it last read: the all-agents line comes when the
 // last agent is done and must not claim less time than has passed.
-type progress struct {
+type Progress struct {
 	logger     *zap.Logger
 	telemetry  *metadata.TelemetryBuilder
 	now        func() time.Time
@@ -102,14 +104,14 @@ type fileProgress struct {
 	size, read int64
 }
 
-// newProgress follows a backfill read every pollInterval, whose rewritten
-// files are taken as final after settle.
-func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval, settle time.Duration) *progress {
-	return &progress{
+// New follows a backfill read every pollInterval, whose rewritten files
+// are taken as final after settle.
+func New(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval, settle time.Duration) *Progress {
+	return &Progress{
 		logger:     logger,
 		telemetry:  tb,
 		now:        time.Now,
-		interval:   progressInterval,
+		interval:   Interval,
 		quietAfter: max(10*pollInterval, settle+2*time.Second, 3*time.Second),
 		quietCheck: time.Second,
 		seed:       maphash.MakeSeed(),
@@ -118,12 +120,31 @@ func newProgress(logger *zap.Logger, tb *metadata.TelemetryBuilder, pollInterval
 	}
 }
 
-// found records the history an agent has to read: its files and their sizes
+// SetClock times the backfill by now from begin (the receiver's start: every
+// agent's backfill is timed from there), and logs its progress every
+// interval.
+func (p *Progress) SetClock(now func() time.Time, begin time.Time, interval time.Duration) {
+	p.now, p.begin, p.interval = now, begin, interval
+}
+
+// Done tells whether every agent found has read its history.
+func (p *Progress) Done() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.agents {
+		if a.doneAt.IsZero() {
+			return false
+		}
+	}
+	return len(p.agents) > 0
+}
+
+// Found records the history an agent has to read: its files and their sizes
 // now. An agent without history is done at once. A history whose reading is
 // not followed file by file (OpenCode's data directories: one database, or
 // a tree of many small files per session) is reported without a share done
 // or time left, and is done when it goes quiet.
-func (p *progress) found(ctx context.Context, agent string, h history) {
+func (p *Progress) Found(ctx context.Context, agent string, h History) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.begin.IsZero() {
@@ -160,14 +181,14 @@ func (p *progress) found(ctx context.Context, agent string, h history) {
 	if a.unmeasured {
 		unit = "file"
 	}
-	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, textutil.PluralGrouped(int64(a.filesFound), unit), formatBytes(a.bytesFound)),
+	p.logger.Info(fmt.Sprintf("%s: found %s (%s) of history to read", agent, textutil.PluralGrouped(int64(a.filesFound), unit), FormatBytes(a.bytesFound)),
 		zap.String("agent", agent), zap.Int("files", a.filesFound), zap.Int64("bytes", a.bytesFound))
 }
 
-// read records that path has been read from position from up to position to
+// Read records that path has been read from position from up to position to
 // (0, 0 for a source that does not read by position), and whether it has
 // been read to its end (caughtUp).
-func (p *progress) read(ctx context.Context, agent, path string, from, to int64, caughtUp bool) {
+func (p *Progress) Read(ctx context.Context, agent, path string, from, to int64, caughtUp bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a := p.agents[agent]
@@ -205,8 +226,8 @@ func (p *progress) read(ctx context.Context, agent, path string, from, to int64,
 	}
 }
 
-// observe counts what a batch of one agent's events holds.
-func (p *progress) observe(ctx context.Context, agent string, events []agentevent.Event) {
+// Observe counts what a batch of one agent's events holds.
+func (p *Progress) Observe(ctx context.Context, agent string, events []agentevent.Event) {
 	var turns, calls, fails, tokens int64
 	for i := range events {
 		ev := &events[i]
@@ -259,9 +280,9 @@ func (p *progress) observe(ctx context.Context, agent string, events []agenteven
 	}
 }
 
-// start logs the progress every interval until shutdown, and finishes the
+// Start logs the progress every interval until shutdown, and finishes the
 // agents gone quiet every quietCheck in between.
-func (p *progress) start() {
+func (p *Progress) Start() {
 	step := min(p.quietCheck, p.interval)
 	every := max(int(p.interval/step), 1) // ticks per progress line
 	p.wg.Add(1)
@@ -290,13 +311,13 @@ func (p *progress) start() {
 
 // finishQuiet finishes the agents that have gone quiet, without a progress
 // line. It reports whether every agent is done.
-func (p *progress) finishQuiet(ctx context.Context) (allDone bool) {
+func (p *Progress) finishQuiet(ctx context.Context) (allDone bool) {
 	return p.sweep(ctx, false)
 }
 
-// shutdown stops the logging, saying how far the history of each agent
+// Shutdown stops the logging, saying how far the history of each agent
 // still reading it got; safe to call more than once and before start.
-func (p *progress) shutdown() {
+func (p *Progress) Shutdown() {
 	p.mu.Lock()
 	select {
 	case <-p.stop:
@@ -315,7 +336,7 @@ func (p *progress) shutdown() {
 			}
 			done := a.bytesFound - a.remainingLocked()
 			p.logger.Info(fmt.Sprintf("%s: stopped with %s of %s of history read; the rest is read at the next start (with storage: from where it stopped)",
-				a.key, formatBytes(done), formatBytes(a.bytesFound)),
+				a.key, FormatBytes(done), FormatBytes(a.bytesFound)),
 				zap.String("agent", a.key), zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound))
 		}
 	}
@@ -326,14 +347,14 @@ func (p *progress) shutdown() {
 // tick logs one progress line per agent still reading its history, and
 // finishes the agents that have gone quiet. It reports whether every agent
 // is done (nothing more to report).
-func (p *progress) tick(ctx context.Context) (allDone bool) {
+func (p *Progress) tick(ctx context.Context) (allDone bool) {
 	return p.sweep(ctx, true)
 }
 
 // sweep finishes the agents that have gone quiet and, with logProgress, logs
 // a progress line for each agent still reading. It reports whether every
 // agent is done.
-func (p *progress) sweep(ctx context.Context, logProgress bool) (allDone bool) {
+func (p *Progress) sweep(ctx context.Context, logProgress bool) (allDone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -355,7 +376,7 @@ func (p *progress) sweep(ctx context.Context, logProgress bool) (allDone bool) {
 	return allDone
 }
 
-func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
+func (p *Progress) logProgressLocked(a *agentProgress, now time.Time) {
 	elapsed := now.Sub(a.start)
 	if a.unmeasured {
 		p.logger.Info(fmt.Sprintf("%s: reading, %s and %s so far", a.key, textutil.PluralGrouped(int64(len(a.sessions)), "session"), textutil.PluralGrouped(int64(int(a.turns)), "turn")),
@@ -375,10 +396,10 @@ func (p *progress) logProgressLocked(a *agentProgress, now time.Time) {
 	var leftDur time.Duration
 	if rate > 0 {
 		leftDur = time.Duration(float64(a.remainingLocked()) / rate * float64(time.Second))
-		left = "about " + formatDuration(leftDur)
+		left = "about " + FormatDuration(leftDur)
 	}
 	p.logger.Info(fmt.Sprintf("%s: %s/%s files, %s of %s (%.0f%%), %s/s, %s left",
-		a.key, textutil.Grouped(int64(a.filesRead)), textutil.Grouped(int64(a.filesFound)), formatBytes(done), formatBytes(a.bytesFound), pct, formatBytes(int64(rate)), left),
+		a.key, textutil.Grouped(int64(a.filesRead)), textutil.Grouped(int64(a.filesFound)), FormatBytes(done), FormatBytes(a.bytesFound), pct, FormatBytes(int64(rate)), left),
 		zap.String("agent", a.key), zap.Int("files_read", a.filesRead), zap.Int("files", a.filesFound),
 		zap.Int64("bytes_read", done), zap.Int64("bytes", a.bytesFound),
 		zap.Float64("mb_per_s", rate/1e6), zap.Duration("eta", leftDur))
@@ -395,7 +416,7 @@ func (a *agentProgress) remainingLocked() int64 {
 
 // finishLocked logs an agent's summary once, and the all-agents summary once
 // every agent is done.
-func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.Time) {
+func (p *Progress) finishLocked(ctx context.Context, a *agentProgress, at time.Time) {
 	if !a.doneAt.IsZero() {
 		return
 	}
@@ -410,7 +431,7 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 	p.telemetry.AgentLogBackfillSessions.Record(ctx, int64(sessions), a.attr)
 	if a.filesFound > 0 {
 		p.logger.Info(fmt.Sprintf("%s: history read in %s: %s, %s, %s (%s failed), %s tokens",
-			a.key, formatDuration(elapsed), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(a.turns)), "turn"),
+			a.key, FormatDuration(elapsed), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(a.turns)), "turn"),
 			textutil.PluralGrouped(int64(int(a.toolCalls)), "tool call"), textutil.Grouped(a.toolFails), textutil.Grouped(a.tokens)),
 			zap.String("agent", a.key), zap.Int("sessions", sessions), zap.Int64("turns", a.turns),
 			zap.Int64("tool_calls", a.toolCalls), zap.Int64("tool_calls_failed", a.toolFails),
@@ -425,7 +446,7 @@ func (p *progress) finishLocked(ctx context.Context, a *agentProgress, at time.T
 
 // logTotalLocked logs, once every agent is done, one line for the whole
 // history when more than one agent had any.
-func (p *progress) logTotalLocked() {
+func (p *Progress) logTotalLocked() {
 	if p.total {
 		return
 	}
@@ -458,15 +479,15 @@ func (p *progress) logTotalLocked() {
 		return
 	}
 	p.logger.Info(fmt.Sprintf("History of %d agents read in %s: %s, %s, %s (%s failed), %s tokens",
-		withHistory, formatDuration(last.Sub(p.begin)), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(turns)), "turn"),
+		withHistory, FormatDuration(last.Sub(p.begin)), textutil.PluralGrouped(int64(sessions), "session"), textutil.PluralGrouped(int64(int(turns)), "turn"),
 		textutil.PluralGrouped(int64(int(calls)), "tool call"), textutil.Grouped(fails), textutil.Grouped(tokens)),
 		zap.Int("agents", withHistory), zap.Int("files", files), zap.Int("sessions", sessions), zap.Int64("turns", turns),
 		zap.Int64("tool_calls", calls), zap.Int64("tool_calls_failed", fails), zap.Int64("tokens", tokens),
 		zap.Duration("elapsed", last.Sub(p.begin)))
 }
 
-// history is what an agent has to read at start.
-type history struct {
+// History is what an agent has to read at start.
+type History struct {
 	sizes      map[string]int64 // file → size
 	unmeasured bool             // read as a whole (see found)
 	// files and bytes count an unmeasured history found without keeping
@@ -475,14 +496,17 @@ type history struct {
 	bytes int64
 }
 
-// historyOf finds an agent's history: the files its patterns match now, with
-// their sizes; OpenCode's data directories are reported as unmeasured.
-func historyOf(kind sourceKind, include, exclude []string) history {
-	if kind == sourceOpenCode {
-		files, bytes := treeTotals(include)
-		return history{files: files, bytes: bytes, unmeasured: true}
-	}
-	return history{sizes: historySizes(include, exclude)}
+// FileHistory is the history of an agent whose patterns match its files:
+// the files they match now (as the tailer matches them), with their sizes.
+func FileHistory(include, exclude []string) History {
+	return History{sizes: historySizes(include, exclude)}
+}
+
+// TreeHistory is the history of an agent whose patterns name directories
+// (OpenCode's data directories), reported as unmeasured.
+func TreeHistory(dirs []string) History {
+	files, bytes := treeTotals(dirs)
+	return History{files: files, bytes: bytes, unmeasured: true}
 }
 
 // historySizes finds an agent's history: the files its patterns match now
@@ -521,8 +545,8 @@ func treeTotals(dirs []string) (files int, bytes int64) {
 	return files, bytes
 }
 
-// formatBytes writes a size in decimal units: 812.0 MB.
-func formatBytes(n int64) string {
+// FormatBytes writes a size in decimal units: 812.0 MB.
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1e9:
 		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
@@ -534,8 +558,8 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// formatDuration rounds a duration for people: 1m05s, 4.2s, 120ms.
-func formatDuration(d time.Duration) string {
+// FormatDuration rounds a duration for people: 1m05s, 4.2s, 120ms.
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= time.Minute:
 		return d.Round(time.Second).String()

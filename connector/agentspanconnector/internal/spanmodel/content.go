@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 
 import (
 	"encoding/json"
@@ -22,9 +22,9 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// messagePart is one part of a GenAI semconv message
+// MessagePart is one part of a GenAI semconv message
 // (gen_ai.input.messages / gen_ai.output.messages JSON schema).
-type messagePart struct {
+type MessagePart struct {
 	Type      string `json:"type"`
 	Content   string `json:"content,omitempty"`
 	ID        string `json:"id,omitempty"`
@@ -32,9 +32,10 @@ type messagePart struct {
 	Arguments any    `json:"arguments,omitempty"`
 }
 
-type message struct {
+// Message is one GenAI semconv message: a role and its parts.
+type Message struct {
 	Role         string        `json:"role"`
-	Parts        []messagePart `json:"parts"`
+	Parts        []MessagePart `json:"parts"`
 	FinishReason string        `json:"finish_reason,omitempty"`
 }
 
@@ -61,7 +62,7 @@ func arguments(s string) any {
 	return s
 }
 
-func messagesJSON(msgs []message) string {
+func messagesJSON(msgs []Message) string {
 	b, err := json.Marshal(msgs)
 	if err != nil {
 		return ""

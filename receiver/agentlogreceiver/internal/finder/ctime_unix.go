@@ -1,9 +1,9 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-//go:build darwin || freebsd || netbsd
+//go:build unix && !darwin && !freebsd && !netbsd
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package finder // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // it moves whenever the modification time is set back.
 func ctimeOf(fi os.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int64(st.Ctimespec.Sec)*1e9 + int64(st.Ctimespec.Nsec) //nolint:unconvert // not int64 everywhere
+		return int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec) //nolint:unconvert // not int64 everywhere
 	}
 	return 0
 }

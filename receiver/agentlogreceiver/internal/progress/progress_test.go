@@ -1,15 +1,21 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package progress
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +49,7 @@ func messages(logs *observer.ObservedLogs) []string {
 	return out
 }
 
-func newTestProgress(t *testing.T) (*progress, *stepClock, *observer.ObservedLogs, *componenttest.Telemetry) {
+func newTestProgress(t *testing.T) (*Progress, *stepClock, *observer.ObservedLogs, *componenttest.Telemetry) {
 	t.Helper()
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -51,7 +57,7 @@ func newTestProgress(t *testing.T) (*progress, *stepClock, *observer.ObservedLog
 	require.NoError(t, err)
 	core, logs := observer.New(zapcore.InfoLevel)
 	clock := newStepClock()
-	p := newProgress(zap.New(core), tb, 200*time.Millisecond, 0)
+	p := New(zap.New(core), tb, 200*time.Millisecond, 0)
 	p.now = clock.now
 	return p, clock, logs, tel
 }
@@ -97,8 +103,7 @@ func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
 func TestProgressOnClaudeTestdata(t *testing.T) {
 	p, clock, logs, tel := newTestProgress(t)
 	ctx := context.Background()
-	a := agents[0]
-	require.Equal(t, "claude_code", a.key)
+	a := struct{ key string }{"claude_code"}
 
 	goldens, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "claude_code", "*", "events.yaml"))
 	require.NoError(t, err)
@@ -122,19 +127,19 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	require.Positive(t, want.fails, "the testdata holds failed tool calls")
 	require.Positive(t, want.tokens)
 
-	p.found(ctx, a.key, history{sizes: sizes})
-	assert.Equal(t, []string{fmt.Sprintf("claude_code: found %d session files (%s) of history to read", len(files), formatBytes(total))}, messages(logs))
+	p.Found(ctx, a.key, History{sizes: sizes})
+	assert.Equal(t, []string{fmt.Sprintf("claude_code: found %d session files (%s) of history to read", len(files), FormatBytes(total))}, messages(logs))
 
 	// Read the first half of the files, 2s apart each, then look at the progress line.
 	half := len(files) / 2
 	var doneBytes int64
 	readFile := func(f string) {
-		evs := parseDirect(t, a, f)
+		evs := parseClaudeCode(t, f)
 		mid := len(evs) / 2
-		p.observe(ctx, a.key, evs[:mid])
-		p.read(ctx, a.key, f, 0, sizes[f]/2, false)
-		p.observe(ctx, a.key, evs[mid:])
-		p.read(ctx, a.key, f, sizes[f]/2, sizes[f], false)
+		p.Observe(ctx, a.key, evs[:mid])
+		p.Read(ctx, a.key, f, 0, sizes[f]/2, false)
+		p.Observe(ctx, a.key, evs[mid:])
+		p.Read(ctx, a.key, f, sizes[f]/2, sizes[f], false)
 		doneBytes += sizes[f]
 	}
 	for _, f := range files[:half] {
@@ -149,8 +154,8 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	line := logs.TakeAll()
 	require.Len(t, line, 1)
 	assert.Equal(t, fmt.Sprintf("claude_code: %s/%s files, %s of %s (%.0f%%), %s/s, about %s left",
-		textutil.Grouped(int64(half)), textutil.Grouped(int64(len(files))), formatBytes(doneBytes), formatBytes(total), 100*float64(doneBytes)/float64(total),
-		formatBytes(int64(rate)), formatDuration(left)), line[0].Message)
+		textutil.Grouped(int64(half)), textutil.Grouped(int64(len(files))), FormatBytes(doneBytes), FormatBytes(total), 100*float64(doneBytes)/float64(total),
+		FormatBytes(int64(rate)), FormatDuration(left)), line[0].Message)
 	assert.Equal(t, int64(half), line[0].ContextMap()["files_read"])
 
 	for _, f := range files[half:] {
@@ -161,7 +166,7 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	require.Len(t, summary, 1, "one summary line when the last file is read: %v", summary)
 	took := elapsed + time.Duration(len(files)-half)*time.Second
 	assert.Equal(t, fmt.Sprintf("claude_code: history read in %s: %s, %s, %s (%s failed), %s tokens",
-		formatDuration(took), textutil.PluralGrouped(int64(len(want.sessions)), "session"), textutil.PluralGrouped(int64(int(want.turns)), "turn"),
+		FormatDuration(took), textutil.PluralGrouped(int64(len(want.sessions)), "session"), textutil.PluralGrouped(int64(int(want.turns)), "turn"),
 		textutil.PluralGrouped(int64(int(want.calls)), "tool call"), textutil.Grouped(want.fails), textutil.Grouped(want.tokens)), summary[0].Message)
 	fields := summary[0].ContextMap()
 	assert.Equal(t, want.turns, fields["turns"])
@@ -191,10 +196,10 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 func TestProgressResumedAndQuiet(t *testing.T) {
 	p, clock, logs, tel := newTestProgress(t)
 	ctx := context.Background()
-	p.found(ctx, "codex", history{sizes: map[string]int64{"/h/a.jsonl": 1000, "/h/b.jsonl": 3000}})
-	p.found(ctx, "pi", history{sizes: map[string]int64{"/h/p.jsonl": 500}})
-	p.found(ctx, "gemini", history{})
-	p.found(ctx, "opencode", history{unmeasured: true})
+	p.Found(ctx, "codex", History{sizes: map[string]int64{"/h/a.jsonl": 1000, "/h/b.jsonl": 3000}})
+	p.Found(ctx, "pi", History{sizes: map[string]int64{"/h/p.jsonl": 500}})
+	p.Found(ctx, "gemini", History{})
+	p.Found(ctx, "opencode", History{unmeasured: true})
 	assert.Equal(t, []string{
 		"codex: found 2 session files (4.0 kB) of history to read",
 		"pi: found 1 session file (500 B) of history to read",
@@ -202,9 +207,9 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 	logs.TakeAll()
 
 	clock.advance(time.Second)
-	p.read(ctx, "codex", "/h/b.jsonl", 2000, 3000, true) // resumed at 2000
-	p.read(ctx, "codex", "/h/new.jsonl", 0, 10, true)    // created after the start: live, not history
-	p.read(ctx, "pi", "/h/p.jsonl", 0, 500, false)
+	p.Read(ctx, "codex", "/h/b.jsonl", 2000, 3000, true) // resumed at 2000
+	p.Read(ctx, "codex", "/h/new.jsonl", 0, 10, true)    // created after the start: live, not history
+	p.Read(ctx, "pi", "/h/p.jsonl", 0, 500, false)
 	pi := logs.TakeAll()
 	require.Len(t, pi, 1)
 	assert.Equal(t, "pi: history read in 1s: 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", pi[0].Message)
@@ -219,7 +224,7 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 	assert.True(t, p.tick(ctx))
 	done := logs.TakeAll()
 	require.Len(t, done, 2)
-	took := formatDuration(time.Second + p.quietAfter)
+	took := FormatDuration(time.Second + p.quietAfter)
 	assert.Equal(t, "codex: history read in "+took+": 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[0].Message,
 		"done when its quiet is noticed, timed from the start")
 	assert.Equal(t, "History of 2 agents read in "+took+": 0 sessions, 0 turns, 0 tool calls (0 failed), 0 tokens", done[1].Message,
@@ -234,126 +239,121 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 func TestProgressUnmeasured(t *testing.T) {
 	p, clock, logs, _ := newTestProgress(t)
 	ctx := context.Background()
-	p.found(ctx, "opencode", history{sizes: map[string]int64{"/d/opencode.db": 4_000_000, "/d/opencode.db-wal": 1000}, unmeasured: true})
+	p.Found(ctx, "opencode", History{sizes: map[string]int64{"/d/opencode.db": 4_000_000, "/d/opencode.db-wal": 1000}, unmeasured: true})
 	assert.Equal(t, []string{"opencode: found 2 files (4.0 MB) of history to read"}, messages(logs))
 	logs.TakeAll()
 	clock.advance(time.Second)
-	p.observe(ctx, "opencode", []agentevent.Event{
+	p.Observe(ctx, "opencode", []agentevent.Event{
 		{SessionID: "ses_1", Type: agentevent.TypeUserMessage},
 		{SessionID: "ses_1", Type: agentevent.TypeToolCall},
 		{SessionID: "ses_2", Type: agentevent.TypeUserMessage, TokensTotal: agentevent.Int(1200)},
 	})
-	p.read(ctx, "opencode", "/d/opencode.db", 0, 0, true)
+	p.Read(ctx, "opencode", "/d/opencode.db", 0, 0, true)
 	assert.False(t, p.tick(ctx))
 	assert.Equal(t, []string{"opencode: reading, 2 sessions and 2 turns so far"}, messages(logs))
 	logs.TakeAll()
 	clock.advance(p.quietAfter)
 	assert.True(t, p.tick(ctx))
-	assert.Equal(t, []string{"opencode: history read in " + formatDuration(time.Second+p.quietAfter) + ": 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
+	assert.Equal(t, []string{"opencode: history read in " + FormatDuration(time.Second+p.quietAfter) + ": 2 sessions, 2 turns, 1 tool call (0 failed), 1,200 tokens"}, messages(logs))
 }
 
 // Stopped mid-backfill: one line says how far it got, and nothing follows.
 func TestProgressShutdownMidBackfill(t *testing.T) {
 	p, clock, logs, _ := newTestProgress(t)
 	ctx := context.Background()
-	p.found(ctx, "claude_code", history{sizes: map[string]int64{"/h/a.jsonl": 3_000_000, "/h/b.jsonl": 1_000_000}})
+	p.Found(ctx, "claude_code", History{sizes: map[string]int64{"/h/a.jsonl": 3_000_000, "/h/b.jsonl": 1_000_000}})
 	clock.advance(time.Second)
-	p.read(ctx, "claude_code", "/h/a.jsonl", 0, 3_000_000, true)
+	p.Read(ctx, "claude_code", "/h/a.jsonl", 0, 3_000_000, true)
 	logs.TakeAll()
-	p.shutdown()
+	p.Shutdown()
 	assert.Equal(t, []string{"claude_code: stopped with 3.0 MB of 4.0 MB of history read; the rest is read at the next start (with storage: from where it stopped)"},
 		messages(logs))
 	logs.TakeAll()
-	p.shutdown()
+	p.Shutdown()
 	assert.True(t, p.tick(ctx))
 	assert.Empty(t, logs.TakeAll())
 }
 
 func TestProgressStartAndShutdown(t *testing.T) {
-	p, _, _, _ := newTestProgress(t)
-	p.shutdown() // before start
-	p, _, _, _ = newTestProgress(t)
+	p, _, logs, _ := newTestProgress(t)
+	p.Shutdown() // before Start
+	assert.Zero(t, logs.Len(), "nothing found, nothing to report")
+	select {
+	case <-p.stop:
+	default:
+		t.Fatal("Shutdown before Start stops the progress")
+	}
+
+	p, _, logs, _ = newTestProgress(t)
 	p.interval = time.Millisecond
-	p.start()
-	p.shutdown()
-	p.shutdown()
+	p.Found(context.Background(), "claude_code", History{sizes: map[string]int64{"/h/s.jsonl": 10}})
+	p.Start()
+	p.Shutdown()
+	p.Shutdown()
+	assert.Equal(t, 1, logs.FilterMessageSnippet("claude_code: stopped with 0 B of 10 B of history read").Len(),
+		"the stop line is logged once, however often Shutdown is called: %v", messages(logs))
 }
 
 func TestFormatting(t *testing.T) {
 	assert.Equal(t, "1,234,567", textutil.Grouped(1234567))
 	assert.Equal(t, "999", textutil.Grouped(999))
-	assert.Equal(t, "812.0 MB", formatBytes(812_000_000))
-	assert.Equal(t, "1.5 GB", formatBytes(1_500_000_000))
-	assert.Equal(t, "512 B", formatBytes(512))
-	assert.Equal(t, "1m5s", formatDuration(65*time.Second+200*time.Millisecond))
-	assert.Equal(t, "4.2s", formatDuration(4230*time.Millisecond))
+	assert.Equal(t, "812.0 MB", FormatBytes(812_000_000))
+	assert.Equal(t, "1.5 GB", FormatBytes(1_500_000_000))
+	assert.Equal(t, "512 B", FormatBytes(512))
+	assert.Equal(t, "1m5s", FormatDuration(65*time.Second+200*time.Millisecond))
+	assert.Equal(t, "4.2s", FormatDuration(4230*time.Millisecond))
 	assert.Equal(t, "1 turn", textutil.PluralGrouped(int64(1), "turn"))
 	assert.Equal(t, "2,000 turns", textutil.PluralGrouped(int64(2000), "turn"))
 }
 
-// TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in
-// place, and checks the lines a user sees: what was found at start, and the summary once the
-// history is read, with the figures the golden events give.
-func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
-	root := filepath.Join(repoRoot(t), "testdata", "claude_code")
-	goldens, err := filepath.Glob(filepath.Join(root, "*", "events.yaml"))
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
 	require.NoError(t, err)
-	want := figuresFromGoldens(t, goldens...)
-	files := jsonlFiles(t, root)
-	var total int64
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		require.NoError(t, err)
-		total += fi.Size()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test directory")
+		dir = parent
 	}
-
-	cfg := testConfig(root)
-	h := newHarness(t, cfg, nil)
-	h.start()
-	const summary = "claude_code: history read in"
-	require.Eventually(t, func() bool { return h.logs.FilterMessageSnippet(summary).Len() == 1 }, 30*time.Second, 10*time.Millisecond,
-		"waiting for the summary line")
-
-	found := h.logs.FilterMessageSnippet("claude_code: found").All()
-	require.Len(t, found, 1)
-	assert.Equal(t, fmt.Sprintf("claude_code: found %d session files (%s) of history to read", len(files), formatBytes(total)), found[0].Message)
-	assert.Equal(t, total, found[0].ContextMap()["bytes"])
-
-	line := h.logs.FilterMessageSnippet(summary).All()[0]
-	assert.Regexp(t, fmt.Sprintf(`^claude_code: history read in \S+: %s, %s, %s \(%s failed\), %s tokens$`,
-		textutil.PluralGrouped(int64(len(want.sessions)), "session"), textutil.PluralGrouped(int64(int(want.turns)), "turn"), textutil.PluralGrouped(int64(int(want.calls)), "tool call"),
-		textutil.Grouped(want.fails), textutil.Grouped(want.tokens)), line.Message)
-	fields := line.ContextMap()
-	assert.Equal(t, int64(len(want.sessions)), fields["sessions"])
-	assert.Equal(t, want.turns, fields["turns"])
-	assert.Equal(t, want.calls, fields["tool_calls"])
-	assert.Equal(t, want.fails, fields["tool_calls_failed"])
-	assert.Equal(t, want.tokens, fields["tokens"])
-	assert.Equal(t, total, fields["bytes_read"])
 }
 
-// With start_at: end there is no history to follow: no progress lines, but what is read live is
-// counted.
-func TestReceiverCountsLiveWithoutBackfill(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "live.jsonl")
-	writeFile(t, path, userLine("u0", "s-live", "before the start: not read"))
-	cfg := testConfig(dir)
-	cfg.StartAt = StartAtEnd
-	h := newHarness(t, cfg, nil)
-	h.start()
-	// Lines appended before the first poll count as the end the reading starts at: append
-	// until one is read.
-	n := 0
-	require.Eventually(t, func() bool {
-		n++
-		appendFile(t, path, userLine(fmt.Sprintf("u%d", n), "s-live", "hello")+"\n")
-		return len(h.eventsOf(path)) > 0
-	}, 20*time.Second, 50*time.Millisecond)
-	h.barrier(dir) // every line appended has been read (the barrier's prompt is a turn too)
-	evs := h.events()
-	assert.Zero(t, h.logs.FilterMessageSnippet("of history to read").Len())
-	assert.Zero(t, h.logs.FilterMessageSnippet("history read in").Len())
-	metadatatest.AssertEqualAgentLogTurns(t, h.tel, []metricdata.DataPoint[int64]{{Attributes: agentAttr("claude_code"), Value: int64(len(evs))}},
-		metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+// jsonlFiles lists the .jsonl files below dir, sorted.
+func jsonlFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	}))
+	sort.Strings(files)
+	return files
+}
+
+// parseClaudeCode runs Claude Code's parser over a file's complete lines in
+// order, flushed at the end of its data, as the receiver reads it.
+func parseClaudeCode(t *testing.T, path string) []agentevent.Event {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	p := claudecode.NewParser(path)
+	var out []agentevent.Event
+	var offset, lineNo int64
+	for {
+		i := bytes.IndexByte(data[offset:], '\n')
+		if i < 0 {
+			if offset == int64(len(data)) {
+				out = append(out, p.Flush()...)
+			}
+			return out
+		}
+		lineNo++
+		out = append(out, p.Parse(data[offset:offset+int64(i)], lineNo, offset)...)
+		offset += int64(i) + 1
+	}
 }

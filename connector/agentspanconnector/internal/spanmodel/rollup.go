@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 
 import (
 	"bytes"
@@ -23,17 +23,17 @@ import (
 
 // Rollup attribute keys on invoke_agent spans (beyond those in mapping.go).
 const (
-	attrTurnLinesAdded   = "agent.turn.lines_added"
-	attrTurnLinesRemoved = "agent.turn.lines_removed"
-	attrTurnFiles        = "agent.turn.files"
-	attrTurnCommands     = "agent.turn.commands"
-	attrTurnCommandsRun  = "agent.turn.commands_run"
-	attrTurnTests        = "agent.turn.tests"
-	attrTurnTestsRun     = "agent.turn.tests_run"
-	attrTurnTestsPassed  = "agent.turn.tests_passed"
-	attrTurnDuration     = "agent.turn.duration_ms"
-	attrTurnErrors       = "agent.turn.errors"
-	attrTurnPreviousID   = "agent.turn.previous_id"
+	AttrTurnLinesAdded   = "agent.turn.lines_added"
+	AttrTurnLinesRemoved = "agent.turn.lines_removed"
+	AttrTurnFiles        = "agent.turn.files"
+	AttrTurnCommands     = "agent.turn.commands"
+	AttrTurnCommandsRun  = "agent.turn.commands_run"
+	AttrTurnTests        = "agent.turn.tests"
+	AttrTurnTestsRun     = "agent.turn.tests_run"
+	AttrTurnTestsPassed  = "agent.turn.tests_passed"
+	AttrTurnDuration     = "agent.turn.duration_ms"
+	AttrTurnErrors       = "agent.turn.errors"
+	AttrTurnPreviousID   = "agent.turn.previous_id"
 )
 
 // Facts the vendor parsers put on events (Event.Attributes); the rollup is
@@ -58,7 +58,7 @@ const (
 // the user declined it, or a permission was missing. Such a command was not
 // executed and is left out of agent.turn.commands.
 const (
-	errorTypeRejected         = "rejected"
+	ErrorTypeRejected         = "rejected"
 	errorTypePermissionDenied = "permission_denied"
 )
 
@@ -131,7 +131,7 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 	case res != nil:
 		at = res.Timestamp
 	}
-	declined := errType == errorTypeRejected || errType == errorTypePermissionDenied
+	declined := errType == ErrorTypeRejected || errType == errorTypePermissionDenied
 	cmd, isCommand := attrs[agentevent.AttrToolCommand].(string)
 	if isCommand && !declined {
 		r.commands = append(r.commands, commandRun{at: at, command: cmd, exit: exit})
@@ -297,27 +297,27 @@ func timestamp(t time.Time) *string {
 // putRollup writes the rollup attributes of an invoke_agent span.
 func putRollup(a pcommon.Map, r *rollup, start, end time.Time, prevPrompt string) {
 	f := r.facts()
-	a.PutInt(attrTurnModelCalls, r.modelCalls)
-	a.PutInt(attrTurnToolCalls, r.toolCalls)
-	a.PutInt(attrTurnToolErrors, r.toolErrors)
-	a.PutInt(attrTurnErrors, r.toolErrors+r.apiErrors)
-	a.PutInt(attrTurnFilesChanged, int64(len(f.files)))
-	a.PutInt(attrTurnLinesAdded, f.linesAdded)
-	a.PutInt(attrTurnLinesRemoved, f.linesRemoved)
-	a.PutStr(attrTurnFiles, listJSON(f.files))
-	a.PutInt(attrTurnCommandsRun, int64(len(f.commands)))
-	a.PutStr(attrTurnCommands, listJSON(f.commands))
-	a.PutInt(attrTurnTestsRun, f.testsRun)
-	a.PutInt(attrTurnTestsPassed, f.testsPassed)
-	a.PutStr(attrTurnTests, listJSON(f.tests))
-	a.PutInt(attrTurnSubagents, r.subagents)
-	a.PutInt(attrTurnDuration, maxTime(start, end).Sub(start).Milliseconds())
+	a.PutInt(AttrTurnModelCalls, r.modelCalls)
+	a.PutInt(AttrTurnToolCalls, r.toolCalls)
+	a.PutInt(AttrTurnToolErrors, r.toolErrors)
+	a.PutInt(AttrTurnErrors, r.toolErrors+r.apiErrors)
+	a.PutInt(AttrTurnFilesChanged, int64(len(f.files)))
+	a.PutInt(AttrTurnLinesAdded, f.linesAdded)
+	a.PutInt(AttrTurnLinesRemoved, f.linesRemoved)
+	a.PutStr(AttrTurnFiles, listJSON(f.files))
+	a.PutInt(AttrTurnCommandsRun, int64(len(f.commands)))
+	a.PutStr(AttrTurnCommands, listJSON(f.commands))
+	a.PutInt(AttrTurnTestsRun, f.testsRun)
+	a.PutInt(AttrTurnTestsPassed, f.testsPassed)
+	a.PutStr(AttrTurnTests, listJSON(f.tests))
+	a.PutInt(AttrTurnSubagents, r.subagents)
+	a.PutInt(AttrTurnDuration, maxTime(start, end).Sub(start).Milliseconds())
 	r.usage.put(a, attrTurnUsagePrefix)
 	if r.hasCost {
 		a.PutDouble(attrTurnUsagePrefix+"cost_usd", r.costUSD)
 	}
-	a.PutStr(attrTurnSummary, summary(f))
-	putStr(a, attrTurnPreviousID, prevPrompt)
+	a.PutStr(AttrTurnSummary, summary(f))
+	putStr(a, AttrTurnPreviousID, prevPrompt)
 }
 
 // listJSON encodes a list attribute. Commands are shown as written: no

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package tailer
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"go.uber.org/zap"
 )
 
@@ -21,16 +20,11 @@ const longLineSize = 64 << 20
 
 // longLineTailer is a tailer over dir's *.jsonl files (with maxLogSize),
 // whose emit hands each batch's lines to got.
-func longLineTailer(tb testing.TB, dir string, maxLogSize int, got func(tailBatch)) *tailer {
+func longLineTailer(tb testing.TB, dir string, maxLogSize int, got func(Batch)) *Tailer {
 	tb.Helper()
-	cfg := testConfig(dir)
-	cfg.MaxLogSize = helper.ByteSize(maxLogSize)
-	tl, err := newJSONLTailer(cfg, &cfg.ClaudeCode, cfg.ClaudeCode.Include, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	tl := testTailer(tb, dir, maxLogSize)
 	tl.store, tl.logger = newMemTailStore(), zap.NewNop()
-	tl.emit = func(_ context.Context, b tailBatch) error {
+	tl.emit = func(_ context.Context, b Batch) error {
 		got(b)
 		return nil
 	}
@@ -58,7 +52,7 @@ func BenchmarkTailLongLineUnterminated(b *testing.B) {
 	path := filepath.Join(dir, "s.jsonl")
 	writeLongLine(b, path, longLineSize, false)
 	lines := 0
-	tl := longLineTailer(b, dir, defaultMaxLogSize, func(bt tailBatch) { lines += len(bt.lines) })
+	tl := longLineTailer(b, dir, 256<<20 /* max_log_size's default */, func(bt Batch) { lines += len(bt.Lines) })
 	tl.pollOnce(context.Background()) // the first sight of the file
 	more := bytes.Repeat([]byte("x"), 4096)
 	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -87,7 +81,7 @@ func BenchmarkTailLongLineUnterminated(b *testing.B) {
 // the tailer allocates to hand out the long line (the line itself is
 // 64 MiB).
 func BenchmarkTailLongLineComplete(b *testing.B) {
-	benchLongLineRead(b, defaultMaxLogSize, longLineSize)
+	benchLongLineRead(b, 256<<20 /* max_log_size's default */, longLineSize)
 }
 
 // BenchmarkTailLineTooLong: the same file with max_log_size 16 MiB: the long
@@ -106,7 +100,7 @@ func benchLongLineRead(b *testing.B, maxLogSize, wantLen int) {
 	for range b.N {
 		b.StopTimer()
 		var got [][]byte
-		tl := longLineTailer(b, dir, maxLogSize, func(bt tailBatch) { got = append(got, bt.lines...) })
+		tl := longLineTailer(b, dir, maxLogSize, func(bt Batch) { got = append(got, bt.Lines...) })
 		b.StartTimer()
 		tl.pollOnce(context.Background())
 		b.StopTimer()
