@@ -1,6 +1,7 @@
 # agentotel — build, run and test the otelcol-agentotel collector.
 #   make run    build the collector and run it on your agent logs (config/default.yaml)
 #   make test   every test: unit, golden, corpus (ccusage), restart, end-to-end through Jaeger, brief fuzzing
+#   make bench  the side-by-side benchmark; writes docs/benchmark.md (BENCH_BASELINE=<bench build> to compare)
 #   make check  the fidelity table (tokens three ways against ccusage, statuses, duplicates, orphans)
 #               over ../shared/fixtures; `make check HOME_DIR=~` over your own history (read only)
 #   make chaos  the fault-injection suite (tests/faults) with at least 100 kills per scenario
@@ -25,8 +26,10 @@ export AGENTOTEL_OUT_DIR ?= $(CURDIR)/_out
 export OTLP_ENDPOINT ?= 127.0.0.1:4317
 GO_SOURCES := $(shell find . -name '*.go' -not -path './_build/*' -not -path './internal/tools/*') go.mod go.sum
 CONFIG ?= config/default.yaml
-# make bench: size of the generated history (MB); BENCH_OUT: where the JSON report goes.
+# make bench: size of the generated history (MB); BENCH_OUT: where the JSON report goes;
+# BENCH_BASELINE: a bench build of another checkout to run beside this one (unset: none).
 BENCH_CORPUS_MB ?= 1024
+BENCH_BASELINE ?=
 BENCH_COLLECTOR := _build/bench/otelcol-agentotel-bench
 # How long each fuzz target runs: briefly in `make test`, longer in `make fuzz` (a duration or a
 # count of inputs, e.g. 1000000x). `make test` gives a count: with a duration, Go 1.26's fuzz
@@ -115,7 +118,8 @@ lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run $(LINT_PKGS)
 
 # Jaeger built from source: offline, API only. The source build has no UI embedded (its page at
-# :16686 is a placeholder); for the UI run Jaeger's official image or release archive (README).
+# :16686 is a placeholder); for the UI run Jaeger's official image or release archive
+# (docs/recipes/jaeger-tempo.md).
 jaeger:
 	@bin=$$(scripts/ensure-jaeger.sh) && \
 		echo "Jaeger (built from source) on 127.0.0.1: API http://127.0.0.1:16686/api/services, OTLP 127.0.0.1:4317 (gRPC) and :4318 (HTTP)." && \
@@ -123,13 +127,18 @@ jaeger:
 		echo "  docker run --rm -p 127.0.0.1:16686:16686 -p 127.0.0.1:4317:4317 -p 127.0.0.1:4318:4318 jaegertracing/jaeger:2.13.0" && \
 		exec $$bin --config config/jaeger-server.yaml
 
-# The side-by-side benchmark (README "Benchmark"): a history of BENCH_CORPUS_MB made from the
-# shared fixtures, read end to end, events only, by contrib's file_log, by ccusage and by the
-# decode floor, and the memory growth from a quarter of that history to all of it (median of
-# BENCH_GROWTH_RUNS runs, 3 by default); prints the tables and writes them as JSON. The micro-benchmarks of the mapping path
-# (BenchmarkParse*, for pprof) run with `go test -bench Parse ./tests/bench/`.
+# The side-by-side benchmark: a history of BENCH_CORPUS_MB made from the shared fixtures, read end
+# to end, events only, by contrib's file_log, by ccusage and by the decode floor; the memory growth
+# from a quarter of that history to all of it (median of BENCH_GROWTH_RUNS runs, 3 by default); the
+# live latency. Prints the tables, writes them to docs/benchmark.md (BENCH_DOC=none leaves it as it
+# is) and as JSON to _build/bench/. BENCH_BASELINE=<path> (a bench build of another checkout, e.g.
+# main's _build/bench/otelcol-agentotel-bench from `make bench-collector` there) also runs the end to
+# end and events-only readers with it, in the same run, as rows labelled baseline. The
+# micro-benchmarks of the mapping path (BenchmarkParse*, for pprof) run with
+# `go test -bench Parse ./tests/bench/`.
 bench: $(BENCH_COLLECTOR)
 	AGENTOTEL_BENCH_CORPUS_MB=$(BENCH_CORPUS_MB) AGENTOTEL_BENCH_COLLECTOR=$(CURDIR)/$(BENCH_COLLECTOR) \
+		AGENTOTEL_BENCH_BASELINE=$(if $(BENCH_BASELINE),$(abspath $(BENCH_BASELINE))) \
 		go test -run '^$$' -bench '^BenchmarkSideBySide$$' -benchtime 1x -count 1 -timeout 120m ./tests/bench/
 
 bench-collector: $(BENCH_COLLECTOR)

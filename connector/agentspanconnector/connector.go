@@ -23,6 +23,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
@@ -76,7 +77,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Traces) (*a
 		next:      next,
 		telemetry: tb,
 		now:       time.Now,
-		asm:       newAssembler(cfg.TurnIdleTimeout, mapOptions{includeContent: cfg.IncludeContent, maxContentLength: cfg.MaxContentLength}),
+		asm:       newAssembler(cfg.TurnIdleTimeout, spanmodel.MapOptions{IncludeContent: cfg.IncludeContent, MaxContentLength: cfg.MaxContentLength}),
 		warned:    map[string]bool{},
 	}
 	c.asm.maxOpenTool = cfg.MaxOpenToolDuration
@@ -210,7 +211,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		case lateResult:
 			late = append(late, h.ev)
 		}
-		c.asm.noteRead(sessKey{h.ev.Source, agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
+		c.asm.noteRead(sessKey{Source: h.ev.Source, Session: agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
 	}
 	if err := c.asm.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))

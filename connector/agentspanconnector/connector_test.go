@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
@@ -63,7 +65,7 @@ func TestShutdownWithoutStorageFlushesOpenTurnsInProgress(t *testing.T) {
 	require.NoError(t, h.c.Shutdown(context.Background()))
 	spans := h.spans()
 	require.Len(t, spans, 3)
-	assert.Equal(t, statusInProgress, attr(one(t, spans, "invoke_agent claude-code"), attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
 	assert.Equal(t, "in_progress", attr(one(t, spans, "execute_tool Bash"), "agent.tool.status"))
 }
 
@@ -132,20 +134,20 @@ func TestRestartWithStorage(t *testing.T) {
 		assert.Equal(t, 1, n, "span %s emitted %d times", k, n)
 	}
 	require.Len(t, traces, 3, "one trace per turn")
-	turn2 := traces[turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
+	turn2 := traces[spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
 	var names []string
 	for _, sp := range turn2 {
 		names = append(names, sp.Name())
 	}
 	assert.ElementsMatch(t, []string{"invoke_agent claude-code", "chat claude-opus-4-7", "chat claude-opus-4-7", "execute_tool Bash"}, names)
 	root := one(t, turn2, "invoke_agent claude-code")
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	assert.Equal(t, ts(13), root.EndTimestamp())
 	tool := one(t, turn2, "execute_tool Bash")
 	assert.Equal(t, "success", attr(tool, "agent.tool.status"))
 	assert.Equal(t, ts(12), tool.EndTimestamp())
 	require.Equal(t, 1, root.Links().Len(), "the link to turn 1 survived the restart")
-	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
 }
 
 // TestStateRoundTrip saves every change of a pass and reads the sessions
@@ -161,7 +163,7 @@ func TestStateRoundTrip(t *testing.T) {
 	defer client.Close(ctx)
 	noBad := func(key string, err error) { t.Errorf("unreadable %s: %v", key, err) }
 
-	a := newAssembler(time.Minute, mapOptions{})
+	a := newAssembler(time.Minute, spanmodel.MapOptions{})
 	require.NoError(t, a.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	s := newSession("s1")
 	x := s.subagent("ag", "Explore")
@@ -185,7 +187,7 @@ func TestStateRoundTrip(t *testing.T) {
 	require.NoError(t, client.Batch(ctx, ops...))
 	a.committed()
 
-	r := newAssembler(time.Minute, mapOptions{})
+	r := newAssembler(time.Minute, spanmodel.MapOptions{})
 	require.NoError(t, r.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	require.Len(t, r.units, len(a.units), "the active sessions are read back at start")
 	for k, u := range a.units {
@@ -195,7 +197,7 @@ func TestStateRoundTrip(t *testing.T) {
 	assert.Equal(t, a.links, r.links)
 	assert.Equal(t, a.calls, r.calls)
 	assert.NotEmpty(t, r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
-	for _, sk := range []sessKey{{agentevent.SourceClaudeCode, "s1"}, {agentevent.SourceClaudeCode, "s2"}} {
+	for _, sk := range []sessKey{{Source: agentevent.SourceClaudeCode, Session: "s1"}, {Source: agentevent.SourceClaudeCode, Session: "s2"}} {
 		want, err := a.record(sk)
 		require.NoError(t, err)
 		got, err := r.record(sk)
@@ -205,7 +207,7 @@ func TestStateRoundTrip(t *testing.T) {
 	main := r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
 	m, ok := main.closedFor("p1")
 	require.True(t, ok, "the emitted turn left its marker")
-	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
 	assert.Equal(t, int64(3), main.closedSeq)
 }
 
@@ -216,23 +218,21 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	require.NoError(t, client.Set(context.Background(), keyIndex,
-		storagecodec.Encode([]byte(`{"version":2,"sessions":[{"source":"claude_code","session":"s1"},{"source":"claude_code","session":"s2"}]}`))))
-	// A compressed record whose CRC fails and one that is not JSON are as
-	// unreadable as any other damaged record. The first is a real record
-	// with one bit of a literal flipped: it still decompresses, to valid
-	// JSON (zq7x → zq7y), which only the CRC tells.
-	rec := storagecodec.Encode([]byte(`{"version":2,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`))
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, stateVersion)
+	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), storagecodec.Encode([]byte(index))))
+	// A compressed record whose CRC fails is as unreadable as any other
+	// damaged record: a real record with one bit of a literal flipped
+	// still decompresses, to valid JSON (zq7x → zq7y), which only the CRC
+	// tells. The anchors are a value of this storage format that is not
+	// their JSON.
+	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, stateVersion)))
 	require.Equal(t, byte(1), rec[1], "compressed")
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), rec))
+	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sk), rec))
 	require.NoError(t, client.Set(context.Background(), keyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
-	// A record of another storage format (here: JSON stored as it is) is
-	// read as missing, with one warning for the whole storage.
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s2"}),
-		[]byte(`{"version":2,"threads":[]}`)))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -241,8 +241,34 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
 	}
-	assert.ElementsMatch(t, []string{sessionStorageKey(sessKey{agentevent.SourceClaudeCode, "s1"}), keyAnchors}, unreadable)
-	assert.Equal(t, 1, logs.FilterMessageSnippet("another storage format").Len(), "one warning for the records of another format")
+	assert.ElementsMatch(t, []string{sessionStorageKey(sk), keyAnchors}, unreadable)
+	s := newSession("s1")
+	h.history()
+	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
+	assert.Len(t, h.spans(), 2, "the session starts afresh")
+	require.NoError(t, h.c.Shutdown(context.Background()))
+}
+
+// TestStateOfAnotherFormatReadsAsMissing: a value that is not of the
+// storage format (internal/storagecodec) reads as missing, with one
+// warning naming the storage, and the connector starts that state afresh.
+func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
+	id := storagetest.NewStorageID("state")
+	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())
+	h := newHarness(t, func(c *Config) { c.Storage = &id })
+	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
+	require.NoError(t, err)
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Close(context.Background()))
+	core, logs := observer.New(zapcore.WarnLevel)
+	h.c.set.Logger = zap.New(core)
+	require.NoError(t, h.c.Start(context.Background(), host))
+	assert.Empty(t, logs.FilterMessageSnippet("cannot read").All(), "not unreadable: missing")
+	warned := logs.FilterMessageSnippet("another storage format").All()
+	require.Len(t, warned, 1, "one warning")
+	assert.Equal(t, id.String(), warned[0].ContextMap()["storage"])
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
@@ -260,7 +286,7 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	h.setNow(4 * time.Second) // live: the turns are fresh
 	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()

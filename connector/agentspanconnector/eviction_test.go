@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -227,22 +228,21 @@ func markFileEnds(ld plog.Logs) plog.Logs {
 	return ld
 }
 
-// TestSavedCallsReadInBothForms: a session record's tool calls are written
-// compactly (the session's agent and id left out) and read back whole, and
-// a record written by an earlier version (calls as objects) still reads.
-func TestSavedCallsReadInBothForms(t *testing.T) {
-	sk := sessKey{agentevent.SourceClaudeCode, "s1"}
+// TestSavedCallsAreCompact: a session record's tool calls are written
+// compactly (the session's agent and id left out) and read back whole.
+func TestSavedCallsAreCompact(t *testing.T) {
+	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	main := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session}, Prompt: "p1"}
 	sub := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session, Agent: "ag1"}}
 	calls := map[callKey]callRef{
-		{sk.Source, sk.Session, "t1"}: {Unit: main, SubagentType: "Explore"},
-		{sk.Source, sk.Session, "t2"}: {Unit: main},
-		{sk.Source, sk.Session, "t3"}: {Unit: sub},
+		{Source: sk.Source, Session: sk.Session, CallID: "t1"}: {Unit: main, SubagentType: "Explore"},
+		{Source: sk.Source, Session: sk.Session, CallID: "t2"}: {Unit: main},
+		{Source: sk.Source, Session: sk.Session, CallID: "t3"}: {Unit: sub},
 	}
 	load := func(b []byte) map[callKey]callRef {
 		var rec sessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
-		a := newAssembler(time.Minute, mapOptions{})
+		a := newAssembler(time.Minute, spanmodel.MapOptions{})
 		a.sessions[sk] = newSessIndex()
 		require.NoError(t, a.apply(sk, &rec))
 		return a.calls
@@ -255,11 +255,6 @@ func TestSavedCallsReadInBothForms(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `"s1"`, "the session id is the record's")
 	assert.Equal(t, calls, load(b))
-
-	old := `{"version":2,"calls":[{"call":{"source":"claude_code","session":"s1","call_id":"t1"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"},"subagent_type":"Explore"}},` +
-		`{"call":{"source":"claude_code","session":"s1","call_id":"t2"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1"},"prompt":"p1"}}},` +
-		`{"call":{"source":"claude_code","session":"s1","call_id":"t3"},"ref":{"unit":{"thread":{"source":"claude_code","session":"s1","agent":"ag1"}}}}]}`
-	assert.Equal(t, calls, load([]byte(old)))
 }
 
 // TestKeptStringsDoNotPinRecords: the strings the connector keeps of an

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
@@ -111,7 +112,7 @@ func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
 			}
 			for _, r := range roots(whole) {
 				if id, _ := attr(r, agentevent.AttrEventID).(string); ended[id] {
-					assert.NotEqual(t, statusAbandoned, attr(r, attrTurnStatus), "turn %s has the vendor's end marker", id)
+					assert.NotEqual(t, spanmodel.StatusAbandoned, attr(r, spanmodel.AttrTurnStatus), "turn %s has the vendor's end marker", id)
 				}
 			}
 		})

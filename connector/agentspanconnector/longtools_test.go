@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadatatest"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -53,7 +54,7 @@ func TestLongBashCallStaysInItsTurn(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1, "one turn, one root")
 	root := roots(spans)[0]
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	tool := one(t, spans, "execute_tool Bash")
 	assert.Equal(t, "success", attr(tool, agentevent.AttrToolStatus))
 	assert.Equal(t, ts(361), tool.EndTimestamp())
@@ -86,7 +87,7 @@ func TestFortyMinuteSubagentStaysInItsTurn(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1, "one turn, one root: the subagent did not go out as its own trace")
 	root := roots(spans)[0]
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	agent := one(t, spans, "execute_tool Agent")
 	sub := one(t, spans, "invoke_agent general-purpose")
 	assert.Equal(t, agent.SpanID(), sub.ParentSpanID())
@@ -119,8 +120,8 @@ func TestResultAfterMaxOpenToolDurationIsCountedNotEmitted(t *testing.T) {
 	l.at(3700)
 	spans := h.spans()
 	require.Len(t, roots(spans), 1)
-	assert.Equal(t, statusAbandoned, attr(roots(spans)[0], attrTurnStatus))
-	assert.Equal(t, statusInProgress, attr(one(t, spans, "execute_tool Bash"), agentevent.AttrToolStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(spans)[0], spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "execute_tool Bash"), agentevent.AttrToolStatus))
 
 	l.at(3800, s.result("r1", "toolu_1", "Bash", 3800))
 	assert.Len(t, h.spans(), len(spans), "the late result makes no span")
@@ -141,7 +142,7 @@ func TestHistoryTurnWaitsForTheRestOfItsFile(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1)
 	root := roots(spans)[0]
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	assert.Equal(t, ts(3), root.EndTimestamp())
 	assert.Len(t, spans, 4)
 }
@@ -156,9 +157,9 @@ func endMarker(v string) mod {
 // said abandoned (the last tool output unanswered).
 func TestVendorEndMarkerDecidesStatusAndClosing(t *testing.T) {
 	for _, tc := range []struct{ marker, want string }{
-		{agentevent.TurnEndCompleted, statusCompleted},
-		{agentevent.TurnEndInterrupted, statusInterrupted},
-		{agentevent.TurnEndError, statusError},
+		{agentevent.TurnEndCompleted, spanmodel.StatusCompleted},
+		{agentevent.TurnEndInterrupted, spanmodel.StatusInterrupted},
+		{agentevent.TurnEndError, spanmodel.StatusError},
 	} {
 		t.Run(tc.marker, func(t *testing.T) {
 			h := newHarness(t)
@@ -170,7 +171,7 @@ func TestVendorEndMarkerDecidesStatusAndClosing(t *testing.T) {
 			h.feed(s.ev(agentevent.TypeMeta, "after", 4))
 			spans := h.spans()
 			require.Len(t, roots(spans), 1, "closed on the marker once caught up, not after turn_idle_timeout")
-			assert.Equal(t, tc.want, attr(roots(spans)[0], attrTurnStatus))
+			assert.Equal(t, tc.want, attr(roots(spans)[0], spanmodel.AttrTurnStatus))
 			assert.Equal(t, ts(4), roots(spans)[0].EndTimestamp(), "what followed the marker is in the turn")
 		})
 	}
@@ -188,7 +189,7 @@ func TestNoMarkerIdleIsAbandoned(t *testing.T) {
 	h.setNow(5*time.Minute + 11*time.Second)
 	h.tick()
 	require.Len(t, roots(h.spans()), 1)
-	assert.Equal(t, statusAbandoned, attr(roots(h.spans())[0], attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(h.spans())[0], spanmodel.AttrTurnStatus))
 }
 
 // TestOneFileCaughtUpSaysNothingOfAnother: a Claude Code session has a

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
@@ -66,7 +67,7 @@ func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 		}
 	}
 	require.Len(t, p3, 1)
-	assert.Equal(t, unitSpanID(unitKey{Thread: threadKey{Source: agentevent.SourceClaudeCode, Session: "s00"}, Prompt: "p2"}).String(), p3[0])
+	assert.Equal(t, spanmodel.UnitSpanID(unitKey{Thread: threadKey{Source: agentevent.SourceClaudeCode, Session: "s00"}, Prompt: "p2"}).String(), p3[0])
 	checkTraceShape(t, mergedTraces(h))
 	require.NoError(t, h.c.Shutdown(context.Background()))
 }
@@ -301,7 +302,7 @@ func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
 		if i >= n/2 {
 			continue
 		}
-		sk := sessKey{agentevent.SourceClaudeCode, s.id}
+		sk := sessKey{Source: agentevent.SourceClaudeCode, Session: s.id}
 		first = append(first, sk)
 		idx := h.c.asm.sessions[sk]
 		require.NotNil(t, idx, "in memory after its batch")
@@ -367,7 +368,7 @@ func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
 	main := threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	_, marked := h.c.asm.threads[main].closedFor("p1")
 	require.True(t, marked)
-	require.Contains(t, h.c.asm.calls, callKey{agentevent.SourceClaudeCode, "s1", "toolu_agent"})
+	require.Contains(t, h.c.asm.calls, callKey{Source: agentevent.SourceClaudeCode, Session: "s1", CallID: "toolu_agent"})
 	require.Contains(t, h.c.asm.links, threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"})
 	runtime.GC()
 	for i, p := range kept {

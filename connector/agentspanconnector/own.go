@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-)
-
-// ownStrings gives an event's strings memory of their own, in one
+) // ownStrings gives an event's strings memory of their own, in one
 // allocation per event.
 //
 // The receiver's parsers decode a record with strings that share memory
@@ -124,32 +122,12 @@ func ownKey(sk sessKey) sessKey {
 	return sk
 }
 
-func (k threadKey) owned() threadKey {
+func ownThread(k threadKey) threadKey {
 	ownAll((*string)(&k.Source), &k.Session, &k.Agent)
 	return k
 }
 
-func (k unitKey) owned() unitKey {
-	ownAll((*string)(&k.Thread.Source), &k.Thread.Session, &k.Thread.Agent, &k.Prompt)
-	return k
-}
-
-func (c callKey) owned() callKey {
+func ownCall(c callKey) callKey {
 	ownAll((*string)(&c.Source), &c.Session, &c.CallID)
 	return c
-}
-
-func (r callRef) owned() callRef {
-	ownAll((*string)(&r.Unit.Thread.Source), &r.Unit.Thread.Session, &r.Unit.Thread.Agent, &r.Unit.Prompt, &r.SubagentType)
-	return r
-}
-
-func (l link) owned() link {
-	ownAll(&l.CallID, (*string)(&l.Parent.Thread.Source), &l.Parent.Thread.Session, &l.Parent.Thread.Agent, &l.Parent.Prompt, &l.Anchor, &l.Project)
-	return l
-}
-
-func (an anchor) owned() anchor {
-	ownAll((*string)(&an.Source), &an.Kind, &an.Project, (*string)(&an.Unit.Thread.Source), &an.Unit.Thread.Session, &an.Unit.Thread.Agent, &an.Unit.Prompt)
-	return an
 }

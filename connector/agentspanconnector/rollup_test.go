@@ -6,12 +6,12 @@ package agentspanconnector
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -62,7 +62,7 @@ func rollupTurn(s *session) []agentevent.Event {
 		s.call("c7", "m7", "t7", "Bash", 15, command("ls -la")),
 		s.result("r7", "t7", "Bash", 15.5, exited(0)),
 		s.call("c8", "m8", "t8", "Bash", 16, command("rm -rf build")),
-		s.result("r8", "t8", "Bash", 17, failed(0, errorTypeRejected), exitless),
+		s.result("r8", "t8", "Bash", 17, failed(0, spanmodel.ErrorTypeRejected), exitless),
 		s.call("c9", "m9", "t9", "Bash", 18, command("sleep 600")),
 	}
 }
@@ -87,33 +87,33 @@ func TestRollup(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/a.go", "change_type": "modified", "lines_added": 4.0, "lines_removed": 2.0, "edit_count": 2.0},
 		map[string]any{"path": "/w/b.go", "change_type": "created", "lines_added": 10.0, "lines_removed": 0.0, "edit_count": 1.0},
-	}, jsonAttr(t, root, attrTurnFiles), "sorted by path; the failed edit of c.go changed nothing")
-	assert.Equal(t, int64(2), attr(root, attrTurnFilesChanged))
-	assert.Equal(t, int64(14), attr(root, attrTurnLinesAdded))
-	assert.Equal(t, int64(2), attr(root, attrTurnLinesRemoved))
+	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "sorted by path; the failed edit of c.go changed nothing")
+	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnFilesChanged))
+	assert.Equal(t, int64(14), attr(root, spanmodel.AttrTurnLinesAdded))
+	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnLinesRemoved))
 
 	assert.Equal(t, []any{
 		map[string]any{"command": "go test ./...", "exit_code": 1.0, "timestamp": "2025-11-26T12:00:07Z"},
 		map[string]any{"command": "go test ./...", "exit_code": 0.0, "timestamp": "2025-11-26T12:00:12Z"},
 		map[string]any{"command": "ls -la", "exit_code": 0.0, "timestamp": "2025-11-26T12:00:15Z"},
 		map[string]any{"command": "sleep 600", "exit_code": nil, "timestamp": "2025-11-26T12:00:18Z"},
-	}, jsonAttr(t, root, attrTurnCommands), "in order; the declined rm never ran; sleep has not exited")
-	assert.Equal(t, int64(4), attr(root, attrTurnCommandsRun))
+	}, jsonAttr(t, root, spanmodel.AttrTurnCommands), "in order; the declined rm never ran; sleep has not exited")
+	assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnCommandsRun))
 
 	assert.Equal(t, []any{
 		map[string]any{"command": "go test ./...", "runner": "go", "status": "failed", "tests_run": 3.0, "tests_passed": 2.0, "exit_code": 1.0, "timestamp": "2025-11-26T12:00:07Z"},
 		map[string]any{"command": "go test ./...", "runner": "go", "status": "passed", "tests_run": nil, "tests_passed": nil, "exit_code": 0.0, "timestamp": "2025-11-26T12:00:12Z"},
-	}, jsonAttr(t, root, attrTurnTests))
-	assert.Equal(t, int64(4), attr(root, attrTurnTestsRun), "3 counted, and 1 for the run whose output gave no count")
-	assert.Equal(t, int64(3), attr(root, attrTurnTestsPassed))
+	}, jsonAttr(t, root, spanmodel.AttrTurnTests))
+	assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnTestsRun), "3 counted, and 1 for the run whose output gave no count")
+	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnTestsPassed))
 
-	assert.Equal(t, int64(9), attr(root, attrTurnToolCalls))
-	assert.Equal(t, int64(3), attr(root, attrTurnToolErrors), "failed edit, failed tests, declined command")
-	assert.Equal(t, int64(3), attr(root, attrTurnErrors))
-	assert.Equal(t, int64(18000), attr(root, attrTurnDuration), "prompt → the turn's last event")
-	assert.Equal(t, "Modified 2 files, +14 -2 lines, 3/4 tests passed", attr(root, attrTurnSummary))
-	assert.Nil(t, attr(root, attrTurnPreviousID), "the session's first turn")
-	assert.Nil(t, attr(root, attrInputMessages), "no prompt text without include_content")
+	assert.Equal(t, int64(9), attr(root, spanmodel.AttrTurnToolCalls))
+	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnToolErrors), "failed edit, failed tests, declined command")
+	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnErrors))
+	assert.Equal(t, int64(18000), attr(root, spanmodel.AttrTurnDuration), "prompt → the turn's last event")
+	assert.Equal(t, "Modified 2 files, +14 -2 lines, 3/4 tests passed", attr(root, spanmodel.AttrTurnSummary))
+	assert.Nil(t, attr(root, spanmodel.AttrTurnPreviousID), "the session's first turn")
+	assert.Nil(t, attr(root, spanmodel.AttrInputMessages), "no prompt text without include_content")
 }
 
 func TestRollupOfATurnThatDidNothing(t *testing.T) {
@@ -123,11 +123,11 @@ func TestRollupOfATurnThatDidNothing(t *testing.T) {
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 2.5))
 	root := one(t, h.spans(), "invoke_agent claude-code")
 	for k, want := range map[string]any{
-		attrTurnFiles: "[]", attrTurnCommands: "[]", attrTurnTests: "[]",
-		attrTurnFilesChanged: int64(0), attrTurnLinesAdded: int64(0), attrTurnLinesRemoved: int64(0),
-		attrTurnCommandsRun: int64(0), attrTurnTestsRun: int64(0), attrTurnTestsPassed: int64(0),
-		attrTurnErrors: int64(0), attrTurnDuration: int64(2500), attrTurnSummary: "No changes",
-		attrTurnModelCalls: int64(1), attrTurnToolCalls: int64(0),
+		spanmodel.AttrTurnFiles: "[]", spanmodel.AttrTurnCommands: "[]", spanmodel.AttrTurnTests: "[]",
+		spanmodel.AttrTurnFilesChanged: int64(0), spanmodel.AttrTurnLinesAdded: int64(0), spanmodel.AttrTurnLinesRemoved: int64(0),
+		spanmodel.AttrTurnCommandsRun: int64(0), spanmodel.AttrTurnTestsRun: int64(0), spanmodel.AttrTurnTestsPassed: int64(0),
+		spanmodel.AttrTurnErrors: int64(0), spanmodel.AttrTurnDuration: int64(2500), spanmodel.AttrTurnSummary: "No changes",
+		spanmodel.AttrTurnModelCalls: int64(1), spanmodel.AttrTurnToolCalls: int64(0),
 	} {
 		assert.Equal(t, want, attr(root, k), k)
 	}
@@ -147,8 +147,8 @@ func TestRollupErrorsCountAPIErrors(t *testing.T) {
 		s.answer("a2", "m3", 5),
 	)
 	root := one(t, h.spans(), "invoke_agent claude-code")
-	assert.Equal(t, int64(1), attr(root, attrTurnToolErrors))
-	assert.Equal(t, int64(3), attr(root, attrTurnErrors), "1 tool error + 2 API errors")
+	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolErrors))
+	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnErrors), "1 tool error + 2 API errors")
 }
 
 func TestRollupPreviousID(t *testing.T) {
@@ -160,8 +160,8 @@ func TestRollupPreviousID(t *testing.T) {
 	for _, r := range roots(h.spans()) {
 		byPrompt[attr(r, agentevent.AttrEventID)] = r
 	}
-	assert.Nil(t, attr(byPrompt["p1"], attrTurnPreviousID))
-	assert.Equal(t, "p1", attr(byPrompt["p2"], attrTurnPreviousID), "the event id of the previous turn's prompt")
+	assert.Nil(t, attr(byPrompt["p1"], spanmodel.AttrTurnPreviousID))
+	assert.Equal(t, "p1", attr(byPrompt["p2"], spanmodel.AttrTurnPreviousID), "the event id of the previous turn's prompt")
 }
 
 func TestRollupCountsSubagentWork(t *testing.T) {
@@ -196,22 +196,22 @@ func TestRollupCountsSubagentWork(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/new.go", "change_type": "created", "lines_added": 20.0, "lines_removed": 0.0, "edit_count": 1.0},
 		map[string]any{"path": "/w/shared.go", "change_type": "modified", "lines_added": 3.0, "lines_removed": 3.0, "edit_count": 2.0},
-	}, jsonAttr(t, root, attrTurnFiles), "the parent's and the subagent's changes, merged per file")
+	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "the parent's and the subagent's changes, merged per file")
 	var cmds []any
-	for _, c := range jsonAttr(t, root, attrTurnCommands).([]any) {
+	for _, c := range jsonAttr(t, root, spanmodel.AttrTurnCommands).([]any) {
 		cmds = append(cmds, c.(map[string]any)["command"])
 	}
 	assert.Equal(t, []any{"go test -v ./...", "npm test"}, cmds, "in time order across parent and subagent")
-	assert.Equal(t, int64(20), attr(root, attrTurnTestsRun))
-	assert.Equal(t, int64(19), attr(root, attrTurnTestsPassed))
-	assert.Equal(t, "Modified 2 files, +23 -3 lines, 19/20 tests passed", attr(root, attrTurnSummary))
-	assert.Equal(t, int64(1), attr(root, attrTurnErrors))
-	assert.Equal(t, int64(36000), attr(root, attrTurnDuration))
+	assert.Equal(t, int64(20), attr(root, spanmodel.AttrTurnTestsRun))
+	assert.Equal(t, int64(19), attr(root, spanmodel.AttrTurnTestsPassed))
+	assert.Equal(t, "Modified 2 files, +23 -3 lines, 19/20 tests passed", attr(root, spanmodel.AttrTurnSummary))
+	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnErrors))
+	assert.Equal(t, int64(36000), attr(root, spanmodel.AttrTurnDuration))
 
 	// The subagent's own span rolls up its own work only.
-	assert.Equal(t, "Modified 2 files, +21 -3 lines, 7/8 tests passed", attr(sub, attrTurnSummary))
-	assert.Equal(t, int64(25000), attr(sub, attrTurnDuration))
-	assert.Nil(t, attr(sub, attrTurnPreviousID), "subagent runs have no previous turn")
+	assert.Equal(t, "Modified 2 files, +21 -3 lines, 7/8 tests passed", attr(sub, spanmodel.AttrTurnSummary))
+	assert.Equal(t, int64(25000), attr(sub, spanmodel.AttrTurnDuration))
+	assert.Nil(t, attr(sub, spanmodel.AttrTurnPreviousID), "subagent runs have no previous turn")
 }
 
 func TestRollupFallsBackOnFileOp(t *testing.T) {
@@ -237,58 +237,6 @@ func TestRollupFallsBackOnFileOp(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/new.txt", "change_type": "created", "lines_added": 0.0, "lines_removed": 0.0, "edit_count": 1.0},
 		map[string]any{"path": "/w/old.txt", "change_type": "deleted", "lines_added": 0.0, "lines_removed": 0.0, "edit_count": 1.0},
-	}, jsonAttr(t, root, attrTurnFiles), "a read is no change; a write with no result yet is not known to have happened")
-	assert.Equal(t, "Modified 2 files", attr(root, attrTurnSummary))
-}
-
-func TestMergeChange(t *testing.T) {
-	for _, tc := range []struct {
-		changes []string
-		want    string
-	}{
-		{[]string{"modified", "modified"}, "modified"},
-		{[]string{"created", "modified"}, "created"},
-		{[]string{"created", "deleted"}, "deleted"},
-		{[]string{"modified", "deleted"}, "deleted"},
-		{[]string{"deleted", "created"}, "modified"},
-		{[]string{"moved", "modified"}, "moved"},
-		{[]string{"modified", "moved"}, "moved"},
-	} {
-		got := ""
-		for _, c := range tc.changes {
-			got = mergeChange(got, c)
-		}
-		assert.Equal(t, tc.want, got, "%v", tc.changes)
-	}
-}
-
-func TestSummaryWording(t *testing.T) {
-	file := func(n int) []fileJSON { return make([]fileJSON, n) }
-	test := func(n int) []testJSON { return make([]testJSON, n) }
-	for _, tc := range []struct {
-		facts turnFacts
-		want  string
-	}{
-		{turnFacts{}, "No changes"},
-		{turnFacts{files: file(1), linesAdded: 15, linesRemoved: 3}, "Modified 1 file, +15 -3 lines"},
-		{turnFacts{files: file(2), linesAdded: 15, linesRemoved: 3, tests: test(1), testsRun: 5, testsPassed: 5}, "Modified 2 files, +15 -3 lines, 5/5 tests passed"},
-		{turnFacts{files: file(1), linesRemoved: 4}, "Modified 1 file, +0 -4 lines"},
-		{turnFacts{files: file(3)}, "Modified 3 files"},
-		{turnFacts{tests: test(2), testsRun: 12, testsPassed: 11}, "11/12 tests passed"},
-		{turnFacts{tests: test(1), testsRun: 0}, "0/0 tests passed"},
-	} {
-		assert.Equal(t, tc.want, summary(tc.facts))
-	}
-}
-
-func TestRollupTimestampsKeepTheirPrecision(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 120_000_000, time.FixedZone("CET", 3600))
-	assert.Equal(t, "2026-01-02T02:04:05.12Z", *timestamp(at))
-	assert.Nil(t, timestamp(time.Time{}))
-}
-
-func TestListJSONDoesNotEscapeCommands(t *testing.T) {
-	assert.Equal(t, `[{"command":"make lint && go test ./... > out.txt","exit_code":null,"timestamp":null}]`,
-		listJSON([]commandJSON{{Command: "make lint && go test ./... > out.txt"}}))
-	assert.Equal(t, "[]", listJSON[fileJSON](nil))
+	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "a read is no change; a write with no result yet is not known to have happened")
+	assert.Equal(t, "Modified 2 files", attr(root, spanmodel.AttrTurnSummary))
 }

@@ -80,7 +80,7 @@ func fullPassOutcome(a *assembler, sorted []unitKey, awaiting map[unitKey]bool, 
 func (a *assembler) awaitingEverywhere() map[unitKey]bool {
 	open := map[sessKey]bool{}
 	for k := range a.units {
-		open[k.Thread.sess()] = true
+		open[k.Thread.Sess()] = true
 	}
 	out := map[unitKey]bool{}
 	for sk := range open {

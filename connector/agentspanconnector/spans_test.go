@@ -5,7 +5,6 @@ package agentspanconnector
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -14,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // toolTurn is a turn with a streamed model response (reasoning, then a tool
@@ -61,18 +62,18 @@ func TestChatSpansGroupAResponseAndSumItsTokens(t *testing.T) {
 	_, hasSystem := first.Attributes().Get("gen_ai.system")
 	assert.False(t, hasSystem, "never the deprecated gen_ai.system")
 	require.Equal(t, 1, first.Events().Len(), "reasoning is a span event of its response")
-	assert.Equal(t, eventReasoning, first.Events().At(0).Name())
+	assert.Equal(t, spanmodel.EventReasoning, first.Events().At(0).Name())
 	assert.Equal(t, ts(2), first.Events().At(0).Timestamp())
 
 	assert.Equal(t, ts(7.5), second.StartTimestamp(), "called when the tool result came back")
 	assert.Equal(t, ts(9), second.EndTimestamp())
 
 	root := one(t, spans, "invoke_agent claude-code")
-	assert.Equal(t, int64(2), attr(root, attrTurnModelCalls))
-	assert.Equal(t, int64(1), attr(root, attrTurnToolCalls))
+	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnModelCalls))
+	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolCalls))
 	assert.Equal(t, int64(2100), attr(root, "agent.turn.usage.input_tokens"))
 	assert.Equal(t, int64(58), attr(root, "agent.turn.usage.output_tokens"))
-	assert.Equal(t, "No changes", attr(root, attrTurnSummary))
+	assert.Equal(t, "No changes", attr(root, spanmodel.AttrTurnSummary))
 	_, rootUsage := root.Attributes().Get("gen_ai.usage.input_tokens")
 	assert.False(t, rootUsage, "the root sums under agent.turn.usage.*, so nothing counts tokens twice")
 }
@@ -113,7 +114,7 @@ func TestToolSpan(t *testing.T) {
 	assert.Equal(t, int64(0), attr(tool, "process.exit.code"))
 	assert.Equal(t, "/home/u/proj/main.go", attr(tool, "file.path"))
 	assert.Equal(t, ptrace.StatusCodeUnset, tool.Status().Code())
-	assert.Equal(t, int64(1), attr(root, attrTurnFilesChanged))
+	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnFilesChanged))
 }
 
 func TestToolFailure(t *testing.T) {
@@ -123,10 +124,10 @@ func TestToolFailure(t *testing.T) {
 		exit    any
 	}{
 		"classified":   {result: failed(2, "exit_code"), errType: "exit_code", exit: int64(2)},
-		"unclassified": {result: func(e *agentevent.Event) { e.ToolStatus = agentevent.ToolError }, errType: errorTypeTool},
+		"unclassified": {result: func(e *agentevent.Event) { e.ToolStatus = agentevent.ToolError }, errType: spanmodel.ErrorTypeTool},
 		"exit code only": {
 			result:  func(e *agentevent.Event) { e.ToolStatus, e.ToolExitCode = "", agentevent.Int(1) },
-			errType: errorTypeTool, exit: int64(1),
+			errType: spanmodel.ErrorTypeTool, exit: int64(1),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestToolFailure(t *testing.T) {
 			assert.Equal(t, "error", attr(tool, "agent.tool.status"))
 			assert.Equal(t, tc.exit, attr(tool, "process.exit.code"))
 			root := one(t, spans, "invoke_agent claude-code")
-			assert.Equal(t, int64(1), attr(root, attrTurnToolErrors))
+			assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolErrors))
 			assert.Equal(t, ptrace.StatusCodeUnset, root.Status().Code(), "a failed tool does not fail the turn")
 		})
 	}
@@ -157,7 +158,7 @@ func TestToolCallWithoutResult(t *testing.T) {
 	assert.Equal(t, "in_progress", attr(tool, "agent.tool.status"))
 	assert.Equal(t, ptrace.StatusCodeUnset, tool.Status().Code())
 	assert.Equal(t, ts(1), tool.StartTimestamp())
-	assert.Equal(t, statusAbandoned, attr(one(t, spans, "invoke_agent claude-code"), attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
 }
 
 func TestToolLatencyWithoutResultTimestamp(t *testing.T) {
@@ -177,7 +178,7 @@ func TestContentOffByDefault(t *testing.T) {
 	h.history()
 	h.feed(toolTurn(newSession("s1"))...)
 	for _, sp := range h.spans() {
-		for _, k := range []string{attrInputMessages, attrOutputMessages, attrToolCallArgs, attrToolCallResult} {
+		for _, k := range []string{spanmodel.AttrInputMessages, spanmodel.AttrOutputMessages, spanmodel.AttrToolCallArgs, spanmodel.AttrToolCallResult} {
 			_, ok := sp.Attributes().Get(k)
 			assert.False(t, ok, "%s on %s", k, sp.Name())
 		}
@@ -198,49 +199,28 @@ func TestContentOnIsTruncated(t *testing.T) {
 	spans := h.spans()
 
 	root := one(t, spans, "invoke_agent claude-code")
-	var in []message
-	require.NoError(t, json.Unmarshal([]byte(attr(root, attrInputMessages).(string)), &in))
+	var in []spanmodel.Message
+	require.NoError(t, json.Unmarshal([]byte(attr(root, spanmodel.AttrInputMessages).(string)), &in))
 	require.Len(t, in, 1)
 	assert.Equal(t, "user", in[0].Role)
 	assert.Equal(t, "héllo wö", in[0].Parts[0].Content, "cut to 10 bytes at a character boundary")
 
 	tool := one(t, spans, "execute_tool Bash")
-	assert.Equal(t, `{"command"`, attr(tool, attrToolCallArgs))
-	res := attr(tool, attrToolCallResult).(string)
+	assert.Equal(t, `{"command"`, attr(tool, spanmodel.AttrToolCallArgs))
+	res := attr(tool, spanmodel.AttrToolCallResult).(string)
 	assert.Equal(t, "ééééé", res)
 	assert.True(t, utf8.ValidString(res))
 
-	var out []message
+	var out []spanmodel.Message
 	for _, c := range named(spans, "chat claude-opus-4-7") {
 		if attr(c, agentevent.AttrResponseID) == "m2" {
-			require.NoError(t, json.Unmarshal([]byte(attr(c, attrOutputMessages).(string)), &out))
+			require.NoError(t, json.Unmarshal([]byte(attr(c, spanmodel.AttrOutputMessages).(string)), &out))
 		}
 	}
 	require.Len(t, out, 1)
 	assert.Equal(t, "assistant", out[0].Role)
 	assert.Equal(t, "end_turn", out[0].FinishReason)
-	assert.Equal(t, []messagePart{{Type: "text", Content: "done"}}, out[0].Parts)
-}
-
-func TestTruncateUTF8(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"abc", 5, "abc"},
-		{"abcdef", 3, "abc"},
-		{"aé", 2, "a"},
-		{"日本語", 7, "日本"},
-		{"a\xffb", 10, "a\uFFFDb"},
-		{"abc", 0, ""},
-	} {
-		got := truncateUTF8(tc.in, tc.n)
-		assert.Equal(t, tc.want, got, "%q/%d", tc.in, tc.n)
-		assert.True(t, utf8.ValidString(got))
-		assert.LessOrEqual(t, len(got), max(tc.n, len(tc.want)))
-	}
-	assert.Equal(t, strings.Repeat("x", 4096), truncateUTF8(strings.Repeat("x", 5000), defaultMaxContentLength))
+	assert.Equal(t, []spanmodel.MessagePart{{Type: "text", Content: "done"}}, out[0].Parts)
 }
 
 func TestIDsAreDeterministic(t *testing.T) {

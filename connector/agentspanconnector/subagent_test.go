@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -77,8 +78,8 @@ func TestSubagentNesting(t *testing.T) {
 		spans := h.spans()
 		checkNested(t, spans)
 		root := one(t, spans, "invoke_agent claude-code")
-		assert.Equal(t, int64(1), attr(root, attrTurnSubagents))
-		assert.Equal(t, int64(4), attr(root, attrTurnModelCalls), "the rollup covers the subagent")
+		assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnSubagents))
+		assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnModelCalls), "the rollup covers the subagent")
 		assert.Len(t, h.sink.AllTraces(), 1, "emitted together")
 	})
 	t.Run("parent first", func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestSubagentNesting(t *testing.T) {
 		spans := h.spans()
 		checkNested(t, spans)
 		assert.Len(t, h.sink.AllTraces(), 1, "emitted together")
-		assert.Equal(t, int64(4), attr(one(t, spans, "invoke_agent claude-code"), attrTurnModelCalls), "the rollup covers the subagent")
+		assert.Equal(t, int64(4), attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnModelCalls), "the rollup covers the subagent")
 	})
 	t.Run("subagent never read", func(t *testing.T) {
 		h := newHarness(t)
@@ -104,8 +105,8 @@ func TestSubagentNesting(t *testing.T) {
 		h.setNow(365*24*time.Hour + 5*time.Minute)
 		h.tick()
 		root := one(t, h.spans(), "invoke_agent claude-code")
-		assert.Equal(t, int64(0), attr(root, attrTurnSubagents))
-		assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+		assert.Equal(t, int64(0), attr(root, spanmodel.AttrTurnSubagents))
+		assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	})
 	t.Run("same batch", func(t *testing.T) {
 		h := newHarness(t)
@@ -167,9 +168,9 @@ func TestUnlinkedSubagentBecomesItsOwnTrace(t *testing.T) {
 	require.Len(t, spans, 2)
 	root := one(t, spans, "invoke_agent subagent")
 	assert.True(t, root.ParentSpanID().IsEmpty())
-	assert.Equal(t, orphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+	assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
 	assert.Equal(t, "warm", attr(root, "gen_ai.agent.id"))
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 }
 
 // unspawned marks events the way the Claude Code parser marks a warmup's.
@@ -204,8 +205,8 @@ func TestUnspawnedSubagentClosesLikeATurn(t *testing.T) {
 		require.Len(t, spans, 2, "no wall-clock wait once the file is read")
 		root := one(t, spans, "invoke_agent subagent")
 		assert.True(t, root.ParentSpanID().IsEmpty())
-		assert.Equal(t, orphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
-		assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+		assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+		assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 		assert.Len(t, h.sink.AllTraces(), 1)
 	})
 	t.Run("live closes by the age of its events", func(t *testing.T) {
@@ -253,9 +254,9 @@ func TestNestedSubagents(t *testing.T) {
 	require.Len(t, roots(spans), 1)
 	inner := one(t, spans, "invoke_agent Explore")
 	outer := one(t, spans, "invoke_agent general-purpose")
-	assert.Equal(t, toolSpanID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
+	assert.Equal(t, spanmodel.ToolSpanID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
 	assert.Equal(t, outer.TraceID(), inner.TraceID())
-	assert.Equal(t, int64(2), attr(roots(spans)[0], attrTurnSubagents))
+	assert.Equal(t, int64(2), attr(roots(spans)[0], spanmodel.AttrTurnSubagents))
 }
 
 // turnLinked marks a subagent's events as nested under the turn open when it

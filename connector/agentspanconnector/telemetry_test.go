@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadatatest"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -49,7 +50,7 @@ func TestTelemetry(t *testing.T) {
 	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{again.prompt("p1", 0), again.answer("a1", "m1", 1)}, "")))
 
 	metadatatest.AssertEqualAgentSpanTurnsEmitted(t, tel, []metricdata.DataPoint[int64]{
-		{Value: 1, Attributes: attribute.NewSet(attribute.String("turn_status", statusCompleted))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.String("turn_status", spanmodel.StatusCompleted))},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanSpansEmitted(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{

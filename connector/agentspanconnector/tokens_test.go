@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -37,7 +38,7 @@ func newUsageTotals() usageTotals {
 
 func (u usageTotals) addAttrs(a pcommon.Map) {
 	for k, v := range a.All() {
-		if !isUsageAttr(k) {
+		if !spanmodel.IsUsageAttr(k) {
 			continue
 		}
 		switch v.Type() {
@@ -68,7 +69,7 @@ func eventUsage(evs []agentevent.Event) usageTotals {
 func chatUsage(spans []ptrace.Span) usageTotals {
 	u := newUsageTotals()
 	for _, sp := range spans {
-		if op, _ := sp.Attributes().Get(attrOperationName); op.Str() == opChat {
+		if op, _ := sp.Attributes().Get(spanmodel.AttrOperationName); op.Str() == spanmodel.OpChat {
 			u.addAttrs(sp.Attributes())
 		}
 	}
@@ -93,18 +94,18 @@ func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) bool {
 	t.Helper()
 	ok := true
 	for _, sp := range spans {
-		if op, _ := sp.Attributes().Get(attrOperationName); op.Str() != opChat {
+		if op, _ := sp.Attributes().Get(spanmodel.AttrOperationName); op.Str() != spanmodel.OpChat {
 			for k := range sp.Attributes().All() {
-				ok = assert.False(t, isUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k) && ok
+				ok = assert.False(t, spanmodel.IsUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k) && ok
 			}
 		}
 		for i := 0; i < sp.Events().Len(); i++ {
 			e := sp.Events().At(i)
 			for k := range e.Attributes().All() {
-				if e.Name() == eventReasoning && k == agentevent.AttrTokensThinking {
+				if e.Name() == spanmodel.EventReasoning && k == agentevent.AttrTokensThinking {
 					continue
 				}
-				ok = assert.False(t, isUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k) && ok
+				ok = assert.False(t, spanmodel.IsUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k) && ok
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -26,8 +27,8 @@ func TestTurnClosesOnNextPrompt(t *testing.T) {
 	require.Len(t, spans, 2)
 	root := one(t, spans, "invoke_agent claude-code")
 	assert.True(t, root.ParentSpanID().IsEmpty())
-	assert.Equal(t, turnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.TraceID())
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus))
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.TraceID())
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	assert.Equal(t, ts(0), root.StartTimestamp())
 	assert.Equal(t, ts(2), root.EndTimestamp())
 	assert.Equal(t, ptrace.SpanKindInternal, root.Kind())
@@ -48,7 +49,7 @@ func TestTurnClosesWhenIdle(t *testing.T) {
 	h.setNow(2*time.Second + 5*time.Minute)
 	h.tick()
 	root := one(t, h.spans(), "invoke_agent claude-code")
-	assert.Equal(t, statusCompleted, attr(root, attrTurnStatus), "idle, but the prompt was answered")
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus), "idle, but the prompt was answered")
 
 	h.setNow(time.Hour)
 	h.tick()
@@ -73,38 +74,38 @@ func TestTurnStatus(t *testing.T) {
 	}{
 		"completed": {
 			events: []agentevent.Event{s.prompt("p", 0), s.call("c", "m1", "t1", "Bash", 1), s.result("r", "t1", "Bash", 2), s.answer("a", "m2", 3)},
-			want:   statusCompleted,
+			want:   spanmodel.StatusCompleted,
 		},
 		"abandoned after a tool result": {
 			events: []agentevent.Event{s.prompt("p", 0), s.call("c", "m1", "t1", "Bash", 1), s.result("r", "t1", "Bash", 2)},
-			want:   statusAbandoned,
+			want:   spanmodel.StatusAbandoned,
 		},
 		"abandoned without an answer": {
 			events: []agentevent.Event{s.prompt("p", 0)},
-			want:   statusAbandoned,
+			want:   spanmodel.StatusAbandoned,
 		},
 		"interrupted": {
-			events: []agentevent.Event{s.prompt("p", 0), s.call("c", "m1", "t1", "Bash", 1), s.result("r", "t1", "Bash", 2, status(statusInterrupted))},
-			want:   statusInterrupted,
+			events: []agentevent.Event{s.prompt("p", 0), s.call("c", "m1", "t1", "Bash", 1), s.result("r", "t1", "Bash", 2, status(spanmodel.StatusInterrupted))},
+			want:   spanmodel.StatusInterrupted,
 		},
 		"error status": {
-			events:  []agentevent.Event{s.prompt("p", 0), s.ev(agentevent.TypeLog, "e", 1, status(statusError), func(e *agentevent.Event) { e.ErrorType = "overloaded" })},
-			want:    statusError,
+			events:  []agentevent.Event{s.prompt("p", 0), s.ev(agentevent.TypeLog, "e", 1, status(spanmodel.StatusError), func(e *agentevent.Event) { e.ErrorType = "overloaded" })},
+			want:    spanmodel.StatusError,
 			errType: "overloaded",
 		},
 		"api error without a final answer": {
 			events:  []agentevent.Event{s.prompt("p", 0), s.ev(agentevent.TypeAssistantMessage, "e", 1, func(e *agentevent.Event) { e.ErrorType = "prompt_too_long" })},
-			want:    statusError,
+			want:    spanmodel.StatusError,
 			errType: "prompt_too_long",
 		},
 		"api error then an answer": {
 			events: []agentevent.Event{s.prompt("p", 0), s.ev(agentevent.TypeLog, "e", 1, func(e *agentevent.Event) { e.ErrorType = "overloaded" }), s.answer("a", "m2", 3)},
-			want:   statusCompleted,
+			want:   spanmodel.StatusCompleted,
 		},
 		"in progress at shutdown": {
 			events:   []agentevent.Event{s.prompt("p", 0), s.answer("a", "m2", 3)},
 			shutdown: true,
-			want:     statusInProgress,
+			want:     spanmodel.StatusInProgress,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestTurnStatus(t *testing.T) {
 				require.NoError(t, h.c.emit(t.Context(), out))
 			}
 			root := one(t, h.spans(), "invoke_agent claude-code")
-			assert.Equal(t, tc.want, attr(root, attrTurnStatus))
+			assert.Equal(t, tc.want, attr(root, spanmodel.AttrTurnStatus))
 			if tc.errType != "" {
 				assert.Equal(t, ptrace.StatusCodeError, root.Status().Code())
 				assert.Equal(t, tc.errType, attr(root, agentevent.AttrErrorType))
@@ -141,9 +142,9 @@ func TestUnansweredTurnEndedByTheNextPromptIsCompleted(t *testing.T) {
 		s.prompt("p2", 3), s.call("c2", "m2", "t2", "Bash", 4), s.result("r2", "t2", "Bash", 5))
 	status := map[any]any{}
 	for _, r := range roots(h.spans()) {
-		status[attr(r, agentevent.AttrEventID)] = attr(r, attrTurnStatus)
+		status[attr(r, agentevent.AttrEventID)] = attr(r, spanmodel.AttrTurnStatus)
 	}
-	assert.Equal(t, map[any]any{"p1": statusCompleted, "p2": statusAbandoned}, status)
+	assert.Equal(t, map[any]any{"p1": spanmodel.StatusCompleted, "p2": spanmodel.StatusAbandoned}, status)
 }
 
 func TestLinkToPreviousTurn(t *testing.T) {
@@ -206,7 +207,7 @@ func TestPreambleBecomesSpanEventsOfTheNextTurn(t *testing.T) {
 	for i := 0; i < root.Events().Len(); i++ {
 		names = append(names, root.Events().At(i).Name())
 	}
-	assert.Equal(t, []string{eventSummary, eventFileSnapshot}, names)
+	assert.Equal(t, []string{spanmodel.EventSummary, spanmodel.EventFileSnapshot}, names)
 }
 
 func TestPreambleWithoutTurnIsDropped(t *testing.T) {

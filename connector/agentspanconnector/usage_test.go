@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
@@ -253,7 +254,7 @@ func chatUsageBySession(traces []ptrace.Traces) map[sessionKey]usageTotals {
 					if _, ok := out[k]; !ok {
 						out[k] = newUsageTotals()
 					}
-					if op, _ := a.Get(attrOperationName); op.Str() == opChat {
+					if op, _ := a.Get(spanmodel.AttrOperationName); op.Str() == spanmodel.OpChat {
 						out[k].addAttrs(a)
 					}
 				}

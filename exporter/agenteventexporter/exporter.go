@@ -277,12 +277,6 @@ func (e *agentEventExporter) countReplayed(ctx context.Context, n int) {
 // first timestamp.
 const maxPending = 1024
 
-// decoded is an event with the time the receiver read its record.
-type decoded struct {
-	ev       agentevent.Event
-	observed time.Time
-}
-
 // decode reads the agent events of a batch. Records that are not agent
 // events are counted and skipped.
 func (e *agentEventExporter) decode(ctx context.Context, ld plog.Logs) []decoded {

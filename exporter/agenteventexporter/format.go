@@ -56,6 +56,12 @@ type session struct {
 	state any
 }
 
+// decoded is an event with the time the receiver read its record.
+type decoded struct {
+	ev       agentevent.Event
+	observed time.Time
+}
+
 // logsFormat turns the agent events of a session into lines.
 type logsFormat interface {
 	// begin starts the session's state when this process first sees the

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -87,7 +89,7 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 	require.NoError(b, err)
 	ctx := context.Background()
 	require.NoError(b, r.openStorage(ctx, host))
-	r.progress = newProgress(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
+	r.progress = progress.New(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
 	env := processEnvironment()
 	for _, a := range r.agents {
 		ac := a.config(cfg)

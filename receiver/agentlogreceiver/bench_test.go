@@ -81,12 +81,5 @@ func backfillDone(r *logsReceiver) bool {
 	r.mu.Lock()
 	p := r.progress
 	r.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.agents {
-		if a.doneAt.IsZero() {
-			return false
-		}
-	}
-	return len(p.agents) > 0
+	return p.Done()
 }

@@ -46,13 +46,11 @@ import (
 // of its own, receiver_agentlog_<name>_positions). The storage keeps a value
 // with the few keys next to it in its order; a commit of one of those keys,
 // a small per-session state written after every delivery, would otherwise
-// rewrite megabytes each time (at 1 GB of history: gigabytes written, a
-// storage file five times its content).
+// rewrite megabytes each time (gigabytes written over a long history, and
+// a storage file several times its content).
 type checkpoints struct {
 	persister operator.Persister
-	// blobs holds the values written whole for the agent; a value written
-	// before they had their own client is read from persister, and deleted
-	// there when it is first written to blobs.
+	// blobs holds the values written whole for the agent (see above).
 	blobs   operator.Persister
 	persist bool
 
@@ -67,79 +65,8 @@ func newCheckpoints(client storage.Client, agentKey string, persist bool) *check
 
 // withBlobs keeps the agent's whole values in their own storage client.
 func (c *checkpoints) withBlobs(client storage.Client, agentKey string) *checkpoints {
-	c.blobs = &movedPersister{Persister: operator.NewScopedPersister(agentKey, client), from: c.persister}
+	c.blobs = operator.NewScopedPersister(agentKey, client)
 	return c
-}
-
-// movedPersister reads a key from "from" while it has not been written
-// here, and deletes it from "from" when it first is.
-type movedPersister struct {
-	operator.Persister
-	from operator.Persister
-
-	mu    sync.Mutex
-	moved map[string]bool // keys written here (or absent from "from")
-}
-
-func (p *movedPersister) isMoved(key string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.moved[key]
-}
-
-func (p *movedPersister) markMoved(key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.moved == nil {
-		p.moved = map[string]bool{}
-	}
-	p.moved[key] = true
-}
-
-func (p *movedPersister) Get(ctx context.Context, key string) ([]byte, error) {
-	b, err := p.Persister.Get(ctx, key)
-	if err != nil || b != nil || p.isMoved(key) {
-		return b, err
-	}
-	return p.from.Get(ctx, key)
-}
-
-func (p *movedPersister) Set(ctx context.Context, key string, value []byte) error {
-	return p.Batch(ctx, storage.SetOperation(key, value))
-}
-
-func (p *movedPersister) Delete(ctx context.Context, key string) error {
-	return p.Batch(ctx, storage.DeleteOperation(key))
-}
-
-// Batch writes ops here; a key written for the first time is then deleted
-// from "from" (after: a crash in between leaves both, and this one is read).
-func (p *movedPersister) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	// Taken before the write: a scoped persister prefixes the keys of the
-	// operations in place.
-	var old []*storage.Operation
-	for _, op := range ops {
-		if op.Type != storage.Get && !p.isMoved(op.Key) {
-			old = append(old, storage.DeleteOperation(op.Key))
-		}
-	}
-	if err := p.Persister.Batch(ctx, ops...); err != nil {
-		return err
-	}
-	if len(old) == 0 {
-		return nil
-	}
-	keys := make([]string, len(old))
-	for i, op := range old {
-		keys[i] = op.Key
-	}
-	if err := p.from.Batch(ctx, old...); err != nil {
-		return err
-	}
-	for _, key := range keys {
-		p.markMoved(key)
-	}
-	return nil
 }
 
 // getBlob and setBlob are get and set of the agent's whole values.
@@ -156,13 +83,6 @@ func (c *checkpoints) setBlob(ctx context.Context, key string, b []byte) error {
 		return c.set(ctx, key, b, true)
 	}
 	return c.blobs.Set(ctx, key, b)
-}
-
-func (c *checkpoints) deleteBlob(ctx context.Context, key string) error {
-	if !c.persist {
-		return c.delete(ctx, key)
-	}
-	return c.blobs.Delete(ctx, key)
 }
 
 func parserKey(path string) string              { return "parser." + path }
@@ -307,11 +227,10 @@ type sessionTable[S any] struct {
 	// ioMu serializes the reads and writes of the index shards.
 	ioMu sync.Mutex
 
-	mu        sync.Mutex
-	resident  map[string]*tracked[S]
-	lru       *list.List // of *tracked[S], most recently active first
-	index     map[string]*indexEntry
-	indexRead bool
+	mu       sync.Mutex
+	resident map[string]*tracked[S]
+	lru      *list.List // of *tracked[S], most recently active first
+	index    map[string]*indexEntry
 }
 
 func newSessionTable[S any](cp *checkpoints, name string, codec sessionCodec[S], life lifeCycle, onError func(error)) *sessionTable[S] {
@@ -355,43 +274,6 @@ func (t *sessionTable[S]) writeShard(ctx context.Context, shard int, entries map
 	}
 	if err != nil {
 		t.onError(fmt.Errorf("save the session index: %w", err))
-	}
-}
-
-// loadIndex moves the index an earlier build kept as one value
-// (<agent>.sessions) into its shards, once.
-func (t *sessionTable[S]) loadIndex(ctx context.Context) {
-	t.mu.Lock()
-	if t.indexRead {
-		t.mu.Unlock()
-		return
-	}
-	t.indexRead = true
-	t.mu.Unlock()
-	b, err := t.cp.getBlob(ctx, t.indexKey)
-	if err != nil {
-		t.onError(fmt.Errorf("read the session index: %w", err))
-		return
-	}
-	if b == nil {
-		return
-	}
-	idx := map[string]*indexEntry{}
-	if err := json.Unmarshal(b, &idx); err != nil {
-		t.onError(fmt.Errorf("decode the session index: %w", err))
-		return
-	}
-	t.mu.Lock()
-	for k, e := range idx {
-		if _, ok := t.index[k]; !ok {
-			e.dirty = true
-			t.index[k] = e
-		}
-	}
-	t.mu.Unlock()
-	t.writeOut(ctx)
-	if err := t.cp.deleteBlob(ctx, t.indexKey); err != nil {
-		t.onError(fmt.Errorf("delete the session index of an earlier version: %w", err))
 	}
 }
 
@@ -583,7 +465,6 @@ func (t *sessionTable[S]) writeOut(ctx context.Context) {
 // gone (exists says whether one still is): it writes the index out, then
 // goes through it shard by shard.
 func (t *sessionTable[S]) sweep(ctx context.Context, exists func(probe string) bool) {
-	t.loadIndex(ctx)
 	t.writeOut(ctx)
 	cutoff := t.life.now().Add(-t.life.forgetAfter).UnixMilli()
 	for shard := range indexShards {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,7 +151,7 @@ func TestSavedStateFormats(t *testing.T) {
 		{"json without first line", "", []byte(`{"v":2}`), `{"state":{"v":2}}`},
 		{"not json", sum, []byte("\x00\x01opaque"), `{"first_line_sha256":"` + sum + `","parser":"AAFvcGFxdWU="}`},
 	} {
-		for _, pos := range []*tailPos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
+		for _, pos := range []*tailer.Pos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
 			t.Run(fmt.Sprintf("%s/pos=%v", tc.name, pos), func(t *testing.T) {
 				b, err := marshalSaved(tc.firstLine, pos, tc.state)
 				require.NoError(t, err)
@@ -168,21 +170,14 @@ func TestSavedStateFormats(t *testing.T) {
 			})
 		}
 	}
-	// As written before: the state base64-encoded under "parser", no position.
-	firstLine, pos, state, err := unmarshalSaved([]byte(`{"first_line_sha256":"` + sum + `","parser":"eyJ2IjoyfQ=="}`))
-	require.NoError(t, err)
-	assert.Equal(t, sum, firstLine)
-	assert.Nil(t, pos)
-	assert.JSONEq(t, `{"v":2}`, string(state))
-	_, _, _, err = unmarshalSaved([]byte(`{"parser":`))
+	_, _, _, err := unmarshalSaved([]byte(`{"parser":`))
 	assert.Error(t, err)
 }
 
 // TestSessionIndexBounded: the index keeps in memory the entries of the
 // sessions in memory and a bounded number more; the rest is in its shards,
 // from where sessions are still known and forgotten, with storage and
-// without. An index an earlier version kept as one value is moved into the
-// shards.
+// without.
 func TestSessionIndexBounded(t *testing.T) {
 	for _, persist := range []bool{true, false} {
 		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
@@ -238,28 +233,4 @@ func TestSessionIndexBounded(t *testing.T) {
 			assert.Equal(t, "1", string(b))
 		})
 	}
-}
-
-// TestSessionIndexOfAnEarlierVersion: an index kept as one value is moved
-// into the shards, and what it holds is forgotten as before.
-func TestSessionIndexOfAnEarlierVersion(t *testing.T) {
-	ctx := context.Background()
-	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
-	now := time.Now()
-	old := now.Add(-2 * time.Hour).UnixMilli()
-	require.NoError(t, client.Set(ctx, "agent.sessions",
-		[]byte(`{"a":{"probes":["fa"],"active_ms":`+strconv.FormatInt(old, 10)+`},"b":{"probes":["fb"],"active_ms":`+strconv.FormatInt(old, 10)+`}}`)))
-	require.NoError(t, client.Set(ctx, "agent.a", []byte("3")))
-	tb := newTestTable(t, client, true, 10, func() time.Time { return now })
-	var forgotten []string
-	tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
-	tb.sweep(ctx, func(p string) bool { return p == "fb" })
-	assert.Equal(t, []string{"a"}, forgotten)
-	assert.True(t, tb.known("b"))
-	b, err := client.Get(ctx, "agent.sessions")
-	require.NoError(t, err)
-	assert.Nil(t, b, "the index as one value is gone")
-	b, err = client.Get(ctx, "agent.a")
-	require.NoError(t, err)
-	assert.Nil(t, b)
 }

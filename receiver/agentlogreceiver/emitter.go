@@ -11,6 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/textutil"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -72,7 +76,7 @@ type emitter struct {
 	hostname  string
 	agentAttr metric.MeasurementOption
 	// progress follows the backfill (nil: not followed).
-	progress *progress
+	progress *progress.Progress
 	// wait sleeps d or until ctx ends (injected by tests).
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
@@ -194,7 +198,7 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 	for i := range d.events {
 		ev := &d.events[i]
 		if ev.Unparsed != "" {
-			e.bad(ctx, cmpOr(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
+			e.bad(ctx, textutil.FirstNonEmpty(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
 		}
 		if e.prepare(ev) {
 			if len(out) < i {
@@ -211,17 +215,10 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 		}
 	}
 	if e.progress != nil {
-		e.progress.observe(ctx, e.agent.key, out)
-		e.progress.read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
+		e.progress.Observe(ctx, e.agent.key, out)
+		e.progress.Read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // encode makes the log records of events; with caughtUp the last record of

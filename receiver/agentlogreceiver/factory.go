@@ -25,19 +25,15 @@ const (
 	defaultMaxLogSize = 256 * 1024 * 1024
 	// Files are read in batches of half this number, each file by its own
 	// goroutine that holds its lines and events until the batch is handed
-	// on: more files at once than cores buys no speed, only memory. On the
-	// bench's 50 MB history (2 cores) 16 instead of file_log's 1024 cut
-	// the collector's peak RSS from 326 to 156 MB and its time from 8.7 to
-	// 5.1 s.
+	// on: more files at once than cores buys no speed, only memory (which
+	// is why it is far below file_log's default).
 	defaultMaxConcurrentFiles = 16
 	defaultFingerprintSize    = 1000
 	// A session is a few KB of parser state, but strings a parser keeps
 	// (ids, the working directory) may hold the whole record, or the whole
 	// rewritten file, they were decoded from. A user's history holds
 	// thousands of files, most of them finished, and a live user writes a
-	// few at once. At 1 GB of history (bench, events only) 100 instead of
-	// 1,000 cut the peak heap from 210 to 140 MB and the peak RSS from 570
-	// to 392 MB.
+	// few at once: the cap keeps memory from growing with the history.
 	defaultMaxTrackedSessions = 100
 	defaultForgetAfter        = time.Hour
 )

@@ -27,7 +27,7 @@ import (
 // geminiConfig reads only Gemini CLI files below home (a ~/.gemini-like
 // tree), with content.
 // (newHarness shortens the settle delay to 50ms.)
-func geminiConfig(_ *testing.T, home string) *Config {
+func geminiConfig(_ testing.TB, home string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true
@@ -56,7 +56,7 @@ func gemAnswer(id, text string, minute int) gemMsg {
 }
 
 // writeChat writes (or rewrites in place, as the CLI does) a chat file.
-func writeChat(t *testing.T, path, session string, msgs ...gemMsg) {
+func writeChat(t testing.TB, path, session string, msgs ...gemMsg) {
 	t.Helper()
 	b, err := json.MarshalIndent(map[string]any{
 		"sessionId":   session,

@@ -22,10 +22,11 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/amp"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// TestSnapshotMatchesFollowTheTree: the snapshot sources' matching, which
+// TestSnapshotMatchesFollowTheTree: the snapshot sources' matching (finder), which
 // lists a directory again only when its time moved, finds what doublestar
 // finds, poll after poll, through the changes directory times can hide: an
 // entry created within the clock tick of the listing that last saw the
@@ -48,7 +49,9 @@ func TestSnapshotMatchesFollowTheTree(t *testing.T) {
 	write("tmp/notes.txt")
 
 	patterns := append(geminiPatterns(home), filepath.Join(root, "amp", "threads", "T-*.json"))
-	s := &snapshotSource{sourceSettings: sourceSettings{include: patterns}, mapper: ampMapper{}, listing: newDirCache()}
+	find, err := finder.New(patterns, nil)
+	require.NoError(t, err)
+	s := &snapshotSource{sourceSettings: sourceSettings{include: patterns}, mapper: ampMapper{}, find: find}
 	check := func(step string) {
 		t.Helper()
 		var want []string
@@ -69,9 +72,14 @@ func TestSnapshotMatchesFollowTheTree(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	touchTree(t, root, old)
+	// Listings taken as made long after the directories' last change (their
+	// change times are those of the touch, now), as on an idle tree.
+	find.WithClock(func() time.Time { return time.Now().Add(time.Minute) })
 	check("first")
+	listed := find.Listed()
 	check("unchanged")
-	assert.NotNil(t, s.matched, "an unchanged tree reuses the matches")
+	assert.Equal(t, listed, find.Listed(), "an unchanged tree is not listed again")
+	find.WithClock(time.Now)
 
 	// A directory seen at a fresh time, then a chat created in it within
 	// the same tick (its time put back).
@@ -161,11 +169,18 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	assert.Len(t, sink.AllLogs(), before, "nothing twice")
 }
 
-// TestSnapshotStateDoesNotPinFiles: what a snapshot source keeps of the
-// files it read (chat ids, watermark keys) does not hold the files' memory:
-// a decoded string shares the memory of the whole file. 20 chats of 2 MB
-// each kept 40 MB alive when their ids and keys were kept as decoded.
-func TestSnapshotStateDoesNotPinFiles(t *testing.T) {
+// BenchmarkSnapshotStateDoesNotPinFiles: what a snapshot source keeps of
+// the files it read (chat ids, watermark keys) does not hold the files'
+// memory: a decoded string shares the memory of the whole file. It reads
+// 20 chats of 2 MB each and reports the heap kept after (kept-B); it must
+// stay well under their 40 MB.
+func BenchmarkSnapshotStateDoesNotPinFiles(b *testing.B) {
+	for range b.N {
+		snapshotStateDoesNotPinFiles(b)
+	}
+}
+
+func snapshotStateDoesNotPinFiles(t *testing.B) {
 	home := t.TempDir()
 	big := strings.Repeat("x", 2<<20)
 	for i := range 20 {
@@ -188,6 +203,7 @@ func TestSnapshotStateDoesNotPinFiles(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.Len(t, srcs[0].(*snapshotSource).files, 20)
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.ReportMetric(float64(grown), "kept-B")
 	assert.Less(t, grown, int64(8<<20), "heap kept after reading 40 MB of chats: %d bytes", grown)
 	runtime.KeepAlive(srcs)
 }

@@ -28,7 +28,7 @@ func touch(t *testing.T, at time.Time, paths ...string) {
 }
 
 // touchTree sets the modification time of everything below dir.
-func touchTree(t *testing.T, dir string, at time.Time) {
+func touchTree(t testing.TB, dir string, at time.Time) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
 		if err == nil {

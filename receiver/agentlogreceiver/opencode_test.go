@@ -35,13 +35,13 @@ func ocConfig(dataDir string) *Config {
 // ocStore writes OpenCode 1.1 storage objects below <data>/storage, each
 // file replaced atomically as a whole (the reader never sees half a file).
 type ocStore struct {
-	t       *testing.T
+	t       testing.TB
 	storage string
 }
 
 const ocProject = "0f3e9b1c6a7d4e2f8a9b0c1d2e3f4a5b6c7d8e9f"
 
-func newOCStore(t *testing.T, dataDir string) ocStore {
+func newOCStore(t testing.TB, dataDir string) ocStore {
 	s := ocStore{t: t, storage: filepath.Join(dataDir, "storage")}
 	s.write(filepath.Join("project", ocProject+".json"), map[string]any{"id": ocProject, "worktree": "/home/dev/app", "vcs": "git"})
 	return s

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -59,7 +61,7 @@ type logsReceiver struct {
 	blobs    storage.Client
 	sources  []source
 	emitters []*emitter
-	progress *progress
+	progress *progress.Progress
 	shutdown bool
 }
 
@@ -97,7 +99,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table [
 		return nil, err
 	}
 	r := &logsReceiver{set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb,
-		clock: realClock(), settle: defaultSettleDelay, progressEvery: progressInterval}
+		clock: realClock(), settle: defaultSettleDelay, progressEvery: progress.Interval}
 	for _, o := range opts {
 		o(r)
 	}
@@ -124,10 +126,10 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	}
 	env := processEnvironment()
 	startedAt := r.clock.now()
-	r.progress = newProgress(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
-	r.progress.now = r.clock.now // the receiver's clock (injected by tests)
-	r.progress.interval = r.progressEvery
-	r.progress.begin = startedAt // every agent's backfill is timed from here
+	r.progress = progress.New(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
+	// The receiver's clock (injected by tests); every agent's backfill is
+	// timed from the start.
+	r.progress.SetClock(r.clock.now, startedAt, r.progressEvery)
 	r.readSlots = make(chan struct{}, runtime.GOMAXPROCS(0)+1)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
@@ -143,7 +145,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		}
 		r.sources = append(r.sources, src)
 	}
-	r.progress.start()
+	r.progress.Start()
 	return nil
 }
 
@@ -163,7 +165,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	em.progress = r.progress // counts what is read, history and live
 	if r.cfg.StartAt == StartAtBeginning {
 		// The history to read, as it is before any of it is read.
-		r.progress.found(ctx, a.key, historyOf(a.kind, include, exclude))
+		r.progress.Found(ctx, a.key, historyOf(a.kind, include, exclude))
 	}
 	set := sourceSettings{
 		agent: a, cfg: r.cfg, ac: ac, include: include, exclude: exclude,
@@ -183,9 +185,9 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	case sourceJSONL:
 		return newJSONLSource(set)
 	case sourceSnapshot:
-		return newSnapshotSource(set), nil
+		return newSnapshotSource(set)
 	case sourceOpenCode:
-		return newOpenCodeSource(set), nil
+		return newOpenCodeSource(set)
 	case sourceJSONLAndSnapshot:
 		jsonl, snapshots := splitJSONL(include)
 		var all sources
@@ -202,7 +204,11 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 			ss := set
 			ss.include = snapshots
 			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil).withBlobs(r.blobs, a.key+".snapshot")
-			all = append(all, newSnapshotSource(ss))
+			src, err := newSnapshotSource(ss)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, src)
 		}
 		return all, nil
 	}
@@ -221,7 +227,7 @@ func (r *logsReceiver) Shutdown(ctx context.Context) error {
 
 func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	if r.progress != nil {
-		r.progress.shutdown()
+		r.progress.Shutdown()
 	}
 	for _, e := range r.emitters {
 		e.stopping.Store(true)
@@ -292,4 +298,13 @@ func blobClient(ctx context.Context, host component.Host, storageID *component.I
 	}
 	typ := strings.ReplaceAll(id.Type().String(), "_", "")
 	return ext.GetClient(ctx, component.KindReceiver, component.MustNewIDWithName(typ, id.Name()), blobClientName)
+}
+
+// historyOf is what an agent has to read at start: the files its patterns
+// match now, or, for OpenCode's data directories, what they hold.
+func historyOf(kind sourceKind, include, exclude []string) progress.History {
+	if kind == sourceOpenCode {
+		return progress.TreeHistory(include)
+	}
+	return progress.FileHistory(include, exclude)
 }

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -365,22 +364,6 @@ func TestBlankLinesAreNotBadRecords(t *testing.T) {
 	h.barrier(dir)
 	assert.Equal(t, int64(4), evs[1].LogLine)
 	assertNoUnparsed(t, h)
-}
-
-func TestSplitLines(t *testing.T) {
-	// U+2028, U+0085 and a bare "\r" are inside a record, not line ends.
-	data := "{\"t\":\"a\u2028b\u0085c\rd\"}\n{\"t\":2}\r\n{\"partial\""
-	b := lineBatcher{maxLogSize: 1 << 20}
-	done, err := b.fill(bufio.NewReader(strings.NewReader(data)))
-	require.NoError(t, err)
-	assert.True(t, done)
-	batch := b.take("p", tailPos{}, b.batchLen(done))
-	var tokens []string
-	for _, l := range batch.lines {
-		tokens = append(tokens, string(l))
-	}
-	assert.Equal(t, []string{"{\"t\":\"a\u2028b\u0085c\rd\"}", "{\"t\":2}\r"}, tokens)
-	assert.Equal(t, int64(len(data)-len(`{"partial"`)), batch.offsets[2], "an unterminated line is never a line, even at EOF")
 }
 
 func TestLifecycle(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
@@ -24,8 +26,8 @@ import (
 
 // storedClient opens the storage the receiver uses, the way it does
 // (stanza's adapter.GetStorageClient), to look at its keys. It is the raw
-// client: what is written through it is stored as an earlier version, which
-// did not compress values, wrote it; read through storagecodec.Wrap.
+// client: its values are encoded (internal/storagecodec); read and write
+// them through storagecodec.Wrap.
 func storedClient(ctx context.Context, host component.Host, ext, self component.ID) (storage.Client, error) {
 	return adapter.GetStorageClient(ctx, host, &ext, self)
 }
@@ -70,7 +72,7 @@ func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs s
 	require.NotNil(t, b, "the file's state is stored per agent and path")
 	require.NoError(t, json.Unmarshal(b, &state))
 	require.Contains(t, state, "state", "the parser state")
-	var pos tailPos
+	var pos tailer.Pos
 	require.NoError(t, json.Unmarshal(state["pos"], &pos), "the read position, in the same value")
 	assert.Equal(t, int64(3), pos.Line)
 	assert.Equal(t, endOfLine(t, s.path, 3), pos.Offset, "after the third line, the end of what the first run saw")
@@ -144,10 +146,9 @@ func TestRestartContinuesMidFileAndMidTurn(t *testing.T) {
 	s.secondRun(t, first)
 }
 
-// TestRestartReplayIsDropped loses the read position between the runs, as
-// after an upgrade from a version that kept positions apart (fileconsumer's)
-// and stored values uncompressed: the file is read again from its start and
-// the parser drops what it has already emitted.
+// TestRestartReplayIsDropped loses the read position between the runs: the
+// file is read again from its start and the parser drops what it has
+// already emitted.
 func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
@@ -233,7 +234,7 @@ func (s restartSetup) startPolled(t *testing.T) *harness {
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
 	tl := jsonlSourceOf(t, h, "claude_code").tail
-	require.Eventually(t, func() bool { return tl.reads.Load() > 0 }, h.patience, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return tl.Reads() > 0 }, h.patience, 5*time.Millisecond)
 	return h
 }
 

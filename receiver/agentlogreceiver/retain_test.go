@@ -14,6 +14,9 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -65,16 +68,17 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 	h.start()
 	src := jsonlSourceOf(t, h, key)
 
-	tl, err := newJSONLTailer(cfg, agentByKey(t, key).config(cfg), []string{filepath.Join(dir, "**", "*.jsonl")}, nil)
+	match, err := finder.NewMatcher([]string{filepath.Join(dir, "**", "*.jsonl")}, nil, agentByKey(t, key).config(cfg).ExcludeOlderThan)
 	require.NoError(t, err)
-	tl.store, tl.logger = src, src.logger
 	var (
 		mu    sync.Mutex
 		lines []weak.Pointer[byte]
 	)
-	tl.emit = func(ctx context.Context, b tailBatch) error {
+	c := tailerConfig(cfg, match)
+	c.Store, c.Logger = src, src.logger
+	c.Emit = func(ctx context.Context, b tailer.Batch) error {
 		mu.Lock()
-		for _, l := range b.lines {
+		for _, l := range b.Lines {
 			// Objects under 16 bytes share blocks of the tiny allocator,
 			// which a neighbour keeps alive: no JSONL record is that short.
 			if len(l) >= 16 {
@@ -84,7 +88,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 		mu.Unlock()
 		return src.emit(ctx, b)
 	}
-	tl.pollOnce(context.Background())
+	tailer.New(c).PollOnce(context.Background())
 	require.NotEmpty(t, lines, "no line read below %s", dir)
 	require.NotZero(t, h.sink.LogRecordCount(), "nothing delivered from %s", dir)
 

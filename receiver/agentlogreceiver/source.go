@@ -24,7 +24,7 @@ const (
 	// sourceJSONL: files records are appended to, one JSON object a line
 	// (Claude Code, Codex, Pi): read by the tailer (tail.go, source_jsonl.go).
 	sourceJSONL sourceKind = iota
-	// sourceSnapshot: whole files rewritten in place (Gemini CLI chats):
+	// sourceSnapshot: whole files rewritten in place (Gemini CLI, Amp):
 	// re-read on change, emitting what was not emitted (source_snapshot.go).
 	sourceSnapshot
 	// sourceOpenCode: OpenCode data directories, a JSON tree (≤1.1,

@@ -28,11 +28,10 @@ import (
 const (
 	// maxBatchSessions and maxBatchEvents bound a batch (and the sessions
 	// held, locked, until it is delivered). A whole-file session holds the
-	// decoder's copy of its file until delivered: at 128 sessions (Amp
-	// threads of ~80 KB, Gemini chats) the batches of the snapshot sources
-	// were 20–30 MB of live heap at the start of a 1 GB backfill, the
-	// collector's memory peak; at 16 they are a few MB, and a ConsumeLogs
-	// per 16 sessions still pays the connector's durable write rarely.
+	// decoder's copy of its file until delivered, so a batch of many
+	// sessions is many files in memory at the start of a backfill, the
+	// collector's memory peak; a ConsumeLogs per 16 sessions still pays the
+	// connector's durable write rarely.
 	maxBatchSessions = 16
 	maxBatchEvents   = 1024
 )
@@ -102,7 +101,7 @@ func (b *sessionBatch) flush(ctx context.Context) bool {
 	accepted := err == nil
 	if accepted && b.em.progress != nil {
 		for _, p := range b.paths[1:] {
-			b.em.progress.read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
+			b.em.progress.Read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
 		}
 	}
 	wctx := context.WithoutCancel(ctx)

@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // reasonLineTooLong is the unparsed reason of a line of max_log_size bytes or
@@ -40,7 +42,7 @@ const caughtUpTail = 64 * 1024
 // the file's read position, stored together.
 type jsonlSource struct {
 	sourceSettings
-	tail     *tailer
+	tail     *tailer.Tailer
 	sessions *sessionTable[*jsonlSession]
 	sweeper  *loop
 	// pending are the files read to their end while still being written,
@@ -55,25 +57,24 @@ type jsonlSession struct {
 	// firstLine is the sha256 of line 1 once seen: a file read again from
 	// offset 0 with a different first line is a new file at an old path.
 	firstLine string
-	// pos is where reading the file goes on (nil: never read; a state
-	// stored by a version before the tailer, whose parser drops what it
-	// emitted when the file is read again from its start).
-	pos *tailPos
+	// pos is where reading the file goes on (nil: not read yet, or the
+	// position was lost: the file is read again from its start and the
+	// parser drops what it emitted).
+	pos *tailer.Pos
 }
 
 // savedState is what the storage holds per file. A parser state that is
 // JSON (every parser's) is kept as it is under "state"; "parser" holds any
-// other state, base64-encoded (and every state written before "state"
-// existed).
+// other state, base64-encoded.
 type savedState struct {
 	FirstLine string          `json:"first_line_sha256,omitempty"`
-	Pos       *tailPos        `json:"pos,omitempty"`
+	Pos       *tailer.Pos     `json:"pos,omitempty"`
 	State     json.RawMessage `json:"state,omitempty"`
 	Parser    []byte          `json:"parser,omitempty"`
 }
 
 // marshalSaved writes the stored state of one file.
-func marshalSaved(firstLine string, pos *tailPos, ps []byte) ([]byte, error) {
+func marshalSaved(firstLine string, pos *tailer.Pos, ps []byte) ([]byte, error) {
 	if !json.Valid(ps) {
 		return json.Marshal(savedState{FirstLine: firstLine, Pos: pos, Parser: ps})
 	}
@@ -99,8 +100,8 @@ func marshalSaved(firstLine string, pos *tailPos, ps []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// unmarshalSaved reads what marshalSaved wrote (or an older version).
-func unmarshalSaved(b []byte) (firstLine string, pos *tailPos, ps []byte, err error) {
+// unmarshalSaved reads what marshalSaved wrote.
+func unmarshalSaved(b []byte) (firstLine string, pos *tailer.Pos, ps []byte, err error) {
 	var st savedState
 	if err := json.Unmarshal(b, &st); err != nil {
 		return "", nil, nil, err
@@ -139,42 +140,31 @@ func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
 	}, set.life, set.storageError)
 	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
 	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
-	t, err := newJSONLTailer(set.cfg, set.ac, set.include, set.exclude)
+	match, err := finder.NewMatcher(set.include, set.exclude, set.ac.ExcludeOlderThan)
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
 	}
-	t.emit, t.store, t.logger, t.slots = s.emit, s, set.logger.With(zap.String("agent", set.agent.key)), set.readSlots
-	s.tail = t
+	c := tailerConfig(set.cfg, match)
+	c.Emit, c.Store, c.Logger, c.Slots = s.emit, s, set.logger.With(zap.String("agent", set.agent.key)), set.readSlots
+	s.tail = tailer.New(c)
 	return s, nil
 }
 
-// newJSONLTailer is the tailer of one agent's JSONL files, with the
-// receiver's settings; emit, store and logger are the source's to set.
-func newJSONLTailer(cfg *Config, ac *AgentConfig, include, exclude []string) (*tailer, error) {
-	match, err := newMatcher(include, exclude, ac.ExcludeOlderThan)
-	if err != nil {
-		return nil, err
+// tailerConfig is the tailer of one agent's JSONL files with the receiver's
+// settings; Emit, Store, Logger and Slots are the source's to set.
+func tailerConfig(cfg *Config, match func() ([]string, error)) tailer.Config {
+	return tailer.Config{
+		Match:      match,
+		Poll:       cfg.PollInterval,
+		Workers:    max(1, cfg.MaxConcurrentFiles/2),
+		MaxLogSize: int(cfg.MaxLogSize),
+		HeadBytes:  int64(cfg.FingerprintSize),
+		StartAtEnd: cfg.StartAt == StartAtEnd,
 	}
-	return &tailer{
-		match:      match,
-		poll:       cfg.PollInterval,
-		workers:    max(1, cfg.MaxConcurrentFiles/2),
-		maxLogSize: int(cfg.MaxLogSize),
-		headBytes:  int64(cfg.FingerprintSize),
-		startAtEnd: cfg.StartAt == StartAtEnd,
-		logger:     zap.NewNop(),
-		files:      map[string]*tailFile{},
-	}, nil
 }
 
 func (s *jsonlSource) start(ctx context.Context) error {
-	s.sessions.loadIndex(ctx)
-	// The read positions a version with fileconsumer kept as one value:
-	// every file's position is in its own state now.
-	if err := s.checkpoints.deleteBlob(ctx, knownFilesKey); err != nil {
-		s.storageError(fmt.Errorf("delete %s: %w", knownFilesKey, err))
-	}
-	s.tail.start()
+	s.tail.Start()
 	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
 	s.pending.load(ctx, s.storageError)
 	s.flusher = startLoop(s.flushInterval(), s.flushSettled)
@@ -189,31 +179,27 @@ func (s *jsonlSource) stop(ctx context.Context) error {
 	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
 	// The tailer is stopped in any case (in the background once ctx has
 	// ended), so that nothing reads on after Shutdown.
-	err = errors.Join(err, runUntil(ctx, func() error { s.tail.stop(); return nil }))
+	err = errors.Join(err, runUntil(ctx, func() error { s.tail.Stop(); return nil }))
 	s.sessions.flush(context.WithoutCancel(ctx))
 	return err
 }
-
-// knownFilesKey is where a version reading with fileconsumer kept its read
-// positions (deleted at start).
-const knownFilesKey = "knownFiles"
 
 // firstLineKey is the storage key naming the file read with a first line
 // (its hex sha256).
 func firstLineKey(sum string) string { return "first." + sum }
 
-// position is the stored read position of path (tailStore).
-func (s *jsonlSource) position(ctx context.Context, path string) (tailPos, bool) {
+// position is the stored read position of path (Store).
+func (s *jsonlSource) Position(ctx context.Context, path string) (tailer.Pos, bool) {
 	sess := s.sessions.acquire(ctx, parserKey(path))
 	defer s.sessions.release(sess)
 	if p := sess.state.pos; p != nil {
 		return *p, true
 	}
-	return tailPos{}, false
+	return tailer.Pos{}, false
 }
 
-// firstLineOwner is the path read with this first line (tailStore).
-func (s *jsonlSource) firstLineOwner(ctx context.Context, sum string) (string, bool) {
+// firstLineOwner is the path read with this first line (Store).
+func (s *jsonlSource) FirstLineOwner(ctx context.Context, sum string) (string, bool) {
 	b, err := s.checkpoints.get(ctx, firstLineKey(sum))
 	if err != nil {
 		s.storageError(fmt.Errorf("read %s: %w", firstLineKey(sum), err))
@@ -222,8 +208,8 @@ func (s *jsonlSource) firstLineOwner(ctx context.Context, sum string) (string, b
 	return string(b), len(b) > 0
 }
 
-// adopt starts path at pos, with the parser state of from (a file moved
-// from there) or a fresh one (tailStore). A move also takes from's state
+// Adopt starts path at pos, with the parser state of from (a file moved
+// from there) or a fresh one (Store). A move also takes from's state
 // away from it: the file is no longer there, and should it come back (moved
 // back: the same inode), a position left at from would be older than what
 // was read at path since, and the lines in between would be read twice.
@@ -251,7 +237,7 @@ func (s *jsonlSource) firstLineOwner(ctx context.Context, sum string) (string, b
 //
 // The two sessions are held across the three (from, then path; adopt is
 // the only holder of two), so that the flusher sees either side of it.
-func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tailPos) {
+func (s *jsonlSource) Adopt(ctx context.Context, path, from, sum string, pos tailer.Pos) {
 	var old *tracked[*jsonlSession]
 	var moved []byte
 	if from != "" {
@@ -308,12 +294,12 @@ func (s *jsonlSource) adopt(ctx context.Context, path, from, sum string, pos tai
 }
 
 // emit is the tailer's callback for a batch of complete lines of one file
-// (tailBatch). It returns once the next consumer accepted the events (see
+// (tailer.Batch). It returns once the next consumer accepted the events (see
 // emitter), having stored the file's parser state and the position after
 // the batch in one write; an error (the receiver stopped first) stores
 // nothing, and the tailer does not move past the batch.
-func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
-	path, lines, lastRecordNumber, offsets := b.path, b.lines, b.lastLine, b.offsets
+func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
+	path, lines, lastRecordNumber, offsets := b.Path, b.Lines, b.LastLine, b.Offsets
 	sess := s.sessions.acquire(ctx, parserKey(path), path)
 	defer s.sessions.release(sess)
 	f := sess.state
@@ -322,12 +308,12 @@ func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
 	events := make([]agentevent.Event, 0, len(lines))
 	for i, line := range lines {
 		lineNo := firstLineNo + int64(i)
-		if b.tooLong != nil && b.tooLong[i] {
+		if b.TooLong != nil && b.TooLong[i] {
 			// The tailer skipped the line, of max_log_size bytes or more.
 			events = append(events, s.unparsedEvent(path, lineNo, offsets[i], reasonLineTooLong))
 			continue
 		}
-		offset := lineOffset(offsets, i, len(line))
+		offset := tailer.LineOffset(offsets, i, len(line))
 		if offset == 0 {
 			s.checkIdentity(ctx, path, f, line)
 		}
@@ -365,7 +351,7 @@ func (s *jsonlSource) emit(ctx context.Context, b tailBatch) error {
 	}
 	// A copy: a pointer into b would keep the whole batch, every line of
 	// it, alive for as long as the session is tracked.
-	after := b.after
+	after := b.After
 	f.pos = &after
 	s.sessions.commit(ctx, sess)
 	if !deferred {
@@ -571,16 +557,6 @@ func (s *jsonlSource) unparsedEvent(path string, lineNo, offset int64, reason st
 	}
 	agentevent.Normalize(&ev)
 	return ev
-}
-
-// lineOffset is the byte offset where line i of a batch starts. The line and
-// its "\n" end at offsets[i+1]; offsets[i], the end of the previous token,
-// would be off after an over-long line, whose skipped tail it does not count.
-func lineOffset(offsets []int64, i, length int) int64 {
-	if i+1 < len(offsets) {
-		return offsets[i+1] - int64(length) - 1
-	}
-	return offsets[i]
 }
 
 // checkIdentity starts a fresh parser when a path is read from offset 0 with

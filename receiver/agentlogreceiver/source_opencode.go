@@ -7,15 +7,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
 // OpenCode keeps its data in one directory (`$XDG_DATA_HOME/opencode`,
@@ -41,6 +41,7 @@ func opencodeInclude(env environment) ([]string, error) {
 type opencodeSource struct {
 	sourceSettings
 	poller *loop
+	find   *finder.Finder
 
 	// Touched by the poll goroutine only.
 	trees    map[string]*treeReader // by storage directory
@@ -51,14 +52,19 @@ type opencodeSource struct {
 	swept    time.Time
 }
 
-func newOpenCodeSource(set sourceSettings) *opencodeSource {
+func newOpenCodeSource(set sourceSettings) (*opencodeSource, error) {
+	find, err := finder.NewDirs(set.include, set.exclude)
+	if err != nil {
+		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
+	}
 	return &opencodeSource{
 		sourceSettings: set,
+		find:           find,
 		trees:          map[string]*treeReader{},
 		dbs:            map[string]*dbReader{},
 		reported:       map[string]string{},
 		noted:          map[string]bool{},
-	}
+	}, nil
 }
 
 func (rd *opencodeSource) start(context.Context) error {
@@ -95,24 +101,10 @@ func (rd *opencodeSource) stop(ctx context.Context) error {
 	return closeAll()
 }
 
-// dataDirs returns the existing directories the include patterns match.
+// dataDirs returns the existing directories the include patterns match,
+// sorted.
 func (rd *opencodeSource) dataDirs() []string {
-	var dirs []string
-	for _, pattern := range rd.include {
-		matches, err := doublestar.FilepathGlob(pattern)
-		if err != nil {
-			continue // validated at load
-		}
-		for _, m := range matches {
-			if rd.excluded(m) || slices.Contains(dirs, m) {
-				continue
-			}
-			if fi, err := os.Stat(m); err == nil && fi.IsDir() {
-				dirs = append(dirs, m)
-			}
-		}
-	}
-	slices.Sort(dirs)
+	dirs, _ := rd.find.Match() // no match is an error to the finder, nothing to read to us
 	return dirs
 }
 

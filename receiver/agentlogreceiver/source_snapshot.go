@@ -6,19 +6,21 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
-// A snapshot source reads files an agent rewrites whole (Gemini CLI chats;
-// Amp threads next): they cannot be tailed by byte offset. Every
+// A snapshot source reads files an agent rewrites whole (Gemini CLI chats,
+// Amp threads, Copilot CLI's history files): they cannot be tailed by byte
+// offset. Every
 // poll_interval it matches the include patterns and re-reads a file when its
 // size or modification time changed; the agent's snapshotMapper maps what
 // of it was not emitted before. The watermark is per thread (a session, or
@@ -163,12 +165,9 @@ type snapshotSource struct {
 	files map[string]*snapshotFile
 	polls int
 	// batch gathers the threads read in a poll for fewer deliveries;
-	// listing lists the directories of the include patterns.
-	batch   *sessionBatch
-	listing *dirCache
-	// matched are the last matches, when every pattern was matched by
-	// listing (reused while no directory changed).
-	matched []string
+	// find lists the directories of the include patterns.
+	batch *sessionBatch
+	find  *finder.Finder
 }
 
 // snapshotFile is what the source knows of one file.
@@ -191,9 +190,13 @@ type snapshotFile struct {
 	told bool
 }
 
-func newSnapshotSource(set sourceSettings) *snapshotSource {
+func newSnapshotSource(set sourceSettings) (*snapshotSource, error) {
+	find, err := finder.New(set.include, set.exclude)
+	if err != nil {
+		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
+	}
 	m := set.agent.newSnapshot()
-	s := &snapshotSource{sourceSettings: set, mapper: m, files: map[string]*snapshotFile{}, listing: newDirCache()}
+	s := &snapshotSource{sourceSettings: set, mapper: m, files: map[string]*snapshotFile{}, find: find}
 	s.batch = newSessionBatch(set.emitter, set.checkpoints, set.storageError)
 	s.threads = newSessionTable(set.checkpoints, "", sessionCodec[*snapshotThread]{
 		fresh: func(string) *snapshotThread { return &snapshotThread{emitted: m.newWatermark()} },
@@ -219,11 +222,10 @@ func newSnapshotSource(set sourceSettings) *snapshotSource {
 	s.threads.onForget = func(_ string, probes []string) {
 		s.emitter.forget(probes...)
 	}
-	return s
+	return s, nil
 }
 
 func (s *snapshotSource) start(ctx context.Context) error {
-	s.threads.loadIndex(ctx)
 	lastSweep := s.clock.now()
 	s.poller = startLoop(s.cfg.PollInterval, func(ctx context.Context) {
 		s.poll(ctx, false)
@@ -271,39 +273,10 @@ func (s *snapshotSource) stop(ctx context.Context) error {
 }
 
 // matches returns the files the include patterns match, in the mapper's
-// order: candidates — a pattern's last segment without wildcards is not
-// checked for existence; the caller stats every file anyway. Directories
-// are listed again only when they changed (dirCache).
+// order. Directories are listed again only when they changed (finder).
 func (s *snapshotSource) matches() []string {
-	s.listing.begin()
-	defer s.listing.end()
-	if s.matched != nil && s.listing.fresh() {
-		return s.matched
-	}
-	var out []string
-	seen := map[string]bool{}
-	cacheable := true
-	for _, pattern := range s.include {
-		ms, ok := s.listing.glob(pattern)
-		if !ok {
-			cacheable = false
-			var err error
-			if ms, err = doublestar.FilepathGlob(pattern); err != nil {
-				continue // validated at load
-			}
-		}
-		for _, m := range ms {
-			if !seen[m] && !s.excluded(m) {
-				seen[m] = true
-				out = append(out, m)
-			}
-		}
-	}
+	out, _ := s.find.Match() // no match is an error to the finder, nothing to read to us
 	s.mapper.sort(out)
-	s.matched = nil
-	if cacheable {
-		s.matched = out
-	}
 	return out
 }
 
@@ -334,7 +307,7 @@ func (s *snapshotSource) tellRead(ctx context.Context, read []string) {
 			}
 			f.told = true
 		}
-		p.read(ctx, s.agent.key, path, 0, 0, true)
+		p.Read(ctx, s.agent.key, path, 0, 0, true)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
+
 	// Pure-Go SQLite (the collector is built with CGO disabled).
 	_ "modernc.org/sqlite"
 

@@ -97,7 +97,7 @@ type treeSession struct {
 	id, parentID string
 	// dir and name are where the session file is (name is the key of
 	// dir.files): its path is joined when the session is read, not kept for
-	// every session listed (~10k on a 1 GB history).
+	// every session listed (thousands on a long history).
 	dir     *sessionDir
 	name    string
 	created int64
@@ -388,10 +388,9 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 	// Only what orders and links the sessions is kept, its strings copied (a
 	// decoded string shares the memory of the whole file): the info is read
 	// again when the session is polled (sessionInfo). At the first poll every
-	// session is listed before any is read; kept, their infos were ~2.5 MB
-	// of live heap at the start of a 1 GB backfill (10k sessions), when the
-	// collector peaks — a cost that grew with the history, for one more
-	// read of a small file per session.
+	// session is listed before any is read, when the collector peaks; kept,
+	// their infos would cost memory that grows with the history, for one
+	// more read of a small file per session.
 	s = &treeSession{id: strings.Clone(info.ID), parentID: strings.Clone(info.ParentID), dir: d, name: name, created: info.Time.Created, listed: true}
 	t.sessions[s.id] = s
 	t.order = append(t.order, s)

@@ -56,8 +56,8 @@ func TestStoredStateIsCompressed(t *testing.T) {
 		walker, ok := c.(storage.Walker)
 		require.True(t, ok, "storagetest's client walks its keys")
 		require.NoError(t, walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-			if key == "client_creator_id" { // storagetest's own record
-				return nil, nil
+			if key == "client_creator_id" {
+				return nil, nil // storagetest's own key, not the receiver's
 			}
 			v, err := storagecodec.Decode(value)
 			require.NoError(t, err, key)

@@ -23,13 +23,18 @@ import (
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// The side-by-side benchmark (`make bench`): one history, five readers, one table.
+// The side-by-side benchmark (`make bench`): one history, five readers, one table, written to
+// docs/benchmark.md (doc_test.go).
 //
 //	end to end   otelcol agent_log → agent_span → nop, until the last span
 //	events only  otelcol agent_log → nop
 //	file_log     otelcol file_log (json_parser) → nop, over the history's JSONL files
 //	ccusage      ccusage 20.0.24 `session --json --offline` (every agent it reads)
 //	floor        the project's JSON decoder (internal/jsonx) over every record, one core, in process
+//
+// With AGENTOTEL_BENCH_BASELINE=<bench collector> (`make bench BENCH_BASELINE=…`) the end-to-end
+// and events-only runs are made with that build too, on the same history in the same run, each
+// right after ours, as "baseline" rows: a change compared with a build of main.
 //
 // Every collector runs the bench build (tests/bench/builder-filelog.yaml: the distribution plus
 // filelog and nop) with file_storage, as config/default.yaml does, and is timed from its start
@@ -193,7 +198,12 @@ type row struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	SpeedX     float64 `json:"mb_per_s_vs_file_log,omitempty"`
 	RSSX       float64 `json:"peak_rss_vs_file_log,omitempty"`
+	// Baseline marks a row of the AGENTOTEL_BENCH_BASELINE collector.
+	Baseline bool `json:"baseline,omitempty"`
 }
+
+// baselinePrefix starts the name of a baseline row.
+const baselinePrefix = "baseline: "
 
 func newRow(name, what string, bytes, records int64, r run) row {
 	s := r.Wall.Seconds()
@@ -207,16 +217,20 @@ func newRow(name, what string, bytes, records int64, r run) row {
 
 // report is what `make bench` writes as JSON.
 type report struct {
-	Date       string         `json:"date"`
-	Machine    string         `json:"machine"`
-	CorpusMB   int64          `json:"corpus_mb"`
-	Files      int            `json:"files"`
-	ByAgent    map[string]any `json:"by_agent"`
-	Rows       []row          `json:"rows"`
-	Latency    *latency       `json:"live_latency,omitempty"`
-	Idle       []idleRun      `json:"idle,omitempty"`
-	Growth     *growth        `json:"memory_growth,omitempty"`
-	LoadBefore string         `json:"load_average_before"`
+	Date     string         `json:"date"`
+	Machine  string         `json:"machine"`
+	CorpusMB int64          `json:"corpus_mb"`
+	Files    int            `json:"files"`
+	ByAgent  map[string]any `json:"by_agent"`
+	// Shares is the mix of the history asked for (BENCH_AGENTS), by agent.
+	Shares map[string]float64 `json:"shares,omitempty"`
+	// BaselineCollector is AGENTOTEL_BENCH_BASELINE, the build of the baseline rows.
+	BaselineCollector string    `json:"baseline_collector,omitempty"`
+	Rows              []row     `json:"rows"`
+	Latency           *latency  `json:"live_latency,omitempty"`
+	Idle              []idleRun `json:"idle,omitempty"`
+	Growth            *growth   `json:"memory_growth,omitempty"`
+	LoadBefore        string    `json:"load_average_before"`
 }
 
 // BenchmarkSideBySide is `make bench`: see the top of this file.
@@ -231,17 +245,21 @@ func BenchmarkSideBySide(b *testing.B) {
 		}
 		printReport(os.Stdout, rep)
 		writeReport(b, rep)
+		writeDoc(b, rep)
 		return
 	}
+	baseline := baselineCollector(b)
 	home := b.TempDir()
 	target := corpusTarget()
-	h := testenv.WriteHistoryShares(b, roots, home, target, historyShares(b))
+	shares := historyShares(b)
+	h := testenv.WriteHistoryShares(b, roots, home, target, shares)
 	include, jsonlBytes, jsonlLines := h.JSONL()
 	b.Logf("history: %d files, %.1f MB below %s", len(h.Files), float64(h.Bytes)/1e6, home)
 
 	rep := report{
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(),
 		CorpusMB: h.Bytes >> 20, Files: len(h.Files), ByAgent: map[string]any{}, LoadBefore: loadAverage(),
+		Shares: shares, BaselineCollector: baseline,
 	}
 	for a, v := range h.ByAgent() {
 		rep.ByAgent[a] = map[string]int64{"files": v[0], "bytes": v[1]}
@@ -255,6 +273,7 @@ func BenchmarkSideBySide(b *testing.B) {
 			b.Setenv("BENCH_OUT", filepath.Join(repoRoot(b), "_build", "bench", fmt.Sprintf("bench-idle-%dMB.json", rep.CorpusMB)))
 		}
 		writeReport(b, rep)
+		writeDoc(b, rep)
 		return
 	}
 
@@ -270,25 +289,16 @@ func BenchmarkSideBySide(b *testing.B) {
 
 		var rows []row
 		if want["end_to_end"] {
-			e2e := endToEndRun(b, bin, home, "end_to_end")
-			endToEnd := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", h.Bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
-			endToEnd.Out, endToEnd.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
-			if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
-				b.Logf("end to end: %v turns still open at the end", open)
+			rows = append(rows, endToEndRow(b, bin, home, h.Bytes, "end_to_end"))
+			if baseline != "" {
+				rows = append(rows, asBaseline(endToEndRow(b, baseline, home, h.Bytes, "baseline-end_to_end")))
 			}
-			rows = append(rows, endToEnd)
 		}
 		if want["events"] {
-			port := freePort(b)
-			ev := collectorRun{
-				bin: bin, home: home, config: withProfile(eventsConfig(port), "events"), port: port, settle: settle(),
-				progress: func(m metrics) []float64 {
-					return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
-				},
-			}.run(b, 60*time.Minute)
-			events := newRow("agent_log → nop (events only)", "every file", h.Bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
-			events.Out, events.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
-			rows = append(rows, events)
+			rows = append(rows, eventsRow(b, bin, home, h.Bytes, "events"))
+			if baseline != "" {
+				rows = append(rows, asBaseline(eventsRow(b, baseline, home, h.Bytes, "baseline-events")))
+			}
 		}
 		var fileLog *row
 		if want["file_log"] {
@@ -321,9 +331,11 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	printReport(os.Stdout, rep)
 	writeReport(b, rep)
-	for _, r := range rep.Rows {
+	writeDoc(b, rep)
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
 		switch {
-		case r.SpeedX == 0:
+		case r.SpeedX == 0, r.Baseline:
 		case strings.HasSuffix(r.Name, "(end to end)"):
 			b.ReportMetric(r.SpeedX, "e2e-vs-file_log")
 			b.ReportMetric(r.RSSX, "e2e-rss-vs-file_log")
@@ -331,6 +343,57 @@ func BenchmarkSideBySide(b *testing.B) {
 			b.ReportMetric(r.SpeedX, "events-vs-file_log")
 		}
 	}
+}
+
+// endToEndRow is the end-to-end row: bin over home until its last span.
+func endToEndRow(b *testing.B, bin, home string, bytes int64, profile string) row {
+	e2e := endToEndRun(b, bin, home, profile)
+	r := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
+	r.Out, r.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
+	if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
+		b.Logf("%s: %v turns still open at the end", bin, open)
+	}
+	return r
+}
+
+// eventsRow is the events-only row: bin over home until its last event.
+func eventsRow(b *testing.B, bin, home string, bytes int64, profile string) row {
+	port := freePort(b)
+	ev := collectorRun{
+		bin: bin, home: home, config: withProfile(eventsConfig(port), profile), port: port, settle: settle(),
+		progress: func(m metrics) []float64 {
+			return []float64{m.get("otelcol_agent_log_records_read"), m.get("otelcol_agent_log_events_emitted")}
+		},
+	}.run(b, 60*time.Minute)
+	r := newRow("agent_log → nop (events only)", "every file", bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
+	r.Out, r.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
+	return r
+}
+
+// asBaseline marks r as a row of the baseline collector.
+func asBaseline(r row) row {
+	r.Name, r.Baseline = baselinePrefix+r.Name, true
+	return r
+}
+
+// baselineCollector is AGENTOTEL_BENCH_BASELINE, a bench build (make bench-collector) of another
+// checkout, "" when unset. It must hold what the end-to-end and events-only configurations use.
+func baselineCollector(tb testing.TB) string {
+	tb.Helper()
+	bin := os.Getenv("AGENTOTEL_BENCH_BASELINE")
+	if bin == "" {
+		return ""
+	}
+	out, err := exec.Command(bin, "components").Output() //nolint:gosec // the collector the user names to compare with
+	if err != nil {
+		tb.Fatalf("AGENTOTEL_BENCH_BASELINE=%s: %v", bin, err)
+	}
+	for _, want := range []string{"name: agent_log", "name: agent_span", "name: nop", "name: file_storage"} {
+		if !strings.Contains(string(out), want) {
+			tb.Fatalf("AGENTOTEL_BENCH_BASELINE=%s has no %q: give the bench build of the baseline checkout (make bench-collector there: _build/bench/otelcol-agentotel-bench)", bin, strings.TrimPrefix(want, "name: "))
+		}
+	}
+	return bin
 }
 
 // endToEndRun runs the end-to-end collector over home until its last span.

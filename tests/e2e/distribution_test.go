@@ -18,18 +18,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeManifest is the ocb manifest the README's "Your own collector" section shows: the
-// fenced block that starts with its dist: section.
+// readmeManifest is the ocb manifest the recipe docs/recipes/own-collector.md shows: the fenced
+// block that starts with its dist: section.
 func readmeManifest(t *testing.T, root string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	recipe, err := os.ReadFile(filepath.Join(root, "docs", "recipes", "own-collector.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(readme) //nolint:gocritic // regexpSimplify: the README's text, spaced as written
-	require.NotNil(t, m, "README has no ocb manifest for otelcol-team")
+	m := regexp.MustCompile("(?s)```yaml\n(dist:\n  name: otelcol-team\n.*?)```").FindSubmatch(recipe) //nolint:gocritic // regexpSimplify: the recipe's text, spaced as written
+	require.NotNil(t, m, "docs/recipes/own-collector.md has no ocb manifest for otelcol-team")
 	return string(m[1])
 }
 
-// TestUserDistribution builds the distribution a user would build with ocb from the README's
+// TestUserDistribution builds the distribution a user would build with ocb from the recipe's
 // manifest — agentotel's receiver and connector plus only otlp_grpc and file_storage, agentotel
 // from this checkout through `replaces` — then runs it on the Claude testdata and checks that
 // every turn reaches a real Jaeger.
@@ -46,14 +46,14 @@ func TestUserDistribution(t *testing.T) {
 	manifest = strings.Replace(manifest, "output_path: ./_build\n", "output_path: "+out+"\n", 1)
 	manifest = strings.Replace(manifest, "=> /path/to/agentotel\n", "=> "+root+"\n", 1)
 	manifestPath := filepath.Join(t.TempDir(), "builder-config.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o600))
+	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o644))
 
 	ocb := exec.Command("make", "-s", "ocb")
 	ocb.Dir = root
 	ocbOut, err := ocb.Output()
 	require.NoError(t, err, "make ocb")
 	lines := strings.Split(strings.TrimSpace(string(ocbOut)), "\n")
-	build := exec.Command(lines[len(lines)-1], "--config", manifestPath) //nolint:gosec // G204: the ocb that `make ocb` installed
+	build := exec.Command(lines[len(lines)-1], "--config", manifestPath)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	log, err := build.CombinedOutput()
 	require.NoError(t, err, "ocb: %s", log)
@@ -113,7 +113,7 @@ service:
   telemetry:
     metrics:
       level: none
-`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o600))
+`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o644))
 	p := start(t, "otelcol-team", bin, []string{
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
 	}, "--config", config)

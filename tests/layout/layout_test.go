@@ -37,12 +37,13 @@ const module = "github.com/agentotel/agentotel"
 var levels = map[string][][]string{
 	"receiver/agentlogreceiver": {
 		{"internal/metadata"},
-		{"internal/metadatatest"},
+		{"internal/metadatatest", "internal/finder", "internal/progress"},
+		{"internal/tailer"},
 		{""},
 	},
 	"connector/agentspanconnector": {
 		{"internal/metadata"},
-		{"internal/metadatatest"},
+		{"internal/metadatatest", "internal/spanmodel"},
 		{""},
 	},
 	"connector/agentmetricsconnector": {

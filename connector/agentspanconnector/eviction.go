@@ -1,0 +1,264 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+) // evict drops least recently used sessions from memory while more than max
+// are held, down to nine in ten of max. Only sessions with nothing unsaved
+// are dropped: with storage their state is there and is read back when the
+// session is next needed; without, they are forgotten (see the README), so
+// only those with nothing left to do (not active) go.
+//
+// With storage, a session with open work goes too (see evictable): its open
+// units' events are saved already. What stays of it in memory is one entry
+// in the wake heap, the earliest deadline of its groups (and of its events
+// waiting for a prompt); when that comes, the next close pass reads it back
+// before it looks for what to close, so it closes exactly when it would
+// have in memory. An event of it reads it back earlier.
+//
+// The sessions are taken from lru, oldest use first, so that an eviction
+// costs what it drops and O(log n) per session it passes over, not a walk
+// over every session held.
+func (a *assembler) evict(max int) {
+	if len(a.sessions) <= max {
+		return
+	}
+	var want []sessKey
+	if verifyEvict != nil {
+		want = a.evictionsByWalk(max)
+	}
+	var dropped, aside []sessKey
+	target := max - max/10
+	for len(a.sessions) > target && len(a.lru) > 0 {
+		e := a.lru[0]
+		idx := a.sessions[e.sk]
+		if idx == nil || a.lruIdx[e.sk] != e {
+			heap.Pop(&a.lru) // left memory since
+			continue
+		}
+		if e.used != idx.used {
+			// Used since it was queued: queue it by its latest use.
+			e.used = idx.used
+			heap.Fix(&a.lru, 0)
+			continue
+		}
+		heap.Pop(&a.lru)
+		if a.dirty[e.sk] {
+			aside = append(aside, e.sk)
+			continue
+		}
+		switch ok, later := a.evictable(e.sk); {
+		case later:
+			aside = append(aside, e.sk)
+			continue
+		case !ok:
+			delete(a.lruIdx, e.sk)
+			continue // queued again when next changed (touch)
+		}
+		delete(a.lruIdx, e.sk)
+		dropped = append(dropped, e.sk)
+		a.sleep(e.sk)
+	}
+	for _, sk := range aside {
+		heap.Push(&a.lru, a.lruIdx[sk])
+	}
+	if verifyEvict != nil {
+		verifyEvict(want, dropped)
+	}
+}
+
+// evictionsByWalk is what evict drops, found by a walk over every session.
+func (a *assembler) evictionsByWalk(limit int) []sessKey {
+	var cands []sessKey
+	for sk := range a.sessions {
+		if ok, _ := a.evictable(sk); ok && !a.dirty[sk] {
+			cands = append(cands, sk)
+		}
+	}
+	slices.SortFunc(cands, func(x, y sessKey) int { return cmp.Compare(a.sessions[x].used, a.sessions[y].used) })
+	n := len(a.sessions) - (limit - limit/10)
+	return cands[:min(max(n, 0), len(cands))]
+}
+
+// verifyEvict, when set (tests), is shown what a walk over every session
+// would drop and what evict dropped.
+var verifyEvict func(want, got []sessKey)
+
+// evictable tells whether a session can leave memory now (ok), or may
+// later without being used again (later: the next close pass is to look at
+// some of its units, see schedule.go and closerules.go).
+//
+// A session with nothing left to do always can. One with open work can
+// only with storage (its events are there) and only while its groups'
+// outcome depends on nothing but itself, the clock and the anchors: none
+// of its open units is held open by, or holds open, a unit of another
+// session (a subagent linked by an anchor). A subagent thread waiting for
+// an anchor does not keep it: the anchor that can resolve the link wakes
+// it (see sleep and addAnchor).
+func (a *assembler) evictable(sk sessKey) (ok, later bool) {
+	if !a.active(sk) {
+		return true, false
+	}
+	if a.load == nil {
+		return false, false
+	}
+	idx := a.sessions[sk]
+	for th := range idx.links {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
+			return false, false
+		}
+	}
+	if a.recheck[sk] {
+		return false, true
+	}
+	for k := range idx.units {
+		if a.fresh[k] {
+			return false, true
+		}
+		for th := range a.kids[k] {
+			if th.Sess() != sk {
+				return false, false
+			}
+		}
+		if _, held := a.openParent(k); !held {
+			if _, ok := a.dueIdx[k]; !ok {
+				return false, true // not looked at by a pass yet
+			}
+		}
+	}
+	return true, false
+}
+
+// sleep drops a session from memory, leaving an entry in the wake heap
+// when something of it is due at a time: the earliest deadline of its open
+// groups, or when its events waiting for a prompt are dropped. A session
+// whose subagent threads wait for an anchor also leaves what each waits
+// for (anchor kind, project, latest time) in waitingAsleep, so that the
+// anchor that would resolve one reads the session back (addAnchor) in the
+// pass that resolves it in memory.
+func (a *assembler) sleep(sk sessKey) {
+	idx := a.sessions[sk]
+	var at time.Time
+	earlier := func(t time.Time) {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	for k := range idx.units {
+		if s, ok := a.dueIdx[k]; ok {
+			earlier(s.at)
+		}
+	}
+	for th := range idx.threads {
+		if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+			earlier(t.lastArrival.Add(a.idleTimeout))
+		}
+	}
+	var waits map[anchorGroup]time.Time
+	for th := range idx.links {
+		if l := a.links[th]; !l.Resolved && l.Turn && l.Anchor != "" {
+			if waits == nil {
+				waits = map[anchorGroup]time.Time{}
+			}
+			// Copies, like sk below: the link's strings are an event's.
+			g := anchorGroup{agentevent.Source(strings.Clone(string(th.Source))), strings.Clone(l.Anchor), strings.Clone(l.Project)}
+			if until := l.At.Add(anchorSlack); until.After(waits[g]) {
+				waits[g] = until
+			}
+		}
+	}
+	units := len(idx.units)
+	a.drop(sk)
+	if at.IsZero() && units == 0 && len(waits) == 0 {
+		return
+	}
+	sk = ownKey(sk)
+	s := &sleeper{at: at, sk: sk, units: units, waits: waits, index: -1}
+	if !at.IsZero() {
+		heap.Push(&a.wake, s)
+	}
+	for g, until := range waits {
+		m := a.waitingAsleep[g]
+		if m == nil {
+			m = map[sessKey]time.Time{}
+			a.waitingAsleep[g] = m
+		}
+		m[sk] = until
+	}
+	a.asleep[sk] = s
+	a.sleepingUnits += units
+}
+
+// wakeForAnchor reads back the sleeping sessions with a subagent link that
+// the anchor an resolves (an anchor of its kind and project at or before
+// the subagent's start plus anchorSlack, as anchorFor looks for). They
+// count as changed, like those wakeDue reads back.
+func (a *assembler) wakeForAnchor(an anchor) {
+	var due []sessKey
+	for sk, until := range a.waitingAsleep[anchorGroup{an.Source, an.Kind, an.Project}] {
+		if !an.At.After(until) {
+			due = append(due, sk)
+		}
+	}
+	slices.SortFunc(due, compareSessions)
+	for _, sk := range due {
+		a.touch(sk) // unsleep forgets its entries
+	}
+}
+
+// settle puts a session just read back at start to sleep, as evict would
+// after the first close pass: each of its groups gets the deadline that
+// pass would give it (now, for a group already complete, so that the first
+// pass closes it), and the session leaves memory with its wake entry. A
+// session whose groups can depend on another session (a subagent linked
+// across sessions, a link not resolved yet) stays in memory, as in evict.
+func (a *assembler) settle(sk sessKey, now time.Time) {
+	idx := a.sessions[sk]
+	if idx == nil || a.load == nil {
+		return
+	}
+	for th := range idx.links {
+		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
+			return
+		}
+	}
+	sorted := make([]unitKey, 0, len(idx.units))
+	for k := range idx.units {
+		for th := range a.kids[k] {
+			if th.Sess() != sk {
+				return
+			}
+		}
+		sorted = append(sorted, k)
+	}
+	slices.SortFunc(sorted, compareUnits)
+	children, tops := a.groups(sorted)
+	awaiting := a.awaitingIn(sorted)
+	for _, k := range tops {
+		at := now
+		if _, done := a.closeReason(k, children, awaiting, now, false); !done {
+			at = a.deadline(k, children, awaiting, now)
+		}
+		a.schedule(k, at)
+	}
+	for _, k := range sorted {
+		delete(a.fresh, k)
+	}
+	a.sleep(sk)
+}
+
+// wakeDue reads back the sessions whose wake time came. They count as
+// changed, so that a failure to read one back rolls it back like a batch's.
+func (a *assembler) wakeDue(now time.Time) {
+	for len(a.wake) > 0 && !now.Before(a.wake[0].at) {
+		a.touch(a.wake[0].sk) // unsleep pops it
+	}
+}

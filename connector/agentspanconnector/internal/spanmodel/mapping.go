@@ -1,0 +1,394 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
+)
+
+// Attribute keys the connector emits beyond those agentevent already names.
+// The README lists them all.
+const (
+	AttrOperationName    = "gen_ai.operation.name"
+	attrAgentName        = "gen_ai.agent.name"
+	attrRequestModel     = "gen_ai.request.model"
+	attrToolType         = "gen_ai.tool.type"
+	AttrInputMessages    = "gen_ai.input.messages"
+	AttrOutputMessages   = "gen_ai.output.messages"
+	AttrToolCallArgs     = "gen_ai.tool.call.arguments"
+	AttrToolCallResult   = "gen_ai.tool.call.result"
+	AttrTurnStatus       = "agent.turn.status"
+	AttrTurnModelCalls   = "agent.turn.model_calls"
+	AttrTurnToolCalls    = "agent.turn.tool_calls"
+	AttrTurnToolErrors   = "agent.turn.tool_errors"
+	AttrTurnFilesChanged = "agent.turn.files_changed"
+	AttrTurnSubagents    = "agent.turn.subagents"
+	AttrTurnSummary      = "agent.turn.summary"
+	attrTurnUsagePrefix  = "agent.turn.usage."
+	attrLinkType         = "agent.link.type"
+	attrLate             = "agent.span.late"
+
+	opInvokeAgent = "invoke_agent"
+	OpChat        = "chat"
+	opExecuteTool = "execute_tool"
+
+	// toolTypeFunction is gen_ai.tool.type for tools the agent runs itself
+	// on the user's machine (every tool call in a session log).
+	toolTypeFunction = "function"
+	// subagentName names a subagent whose type the log does not tell.
+	subagentName = "subagent"
+
+	StatusCompleted   = "completed"
+	StatusInterrupted = "interrupted"
+	StatusError       = "error"
+	StatusAbandoned   = "abandoned"
+	StatusInProgress  = "in_progress"
+
+	// errorTypeTool / errorTypeAgent are error.type when a failure carries
+	// no classification of its own.
+	ErrorTypeTool  = "tool_error"
+	errorTypeAgent = "agent_error"
+)
+
+// Span event names.
+const (
+	EventReasoning    = "agent.reasoning"
+	eventCompaction   = "agent.compaction"
+	EventFileSnapshot = "agent.file_snapshot"
+	EventSummary      = "agent.session_summary"
+	eventAPIError     = "agent.api_error"
+)
+
+// MapOptions are the settings the mapping reads: whether spans carry
+// content, and how many bytes of it per attribute.
+type MapOptions struct {
+	IncludeContent   bool
+	MaxContentLength int
+}
+
+// Group is a complete span tree to emit.
+type Group struct {
+	TraceID      pcommon.TraceID
+	ParentSpanID pcommon.SpanID // of the top run: set for a subagent whose spawning span went out earlier
+	Root         *Tree
+	Reason       CloseReason
+}
+
+// Tree is a turn or subagent run with the subagent runs its tool calls spawned.
+type Tree struct {
+	Key        UnitKey
+	Events     []agentevent.Event // in order
+	PrevPrompt string
+	Host       string
+	// nameHint is the subagent type the spawning call asked for, used when
+	// the subagent's own events do not name it.
+	NameHint string
+	// late: the unit went out before; these are events of it that came
+	// after (its own span is not emitted again).
+	Late     bool
+	Children []Child
+}
+
+// session is the run's own session id (gen_ai.conversation.id): the
+// vendor's id of the thread, which for a subagent with an id of its own is
+// not the session the tree is keyed by.
+func (t *Tree) session() string {
+	if len(t.Events) > 0 && t.Events[0].SessionID != "" {
+		return t.Events[0].SessionID
+	}
+	return t.Key.Thread.Session
+}
+
+// parentSession is the session a subagent with an id of its own was
+// spawned from, "" for any other run.
+func (t *Tree) parentSession() string {
+	for i := range t.Events {
+		if p, ok := t.Events[i].Attributes[agentevent.AttrParentSessionID].(string); ok && p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// Child is a subagent run and the tool call that spawned it.
+type Child struct {
+	CallID string // the spawning tool call; "" for a run linked to the turn itself
+	Run    *Tree
+}
+
+// MapGroup turns a complete group into one ResourceSpans. It is
+// deterministic: the same group always yields the same spans.
+func MapGroup(g Group, o MapOptions) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	setResource(rs.Resource(), g.Root)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(metadata.ScopeName)
+	m := &mapper{opts: o, traceID: g.TraceID, spans: ss.Spans(), reason: g.Reason}
+	m.run(g.Root, g.ParentSpanID)
+	return td
+}
+
+func setResource(res pcommon.Resource, t *Tree) {
+	a := res.Attributes()
+	a.PutStr(agentevent.ResourceServiceName, t.Key.Thread.Source.ServiceName())
+	version := ""
+	if p := promptIndex(t); p >= 0 {
+		version = t.Events[p].AgentVersion
+	}
+	for i := 0; version == "" && i < len(t.Events); i++ {
+		version = t.Events[i].AgentVersion
+	}
+	if version != "" {
+		a.PutStr(agentevent.ResourceServiceVersion, version)
+	}
+	if t.Host != "" {
+		a.PutStr(agentevent.ResourceHostName, t.Host)
+	}
+}
+
+type mapper struct {
+	opts    MapOptions
+	traceID pcommon.TraceID
+	spans   ptrace.SpanSlice
+	reason  CloseReason
+}
+
+// chatGroup is the events of one model response.
+type chatGroup struct {
+	key     string
+	members []int
+}
+
+// toolPair is a tool call and its result.
+type toolPair struct {
+	key          string
+	call, result *agentevent.Event
+}
+
+// isConversation reports whether an event is part of the exchange with the
+// model (as opposed to bookkeeping around it).
+func isConversation(t agentevent.EventType) bool {
+	return t == agentevent.TypeUserMessage || t == agentevent.TypeToolResult || isAssistantType(t)
+}
+
+func isAssistantType(t agentevent.EventType) bool {
+	return t == agentevent.TypeAssistantMessage || t == agentevent.TypeReasoning || t == agentevent.TypeToolCall
+}
+
+// promptIndex is the index of the run's prompt: a main turn's user_message,
+// a subagent's first user_message; -1 when it is not there.
+func promptIndex(t *Tree) int {
+	for i := range t.Events {
+		ev := &t.Events[i]
+		if ev.Type != agentevent.TypeUserMessage {
+			continue
+		}
+		if t.Key.Thread.Subagent() || ev.EventID == t.Key.Prompt {
+			return i
+		}
+	}
+	return -1
+}
+
+// run emits the spans of one turn or subagent run under parent and returns
+// what it did. A main turn whose prompt is not in the group (events that
+// arrived after the turn went out) has no root span of its own: its spans
+// join the deterministic root id that went out before.
+func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
+	th := t.Key.Thread
+	self := UnitSpanID(t.Key)
+	evs := t.Events
+	prompt := promptIndex(t)
+	hasSpan := prompt >= 0 || th.Subagent()
+	var span ptrace.Span
+	if hasSpan {
+		span = m.spans.AppendEmpty() // first, so a run's own span precedes its children
+	}
+	var r rollup
+	var start time.Time
+	if prompt >= 0 {
+		start = evs[prompt].Timestamp
+	}
+	for i := range evs {
+		ts := evs[i].Timestamp
+		if start.IsZero() {
+			start = ts
+		}
+		if ts.After(r.end) {
+			r.end = ts
+		}
+	}
+
+	// Classify: model responses, tool calls, and the rest (span events).
+	var chats []*chatGroup
+	chatByKey := map[string]*chatGroup{}
+	var tools []*toolPair
+	toolByCall := map[string]*toolPair{}
+	var others []int
+	fallback := ""
+	for i := range evs {
+		ev := &evs[i]
+		if i == prompt {
+			fallback = ""
+			continue
+		}
+		inChat := false
+		if ev.Type != agentevent.TypeUserMessage && ev.Type != agentevent.TypeToolResult {
+			key := ev.ResponseID
+			if key == "" && isAssistantType(ev.Type) {
+				// No response id: a run of assistant events is one response.
+				if fallback == "" {
+					fallback = "event:" + ev.EventID
+				}
+				key = fallback
+			} else {
+				fallback = ""
+			}
+			if key != "" {
+				g := chatByKey[key]
+				if g == nil {
+					g = &chatGroup{key: key}
+					chatByKey[key] = g
+					chats = append(chats, g)
+				}
+				g.members = append(g.members, i)
+				inChat = true
+			}
+		} else {
+			fallback = ""
+		}
+		switch ev.Type {
+		case agentevent.TypeToolCall, agentevent.TypeToolResult:
+			key := ev.ToolCallID
+			if key == "" {
+				key = "event:" + ev.EventID
+			}
+			p := toolByCall[key]
+			if p == nil {
+				p = &toolPair{key: key}
+				toolByCall[key] = p
+				tools = append(tools, p)
+			}
+			if ev.Type == agentevent.TypeToolCall {
+				p.call = ev
+			} else {
+				p.result = ev
+			}
+			continue
+		}
+		if !inChat {
+			others = append(others, i)
+		}
+	}
+
+	for _, g := range chats {
+		if m.chat(t, g, self, &r) {
+			continue
+		}
+		// An error notice that is not a model call (no usage): an event.
+		others = append(others, g.members...)
+	}
+	for _, i := range others {
+		if evs[i].ErrorType != "" {
+			r.apiErrors++ // an error notice: API failure, retried call, hook error
+		}
+	}
+	for _, p := range tools {
+		m.tool(t, p, self, &r)
+	}
+	for _, c := range t.Children {
+		under := self // a turn-linked subagent nests under the run's own span
+		if c.CallID != "" {
+			under = ToolSpanID(th, c.CallID)
+		}
+		cr := m.run(c.Run, under)
+		r.add(cr)
+		r.subagents++
+	}
+
+	if !hasSpan {
+		return r
+	}
+	name := th.Source.ServiceName()
+	if th.Subagent() {
+		name = textutil.FirstNonEmpty(t.NameHint, subagentName)
+		for i := range evs {
+			if evs[i].SubagentType != "" {
+				name = evs[i].SubagentType
+				break
+			}
+		}
+	}
+	span.SetTraceID(m.traceID)
+	span.SetSpanID(self)
+	span.SetParentSpanID(parent)
+	span.SetName(opInvokeAgent + " " + name)
+	span.SetKind(ptrace.SpanKindInternal)
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, r.end)))
+	a := span.Attributes()
+	a.PutStr(AttrOperationName, opInvokeAgent)
+	a.PutStr(attrAgentName, name)
+	if th.Subagent() {
+		a.PutStr(agentevent.AttrAgentID, th.Agent)
+	}
+	a.PutStr(agentevent.AttrSessionID, t.session())
+	if parent := t.parentSession(); parent != "" {
+		a.PutStr(agentevent.AttrParentSessionID, parent)
+	}
+	if r.firstProvide != "" {
+		a.PutStr(agentevent.AttrProvider, r.firstProvide)
+	}
+	if r.firstModel != "" {
+		a.PutStr(attrRequestModel, r.firstModel)
+	}
+	ctx := evs[0]
+	if prompt >= 0 {
+		ctx = evs[prompt]
+	}
+	putStr(a, agentevent.AttrGitBranch, ctx.GitBranch)
+	putStr(a, agentevent.AttrProjectRoot, ctx.ProjectRoot)
+	putStr(a, agentevent.AttrEntrypoint, ctx.Entrypoint)
+	if prompt >= 0 {
+		putStr(a, agentevent.AttrEventID, evs[prompt].EventID)
+	}
+
+	status, errType := runStatus(evs, m.reason)
+	a.PutStr(AttrTurnStatus, status)
+	if status == StatusError {
+		a.PutStr(agentevent.AttrErrorType, errType)
+		span.Status().SetCode(ptrace.StatusCodeError)
+		span.Status().SetMessage(errType)
+	}
+	prevPrompt := ""
+	if !th.Subagent() {
+		prevPrompt = t.PrevPrompt
+	}
+	putRollup(a, &r, start, r.end, prevPrompt)
+
+	if prevPrompt != "" {
+		l := span.Links().AppendEmpty()
+		prev := UnitKey{Thread: th, Prompt: t.PrevPrompt}
+		l.SetTraceID(TurnTraceID(th, t.PrevPrompt))
+		l.SetSpanID(UnitSpanID(prev))
+		l.Attributes().PutStr(attrLinkType, "previous_turn")
+	}
+	if m.opts.IncludeContent && prompt >= 0 && evs[prompt].Text != "" {
+		b := contentBudget{left: m.opts.MaxContentLength}
+		text, _ := b.take(evs[prompt].Text)
+		a.PutStr(AttrInputMessages, messagesJSON([]Message{{Role: "user", Parts: []MessagePart{{Type: "text", Content: text}}}}))
+	}
+	for _, i := range others {
+		addSpanEvent(span, &evs[i])
+	}
+	return r
+}

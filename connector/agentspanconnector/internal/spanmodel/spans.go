@@ -1,0 +1,407 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
+)
+
+// chat emits the span of one model response. It returns false (and emits
+// nothing) for a group that is an error notice rather than a model call.
+func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) bool {
+	evs := t.Events
+	// The span carries all of the response's usage, whichever of its events
+	// (a tool call, when the response's last row starts with one) the
+	// parser put it on: gen_ai_cost prices the span from it.
+	var u usage
+	rest := usageAttrs{}
+	var cost float64
+	hasCost := false
+	model, provider, responseID, errType := "", "", "", ""
+	var finish []string
+	end := time.Time{}
+	for _, i := range g.members {
+		ev := &evs[i]
+		u.addEvent(ev)
+		rest.addEvent(ev)
+		if ev.CostUSD != nil {
+			cost += *ev.CostUSD
+			hasCost = true
+		}
+		model = textutil.FirstNonEmpty(model, ev.Model)
+		provider = textutil.FirstNonEmpty(provider, ev.Provider)
+		responseID = textutil.FirstNonEmpty(responseID, ev.ResponseID)
+		if ev.ErrorType != "" && ev.Type != agentevent.TypeToolCall {
+			errType = ev.ErrorType
+		}
+		if ev.FinishReason != "" && (len(finish) == 0 || finish[len(finish)-1] != ev.FinishReason) {
+			finish = append(finish, ev.FinishReason)
+		}
+		if ev.Timestamp.After(end) {
+			end = ev.Timestamp
+		}
+	}
+	if !u.any() && len(rest) == 0 && !hasCost && errType != "" {
+		return false
+	}
+	// The model was called when the conversation event before the response
+	// was written: the prompt, or the last tool result it answers (file
+	// snapshots, hooks and other bookkeeping in between do not count).
+	first := g.members[0]
+	start := evs[first].Timestamp
+	for i := first - 1; i >= 0; i-- {
+		if !isConversation(evs[i].Type) {
+			continue
+		}
+		if prev := evs[i].Timestamp; !prev.IsZero() && !prev.After(start) {
+			start = prev
+		}
+		break
+	}
+
+	key := g.key
+	if t.Late {
+		// More of a unit that went out: its response may be one already
+		// emitted (usage written after the turn closed). A span id of its
+		// own keeps both — each event's tokens on exactly one chat span.
+		key += "\x00late\x00" + evs[g.members[0]].EventID
+	}
+	sp := m.newSpan(ChatSpanID(t.Key.Thread, key), parent, OpChat, model, ptrace.SpanKindClient, start, end)
+	a := sp.Attributes()
+	a.PutStr(AttrOperationName, OpChat)
+	putStr(a, agentevent.AttrProvider, provider)
+	putStr(a, attrRequestModel, model)
+	putStr(a, agentevent.AttrModel, model)
+	putStr(a, agentevent.AttrResponseID, responseID)
+	a.PutStr(agentevent.AttrSessionID, t.session())
+	if len(finish) > 0 {
+		s := a.PutEmptySlice(agentevent.AttrFinishReasons)
+		for _, f := range finish {
+			s.AppendEmpty().SetStr(f)
+		}
+	}
+	u.put(a, usagePrefixGenAI)
+	for _, k := range slices.Sorted(maps.Keys(rest)) {
+		agentevent.PutValue(a, k, rest[k])
+	}
+	if t.Late {
+		// Say so: the turn's root went out before this span.
+		a.PutBool(attrLate, true)
+	}
+	if hasCost {
+		a.PutDouble(agentevent.AttrCostUSD, cost)
+	}
+	if errType != "" {
+		a.PutStr(agentevent.AttrErrorType, errType)
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage(errType)
+	}
+	for _, i := range g.members {
+		if evs[i].Type == agentevent.TypeReasoning {
+			addSpanEvent(sp, &evs[i])
+		}
+	}
+	if m.opts.IncludeContent {
+		if out := m.outputMessage(evs, g.members, finish); out != "" {
+			a.PutStr(AttrOutputMessages, out)
+		}
+	}
+
+	r.modelCalls++
+	if errType != "" {
+		r.apiErrors++
+	}
+	r.usage.add(u)
+	r.costUSD += cost
+	r.hasCost = r.hasCost || hasCost
+	r.firstModel = textutil.FirstNonEmpty(r.firstModel, model)
+	r.firstProvide = textutil.FirstNonEmpty(r.firstProvide, provider)
+	return true
+}
+
+func (m *mapper) outputMessage(evs []agentevent.Event, members []int, finish []string) string {
+	b := contentBudget{left: m.opts.MaxContentLength}
+	msg := Message{Role: "assistant"}
+	if len(finish) > 0 {
+		msg.FinishReason = finish[len(finish)-1]
+	}
+	for _, i := range members {
+		ev := &evs[i]
+		switch ev.Type {
+		case agentevent.TypeAssistantMessage, agentevent.TypeReasoning:
+			if ev.Text == "" {
+				continue
+			}
+			text, ok := b.take(ev.Text)
+			if !ok {
+				continue
+			}
+			typ := "text"
+			if ev.Type == agentevent.TypeReasoning {
+				typ = "reasoning"
+			}
+			msg.Parts = append(msg.Parts, MessagePart{Type: typ, Content: text})
+		case agentevent.TypeToolCall:
+			part := MessagePart{Type: "tool_call", ID: ev.ToolCallID, Name: ev.ToolName}
+			if ev.Text != "" {
+				if text, ok := b.take(ev.Text); ok {
+					part.Arguments = arguments(text)
+				}
+			}
+			msg.Parts = append(msg.Parts, part)
+		}
+	}
+	if len(msg.Parts) == 0 {
+		return ""
+	}
+	return messagesJSON([]Message{msg})
+}
+
+// tool emits the execute_tool span of a call and its result.
+func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
+	call, res := p.call, p.result
+	var latency *int64
+	for _, ev := range []*agentevent.Event{call, res} {
+		if ev != nil && ev.ToolLatencyMs != nil {
+			latency = ev.ToolLatencyMs
+		}
+	}
+	var start, end time.Time
+	switch {
+	case call != nil:
+		start = call.Timestamp
+	case res != nil && latency != nil:
+		start = res.Timestamp.Add(-time.Duration(*latency) * time.Millisecond)
+	case res != nil:
+		start = res.Timestamp
+	}
+	switch {
+	case res != nil && !res.Timestamp.IsZero():
+		end = res.Timestamp
+	case latency != nil:
+		end = start.Add(time.Duration(*latency) * time.Millisecond)
+	default:
+		// Still running when the turn closed: up to the turn's last event.
+		end = start
+		for i := range t.Events {
+			end = maxTime(end, t.Events[i].Timestamp)
+		}
+	}
+
+	name, callID := "", ""
+	var exit *int64
+	var filePath, fileOp, fileLang, errType, spawned string
+	attrs := map[string]any{}
+	for _, ev := range []*agentevent.Event{call, res} {
+		if ev == nil {
+			continue
+		}
+		name = textutil.FirstNonEmpty(name, ev.ToolName)
+		callID = textutil.FirstNonEmpty(callID, ev.ToolCallID)
+		if ev.ToolExitCode != nil {
+			exit = ev.ToolExitCode
+		}
+		filePath = textutil.FirstNonEmpty(filePath, ev.FilePath)
+		fileOp = textutil.FirstNonEmpty(fileOp, string(ev.FileOp))
+		fileLang = textutil.FirstNonEmpty(fileLang, ev.FileLanguage)
+		errType = textutil.FirstNonEmpty(errType, ev.ErrorType)
+		spawned = textutil.FirstNonEmpty(spawned, ev.SpawnedAgentID)
+		for k, v := range ev.Attributes {
+			attrs[k] = v
+		}
+	}
+	status := agentevent.ToolInProgress
+	if res != nil {
+		status = res.ToolStatus
+		if status == "" || status == agentevent.ToolUnknown {
+			status = agentevent.ToolSuccess
+			if errType != "" || (exit != nil && *exit != 0) {
+				status = agentevent.ToolError
+			}
+		}
+	}
+
+	sp := m.newSpan(ToolSpanID(t.Key.Thread, p.key), parent, opExecuteTool, name, ptrace.SpanKindInternal, start, end)
+	a := sp.Attributes()
+	putAttrs(a, attrs)
+	a.PutStr(AttrOperationName, opExecuteTool)
+	putStr(a, agentevent.AttrToolName, name)
+	putStr(a, agentevent.AttrToolCallID, callID)
+	a.PutStr(attrToolType, toolTypeFunction)
+	a.PutStr(agentevent.AttrSessionID, t.session())
+	a.PutStr(agentevent.AttrToolStatus, string(status))
+	if latency != nil {
+		a.PutInt(agentevent.AttrToolLatencyMs, *latency)
+	}
+	if exit != nil {
+		a.PutInt(agentevent.AttrExitCode, *exit)
+	}
+	putStr(a, agentevent.AttrFilePath, filePath)
+	putStr(a, agentevent.AttrFileOp, fileOp)
+	putStr(a, agentevent.AttrFileLanguage, fileLang)
+	putStr(a, agentevent.AttrSpawnedAgentID, spawned)
+	if status == agentevent.ToolError {
+		if errType == "" {
+			errType = ErrorTypeTool
+		}
+		a.PutStr(agentevent.AttrErrorType, errType)
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage(errType)
+		r.toolErrors++
+	}
+	if m.opts.IncludeContent {
+		b := contentBudget{left: m.opts.MaxContentLength}
+		if call != nil && call.Text != "" {
+			text, _ := b.take(call.Text)
+			a.PutStr(AttrToolCallArgs, text)
+		}
+		b = contentBudget{left: m.opts.MaxContentLength}
+		if res != nil && res.Text != "" {
+			text, _ := b.take(res.Text)
+			a.PutStr(AttrToolCallResult, text)
+		}
+	}
+	r.toolCalls++
+	r.addTool(call, res, attrs, filePath, agentevent.FileOp(fileOp), exit, errType, status == agentevent.ToolError)
+}
+
+// runStatus is agent.turn.status of a run, and error.type when it failed.
+func runStatus(evs []agentevent.Event, reason CloseReason) (status, errType string) {
+	interrupted := false
+	lastTool, lastAPIError, lastAnswer := -1, -1, -1
+	ended, endErr := "", ""
+	for i := range evs {
+		ev := &evs[i]
+		if end, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok && end != "" {
+			ended, endErr = end, ev.ErrorType // the vendor's own end marker: the last one holds
+		}
+		switch ev.Status {
+		case StatusError:
+			if errType == "" {
+				errType = textutil.FirstNonEmpty(ev.ErrorType, errorTypeAgent)
+			}
+		case StatusInterrupted:
+			interrupted = true
+		}
+		switch {
+		case ev.Type == agentevent.TypeToolCall || ev.Type == agentevent.TypeToolResult:
+			lastTool = i
+		case ev.ErrorType != "":
+			lastAPIError = i
+		case ev.Type == agentevent.TypeAssistantMessage:
+			lastAnswer = i
+		}
+	}
+	if errType == "" && lastAPIError >= 0 && lastAnswer < lastAPIError {
+		errType = evs[lastAPIError].ErrorType
+	}
+	switch {
+	case errType != "":
+		return StatusError, errType
+	case interrupted:
+		return StatusInterrupted, ""
+	case ended == agentevent.TurnEndError:
+		return StatusError, textutil.FirstNonEmpty(endErr, errorTypeAgent)
+	case ended == agentevent.TurnEndInterrupted:
+		return StatusInterrupted, ""
+	case ended == agentevent.TurnEndCompleted:
+		return StatusCompleted, ""
+	case reason == ClosedByShutdown:
+		return StatusInProgress, ""
+	case reason == ClosedByIdle && (lastAnswer < 0 || lastAnswer < lastTool):
+		// Nothing answered the prompt, or the last tool output.
+		return StatusAbandoned, ""
+	}
+	return StatusCompleted, ""
+}
+
+// addSpanEvent records an event that is neither a prompt, a model response
+// nor a tool call on the span it belongs to.
+func addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
+	e := sp.Events().AppendEmpty()
+	e.SetName(spanEventName(ev))
+	e.SetTimestamp(pcommon.NewTimestampFromTime(ev.Timestamp))
+	a := e.Attributes()
+	putAttrs(a, ev.Attributes)
+	a.PutStr(agentevent.AttrEventType, string(ev.Type))
+	putStr(a, agentevent.AttrEventID, ev.EventID)
+	putStr(a, agentevent.AttrErrorType, ev.ErrorType)
+	putStr(a, agentevent.AttrStatus, ev.Status)
+	putStr(a, agentevent.AttrFilePath, ev.FilePath)
+	if ev.Type == agentevent.TypeReasoning && ev.TokensThinking != nil {
+		// A breakdown of its chat span's reasoning tokens, which that span
+		// carries summed.
+		a.PutInt(agentevent.AttrTokensThinking, *ev.TokensThinking)
+	}
+}
+
+func spanEventName(ev *agentevent.Event) string {
+	switch {
+	case ev.Type == agentevent.TypeReasoning:
+		return EventReasoning
+	case ev.ErrorType != "":
+		return eventAPIError
+	case ev.Type == agentevent.TypeFileSnapshot:
+		return EventFileSnapshot
+	case ev.Type == agentevent.TypeSessionSummary:
+		return EventSummary
+	}
+	for k := range ev.Attributes {
+		if strings.HasPrefix(k, "agent.compaction.") {
+			return eventCompaction
+		}
+	}
+	return agentevent.EventNamePrefix + string(ev.Type)
+}
+
+func putStr(a pcommon.Map, k, v string) {
+	if v != "" {
+		a.PutStr(k, v)
+	}
+}
+
+// putAttrs copies vendor facts (agent.* keys) onto a span or span event.
+// Usage is not among them: it goes on the response's chat span only, so
+// that whatever sums or prices spans counts each token once.
+func putAttrs(a pcommon.Map, attrs map[string]any) {
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		if k == agentevent.AttrSubagentLink || k == agentevent.AttrSubagentAnchor || IsUsageAttr(k) {
+			continue // instructions to the connector, or usage
+		}
+		agentevent.PutValue(a, k, attrs[k])
+	}
+}
+
+// newSpan appends a span "<op> <name>" (just "<op>" without a name) of the
+// mapped trace, ending no earlier than it starts.
+func (m *mapper) newSpan(id, parent pcommon.SpanID, op, name string, kind ptrace.SpanKind, start, end time.Time) ptrace.Span {
+	sp := m.spans.AppendEmpty()
+	sp.SetTraceID(m.traceID)
+	sp.SetSpanID(id)
+	sp.SetParentSpanID(parent)
+	if name != "" {
+		op += " " + name
+	}
+	sp.SetName(op)
+	sp.SetKind(kind)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, end)))
+	return sp
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

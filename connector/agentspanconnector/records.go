@@ -1,0 +1,300 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+) // What the assembler remembers of a session: its open units, its threads
+// (with the markers of their emitted units), its subagent links and tool
+// calls, and the anchors of its main thread.
+
+// unit holds the events of one open turn or subagent run.
+type unit struct {
+	key         unitKey
+	events      []agentevent.Event
+	seen        map[string]struct{} // event ids, to drop a record delivered twice
+	prevPrompt  string              // the thread's previous prompt, for the span link
+	host        string
+	lastArrival time.Time // wall clock
+	lastEvent   time.Time // latest event timestamp, kept as events arrive
+	saved       int       // events[:saved] are in storage
+	// openCalls are the tool call ids with a call and no result yet;
+	// answered those with a result (which may come first).
+	openCalls, answered map[string]bool
+	// ended is the vendor's end-of-turn marker (agentevent.AttrTurnEnd) of
+	// the latest event that carried one, "" while none did.
+	ended string
+	// lastFile is the log file of the latest event added.
+	lastFile string
+	// unspawned: an event of the unit said that no tool call spawned this
+	// subagent (agentevent.SubagentLinkNone), so no claim is waited for.
+	unspawned bool
+}
+
+func (u *unit) addEvent(ev agentevent.Event) {
+	if u.see(&ev) {
+		u.events = append(u.events, ev)
+		u.note(&ev)
+	}
+}
+
+// see records an event's id, false when the unit has it already (the same
+// record delivered twice).
+func (u *unit) see(ev *agentevent.Event) bool {
+	if ev.EventID != "" {
+		if _, dup := u.seen[ev.EventID]; dup {
+			return false
+		}
+		u.seen[ev.EventID] = struct{}{}
+	}
+	return true
+}
+
+// note keeps what the close rules ask of an event added to the unit: its
+// file and time, its tool call or result, its end marker.
+func (u *unit) note(ev *agentevent.Event) {
+	u.lastFile = ev.LogFile
+	if ev.Timestamp.After(u.lastEvent) {
+		u.lastEvent = ev.Timestamp
+	}
+	if ev.ToolCallID != "" {
+		switch ev.Type {
+		case agentevent.TypeToolCall:
+			if !u.answered[ev.ToolCallID] {
+				if u.openCalls == nil {
+					u.openCalls = map[string]bool{}
+				}
+				u.openCalls[ev.ToolCallID] = true
+			}
+		case agentevent.TypeToolResult:
+			delete(u.openCalls, ev.ToolCallID)
+			if u.answered == nil {
+				u.answered = map[string]bool{}
+			}
+			u.answered[ev.ToolCallID] = true
+		}
+	}
+	if end, ok := ev.Attributes[agentevent.AttrTurnEnd].(string); ok && end != "" {
+		u.ended = end
+	}
+	if ev.Attributes[agentevent.AttrSubagentLink] == agentevent.SubagentLinkNone {
+		u.unspawned = true
+	}
+}
+
+func appendUnique(evs []agentevent.Event, ev agentevent.Event) []agentevent.Event {
+	for i := range evs {
+		if ev.EventID != "" && evs[i].EventID == ev.EventID {
+			return evs
+		}
+	}
+	return append(evs, ev)
+}
+
+// unitOf is the unit an event belongs to. ok is false for a main-thread
+// event that came before any prompt.
+func unitOf(ev *agentevent.Event) (k unitKey, ok bool) {
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.AgentID}
+	switch {
+	case th.Subagent():
+		return unitKey{Thread: th}, true
+	case ev.Type == agentevent.TypeUserMessage:
+		return unitKey{Thread: th, Prompt: ev.EventID}, true
+	case ev.ParentEventID != "":
+		return unitKey{Thread: th, Prompt: ev.ParentEventID}, true
+	}
+	return unitKey{Thread: th}, false
+}
+
+// thread is what the connector remembers of a conversation thread.
+type thread struct {
+	lastPrompt    string
+	lastPromptSeq int64
+	// preamble holds events that came before the thread's first prompt
+	// (a leading summary or file snapshot); they become span events of the
+	// next turn's root.
+	preamble     []agentevent.Event
+	preambleHost string
+	lastArrival  time.Time
+	// prompts are the main thread's recent prompts in time order, to place
+	// subagents linked to "the turn open when they started".
+	prompts []promptRef
+	// closed is what the thread's recently emitted units leave behind (most
+	// recent last, at most maxClosed), and closedSeq the highest Sequence of
+	// any event that went out in one of them: an event at or below it that
+	// belongs to no open unit was emitted already (a re-delivery).
+	closed    []closedUnit
+	closedSeq int64
+}
+
+// closedUnit is the marker an emitted unit leaves in its thread: the trace
+// it went into, and the few span ids a later event of it could produce
+// again (its own invoke_agent span, the tool calls still open, its last
+// model response), which are therefore never emitted a second time.
+type closedUnit struct {
+	Prompt string           `json:"prompt,omitempty"`
+	Trace  pcommon.TraceID  `json:"trace"`
+	Skip   []pcommon.SpanID `json:"skip,omitempty"`
+}
+
+// maxClosed bounds the markers a thread keeps.
+const maxClosed = 16
+
+// closedFor is the marker of the emitted unit of this thread with prompt.
+func (t *thread) closedFor(prompt string) (closedUnit, bool) {
+	for i := len(t.closed) - 1; i >= 0; i-- {
+		if t.closed[i].Prompt == prompt {
+			return t.closed[i], true
+		}
+	}
+	return closedUnit{}, false
+}
+
+// MarshalJSON writes a marker with its ids as bytes (base64): the trace as
+// "t", the span ids to skip one after another as "s". As JSON arrays of
+// numbers they would be a fifth of the bytes of every session record,
+// which is rewritten whenever the session changes; base64 takes a third of
+// that.
+func (m closedUnit) MarshalJSON() ([]byte, error) {
+	skip := make([]byte, 0, len(m.Skip)*len(pcommon.SpanID{}))
+	for _, id := range m.Skip {
+		skip = append(skip, id[:]...)
+	}
+	return json.Marshal(closedUnitJSON{Prompt: m.Prompt, T: m.Trace[:], S: skip})
+}
+
+// UnmarshalJSON reads a marker written by MarshalJSON.
+func (m *closedUnit) UnmarshalJSON(b []byte) error {
+	var w closedUnitJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var span pcommon.SpanID
+	if len(w.T) != len(m.Trace) || len(w.S)%len(span) != 0 {
+		return fmt.Errorf("closed unit: a trace id of %d bytes, span ids of %d", len(w.T), len(w.S))
+	}
+	*m = closedUnit{Prompt: w.Prompt}
+	copy(m.Trace[:], w.T)
+	for i := 0; i < len(w.S); i += len(span) {
+		copy(span[:], w.S[i:])
+		m.Skip = append(m.Skip, span)
+	}
+	return nil
+}
+
+// closedUnitJSON is a closedUnit as stored.
+type closedUnitJSON struct {
+	Prompt string `json:"prompt,omitempty"`
+	T      []byte `json:"t"`
+	S      []byte `json:"s,omitempty"`
+}
+
+// promptRef is one prompt of a main thread.
+type promptRef struct {
+	At time.Time `json:"at"`
+	ID string    `json:"id"`
+}
+
+// maxPrompts bounds the prompts a thread remembers for turn links.
+const maxPrompts = 512
+
+// notePrompt records a main-thread prompt, keeping the list in time order.
+func (t *thread) notePrompt(id string, at time.Time) {
+	for _, p := range t.prompts {
+		if p.ID == id {
+			return
+		}
+	}
+	i := len(t.prompts)
+	for i > 0 && t.prompts[i-1].At.After(at) {
+		i--
+	}
+	t.prompts = append(t.prompts, promptRef{})
+	copy(t.prompts[i+1:], t.prompts[i:])
+	t.prompts[i] = promptRef{At: at, ID: strings.Clone(id)}
+	if len(t.prompts) > maxPrompts {
+		t.prompts = t.prompts[len(t.prompts)-maxPrompts:]
+	}
+}
+
+// promptAt is the latest prompt at or before at ("" when none is).
+func (t *thread) promptAt(at time.Time) string {
+	id := ""
+	for _, p := range t.prompts {
+		if p.At.After(at) {
+			break
+		}
+		id = p.ID
+	}
+	return id
+}
+
+// link ties a subagent thread to the tool call that spawned it. Parent is
+// known once the call's unit is (Resolved). A turn link (Turn) ties it to
+// the main-thread turn open at At instead: its span's parent is that turn's
+// root.
+type link struct {
+	CallID   string    `json:"call_id"`
+	Parent   unitKey   `json:"parent"`
+	Resolved bool      `json:"resolved"`
+	Turn     bool      `json:"turn,omitempty"`
+	At       time.Time `json:"at,omitzero"`
+	// Anchor, on an unresolved turn link, is the anchor kind to look for
+	// in another session of Project (agentevent.SubagentLinkAnchor).
+	Anchor  string `json:"anchor,omitempty"`
+	Project string `json:"project,omitempty"`
+}
+
+func (l link) owned() link {
+	ownAll(&l.CallID, (*string)(&l.Parent.Thread.Source), &l.Parent.Thread.Session, &l.Parent.Thread.Agent, &l.Parent.Prompt, &l.Anchor, &l.Project)
+	return l
+}
+
+// anchor is a main-thread event other sessions' subagents can be linked
+// to (agentevent.AttrSubagentAnchor): the turn it belongs to, when.
+type anchor struct {
+	Source  agentevent.Source `json:"source"`
+	Kind    string            `json:"kind"`
+	Project string            `json:"project"`
+	At      time.Time         `json:"at"`
+	Unit    unitKey           `json:"unit"`
+}
+
+func (an anchor) owned() anchor {
+	ownAll((*string)(&an.Source), &an.Kind, &an.Project, (*string)(&an.Unit.Thread.Source), &an.Unit.Thread.Session, &an.Unit.Thread.Agent, &an.Unit.Prompt)
+	return an
+}
+
+// anchorGroup is what an anchor must match: agent, kind and project.
+type anchorGroup struct {
+	Source  agentevent.Source
+	Kind    string
+	Project string
+}
+
+// maxAnchors bounds the anchors remembered; anchorSlack is how far after
+// the subagent's first event its anchor may be (clocks of two files).
+const (
+	maxAnchors  = 1024
+	anchorSlack = 5 * time.Second
+)
+
+// callRef is where a tool call is, and the subagent type it asked for
+// (which a subagent's own records may not repeat).
+type callRef struct {
+	Unit         unitKey `json:"unit"`
+	SubagentType string  `json:"subagent_type,omitempty"`
+}
+
+func (r callRef) owned() callRef {
+	ownAll((*string)(&r.Unit.Thread.Source), &r.Unit.Thread.Session, &r.Unit.Thread.Agent, &r.Unit.Prompt, &r.SubagentType)
+	return r
+}

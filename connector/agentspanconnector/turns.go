@@ -1,0 +1,411 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/internal/agentevent"
+) // add ingests one event.
+func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
+	if ev.Unparsed != "" {
+		return unparsed
+	}
+	ev.Raw = nil // never emitted; don't hold it
+	if !a.opts.IncludeContent {
+		agentevent.StripContent(&ev)
+	}
+	ownStrings(&ev)
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
+	a.touch(th.Sess())
+	t := a.threads[th]
+	key, inTurn := unitOf(&ev)
+	_, open := a.units[key]
+	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq && (!open || !inTurn) {
+		return replayed
+	}
+	if t != nil && inTurn && !open && ev.Type == agentevent.TypeToolResult && ev.ToolCallID != "" {
+		if m, sent := t.closedFor(key.Prompt); sent && slices.Contains(m.Skip, spanmodel.ToolSpanID(th, ev.ToolCallID)) {
+			// The call went out in_progress: its turn was closed before
+			// the result came (max_open_tool_duration, the next prompt).
+			return lateResult
+		}
+	}
+	if t == nil {
+		t = &thread{}
+		a.setThread(th, t)
+	}
+	t.lastArrival = now
+
+	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
+		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), CallID: ev.ToolCallID}
+		ref := a.calls[ck]
+		ref.Unit = key
+		if ev.SubagentType != "" && !th.Subagent() {
+			ref.SubagentType = ev.SubagentType
+		}
+		a.setCall(ck, ref)
+	}
+	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
+		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.SpawnedAgentID}
+		if child != th {
+			a.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
+		}
+	}
+	if th.Subagent() && ev.ParentToolCallID != "" {
+		if l, ok := a.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
+			a.setLink(th, link{CallID: ev.ParentToolCallID})
+		}
+	}
+	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.Subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
+		// Only a fallback: any tool link, known now or later, wins.
+		if l, ok := a.links[th]; !ok {
+			l = link{Turn: true, At: ev.Timestamp}
+			if kind == agentevent.SubagentLinkAnchor {
+				l.Anchor, _ = ev.Attributes[agentevent.AttrSubagentAnchor].(string)
+				l.Project = ev.ProjectRoot
+			}
+			a.setLink(th, l)
+		} else if l.Turn && !l.Resolved && ev.Timestamp.Before(l.At) {
+			l.At = ev.Timestamp
+			a.setLink(th, l)
+		}
+	}
+	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.Subagent() && inTurn {
+		a.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
+	}
+	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
+		t.notePrompt(ev.EventID, ev.Timestamp)
+	}
+	if !inTurn {
+		t.preamble = appendUnique(t.preamble, ev)
+		if t.preambleHost == "" {
+			t.preambleHost = host
+		}
+		a.notePreamble(th)
+		return added
+	}
+
+	u := a.units[key]
+	if u == nil {
+		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
+		a.setUnit(key, u)
+	}
+	u.lastArrival = now
+	if u.host == "" {
+		u.host = host
+	}
+	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage {
+		if t.lastPrompt != ev.EventID && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
+			if prev, onBranch := ev.Attributes[agentevent.AttrPreviousPrompt].(string); onBranch {
+				u.prevPrompt = prev // a tree log: the previous turn on this branch
+			} else if u.prevPrompt == "" {
+				u.prevPrompt = t.lastPrompt
+			}
+			t.lastPrompt, t.lastPromptSeq = strings.Clone(ev.EventID), ev.Sequence
+		}
+		for _, p := range t.preamble {
+			u.addEvent(p)
+		}
+		t.preamble, t.preambleHost = nil, ""
+		a.unpreamble(th)
+	}
+	u.addEvent(ev)
+	return added
+}
+
+// close emits every unit that is complete at now. With shutdown set, every
+// open unit is complete (flushed as in_progress).
+func (a *assembler) close(now time.Time, shutdown bool) closed {
+	out := closed{traces: ptrace.NewTraces()}
+	a.wakeDue(now)
+	a.resolveLinks()
+
+	// The units of the groups that may be complete (schedule.go), or with
+	// shutdown (and after a rollback or a load) every open unit.
+	var sorted []unitKey
+	if shutdown || a.checkAll {
+		a.checkAll = false
+		clear(a.fresh)
+		clear(a.recheck)
+		sorted = a.sortedUnits()
+	} else {
+		sorted = a.candidates(now)
+	}
+	if verifyPass != nil {
+		verifyPass(a, sorted, now, shutdown)
+	}
+
+	// Open subagent runs whose spawning unit is still open close with it.
+	children, tops := a.groups(sorted)
+	awaiting := a.awaitingIn(sorted)
+	for _, k := range tops {
+		if _, open := a.units[k]; !open {
+			continue
+		}
+		reason, done := a.closeReason(k, children, awaiting, now, shutdown)
+		if !done {
+			a.schedule(k, a.deadline(k, children, awaiting, now))
+			continue
+		}
+		traceID, parent := a.placement(k)
+		late := a.wentOut(k)
+		var lateRows []agentevent.Event
+		if late {
+			lateRows = a.units[k].events
+		}
+		visited := map[unitKey]bool{}
+		tree := a.collect(k, children, visited)
+		td := spanmodel.MapGroup(spanmodel.Group{TraceID: traceID, ParentSpanID: parent, Root: tree, Reason: reason}, a.opts)
+		skip := map[pcommon.SpanID]bool{}
+		a.markClosed(tree, traceID, skip)
+		before := out.spans
+		keepNew(td, skip, &out)
+		if late && out.spans == before && len(lateRows) > 0 {
+			// Rows of a turn that went out, none of which makes a span of
+			// its own (e.g. what Claude Code writes after the answer).
+			out.afterTurn = append(out.afterTurn, afterTurn{key: k, rows: len(lateRows), first: lateRows[0].EventID})
+		}
+		out.units = append(out.units, closedGroup{key: k, reason: reason})
+	}
+
+	out.noTurn += a.dropPreambles(now, shutdown)
+	a.prune()
+	return out
+}
+
+// markClosed leaves the marker of every unit of an emitted tree in its
+// thread, and adds to skip the span ids that a unit emitted before (late
+// events of it) must not produce again.
+func (a *assembler) markClosed(tr *spanmodel.Tree, traceID pcommon.TraceID, skip map[pcommon.SpanID]bool) {
+	th := tr.Key.Thread
+	t := a.threads[th]
+	if t == nil {
+		t = &thread{}
+		a.setThread(th, t)
+	}
+	a.touch(th.Sess())
+	prev, late := t.closedFor(tr.Key.Prompt)
+	for _, id := range prev.Skip {
+		skip[id] = true
+	}
+	m := closedUnit{Prompt: strings.Clone(tr.Key.Prompt), Trace: traceID, Skip: prev.Skip}
+	add := func(id pcommon.SpanID) {
+		if !slices.Contains(m.Skip, id) {
+			m.Skip = append(m.Skip, id)
+		}
+	}
+	add(spanmodel.UnitSpanID(tr.Key))
+	answered := map[string]bool{}
+	lastResponse := ""
+	for i := range tr.Events {
+		ev := &tr.Events[i]
+		if ev.Sequence > t.closedSeq {
+			t.closedSeq = ev.Sequence
+		}
+		if ev.Type == agentevent.TypeToolResult {
+			answered[ev.ToolCallID] = true
+		}
+		if ev.ResponseID != "" {
+			lastResponse = ev.ResponseID
+		}
+	}
+	for i := range tr.Events {
+		ev := &tr.Events[i]
+		if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && !answered[ev.ToolCallID] {
+			add(spanmodel.ToolSpanID(th, ev.ToolCallID)) // went out in_progress
+		}
+	}
+	if lastResponse != "" {
+		add(spanmodel.ChatSpanID(th, lastResponse))
+	}
+	if late {
+		t.closed = slices.DeleteFunc(t.closed, func(c closedUnit) bool { return c.Prompt == tr.Key.Prompt })
+	}
+	t.closed = append(t.closed, m)
+	if len(t.closed) > maxClosed {
+		t.closed = t.closed[len(t.closed)-maxClosed:]
+	}
+	for _, c := range tr.Children {
+		a.markClosed(c.Run, traceID, skip)
+	}
+}
+
+// collect removes the group topped by k from the open units and returns it
+// as a tree.
+func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *spanmodel.Tree {
+	visited[k] = true
+	u := a.units[k]
+	a.delUnit(k)
+	evs := u.events
+	// Sequence orders a thread's events (one thread = one file); the stable
+	// sort keeps arrival order among equal (unknown) sequences.
+	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
+	t := &spanmodel.Tree{Key: k, Events: evs, PrevPrompt: u.prevPrompt, Host: u.host}
+	t.Late = a.wentOut(k)
+	if l, ok := a.links[k.Thread]; ok && k.Thread.Subagent() {
+		t.NameHint = a.calls[callKey{Source: k.Thread.Source, Session: k.Thread.Session, CallID: l.CallID}].SubagentType
+	}
+	for _, c := range children[k] {
+		if visited[c] {
+			continue
+		}
+		t.Children = append(t.Children, spanmodel.Child{CallID: a.links[c.Thread].CallID, Run: a.collect(c, children, visited)})
+	}
+	return t
+}
+
+// placement returns the trace a unit's spans go into and the parent of its
+// invoke_agent span.
+func (a *assembler) placement(k unitKey) (pcommon.TraceID, pcommon.SpanID) {
+	return a.placementOf(k, map[unitKey]bool{})
+}
+
+func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.TraceID, pcommon.SpanID) {
+	var parent pcommon.SpanID
+	l, linked := a.links[k.Thread]
+	linked = linked && l.Resolved && k.Thread.Subagent() && !visiting[l.Parent]
+	switch {
+	case linked && l.Turn:
+		parent = spanmodel.UnitSpanID(l.Parent) // the turn's root
+	case linked:
+		parent = spanmodel.ToolSpanID(l.Parent.Thread, l.CallID)
+	}
+	if t := a.threads[k.Thread]; t != nil {
+		if m, ok := t.closedFor(k.Prompt); ok {
+			return m.Trace, parent
+		}
+	}
+	switch {
+	case !k.Thread.Subagent():
+		return spanmodel.TurnTraceID(k.Thread, k.Prompt), parent
+	case linked:
+		visiting[k] = true
+		id, _ := a.placementOf(l.Parent, visiting)
+		return id, parent
+	}
+	return spanmodel.OrphanTraceID(k.Thread), parent
+}
+
+// keepNew moves the spans of td into out, except those in skip: emitted
+// before by the same unit.
+func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			sss.At(j).Spans().RemoveIf(func(sp ptrace.Span) bool {
+				if skip[sp.SpanID()] {
+					out.duplicates++
+					return true
+				}
+				out.spans++
+				if sp.ParentSpanID().IsEmpty() {
+					if st, ok := sp.Attributes().Get(spanmodel.AttrTurnStatus); ok {
+						out.statuses = append(out.statuses, st.Str())
+					}
+				}
+				return false
+			})
+		}
+		sss.RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+	}
+	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
+	rss.MoveAndAppendTo(out.traces.ResourceSpans())
+}
+
+// prune forgets the call and link entries of the sessions changed in this
+// pass that can no longer matter: those of units neither open nor among
+// their thread's recent markers. An entry only becomes one of those when
+// its session changes (a unit of it goes out, its thread's markers move),
+// so looking at the changed sessions finds them all.
+func (a *assembler) prune() {
+	known := func(k unitKey) bool {
+		if _, open := a.units[k]; open {
+			return true
+		}
+		t := a.threads[k.Thread]
+		if t == nil {
+			return false
+		}
+		_, sent := t.closedFor(k.Prompt)
+		return sent
+	}
+	for sk := range a.dirty {
+		idx := a.sessions[sk]
+		if idx == nil {
+			continue
+		}
+		for c := range idx.calls {
+			if !known(a.calls[c].Unit) {
+				a.delCall(c)
+			}
+		}
+		for th := range idx.links {
+			l := a.links[th]
+			child := unitKey{Thread: th}
+			if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
+				a.delLink(th)
+			}
+		}
+	}
+}
+
+// dropPreambles drops the events that waited for a prompt of their thread
+// for turn_idle_timeout of wall clock (all of them at shutdown): no turn
+// came for them. The queue is by when each thread was queued; a thread that
+// got more events since moves back to its latest, so a pass costs the
+// threads due, not every thread waiting.
+func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
+	drop := func(th threadKey, t *thread) {
+		dropped += len(t.preamble)
+		t.preamble, t.preambleHost = nil, ""
+		a.unpreamble(th)
+		a.touch(th.Sess())
+	}
+	if shutdown {
+		for th := range a.preambled {
+			if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
+				drop(th, t)
+			} else {
+				a.unpreamble(th)
+			}
+		}
+		return dropped
+	}
+	for len(a.preambleDue) > 0 && !now.Before(a.preambleDue[0].at) {
+		e := a.preambleDue[0]
+		t := a.threads[e.th]
+		if t == nil || len(t.preamble) == 0 {
+			a.unpreamble(e.th)
+			continue
+		}
+		if at := t.lastArrival.Add(a.idleTimeout); now.Before(at) {
+			e.at = at
+			heap.Fix(&a.preambleDue, 0)
+			continue
+		}
+		drop(e.th, t)
+	}
+	if verifyPreambles != nil {
+		for th := range a.preambled {
+			if t := a.threads[th]; t != nil && len(t.preamble) > 0 && now.Sub(t.lastArrival) >= a.idleTimeout {
+				verifyPreambles(th)
+			}
+		}
+	}
+	return dropped
+}
+
+// verifyPreambles, when set (tests), is told of a thread whose waiting
+// events dropPreambles kept though a walk over every thread drops them.
+var verifyPreambles func(th threadKey)
