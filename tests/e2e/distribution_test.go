@@ -46,14 +46,14 @@ func TestUserDistribution(t *testing.T) {
 	manifest = strings.Replace(manifest, "output_path: ./_build\n", "output_path: "+out+"\n", 1)
 	manifest = strings.Replace(manifest, "=> /path/to/agentotel\n", "=> "+root+"\n", 1)
 	manifestPath := filepath.Join(t.TempDir(), "builder-config.yaml")
-	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o644))
+	require.NoError(t, os.WriteFile(manifestPath, []byte(manifest), 0o600))
 
 	ocb := exec.Command("make", "-s", "ocb")
 	ocb.Dir = root
 	ocbOut, err := ocb.Output()
 	require.NoError(t, err, "make ocb")
 	lines := strings.Split(strings.TrimSpace(string(ocbOut)), "\n")
-	build := exec.Command(lines[len(lines)-1], "--config", manifestPath)
+	build := exec.Command(lines[len(lines)-1], "--config", manifestPath) //nolint:gosec // G204: the ocb that `make ocb` installed
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	log, err := build.CombinedOutput()
 	require.NoError(t, err, "ocb: %s", log)
@@ -113,7 +113,7 @@ service:
   telemetry:
     metrics:
       level: none
-`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o644))
+`, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o600))
 	p := start(t, "otelcol-team", bin, []string{
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
 	}, "--config", config)
