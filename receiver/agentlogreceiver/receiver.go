@@ -58,7 +58,7 @@ type logsReceiver struct {
 
 	mu     sync.Mutex // guards the fields below: Start and Shutdown
 	client storage.Client
-	// blobs keeps the values written whole per agent (see checkpoints).
+	// blobs keeps the values written whole per agent (see checkpoint.Store).
 	blobs    storage.Client
 	sources  []source.Source
 	emitters []*emitter
@@ -234,7 +234,7 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// openStorage opens the receiver's two storage clients (see checkpoints).
+// openStorage opens the receiver's two storage clients (see checkpoint.Store).
 // Their values are stored compressed (internal/storagecodec): the positions
 // and parser states, one per file, are most of a history's storage.
 func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) error {
@@ -257,7 +257,7 @@ func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) err
 }
 
 // blobClientName names the storage client of the values written whole per
-// agent (see checkpoints).
+// agent (see checkpoint.Store).
 const blobClientName = "positions"
 
 // blobClient is the storage client of the values written whole per agent,

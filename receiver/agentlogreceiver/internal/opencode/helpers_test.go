@@ -45,11 +45,19 @@ func (r *recorder) Deliver(_ context.Context, d source.Delivery) error {
 	return nil
 }
 
-// events are the events delivered, in order.
-func (r *recorder) events() []agentevent.Event {
+// events are the events delivered, in order, as the next consumer decodes
+// them.
+func (r *recorder) events(t *testing.T) []agentevent.Event {
+	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Concat(r.deliveries...)
+	var out []agentevent.Event
+	for _, d := range r.deliveries {
+		evs, skipped := agentevent.DecodeLogs(agentevent.EncodeLogs(d, ""))
+		require.Zero(t, skipped)
+		out = append(out, evs...)
+	}
+	return out
 }
 
 func (r *recorder) count() int {

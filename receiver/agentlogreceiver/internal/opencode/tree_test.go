@@ -38,7 +38,7 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 	rec := &recorder{}
 	rd := newTestSource(t, data, rec)
 	ctx := context.Background()
-	ids := func() []string { return eventIDs(rec.events()) }
+	ids := func() []string { return eventIDs(rec.events(t)) }
 
 	rd.Poll(ctx) // the first poll is a sweep: every directory is listed
 	require.Equal(t, []string{"msg_c001"}, ids())
@@ -88,7 +88,7 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 	touch(t, tick, sesFile)
 	st.assistant(ses, "msg_c003", "msg_c002", 1771000002000, 1771000003000)
 	rd.Poll(ctx)
-	evs := rec.events()
+	evs := rec.events(t)
 	require.Equal(t, []string{"msg_c001", "msg_c002", "prt_c003b", "prt_c003b:result"}, eventIDs(evs))
 	assert.Equal(t, "1.1.41", evs[2].AgentVersion, "the session file rewritten within the second is read again")
 
