@@ -10,26 +10,35 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 )
 
-// GitHub Copilot CLI keeps its sessions in its home directory: appended
-// session-state/<id>/events.jsonl (1.0.x; workspace.yaml beside it), flat
-// session-state/<id>.jsonl (0.0.3xx), and history-session-state/*.json
-// (0.0.x, one JSON object rewritten as the session goes): the first two
-// are tailed, the last read as snapshots (sourceJSONLAndSnapshot).
+// copilotAgent: GitHub Copilot CLI keeps its sessions in its home
+// directory: appended session-state/<id>/events.jsonl (1.0.x;
+// workspace.yaml beside it), flat session-state/<id>.jsonl (0.0.3xx), and
+// history-session-state/*.json (0.0.x, one JSON object rewritten as the
+// session goes): the first two are tailed, the last read as snapshots
+// (sourceJSONLAndSnapshot).
+var copilotAgent = agent{
+	key:            "copilot_cli",
+	source:         agentevent.SourceCopilotCLI,
+	config:         func(c *Config) *AgentConfig { return &c.CopilotCLI },
+	defaultInclude: copilotInclude,
+	kind:           sourceJSONLAndSnapshot,
+	newParser:      newCopilotParser,
+	newSnapshot:    func() snapshot.Mapper { return copilotHistoryMapper{} },
+	optional:       true,
+}
 
 // copilotInclude: the CLI's home is $COPILOT_HOME when set (its documented
 // relocation of ~/.copilot), else ~/.copilot.
 func copilotInclude(env environment) ([]string, error) {
-	dir := ""
-	switch d := env.getenv("COPILOT_HOME"); {
-	case d != "":
-		dir = expandHome(d, env.home)
-	case env.home != "":
-		dir = filepath.Join(env.home, ".copilot")
-	default:
-		return nil, errNoHome
+	dir, err := homeOr(env, "COPILOT_HOME", ".copilot")
+	if err != nil {
+		return nil, err
 	}
 	return copilotPatterns(filepath.Clean(dir)), nil
 }
@@ -46,8 +55,8 @@ func copilotPatterns(dir string) []string {
 // newCopilotParser makes the parser of one JSONL session file, given the
 // workspace.yaml beside an events.jsonl when there is one (it names the
 // project where session.start does not).
-func newCopilotParser(path string, o parseOptions) parser {
-	p := copilotcli.NewParserWithOptions(path, copilotcli.Options{OmitContent: o.omitContent, OmitRaw: o.omitRaw})
+func newCopilotParser(path string, o jsonl.ParseOptions) jsonl.Parser {
+	p := copilotcli.NewParserWithOptions(path, copilotcli.Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw})
 	if filepath.Base(path) == "events.jsonl" {
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "workspace.yaml")); err == nil {
 			p.SetWorkspace(copilotcli.ParseWorkspace(b))
@@ -59,18 +68,16 @@ func newCopilotParser(path string, o parseOptions) parser {
 // copilotHistoryMapper maps history-session-state files.
 type copilotHistoryMapper struct{}
 
-func newCopilotHistoryMapper() snapshotMapper { return copilotHistoryMapper{} }
+func (copilotHistoryMapper) Sort(paths []string) { slices.Sort(paths) }
 
-func (copilotHistoryMapper) sort(paths []string) { slices.Sort(paths) }
+func (copilotHistoryMapper) NewWatermark() snapshot.Watermark { return copilotcli.Watermark{} }
 
-func (copilotHistoryMapper) newWatermark() watermark { return copilotcli.Watermark{} }
-
-func (copilotHistoryMapper) unmarshalWatermark(b []byte) (watermark, error) {
+func (copilotHistoryMapper) UnmarshalWatermark(b []byte) (snapshot.Watermark, error) {
 	return copilotcli.UnmarshalWatermark(b)
 }
 
-func (copilotHistoryMapper) read(ctx context.Context, r *snapshotRead) (string, error) {
-	h, err := copilotcli.DecodeHistory(r.data)
+func (copilotHistoryMapper) Read(ctx context.Context, r *snapshot.Read) (string, error) {
+	h, err := copilotcli.DecodeHistory(r.Data)
 	if err != nil {
 		var de *copilotcli.DecodeError
 		if errors.As(err, &de) {
@@ -78,13 +85,10 @@ func (copilotHistoryMapper) read(ctx context.Context, r *snapshotRead) (string, 
 		}
 		return copilotcli.ReasonMalformedJSON, err
 	}
-	if n := len(h.Timeline) - r.file.records; n > 0 {
-		r.src.emitter.read(ctx, int64(n))
-	}
-	r.file.records = len(h.Timeline)
-	r.deliver(ctx, h.SessionID, func(th *snapshotThread) threadResult {
-		res := copilotcli.MapHistory(copilotcli.HistoryContext{LogFile: r.path, Sequence: th.seq}, h, th.emitted.(copilotcli.Watermark))
-		return threadResult{events: res.Events, emitted: res.Emitted, caughtUp: true}
+	r.Records(ctx, len(h.Timeline))
+	r.Deliver(ctx, h.SessionID, func(th *snapshot.Thread) snapshot.Result {
+		res := copilotcli.MapHistory(copilotcli.HistoryContext{LogFile: r.Path, Sequence: th.Seq}, h, th.Emitted.(copilotcli.Watermark))
+		return snapshot.Result{Events: res.Events, Emitted: res.Emitted, CaughtUp: true}
 	})
 	return "", nil
 }

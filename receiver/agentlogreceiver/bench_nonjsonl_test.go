@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
@@ -71,7 +74,7 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 // benchSources builds the sources of the enabled agents of cfg without
 // starting them (the benchmark polls them itself), on a fresh file-backed
 // storage; stop closes the storage.
-func benchSources(b testing.TB, cfg *Config, next consumer.Logs) (srcs []source, stop func()) {
+func benchSources(b testing.TB, cfg *Config, next consumer.Logs) (srcs []source.Source, stop func()) {
 	b.Helper()
 	ext := storagetest.NewFileBackedStorageExtension("state", b.TempDir())
 	cfg.Storage = &ext.ID
@@ -80,7 +83,7 @@ func benchSources(b testing.TB, cfg *Config, next consumer.Logs) (srcs []source,
 
 // directSources builds the sources of the enabled agents of cfg without
 // starting them: the caller polls them (pollAll). stop closes the storage.
-func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component.Host) (srcs []source, stop func()) {
+func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component.Host) (srcs []source.Source, stop func()) {
 	b.Helper()
 	tel := componenttest.NewTelemetry()
 	set := metadatatest.NewSettings(tel)
@@ -102,8 +105,8 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 	}
 	return srcs, func() {
 		for _, s := range srcs {
-			if ss, ok := s.(*snapshotSource); ok {
-				ss.threads.flush(ctx)
+			if ss, ok := s.(*snapshot.Source); ok {
+				ss.Threads().Flush(ctx)
 			}
 		}
 		_ = r.client.Close(ctx)
@@ -113,14 +116,14 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 }
 
 // pollAll runs one poll of every source.
-func pollAll(ctx context.Context, srcs []source) {
+func pollAll(ctx context.Context, srcs []source.Source) {
 	for _, s := range srcs {
 		switch s := s.(type) {
-		case *opencodeSource:
-			s.poll(ctx)
-		case *snapshotSource:
-			s.poll(ctx, false)
-		case sources:
+		case *opencode.Source:
+			s.Poll(ctx)
+		case *snapshot.Source:
+			s.Poll(ctx, false)
+		case source.Group:
 			pollAll(ctx, s)
 		}
 	}

@@ -5,7 +5,6 @@ package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agen
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -14,8 +13,8 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 
-	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -28,37 +27,17 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
-// errStopped says the receiver stopped while the next consumer kept
-// refusing a delivery: it was not accepted, and the source must not commit
-// the read position past it.
-var errStopped = errors.New("the receiver stopped before the next consumer accepted the events")
-
 // maxReported bounds the (file, reason) pairs the emitter remembers for its
 // rate-limited warnings.
 const maxReported = 10_000
 
-// delivery is what a source hands the emitter for one session at a time:
-// the events of what it read, and whether it has, for now, nothing more of
-// the session to read.
-type delivery struct {
-	// path is the file (or database) read, for the logs.
-	path   string
-	events []agentevent.Event
-	// caughtUp: the source reached the end of the session's data (end of
-	// file, snapshot fully emitted, no more rows). The last record of each
-	// session in the delivery then carries agent.read.caught_up.
-	caughtUp bool
-	// from and to are the byte positions in the file the delivery covers,
-	// when the source reads by position (JSONL); 0 otherwise.
-	from, to int64
-}
-
-// emitter is what every source shares: it counts and reports bad records,
-// applies the content settings, encodes events as log records and hands
-// them to the next consumer, retrying refusals.
+// emitter is what every source of an agent hands what it read to
+// (source.Emitter): it counts and reports bad records, applies the content
+// settings, encodes events as log records and hands them to the next
+// consumer, retrying refusals.
 //
 // The ordering rule: a source commits a read position, watermark or parser
-// state only after deliver returned nil — the next consumer accepted the
+// state only after Deliver returned nil — the next consumer accepted the
 // events (or refused them permanently, or there was nothing to send). With
 // the agent_span connector, which makes its state durable before
 // ConsumeLogs returns, a kill -9 at any moment loses and duplicates
@@ -105,17 +84,19 @@ func newEmitter(a agent, cfg *Config, next consumer.Logs, obsrecv *receiverhelpe
 	}
 }
 
-// read counts records read from the agent's data.
-func (e *emitter) read(ctx context.Context, n int64) {
+var _ source.Emitter = (*emitter)(nil)
+
+// Read counts records read from the agent's data.
+func (e *emitter) Read(ctx context.Context, n int64) {
 	if n > 0 {
 		e.telemetry.AgentLogRecordsRead.Add(ctx, n, e.agentAttr)
 	}
 }
 
-// bad counts a record that could not be mapped. The first of each reason in
+// Bad counts a record that could not be mapped. The first of each reason in
 // each file is logged with its line; the others are counted, and summed up
 // in the log when the file is forgotten or the receiver stops.
-func (e *emitter) bad(ctx context.Context, path string, line int64, reason string) {
+func (e *emitter) Bad(ctx context.Context, path string, line int64, reason string) {
 	e.telemetry.AgentLogRecordsUnparsed.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
 		attribute.String("agent", e.agent.key), attribute.String("reason", reason))))
 	k := reportKey{path, reason}
@@ -134,9 +115,9 @@ func (e *emitter) bad(ctx context.Context, path string, line int64, reason strin
 		zap.String("agent", e.agent.key), zap.String("path", path), zap.Int64("line", line), zap.String("reason", reason))
 }
 
-// forget logs the counts of bad records of files that are gone, and drops
+// Forget logs the counts of bad records of files that are gone, and drops
 // them.
-func (e *emitter) forget(paths ...string) {
+func (e *emitter) Forget(paths ...string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k, n := range e.reported {
@@ -167,7 +148,7 @@ func (e *emitter) logSkipped(k reportKey, n int64) {
 }
 
 // prepare applies the settings to an event on its way out; false drops it.
-// Unparsed events were counted when they were read (see deliver).
+// Unparsed events were counted when they were read (see Deliver).
 func (e *emitter) prepare(ev *agentevent.Event) bool {
 	if ev.Unparsed != "" && !e.cfg.EmitUnparsed {
 		return false
@@ -187,18 +168,18 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 	return true
 }
 
-// deliver counts the unparsed events of d, prepares the events and hands
+// Deliver counts the unparsed events of d, prepares the events and hands
 // them to the next consumer. nil: accepted, refused for good (counted and
-// logged), or nothing to send — the source commits. errStopped: the
+// logged), or nothing to send — the source commits. source.ErrStopped: the
 // receiver stopped while retrying — the source commits nothing.
 //
-// deliver owns d.events: they are prepared and filtered in place.
-func (e *emitter) deliver(ctx context.Context, d delivery) error {
-	out := d.events[:0]
-	for i := range d.events {
-		ev := &d.events[i]
+// Deliver owns d.Events: they are prepared and filtered in place.
+func (e *emitter) Deliver(ctx context.Context, d source.Delivery) error {
+	out := d.Events[:0]
+	for i := range d.Events {
+		ev := &d.Events[i]
 		if ev.Unparsed != "" {
-			e.bad(ctx, textutil.FirstNonEmpty(ev.LogFile, d.path), ev.LogLine, ev.Unparsed)
+			e.Bad(ctx, textutil.FirstNonEmpty(ev.LogFile, d.Path), ev.LogLine, ev.Unparsed)
 		}
 		if e.prepare(ev) {
 			if len(out) < i {
@@ -208,17 +189,25 @@ func (e *emitter) deliver(ctx context.Context, d delivery) error {
 			}
 		}
 	}
-	clear(d.events[len(out):]) // what was dropped is not kept alive by the array
+	clear(d.Events[len(out):]) // what was dropped is not kept alive by the array
 	if len(out) > 0 {
-		if err := e.consume(ctx, d.path, out, d.caughtUp); err != nil {
+		if err := e.consume(ctx, d.Path, out, d.CaughtUp); err != nil {
 			return err
 		}
 	}
 	if e.progress != nil {
 		e.progress.Observe(ctx, e.agent.key, out)
-		e.progress.Read(ctx, e.agent.key, d.path, d.from, d.to, d.caughtUp)
+		e.progress.Read(ctx, e.agent.key, d.Path, d.From, d.To, d.CaughtUp)
 	}
 	return nil
+}
+
+// FileRead tells the backfill's progress that a file no delivery names has
+// been read.
+func (e *emitter) FileRead(ctx context.Context, path string, caughtUp bool) {
+	if e.progress != nil {
+		e.progress.Read(ctx, e.agent.key, path, 0, 0, caughtUp)
+	}
 }
 
 // encode makes the log records of events; with caughtUp the last record of
@@ -302,7 +291,7 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		if e.stopping.Load() || e.wait(ctx, jitter(interval, rc.RandomizationFactor)) != nil {
 			e.logger.Warn("Stopped while the next consumer refused agent events; they are read again at the next start",
 				fields...)
-			return errStopped
+			return source.ErrStopped
 		}
 		interval = min(time.Duration(float64(interval)*max(rc.Multiplier, 1)), max(rc.MaxInterval, rc.InitialInterval))
 	}
@@ -320,33 +309,4 @@ func jitter(d time.Duration, factor float64) time.Duration {
 	}
 	delta := factor * float64(d)
 	return time.Duration(float64(d) - delta + rand.Float64()*(2*delta+1)) //nolint:gosec // back-off jitter
-}
-
-// clock is the time a receiver runs on (injected by tests).
-type clock struct {
-	now  func() time.Time
-	wait func(ctx context.Context, d time.Duration) error
-}
-
-func realClock() clock {
-	return clock{now: time.Now, wait: func(ctx context.Context, d time.Duration) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
-	}}
-}
-
-// defaultRetry is retry_on_failure's default: on, never giving up (the
-// records are on disk; dropping them would lose them).
-func defaultRetry() configretry.BackOffConfig {
-	rc := configretry.NewDefaultBackOffConfig()
-	rc.InitialInterval = time.Second
-	rc.MaxInterval = 30 * time.Second
-	rc.MaxElapsedTime = 0
-	return rc
 }

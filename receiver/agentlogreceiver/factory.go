@@ -9,6 +9,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
@@ -48,7 +49,7 @@ func NewFactory() receiver.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{
+	cfg := &Config{
 		StartAt:            defaultStartAt,
 		PollInterval:       defaultPollInterval,
 		MaxLogSize:         helper.ByteSize(defaultMaxLogSize),
@@ -58,16 +59,25 @@ func createDefaultConfig() component.Config {
 		RetryOnFailure:     defaultRetry(),
 		MaxTrackedSessions: defaultMaxTrackedSessions,
 		ForgetAfter:        defaultForgetAfter,
-		ClaudeCode:         AgentConfig{Enabled: true},
-		OpenCode:           AgentConfig{Enabled: true},
-		Codex:              AgentConfig{Enabled: true},
-		Pi:                 AgentConfig{Enabled: true},
-		Gemini:             AgentConfig{Enabled: true},
-		CopilotCLI:         AgentConfig{Enabled: true},
-		Amp:                AgentConfig{Enabled: true},
 	}
+	// Every agent is read by default; an optional one whose default location
+	// is unknown is skipped at Start.
+	for _, a := range agents {
+		a.config(cfg).Enabled = true
+	}
+	return cfg
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
 	return newReceiver(set, cfg.(*Config), next, agents)
+}
+
+// defaultRetry is retry_on_failure's default: on, never giving up (the
+// records are on disk; dropping them would lose them).
+func defaultRetry() configretry.BackOffConfig {
+	rc := configretry.NewDefaultBackOffConfig()
+	rc.InitialInterval = time.Second
+	rc.MaxInterval = 30 * time.Second
+	rc.MaxElapsedTime = 0
+	return rc
 }

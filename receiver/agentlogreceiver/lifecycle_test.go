@@ -19,7 +19,11 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // fakeClock is the real clock moved forward by advance.
@@ -34,17 +38,17 @@ func (c *fakeClock) clock() clock {
 
 // jsonlSourceOf returns the source of one JSONL agent of a running receiver
 // (for Copilot CLI, the JSONL one of its sources).
-func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonlSource {
+func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonl.Source {
 	t.Helper()
 	h.rcv.mu.Lock()
 	defer h.rcv.mu.Unlock()
 	for _, s := range h.rcv.sources {
-		all, ok := s.(sources)
+		all, ok := s.(source.Group)
 		if !ok {
-			all = sources{s}
+			all = source.Group{s}
 		}
 		for _, s := range all {
-			if js, ok := s.(*jsonlSource); ok && js.agent.key == key {
+			if js, ok := s.(*jsonl.Source); ok && js.Agent == key {
 				return js
 			}
 		}
@@ -78,20 +82,20 @@ func TestDeletedTranscriptIsForgotten(t *testing.T) {
 	h.waitEvents(s.path, 3)
 	h.barrier(s.logsDir)
 	src := jsonlSourceOf(t, h, "claude_code")
-	key := parserKey(s.path)
-	require.True(t, src.sessions.known(key))
+	key := checkpoint.ParserKey(s.path)
+	require.True(t, src.Sessions().Known(key))
 
 	require.NoError(t, os.Remove(s.path))
 	h.barrier(s.logsDir)
 	h.barrier(s.logsDir) // sweeps run every 10ms here
-	assert.True(t, src.sessions.known(key), "idle for less than forget_after: still known")
+	assert.True(t, src.Sessions().Known(key), "idle for less than forget_after: still known")
 
 	clk.advance(2 * time.Hour)
-	require.Eventually(t, func() bool { return !src.sessions.known(key) }, 20*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return !src.Sessions().Known(key) }, 20*time.Second, 5*time.Millisecond,
 		"gone and idle for forget_after: forgotten")
 	h.stop()
 	assert.Nil(t, storedState(t, s, "claude_code."+key), "the storage key is deleted")
-	assert.NotNil(t, storedState(t, s, "claude_code."+parserKey(filepath.Join(s.logsDir, "barrier-"+fmt.Sprint(barrierSeq.Load())+".jsonl"))),
+	assert.NotNil(t, storedState(t, s, "claude_code."+checkpoint.ParserKey(filepath.Join(s.logsDir, "barrier-"+fmt.Sprint(barrierSeq.Load())+".jsonl"))),
 		"a session whose file exists keeps its state")
 }
 
@@ -133,7 +137,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 			// poll has been through.
 			h.barrier(dir)
 			src := jsonlSourceOf(t, h, "claude_code")
-			require.LessOrEqual(t, src.sessions.residentCount(), 10, "at most max_tracked_sessions in memory once idle")
+			require.LessOrEqual(t, src.Sessions().ResidentCount(), 10, "at most max_tracked_sessions in memory once idle")
 
 			grown := []int{0, 1, n / 2, n - 1}
 			for _, i := range grown {
@@ -216,7 +220,7 @@ func TestOpenCodeSessionDeletedWhileDownIsForgotten(t *testing.T) {
 	cfg.Storage = &ext.ID
 	cfg.ForgetAfter = 0
 	s := restartSetup{ext: ext, host: host, cfg: cfg}
-	key := "opencode." + treeKey(st.storage, ses)
+	key := "opencode." + checkpoint.TreeKey(st.storage, ses)
 
 	h1 := newHarness(t, cfg, host)
 	h1.start()
@@ -238,12 +242,12 @@ func TestOpenCodeSessionDeletedWhileDownIsForgotten(t *testing.T) {
 
 // snapshotSourceOf returns the snapshot source of one agent of a running
 // receiver.
-func snapshotSourceOf(t *testing.T, h *harness, key string) *snapshotSource {
+func snapshotSourceOf(t *testing.T, h *harness, key string) *snapshot.Source {
 	t.Helper()
 	h.rcv.mu.Lock()
 	defer h.rcv.mu.Unlock()
 	for _, s := range h.rcv.sources {
-		if ss, ok := s.(*snapshotSource); ok && ss.agent.key == key {
+		if ss, ok := s.(*snapshot.Source); ok && ss.Agent == key {
 			return ss
 		}
 	}
@@ -278,20 +282,20 @@ func TestDeletedThreadIsForgotten(t *testing.T) {
 	h.waitSession(id, 6)
 	h.ampBarrier(dir)
 	src := snapshotSourceOf(t, h, "amp")
-	key := threadKey(id)
-	require.True(t, src.threads.known(key))
+	key := checkpoint.ThreadKey(id)
+	require.True(t, src.Threads().Known(key))
 
 	require.NoError(t, os.Remove(path))
 	h.ampBarrier(dir)
 	h.ampBarrier(dir) // sweeps run every 10ms here
-	assert.True(t, src.threads.known(key), "idle for less than forget_after: still known")
+	assert.True(t, src.Threads().Known(key), "idle for less than forget_after: still known")
 
 	clk.advance(2 * time.Hour)
-	require.Eventually(t, func() bool { return !src.threads.known(key) }, 20*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return !src.Threads().Known(key) }, 20*time.Second, 5*time.Millisecond,
 		"gone and idle for forget_after: forgotten")
 	h.stop()
 	assert.Len(t, h.eventsOfSession(id), 6, "each message emitted once")
 	assert.Nil(t, storedState(t, s, "amp."+key), "the watermark is deleted from storage")
-	assert.NotNil(t, storedState(t, s, "amp."+threadKey(fmt.Sprintf("T-barrier-%d", barrierSeq.Load()))),
+	assert.NotNil(t, storedState(t, s, "amp."+checkpoint.ThreadKey(fmt.Sprintf("T-barrier-%d", barrierSeq.Load()))),
 		"a thread whose file exists keeps its watermark")
 }

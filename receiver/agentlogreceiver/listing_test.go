@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -22,91 +21,10 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/amp"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
-
-// TestSnapshotMatchesFollowTheTree: the snapshot sources' matching (finder), which
-// lists a directory again only when its time moved, finds what doublestar
-// finds, poll after poll, through the changes directory times can hide: an
-// entry created within the clock tick of the listing that last saw the
-// directory, and a fixed segment below a wildcard one appearing in an old
-// directory.
-func TestSnapshotMatchesFollowTheTree(t *testing.T) {
-	root := t.TempDir()
-	home := filepath.Join(root, ".gemini")
-	write := func(rel string) {
-		p := filepath.Join(home, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o600))
-	}
-	write("tmp/a/chats/session-1.json")
-	write("tmp/a/chats/session-2.jsonl")
-	write("tmp/a/chats/sub/session-3.json")
-	write("tmp/a/logs.json")
-	write("tmp/b/chats/session-4.json")
-	require.NoError(t, os.MkdirAll(filepath.Join(home, "tmp", "c"), 0o755))
-	write("tmp/notes.txt")
-
-	patterns := append(geminiPatterns(home), filepath.Join(root, "amp", "threads", "T-*.json"))
-	find, err := finder.New(patterns, nil)
-	require.NoError(t, err)
-	s := &snapshotSource{sourceSettings: sourceSettings{include: patterns}, mapper: ampMapper{}, find: find}
-	check := func(step string) {
-		t.Helper()
-		var want []string
-		for _, p := range patterns {
-			ms, err := doublestar.FilepathGlob(p)
-			require.NoError(t, err)
-			want = append(want, ms...)
-		}
-		slices.Sort(want)
-		var got []string
-		for _, m := range s.matches() {
-			if _, err := os.Stat(m); err == nil {
-				got = append(got, m) // candidates of fixed last segments are checked by the caller
-			}
-		}
-		slices.Sort(got)
-		require.Equal(t, want, got, step)
-	}
-	old := time.Now().Add(-time.Hour)
-	touchTree(t, root, old)
-	// Listings taken as made long after the directories' last change (their
-	// change times are those of the touch, now), as on an idle tree.
-	find.WithClock(func() time.Time { return time.Now().Add(time.Minute) })
-	check("first")
-	listed := find.Listed()
-	check("unchanged")
-	assert.Equal(t, listed, find.Listed(), "an unchanged tree is not listed again")
-	find.WithClock(time.Now)
-
-	// A directory seen at a fresh time, then a chat created in it within
-	// the same tick (its time put back).
-	chats := filepath.Join(home, "tmp", "a", "chats")
-	tick := time.Now()
-	touch(t, tick, chats)
-	check("fresh directory")
-	write("tmp/a/chats/session-5.json")
-	touch(t, tick, chats)
-	check("a chat created within the tick")
-
-	// Everything old again; a chats directory appears in an old project
-	// directory whose time is put back: the fixed segment is looked for.
-	touchTree(t, root, old)
-	check("old")
-	write("tmp/c/chats/session-6.json")
-	touch(t, old, filepath.Join(home, "tmp", "c"), filepath.Join(home, "tmp"))
-	check("a chats directory in an old project directory")
-
-	// A project and a file removed; a thread directory created.
-	require.NoError(t, os.RemoveAll(filepath.Join(home, "tmp", "b")))
-	require.NoError(t, os.Remove(filepath.Join(home, "tmp", "a", "chats", "session-1.json")))
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "amp", "threads"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "amp", "threads", "T-1.json"), []byte("{}"), 0o600))
-	check("removed and created")
-	check("unchanged again")
-}
 
 // TestSnapshotThreadsAreBatched: the threads read in one poll of a snapshot
 // source go to the next consumer in few deliveries, each thread's events in
@@ -128,9 +46,9 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	srcs, stop := directSources(t, copilotAmpConfig("", dir), sink, componenttest.NewNopHost())
 	defer stop()
 	ctx := context.Background()
-	srcs[0].(*snapshotSource).poll(ctx, false)
+	srcs[0].(*snapshot.Source).Poll(ctx, false)
 
-	require.LessOrEqual(t, len(sink.AllLogs()), (n+maxBatchSessions-1)/maxBatchSessions)
+	require.LessOrEqual(t, len(sink.AllLogs()), (n+source.MaxBatchSessions-1)/source.MaxBatchSessions)
 	// The same thread read alone.
 	one := t.TempDir()
 	writeBytes(t, filepath.Join(one, "threads", "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0001.json"), b)
@@ -138,7 +56,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	alone := new(consumertest.LogsSink)
 	srcs1, stop1 := directSources(t, copilotAmpConfig("", one), alone, componenttest.NewNopHost())
 	defer stop1()
-	srcs1[0].(*snapshotSource).poll(ctx, false)
+	srcs1[0].(*snapshot.Source).Poll(ctx, false)
 	require.Len(t, alone.AllLogs(), 1)
 	single, _ := agentevent.DecodeLogs(alone.AllLogs()[0])
 	require.NotEmpty(t, single)
@@ -165,7 +83,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 		assert.Equal(t, 1, caughtUp[ses], ses)
 	}
 	before := len(sink.AllLogs())
-	srcs[0].(*snapshotSource).poll(ctx, false)
+	srcs[0].(*snapshot.Source).Poll(ctx, false)
 	assert.Len(t, sink.AllLogs(), before, "nothing twice")
 }
 
@@ -197,11 +115,11 @@ func snapshotStateDoesNotPinFiles(t *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	srcs[0].(*snapshotSource).poll(context.Background(), false)
+	srcs[0].(*snapshot.Source).Poll(context.Background(), false)
 	sink.Reset()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	require.Len(t, srcs[0].(*snapshotSource).files, 20)
+	require.Equal(t, 20, srcs[0].(*snapshot.Source).Files())
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.ReportMetric(float64(grown), "kept-B")
 	assert.Less(t, grown, int64(8<<20), "heap kept after reading 40 MB of chats: %d bytes", grown)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -452,7 +453,7 @@ type ocTokens struct {
 }
 
 func readOCRows(t *testing.T, path string) ocRows {
-	db, err := openOpenCodeDB(path)
+	db, err := opencode.OpenDB(path)
 	require.NoError(t, err)
 	defer db.Close()
 	r := ocRows{tokens: map[string]ocTokens{}}
@@ -523,12 +524,12 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 
 	// A last message OpenCode never finished (a database copied in the
 	// middle of a step) is taken as it is once it stayed so for
-	// abandonAfter: the clock moves on while the test waits.
+	// opencode.AbandonAfter: the clock moves on while the test waits.
 	clk := &fakeClock{}
 	h := newHarness(t, ocConfig(data), nil, withClock(clk.clock()))
 	h.start()
 	require.Eventually(t, func() bool {
-		clk.advance(abandonAfter)
+		clk.advance(opencode.AbandonAfter)
 		seen := map[string]bool{}
 		for _, ev := range h.events() {
 			seen[ev.EventID] = true
@@ -591,7 +592,7 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 // TestOpenCodeSQLiteAbandonedLastMessage: a session's last message that
 // never finishes (OpenCode killed mid-step, or the database copied while it
 // wrote, as sqlite_v1.16.0 of the corpus) is held while it may still finish,
-// and taken as it is once it stayed unchanged for abandonAfter — also after
+// and taken as it is once it stayed unchanged for opencode.AbandonAfter — also after
 // a restart, though rows written since moved the database watermark past it.
 func TestOpenCodeSQLiteAbandonedLastMessage(t *testing.T) {
 	data := t.TempDir()
@@ -611,8 +612,8 @@ func TestOpenCodeSQLiteAbandonedLastMessage(t *testing.T) {
 	h1 := newHarness(t, cfg, host, withClock(clk.clock()))
 	h1.start()
 	require.Equal(t, []string{"msg_k001"}, eventIDs(h1.waitSession(ses, 1)))
-	clk.advance(abandonAfter - time.Minute)
-	o.now += 10 * dbLookback.Milliseconds() // later rows: the watermark would pass the held message
+	clk.advance(opencode.AbandonAfter - time.Minute)
+	o.now += 10 * opencode.DBLookback.Milliseconds() // later rows: the watermark would pass the held message
 	h1.dbBarrier(o)
 	h1.dbBarrier(o)
 	assert.Equal(t, []string{"msg_k001"}, eventIDs(h1.eventsOfSession(ses)), "held while it may still finish")
@@ -622,7 +623,7 @@ func TestOpenCodeSQLiteAbandonedLastMessage(t *testing.T) {
 	h2.start()
 	h2.dbBarrier(o)
 	assert.Empty(t, h2.eventsOfSession(ses), "seen anew after the restart: held again")
-	clk.advance(abandonAfter)
+	clk.advance(opencode.AbandonAfter)
 	evs := h2.waitSession(ses, 2)
 	h2.dbBarrier(o)
 	evs = h2.eventsOfSession(ses)

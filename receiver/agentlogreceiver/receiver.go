@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
@@ -33,9 +35,8 @@ import (
 const defaultSettleDelay = 5 * time.Second
 
 // logsReceiver reads every enabled agent's data through one source per
-// agent (source.go), which hands what it reads to the agent's emitter
-// (emitter.go); read positions go through the checkpoint store
-// (checkpoint.go).
+// agent (sources.go), which hands what it reads to the agent's emitter
+// (emitter.go); read positions go through the agent's checkpoint.Store.
 type logsReceiver struct {
 	set       receiver.Settings
 	cfg       *Config
@@ -45,7 +46,7 @@ type logsReceiver struct {
 	telemetry *metadata.TelemetryBuilder
 	clock     clock
 	settle    time.Duration
-	sweep     time.Duration // 0: from the settings (see sourceSettings.sweepInterval)
+	sweep     time.Duration // 0: from the settings (see source.Settings.SweepInterval)
 	// progressEvery is how often the backfill's progress is logged (and
 	// agents gone quiet are taken as done).
 	progressEvery time.Duration
@@ -57,9 +58,9 @@ type logsReceiver struct {
 
 	mu     sync.Mutex // guards the fields below: Start and Shutdown
 	client storage.Client
-	// blobs keeps the values written whole per agent (see checkpoints).
+	// blobs keeps the values written whole per agent (see checkpoint.Store).
 	blobs    storage.Client
-	sources  []source
+	sources  []source.Source
 	emitters []*emitter
 	progress *progress.Progress
 	shutdown bool
@@ -138,7 +139,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		}
 		src, err := r.newSource(ctx, host, a, ac, env, hostname, startedAt)
 		if err == nil {
-			err = src.start(ctx)
+			err = src.Start(ctx)
 		}
 		if err != nil {
 			return errors.Join(err, r.stopLocked(ctx))
@@ -150,12 +151,12 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 }
 
 // newSource builds the source of one agent, of the kind of its data.
-func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env environment, hostname string, startedAt time.Time) (source, error) {
+func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env environment, hostname string, startedAt time.Time) (source.Source, error) {
 	include, exclude, err := resolvePatterns(a, ac, env)
 	if a.optional && errors.Is(err, errNoHome) && len(ac.Include) == 0 {
 		r.set.Logger.Warn(fmt.Sprintf("The agent's default location is unknown ($HOME is not set); set `%s.include` to read it", a.key),
 			zap.String("agent", a.key))
-		return nopSource{}, nil
+		return source.Nop{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("`%s.include`: %w; set the patterns explicitly", a.key, err)
@@ -167,52 +168,26 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		// The history to read, as it is before any of it is read.
 		r.progress.Found(ctx, a.key, historyOf(a.kind, include, exclude))
 	}
-	set := sourceSettings{
-		agent: a, cfg: r.cfg, ac: ac, include: include, exclude: exclude,
-		emitter:     em,
-		checkpoints: newCheckpoints(r.client, a.key, r.cfg.Storage != nil).withBlobs(r.blobs, a.key),
-		life:        lifeCycle{maxSessions: r.cfg.MaxTrackedSessions, forgetAfter: r.cfg.ForgetAfter, now: r.clock.now},
-		clock:       r.clock,
-		logger:      r.set.Logger,
-		host:        host,
-		telemetry:   r.set.TelemetrySettings,
-		settleDelay: r.settle,
-		sweepEvery:  r.sweep,
-		startedAt:   startedAt,
-		readSlots:   r.readSlots,
+	// scope is the agent's part of the storage, or another part of it.
+	scope := func(key string) *checkpoint.Store {
+		return checkpoint.New(r.client, key, r.cfg.Storage != nil).WithBlobs(r.blobs, key)
 	}
-	switch a.kind {
-	case sourceJSONL:
-		return newJSONLSource(set)
-	case sourceSnapshot:
-		return newSnapshotSource(set)
-	case sourceOpenCode:
-		return newOpenCodeSource(set)
-	case sourceJSONLAndSnapshot:
-		jsonl, snapshots := splitJSONL(include)
-		var all sources
-		if len(jsonl) > 0 {
-			js := set
-			js.include = jsonl
-			src, err := newJSONLSource(js)
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, src)
-		}
-		if len(snapshots) > 0 {
-			ss := set
-			ss.include = snapshots
-			ss.checkpoints = newCheckpoints(r.client, a.key+".snapshot", r.cfg.Storage != nil).withBlobs(r.blobs, a.key+".snapshot")
-			src, err := newSnapshotSource(ss)
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, src)
-		}
-		return all, nil
+	set := source.Settings{
+		Agent: a.key, Source: a.source,
+		Include: include, Exclude: exclude, ExcludeOlderThan: ac.ExcludeOlderThan,
+		PollInterval: r.cfg.PollInterval,
+		StartAtEnd:   r.cfg.StartAt == StartAtEnd,
+		Emitter:      em,
+		Checkpoints:  scope(a.key),
+		Life:         checkpoint.LifeCycle{MaxSessions: r.cfg.MaxTrackedSessions, ForgetAfter: r.cfg.ForgetAfter, Now: r.clock.now},
+		Now:          r.clock.now,
+		Logger:       r.set.Logger,
+		Host:         host,
+		SettleDelay:  r.settle,
+		SweepEvery:   r.sweep,
+		StartedAt:    startedAt,
 	}
-	return nil, fmt.Errorf("agent %s: unknown source kind %d", a.key, a.kind)
+	return buildSource(a, r.cfg, set, r.readSlots, scope)
 }
 
 // Shutdown stops every source (read positions are saved) and closes the
@@ -238,7 +213,7 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.stop(ctx)
+			errs[i] = s.Stop(ctx)
 		}()
 	}
 	wg.Wait()
@@ -259,7 +234,7 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// openStorage opens the receiver's two storage clients (see checkpoints).
+// openStorage opens the receiver's two storage clients (see checkpoint.Store).
 // Their values are stored compressed (internal/storagecodec): the positions
 // and parser states, one per file, are most of a history's storage.
 func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) error {
@@ -282,7 +257,7 @@ func (r *logsReceiver) openStorage(ctx context.Context, host component.Host) err
 }
 
 // blobClientName names the storage client of the values written whole per
-// agent (see checkpoints).
+// agent (see checkpoint.Store).
 const blobClientName = "positions"
 
 // blobClient is the storage client of the values written whole per agent,
@@ -298,13 +273,4 @@ func blobClient(ctx context.Context, host component.Host, storageID *component.I
 	}
 	typ := strings.ReplaceAll(id.Type().String(), "_", "")
 	return ext.GetClient(ctx, component.KindReceiver, component.MustNewIDWithName(typ, id.Name()), blobClientName)
-}
-
-// historyOf is what an agent has to read at start: the files its patterns
-// match now, or, for OpenCode's data directories, what they hold.
-func historyOf(kind sourceKind, include, exclude []string) progress.History {
-	if kind == sourceOpenCode {
-		return progress.TreeHistory(include)
-	}
-	return progress.FileHistory(include, exclude)
 }

@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
@@ -207,8 +208,8 @@ func TestLineLongerThanMaxLogSize(t *testing.T) {
 	evs = h.eventsOf(path)
 	assert.Equal(t, []string{"u1", "a2"}, eventIDs(evs))
 	assert.Equal(t, int64(3), evs[1].LogLine, "line numbers stay right after the skipped line")
-	assertUnparsed(t, h, map[string]int64{reasonLineTooLong: 1})
-	assertBadRecordLogged(t, h, path, 2, reasonLineTooLong)
+	assertUnparsed(t, h, map[string]int64{jsonl.ReasonLineTooLong: 1})
+	assertBadRecordLogged(t, h, path, 2, jsonl.ReasonLineTooLong)
 }
 
 func TestEmitUnparsed(t *testing.T) {
@@ -230,7 +231,7 @@ func TestEmitUnparsed(t *testing.T) {
 	h.barrier(dir)
 	evs := h.eventsOf(path)
 	require.Len(t, evs, 5, "the good records and one event per bad record")
-	want := map[int64]string{2: "malformed_json", 3: "unknown_type", 4: reasonLineTooLong}
+	want := map[int64]string{2: "malformed_json", 3: "unknown_type", 4: jsonl.ReasonLineTooLong}
 	for _, ev := range evs {
 		reason, bad := want[ev.LogLine]
 		if !bad {
@@ -242,12 +243,12 @@ func TestEmitUnparsed(t *testing.T) {
 		assert.Equal(t, agentevent.RoleSystem, ev.Role)
 		assert.Equal(t, path, ev.LogFile)
 		assert.NotEmpty(t, ev.EventID)
-		if reason != reasonLineTooLong {
+		if reason != jsonl.ReasonLineTooLong {
 			assert.NotEmpty(t, ev.Raw, "include_raw keeps the bad record")
 		}
 	}
 	// Still counted and logged, as without emit_unparsed.
-	assertUnparsed(t, h, map[string]int64{"malformed_json": 1, "unknown_type": 1, reasonLineTooLong: 1})
+	assertUnparsed(t, h, map[string]int64{"malformed_json": 1, "unknown_type": 1, jsonl.ReasonLineTooLong: 1})
 	assertBadRecordLogged(t, h, path, 2, "malformed_json")
 }
 

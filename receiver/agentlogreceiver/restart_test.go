@@ -233,7 +233,7 @@ func (s restartSetup) startPolled(t *testing.T) *harness {
 	t.Helper()
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
-	tl := jsonlSourceOf(t, h, "claude_code").tail
+	tl := jsonlSourceOf(t, h, "claude_code").Tailer()
 	require.Eventually(t, func() bool { return tl.Reads() > 0 }, h.patience, 5*time.Millisecond)
 	return h
 }

@@ -7,20 +7,15 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
-	"time"
-	"unsafe"
 	"weak"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentotel/agentotel/internal/vendors/opencode"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
@@ -75,7 +70,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 		lines []weak.Pointer[byte]
 	)
 	c := tailerConfig(cfg, match)
-	c.Store, c.Logger = src, src.logger
+	c.Store, c.Logger = src, src.Logger
 	c.Emit = func(ctx context.Context, b tailer.Batch) error {
 		mu.Lock()
 		for _, l := range b.Lines {
@@ -86,7 +81,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 			}
 		}
 		mu.Unlock()
-		return src.emit(ctx, b)
+		return src.Emit(ctx, b)
 	}
 	tailer.New(c).PollOnce(context.Background())
 	require.NotEmpty(t, lines, "no line read below %s", dir)
@@ -105,30 +100,4 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 	// alive through the check: neither may hold a line.
 	runtime.KeepAlive(h.sink)
 	runtime.KeepAlive(src)
-}
-
-// An OpenCode session listed but not read yet keeps its info; the info must
-// not pin the decoder's copy of the whole session file (at the first poll
-// of a backfill every session is listed before any is read).
-func TestListedOpenCodeSessionDoesNotPinItsFile(t *testing.T) {
-	// A real session object's shape, with a large field the decoder skips.
-	b := []byte(`{"id":"ses_pin01","version":"1.1.25","projectID":"p1","directory":"/home/u/proj","title":"A title","time":{"created":1771000000000,"updated":1771000000500},"summary":"` + strings.Repeat("x", 64<<10) + `"}`)
-	info, err := opencode.DecodeSession(b)
-	require.NoError(t, err)
-	fields := []string{info.ID, info.ProjectID, info.Directory, info.Title, info.Version}
-	var held []weak.Pointer[byte]
-	for _, f := range fields {
-		held = append(held, weak.Make(unsafe.StringData(f)))
-	}
-	s := &treeSession{}
-	s.setInfo(info, fileSig{}, time.Now())
-	info, fields, b = opencode.Session{}, nil, nil
-	runtime.GC()
-	runtime.GC()
-	for i, w := range held {
-		assert.Nil(t, w.Value(), "field %d of the kept info still points into the decoded file", i)
-	}
-	assert.Equal(t, "A title", s.info.Title)
-	assert.Equal(t, "/home/u/proj", s.info.Directory)
-	runtime.KeepAlive(s)
 }

@@ -68,7 +68,7 @@ func TestHeldUsageWaitsForTheFileToSettle(t *testing.T) {
 	h.barrier(dir)
 	assert.Empty(t, usageEvents(h.eventsOf(path)), "the file was written just now: the usage is held")
 	src := jsonlSourceOf(t, h, "claude_code")
-	_, pending := src.pending.get(path)
+	pending := src.Pending(path)
 	require.True(t, pending, "the file waits to settle")
 	h.stop()
 
@@ -84,7 +84,7 @@ func TestHeldUsageWaitsForTheFileToSettle(t *testing.T) {
 	assert.Equal(t, int64(7), *u.TokensOutput)
 	h2.barrier(dir)
 	assert.Len(t, h2.eventsOf(path), 1, "nothing else of the file is read again")
-	_, pending = jsonlSourceOf(t, h2, "claude_code").pending.get(path)
+	pending = jsonlSourceOf(t, h2, "claude_code").Pending(path)
 	assert.False(t, pending, "flushed: no longer pending")
 	h2.stop()
 
@@ -126,7 +126,7 @@ func TestHeldUsageOfHistoryGoesOutAtTheEnd(t *testing.T) {
 			require.Len(t, u, 1)
 			assert.Equal(t, "a2#usage", u[0].EventID, "at the response's last row")
 			assert.Equal(t, int64(9), *u[0].TokensOutput, "the largest output of the response's rows")
-			_, pending := jsonlSourceOf(t, h, "claude_code").pending.get(path)
+			pending := jsonlSourceOf(t, h, "claude_code").Pending(path)
 			assert.False(t, pending)
 		})
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
 
@@ -59,13 +60,13 @@ func parseDirect(t *testing.T, a agent, path string) []agentevent.Event {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	p := a.newParser(path, parseOptions{})
+	p := a.newParser(path, jsonl.ParseOptions{})
 	var out []agentevent.Event
 	var offset, lineNo int64
 	for {
 		i := bytes.IndexByte(data[offset:], '\n')
 		if i < 0 {
-			if fl, ok := p.(flusher); ok && offset == int64(len(data)) {
+			if fl, ok := p.(jsonl.Flusher); ok && offset == int64(len(data)) {
 				// The reader reached the end of the file's data.
 				out = append(out, fl.Flush()...)
 			}

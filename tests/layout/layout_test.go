@@ -37,8 +37,9 @@ const module = "github.com/agentotel/agentotel"
 var levels = map[string][][]string{
 	"receiver/agentlogreceiver": {
 		{"internal/metadata"},
-		{"internal/metadatatest", "internal/finder", "internal/progress"},
-		{"internal/tailer"},
+		{"internal/metadatatest", "internal/finder", "internal/progress", "internal/checkpoint"},
+		{"internal/tailer", "internal/source"},
+		{"internal/jsonl", "internal/snapshot", "internal/opencode"},
 		{""},
 	},
 	"connector/agentspanconnector": {

@@ -14,7 +14,7 @@
 //     change since it was read to its end is not opened at all, and what is
 //     remembered of it in memory is its path and a few numbers.
 //   - The read position of a file lives in the file's own state in the
-//     storage (jsonlSession), written in the same write as its parser state
+//     storage (jsonl.Session), written in the same write as its parser state
 //     once the next consumer accepted the lines: the two cannot disagree,
 //     and there is no separate position value to lose or rewrite.
 //   - A file is known by its path; its first line (a sha256 of it, kept by

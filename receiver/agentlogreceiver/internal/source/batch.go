@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package source // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 )
 
 // Sources that read many small sessions per poll (OpenCode's JSON tree, the
@@ -18,28 +19,29 @@ import (
 // durable once per call) and the storage's per write are then paid once
 // per batch, not once per session.
 //
-// The ordering rule is unchanged: a session's watermark is committed only
-// once the next consumer accepted the delivery that holds its events; the
-// watermarks of a batch are then written to the storage in one operation.
+// The ordering rule holds for a batch as for one session: a session's
+// watermark is committed only once the next consumer accepted the delivery
+// that holds its events; the watermarks of a batch are then written to the
+// storage in one operation.
 // The caught-up flag stays per session: a batch holds sessions of one value
 // of it only (the last record of each session carries it). Sessions keep
 // the order in which they were read.
 
 const (
-	// maxBatchSessions and maxBatchEvents bound a batch (and the sessions
+	// MaxBatchSessions and maxBatchEvents bound a batch (and the sessions
 	// held, locked, until it is delivered). A whole-file session holds the
 	// decoder's copy of its file until delivered, so a batch of many
 	// sessions is many files in memory at the start of a backfill, the
 	// collector's memory peak; a ConsumeLogs per 16 sessions still pays the
 	// connector's durable write rarely.
-	maxBatchSessions = 16
+	MaxBatchSessions = 16
 	maxBatchEvents   = 1024
 )
 
-// sessionBatch gathers the deliveries of several sessions of one source.
-type sessionBatch struct {
-	em *emitter
-	cp *checkpoints
+// Batch gathers the deliveries of several sessions of one source.
+type Batch struct {
+	em Emitter
+	cp *checkpoint.Store
 	// onError reports a failed storage write.
 	onError func(error)
 
@@ -58,24 +60,26 @@ type sessionBatch struct {
 	keys map[string]bool
 }
 
-func newSessionBatch(em *emitter, cp *checkpoints, onError func(error)) *sessionBatch {
-	return &sessionBatch{em: em, cp: cp, onError: onError, keys: map[string]bool{}}
+// NewBatch is a batch of deliveries to em whose session states are written
+// to cp; onError reports a failed write.
+func NewBatch(em Emitter, cp *checkpoint.Store, onError func(error)) *Batch {
+	return &Batch{em: em, cp: cp, onError: onError, keys: map[string]bool{}}
 }
 
-// holds reports whether the session key is in the batch.
-func (b *sessionBatch) holds(key string) bool { return b.keys[key] }
+// Holds reports whether the session key is in the batch.
+func (b *Batch) Holds(key string) bool { return b.keys[key] }
 
-// add puts one session's delivery in the batch; commit is called once the
+// Add puts one session's delivery in the batch; commit is called once the
 // batch has been delivered (or refused), release after its watermark was
 // written. It delivers the batch first when
 // the caught-up flag differs, and after, when the batch is full. false: a
 // delivery was refused (the receiver is stopping).
-func (b *sessionBatch) add(ctx context.Context, key, path string, events []agentevent.Event, caughtUp bool,
+func (b *Batch) Add(ctx context.Context, key, path string, events []agentevent.Event, caughtUp bool,
 	commit func(accepted bool) *storage.Operation, release func(),
 ) bool {
 	ok := true
 	if len(b.commit) > 0 && (b.caughtUp != caughtUp || b.keys[key]) {
-		ok = b.flush(ctx)
+		ok = b.Flush(ctx)
 	}
 	b.caughtUp = caughtUp
 	if len(b.paths) == 0 || b.paths[len(b.paths)-1] != path {
@@ -85,23 +89,24 @@ func (b *sessionBatch) add(ctx context.Context, key, path string, events []agent
 	b.commit = append(b.commit, commit)
 	b.release = append(b.release, release)
 	b.keys[key] = true
-	if len(b.commit) >= maxBatchSessions || len(b.events) >= maxBatchEvents {
-		ok = b.flush(ctx) && ok
+	if len(b.commit) >= MaxBatchSessions || len(b.events) >= maxBatchEvents {
+		ok = b.Flush(ctx) && ok
 	}
 	return ok
 }
 
-// flush delivers the batch, then commits (or rolls back) its sessions and
+// Flush delivers the batch, then commits (or rolls back) its sessions and
 // writes their watermarks in one storage operation. false: refused.
-func (b *sessionBatch) flush(ctx context.Context) bool {
+func (b *Batch) Flush(ctx context.Context) bool {
 	if len(b.commit) == 0 {
 		return true
 	}
-	err := b.em.deliver(ctx, delivery{path: b.paths[0], events: b.events, caughtUp: b.caughtUp})
+	err := b.em.Deliver(ctx, Delivery{Path: b.paths[0], Events: b.events, CaughtUp: b.caughtUp})
 	accepted := err == nil
-	if accepted && b.em.progress != nil {
+	if accepted {
+		// The delivery names the first file only.
 		for _, p := range b.paths[1:] {
-			b.em.progress.Read(ctx, b.em.agent.key, p, 0, 0, b.caughtUp)
+			b.em.FileRead(ctx, p, b.caughtUp)
 		}
 	}
 	wctx := context.WithoutCancel(ctx)
@@ -111,8 +116,8 @@ func (b *sessionBatch) flush(ctx context.Context) bool {
 			ops = append(ops, op)
 		}
 	}
-	if len(ops) > 0 && b.cp.persist {
-		if err := b.cp.persister.Batch(wctx, ops...); err != nil {
+	if len(ops) > 0 && b.cp.Persistent() {
+		if err := b.cp.Batch(wctx, ops...); err != nil {
 			b.onError(fmt.Errorf("save the state of %d sessions: %w", len(ops), err))
 		}
 	}
@@ -125,18 +130,4 @@ func (b *sessionBatch) flush(ctx context.Context) bool {
 	b.paths, b.commit, b.release = b.paths[:0], b.commit[:0], b.release[:0]
 	clear(b.keys)
 	return accepted
-}
-
-// commitOp is the storage write of a session's state (held by the caller),
-// for a batch; nil without storage (the state stays in memory).
-func (t *sessionTable[S]) commitOp(s *tracked[S]) *storage.Operation {
-	if !t.cp.persist {
-		return nil
-	}
-	b, err := t.codec.marshal(s.state)
-	if err != nil {
-		t.onError(fmt.Errorf("save the state of %s: %w", s.key, err))
-		return nil
-	}
-	return storage.SetOperation(s.key, b)
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 
 import (
 	"cmp"
@@ -16,13 +16,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
-	"go.uber.org/zap"
 
 	// Pure-Go SQLite (the collector is built with CGO disabled).
 	_ "modernc.org/sqlite"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/opencode"
+	oc "github.com/agentotel/agentotel/internal/vendors/opencode"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // dbReader reads OpenCode's SQLite database (≥1.2, `opencode.db` in WAL
@@ -39,7 +40,7 @@ import (
 // those sessions as the tree reader does: messages after the session's own
 // watermark, in id order, each emitted once when final.
 type dbReader struct {
-	rd   *opencodeSource
+	rd   *Source
 	path string
 	db   *sql.DB
 	// skipExisting (start_at: end, first poll, no stored state) starts
@@ -52,16 +53,16 @@ type dbReader struct {
 	// pending are sessions with a message not final yet: read every poll.
 	pending  map[string]bool
 	sessions map[string]*dbSession
-	// marks are the sessions' watermarks (life cycle: checkpoint.go).
-	marks *sessionTable[*storedMark]
+	// marks are the sessions' watermarks (life cycle: internal/checkpoint).
+	marks *checkpoint.Table[*storedMark]
 	// spawnedBy maps a child session to the task call that runs it (see
 	// treeReader.spawnedBy).
 	spawnedBy map[string]string
 	// held are the sessions whose last message is unfinished, with what
 	// the reader saw of it and since when (see abandoned).
 	held map[string]heldMessage
-	// batch gathers the sessions read in a poll (sessionBatch).
-	batch *sessionBatch
+	// batch gathers the sessions read in a poll (source.Batch).
+	batch *source.Batch
 }
 
 // dbState is the database-wide watermark, kept in the storage.
@@ -71,21 +72,21 @@ type dbState struct {
 }
 
 type dbSession struct {
-	info opencode.Session
+	info oc.Session
 	mark sessionMark
 	// loaded says mark was read from the storage.
 	loaded bool
 }
 
-// dbLookback is how far behind the newest row the database watermark stays.
-const dbLookback = time.Minute
+// DBLookback is how far behind the newest row the database watermark stays.
+const DBLookback = time.Minute
 
-// abandonAfter is how long the last message of a session may stay
+// AbandonAfter is how long the last message of a session may stay
 // unfinished and unchanged before it is taken as it is: OpenCode stopped in
 // the middle of a step (killed, crashed, or the database was copied while
 // it wrote) and will not finish it. As long as the JSONL readers hold a
 // record of copied history.
-const abandonAfter = 10 * time.Minute
+const AbandonAfter = 10 * time.Minute
 
 // heldMessage is the unfinished last message of a session.
 type heldMessage struct {
@@ -98,7 +99,8 @@ type heldMessage struct {
 	since time.Time
 }
 
-func openOpenCodeDB(path string) (*sql.DB, error) {
+// OpenDB opens an OpenCode database read-only, as the source reads it.
+func OpenDB(path string) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path}
 	// mode=ro: never create or write; query_only: refuse writes even if
 	// asked; busy_timeout: wait out OpenCode's WAL recovery, never fail on it.
@@ -111,18 +113,18 @@ func openOpenCodeDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader, error) {
-	db, err := openOpenCodeDB(path)
+func newDBReader(rd *Source, path string, skipExisting bool) (*dbReader, error) {
+	db, err := OpenDB(path)
 	if err != nil {
 		return nil, err
 	}
 	d := &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
 		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{},
 		held: map[string]heldMessage{}}
-	d.marks = newSessionTable(rd.checkpoints, "db."+path, markCodec(), rd.life, rd.storageError)
-	d.batch = newSessionBatch(rd.emitter, rd.checkpoints, rd.storageError)
-	d.marks.onForget = func(key string, _ []string) {
-		id := strings.TrimPrefix(key, dbSessionKey(path, ""))
+	d.marks = checkpoint.NewTable(rd.Checkpoints, "db."+path, markCodec(), rd.Life, rd.StorageError)
+	d.batch = source.NewBatch(rd.Emitter, rd.Checkpoints, rd.StorageError)
+	d.marks.OnForget = func(key string, _ []string) {
+		id := strings.TrimPrefix(key, checkpoint.DBSessionKey(path, ""))
 		delete(d.sessions, id)
 		delete(d.spawnedBy, id)
 		delete(d.pending, id)
@@ -133,12 +135,12 @@ func newDBReader(rd *opencodeSource, path string, skipExisting bool) (*dbReader,
 
 func (d *dbReader) close() error { return d.db.Close() }
 
-func (d *dbReader) stateKey() string          { return dbKey(d.path) }
-func (d *dbReader) markKey(ses string) string { return dbSessionKey(d.path, ses) }
+func (d *dbReader) stateKey() string          { return checkpoint.DBKey(d.path) }
+func (d *dbReader) markKey(ses string) string { return checkpoint.DBSessionKey(d.path, ses) }
 
 func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	if sweep {
-		d.marks.sweep(ctx, func(p string) bool { return d.exists(ctx, p) })
+		d.marks.Sweep(ctx, func(p string) bool { return d.exists(ctx, p) })
 	}
 	if !d.loaded {
 		if err := d.loadState(ctx); err != nil {
@@ -177,7 +179,7 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	if err != nil {
 		return err
 	}
-	defer d.batch.flush(ctx) // what was read before an error
+	defer d.batch.Flush(ctx) // what was read before an error
 	for _, s := range order {
 		if ctx.Err() != nil {
 			return nil
@@ -188,15 +190,15 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	}
 	// The database watermark moves only past sessions whose watermarks
 	// were committed.
-	if !d.batch.flush(ctx) {
-		return errStopped
+	if !d.batch.Flush(ctx) {
+		return source.ErrStopped
 	}
-	// The watermark trails the newest row by dbLookback: time_updated is
+	// The watermark trails the newest row by DBLookback: time_updated is
 	// OpenCode's clock when it wrote the row, and a transaction may commit
 	// after rows with later times are visible. Sessions looked at again
 	// cost a query each; their own watermarks drop what was emitted. It
 	// stays at the oldest held message, which a restart must find again.
-	since := maxUpdated - dbLookback.Milliseconds()
+	since := maxUpdated - DBLookback.Milliseconds()
 	for _, h := range d.held {
 		since = min(since, h.row)
 	}
@@ -221,10 +223,10 @@ func (n nullInt) Scan(src any) error {
 
 func (d *dbReader) loadState(ctx context.Context) error {
 	d.loaded = true
-	if d.rd.checkpoints.persist {
-		b, err := d.rd.checkpoints.get(ctx, d.stateKey())
+	if d.rd.Checkpoints.Persistent() {
+		b, err := d.rd.Checkpoints.Get(ctx, d.stateKey())
 		if err != nil {
-			d.rd.storageError(fmt.Errorf("read watermark of %s: %w", d.path, err))
+			d.rd.StorageError(fmt.Errorf("read watermark of %s: %w", d.path, err))
 		} else if b != nil && json.Unmarshal(b, &d.state) == nil {
 			return nil
 		}
@@ -235,7 +237,7 @@ func (d *dbReader) loadState(ctx context.Context) error {
 	// start_at: end: every existing session starts after the last message
 	// written before the receiver started.
 	rows, err := d.db.QueryContext(ctx, `SELECT session_id, MAX(id) FROM message WHERE time_updated < ? GROUP BY session_id`,
-		d.rd.startedAt.UnixMilli())
+		d.rd.StartedAt.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("query %s: %w", d.path, err)
 	}
@@ -245,32 +247,32 @@ func (d *dbReader) loadState(ctx context.Context) error {
 		if err := rows.Scan(&ses, &last); err != nil {
 			return err
 		}
-		s := &dbSession{info: opencode.Session{ID: ses}, loaded: true, mark: sessionMark{Last: last}}
+		s := &dbSession{info: oc.Session{ID: ses}, loaded: true, mark: sessionMark{Last: last}}
 		d.sessions[ses] = s
-		m := d.marks.acquire(ctx, d.markKey(ses), d.probe(ses))
+		m := d.marks.Acquire(ctx, d.markKey(ses), d.probe(ses))
 		d.saveMark(ctx, s, m)
-		d.marks.release(m)
+		d.marks.Release(m)
 	}
 	return rows.Err()
 }
 
 func (d *dbReader) saveState(ctx context.Context) {
-	if !d.rd.checkpoints.persist {
+	if !d.rd.Checkpoints.Persistent() {
 		return
 	}
 	b, err := json.Marshal(d.state)
 	if err == nil {
-		err = d.rd.checkpoints.set(ctx, d.stateKey(), b, false)
+		err = d.rd.Checkpoints.Set(ctx, d.stateKey(), b, false)
 	}
 	if err != nil {
-		d.rd.storageError(fmt.Errorf("save watermark of %s: %w", d.path, err))
+		d.rd.StorageError(fmt.Errorf("save watermark of %s: %w", d.path, err))
 	}
 }
 
 // saveMark commits a session's watermark.
-func (d *dbReader) saveMark(ctx context.Context, s *dbSession, m *tracked[*storedMark]) {
-	m.state.mark, m.state.stored = s.mark, true
-	d.marks.commit(ctx, m)
+func (d *dbReader) saveMark(ctx context.Context, s *dbSession, m *checkpoint.Session[*storedMark]) {
+	m.State.mark, m.State.stored = s.mark, true
+	d.marks.Commit(ctx, m)
 }
 
 // probe names a session's rows for the life cycle: the database and the
@@ -336,7 +338,7 @@ func (d *dbReader) session(ctx context.Context, id string) (*dbSession, error) {
 		s = &dbSession{}
 		d.sessions[id] = s
 	}
-	s.info = opencode.Session{
+	s.info = oc.Session{
 		ID: id, ParentID: row.str("parent_id"), ProjectID: row.str("project_id"),
 		Directory: row.str("directory"), Title: row.str("title"), Version: row.str("version"),
 	}
@@ -345,33 +347,33 @@ func (d *dbReader) session(ctx context.Context, id string) (*dbSession, error) {
 	return s, nil
 }
 
-func (d *dbReader) lookupSession(id string) (opencode.Session, bool) {
+func (d *dbReader) lookupSession(id string) (oc.Session, bool) {
 	s, ok := d.sessions[id]
 	if !ok || s.info.Time.Created == 0 {
-		return opencode.Session{}, false
+		return oc.Session{}, false
 	}
 	return s.info, true
 }
 
-func (d *dbReader) lookupProject(id string) (opencode.Project, bool) {
+func (d *dbReader) lookupProject(id string) (oc.Project, bool) {
 	row, err := queryRow(context.Background(), d.db, `SELECT * FROM project WHERE id = ?`, id)
 	if err != nil || row == nil {
-		return opencode.Project{}, false
+		return oc.Project{}, false
 	}
-	return opencode.Project{ID: id, Worktree: row.str("worktree"), VCS: row.str("vcs")}, true
+	return oc.Project{ID: id, Worktree: row.str("worktree"), VCS: row.str("vcs")}, true
 }
 
 func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
-	m := d.marks.acquire(ctx, d.markKey(s.info.ID), d.probe(s.info.ID))
+	m := d.marks.Acquire(ctx, d.markKey(s.info.ID), d.probe(s.info.ID))
 	held := false // m is released by the batch
 	defer func() {
 		if !held {
-			d.marks.release(m)
+			d.marks.Release(m)
 		}
 	}()
 	s.loaded = true
-	if m.state.stored {
-		s.mark = m.state.mark
+	if m.State.stored {
+		s.mark = m.State.mark
 	}
 	type msgRow struct {
 		id      string
@@ -396,7 +398,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		return err
 	}
 
-	c := opencode.ResolveContext(s.info, d.lookupSession, d.lookupProject)
+	c := oc.ResolveContext(s.info, d.lookupSession, d.lookupProject)
 	c.LogFile = d.path
 	if s.info.ParentID != "" {
 		c.ParentToolCallID = d.spawnedBy[s.info.ID]
@@ -408,7 +410,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	for i, mr := range msgs {
 		read++
 		later := i < len(msgs)-1
-		m, err := opencode.DecodeMessageRow(mr.id, s.info.ID, mr.data)
+		m, err := oc.DecodeMessageRow(mr.id, s.info.ID, mr.data)
 		if err != nil {
 			// A committed row is whole: it is bad, not being written.
 			events = append(events, d.rd.badObject(d.path+"#message/"+mr.id, "", unparsedRow(c, mr.id, mr.data, err))...)
@@ -421,10 +423,10 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 			return err
 		}
 		read += n
-		for child, call := range opencode.SpawnedSessions(parts) {
+		for child, call := range oc.SpawnedSessions(parts) {
 			d.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
-		if !opencode.Finished(m, parts, later) && !d.abandoned(s.info.ID, mr.id, max(mr.updated, newest), mr.updated) {
+		if !oc.Finished(m, parts, later) && !d.abandoned(s.info.ID, mr.id, max(mr.updated, newest), mr.updated) {
 			break
 		}
 		for _, b := range bad {
@@ -432,7 +434,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		}
 		mc := c
 		mc.Sequence = s.mark.Seq + 1
-		evs := opencode.MapMessage(mc, m, parts)
+		evs := oc.MapMessage(mc, m, parts)
 		s.mark.Seq += int64(len(evs))
 		s.mark.Last = mr.id
 		events = append(events, evs...)
@@ -444,7 +446,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		delete(d.pending, s.info.ID)
 		delete(d.held, s.info.ID)
 	}
-	d.rd.emitter.read(ctx, read)
+	d.rd.Emitter.Read(ctx, read)
 	if s.mark == before {
 		return nil
 	}
@@ -452,45 +454,45 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 	mark, id := s.mark, s.info.ID
 	s.mark = before
 	held = true
-	if !d.batch.add(ctx, m.key, d.path, events, done == len(msgs), func(accepted bool) *storage.Operation {
+	if !d.batch.Add(ctx, m.Key, d.path, events, done == len(msgs), func(accepted bool) *storage.Operation {
 		if !accepted {
 			d.pending[id] = true
 			return nil
 		}
 		s.mark = mark
-		m.state.mark, m.state.stored = mark, true
-		return d.marks.commitOp(m)
-	}, func() { d.marks.release(m) }) {
-		return errStopped
+		m.State.mark, m.State.stored = mark, true
+		return d.marks.CommitOp(m)
+	}, func() { d.marks.Release(m) }) {
+		return source.ErrStopped
 	}
 	return nil
 }
 
 // abandoned reports whether the unfinished last message id of session ses,
 // whose rows were last written at updated (row: the message row's
-// time_updated), has stayed so for abandonAfter. The time counts on the
+// time_updated), has stayed so for AbandonAfter. The time counts on the
 // reader's clock from when it first saw the message in this state: the rows
 // carry OpenCode's clock, which need not be the collector's. A tool that
 // runs longer than that without OpenCode writing a row is emitted open, and
 // its end is not read.
 func (d *dbReader) abandoned(ses, id string, updated, row int64) bool {
-	now := d.rd.clock.now()
+	now := d.rd.Now()
 	h, ok := d.held[ses]
 	if !ok || h.id != id || h.updated != updated {
 		d.held[strings.Clone(ses)] = heldMessage{id: strings.Clone(id), updated: updated, row: row, since: now}
 		return false
 	}
-	return now.Sub(h.since) >= abandonAfter
+	return now.Sub(h.since) >= AbandonAfter
 }
 
 // parts reads the parts of a message and the newest time_updated of them.
-func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID string) ([]opencode.Part, []badPart, int64, int64, error) {
+func (d *dbReader) parts(ctx context.Context, c oc.Context, messageID string) ([]oc.Part, []badPart, int64, int64, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT id, data, time_updated FROM part WHERE message_id = ? ORDER BY id`, messageID)
 	if err != nil {
 		return nil, nil, 0, 0, fmt.Errorf("query %s: %w", d.path, err)
 	}
 	defer rows.Close()
-	var parts []opencode.Part
+	var parts []oc.Part
 	var bad []badPart
 	var read, newest int64
 	for rows.Next() {
@@ -502,7 +504,7 @@ func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID stri
 		}
 		read++
 		newest = max(newest, updated)
-		p, err := opencode.DecodePartRow(id, messageID, c.Session.ID, data)
+		p, err := oc.DecodePartRow(id, messageID, c.Session.ID, data)
 		if err != nil {
 			bad = append(bad, badPart{path: d.path + "#part/" + id, ev: unparsedRow(c, id, data, err)})
 			continue
@@ -512,13 +514,13 @@ func (d *dbReader) parts(ctx context.Context, c opencode.Context, messageID stri
 	return parts, bad, read, newest, rows.Err()
 }
 
-func unparsedRow(c opencode.Context, id string, raw []byte, err error) agentevent.Event {
-	reason := opencode.ReasonMalformedJSON
-	var de *opencode.DecodeError
+func unparsedRow(c oc.Context, id string, raw []byte, err error) agentevent.Event {
+	reason := oc.ReasonMalformedJSON
+	var de *oc.DecodeError
 	if errors.As(err, &de) {
 		reason = de.Reason
 	}
-	return opencode.Unparsed(c, id, "", raw, reason, err.Error())
+	return oc.Unparsed(c, id, "", raw, reason, err.Error())
 }
 
 // row is one result row by column name.
@@ -573,15 +575,4 @@ func queryRow(ctx context.Context, db *sql.DB, query string, args ...any) (row, 
 		r[strings.ToLower(c)] = vals[i]
 	}
 	return r, nil
-}
-
-// dbError logs a database that cannot be read, once per distinct error.
-func (rd *opencodeSource) dbError(path string, err error) {
-	msg := err.Error()
-	if rd.reported["db:"+path] == msg {
-		return
-	}
-	rd.reported["db:"+path] = msg
-	rd.logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
-		zap.String("agent", rd.agent.key), zap.String("path", path), zap.Error(err))
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 
 import (
 	"cmp"
@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/opencode"
+	oc "github.com/agentotel/agentotel/internal/vendors/opencode"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // treeReader reads one OpenCode JSON storage tree (≤1.1.x):
@@ -44,19 +46,19 @@ import (
 //     looked at every poll.
 //
 // Sessions are handed to the next consumer several at a time
-// (sessionBatch).
+// (source.Batch).
 type treeReader struct {
-	rd      *opencodeSource
+	rd      *Source
 	storage string
 	// skipExisting (start_at: end, first poll) puts the watermark of a
 	// session without one after the messages last written before the
 	// receiver started.
 	skipExisting bool
 
-	projects   map[string]*cachedObject[opencode.Project]
+	projects   map[string]*cachedObject[oc.Project]
 	projectDir stamp
-	// marks are the sessions' watermarks (life cycle: checkpoint.go).
-	marks *sessionTable[*storedMark]
+	// marks are the sessions' watermarks (life cycle: internal/checkpoint).
+	marks *checkpoint.Table[*storedMark]
 	// sessions are the sessions listed, by id; dirs the session/<project>
 	// directories, by path.
 	sessions    map[string]*treeSession
@@ -72,11 +74,11 @@ type treeReader struct {
 	// seen in its parent's parts (sessions are read oldest first, so the
 	// parent's running task is seen before the child's messages).
 	spawnedBy map[string]string
-	batch     *sessionBatch
+	batch     *source.Batch
 }
 
 type cachedObject[T any] struct {
-	sig fileSig
+	sig source.FileSig
 	obj T
 }
 
@@ -105,8 +107,8 @@ type treeSession struct {
 	// enough then); info is read when the session has messages to map, kept
 	// while it is being read and dropped once it is settled (a session
 	// listed keeps none).
-	sig  fileSig
-	info *opencode.Session
+	sig  source.FileSig
+	info *oc.Session
 	// msgDir is message/<ses>/ when last listed; idle says every message
 	// listed then was emitted; loaded that the watermark was looked up.
 	msgDir stamp
@@ -144,19 +146,19 @@ func stampOf(mod, now time.Time) stamp {
 // unchanged reports whether mod is the time of a clean stamp.
 func (s stamp) unchanged(mod time.Time) bool { return s.clean && s.mod == mod.UnixNano() }
 
-func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeReader {
+func newTreeReader(rd *Source, storage string, skipExisting bool) *treeReader {
 	t := &treeReader{
 		rd:           rd,
 		storage:      storage,
 		skipExisting: skipExisting,
-		projects:     map[string]*cachedObject[opencode.Project]{},
+		projects:     map[string]*cachedObject[oc.Project]{},
 		sessions:     map[string]*treeSession{},
 		dirs:         map[string]*sessionDir{},
 		spawnedBy:    map[string]string{},
 	}
-	t.marks = newSessionTable(rd.checkpoints, "tree."+storage, markCodec(), rd.life, rd.storageError)
-	t.marks.onForget = func(key string, probes []string) {
-		id := strings.TrimPrefix(key, treeKey(storage, ""))
+	t.marks = checkpoint.NewTable(rd.Checkpoints, "tree."+storage, markCodec(), rd.Life, rd.StorageError)
+	t.marks.OnForget = func(key string, probes []string) {
+		id := strings.TrimPrefix(key, checkpoint.TreeKey(storage, ""))
 		if s := t.sessions[id]; s != nil {
 			if s.dir.files[s.name] == s {
 				delete(s.dir.files, s.name)
@@ -164,9 +166,9 @@ func newTreeReader(rd *opencodeSource, storage string, skipExisting bool) *treeR
 			t.unlist(s)
 		}
 		delete(t.spawnedBy, id)
-		rd.emitter.forget(probes...)
+		rd.Emitter.Forget(probes...)
 	}
-	t.batch = newSessionBatch(rd.emitter, rd.checkpoints, rd.storageError)
+	t.batch = source.NewBatch(rd.Emitter, rd.Checkpoints, rd.StorageError)
 	return t
 }
 
@@ -188,9 +190,9 @@ func jsonFiles(dir string) ([]os.DirEntry, error) {
 // poll reads what changed; full (every sweep) looks at every directory.
 func (t *treeReader) poll(ctx context.Context, full bool) {
 	if full {
-		t.marks.sweep(ctx, fileExists)
+		t.marks.Sweep(ctx, source.FileExists)
 	}
-	defer t.batch.flush(ctx)
+	defer t.batch.Flush(ctx)
 	t.readProjects(ctx, full)
 	// The roots are looked at before the sessions: a message created while
 	// they are scanned changes them again.
@@ -249,20 +251,20 @@ func (t *treeReader) readProjects(ctx context.Context, full bool) {
 			continue
 		}
 		id := strings.TrimSuffix(e.Name(), ".json")
-		if c, ok := t.projects[id]; ok && c.sig == sigOf(fi) {
+		if c, ok := t.projects[id]; ok && c.sig == source.SigOf(fi) {
 			continue
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue
 		}
-		p, err := opencode.DecodeProject(b)
+		p, err := oc.DecodeProject(b)
 		if err != nil {
-			t.badFile(ctx, path, sigOf(fi), b, err)
+			t.badFile(ctx, path, source.SigOf(fi), b, err)
 			t.projectDir.clean = false // read again
 			continue
 		}
-		t.projects[id] = &cachedObject[opencode.Project]{sig: sigOf(fi), obj: p}
+		t.projects[id] = &cachedObject[oc.Project]{sig: source.SigOf(fi), obj: p}
 	}
 }
 
@@ -374,7 +376,7 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 	if err != nil {
 		return nil, errors.Is(err, os.ErrNotExist)
 	}
-	if t.rd.ac.ExcludeOlderThan > 0 && t.rd.clock.now().Sub(fi.ModTime()) > t.rd.ac.ExcludeOlderThan {
+	if t.rd.ExcludeOlderThan > 0 && t.rd.Now().Sub(fi.ModTime()) > t.rd.ExcludeOlderThan {
 		return nil, true // looked at again when its directory changes, or at the next sweep
 	}
 	info, _, ok := t.decodeSession(ctx, path, fi)
@@ -398,33 +400,33 @@ func (t *treeReader) readSessionFile(ctx context.Context, d *sessionDir, name st
 	return s, true
 }
 
-func (s *treeSession) setInfo(info opencode.Session, sig fileSig, now time.Time) {
+func (s *treeSession) setInfo(info oc.Session, sig source.FileSig, now time.Time) {
 	// The decoder's strings share its copy of the whole file: each kept
 	// info would pin one while its session is being read.
 	info.ID, info.ParentID, info.ProjectID = strings.Clone(info.ID), strings.Clone(info.ParentID), strings.Clone(info.ProjectID)
 	info.Directory, info.Title, info.Version = strings.Clone(info.Directory), strings.Clone(info.Title), strings.Clone(info.Version)
-	s.info, s.sig, s.sigClean = &info, sig, now.Sub(sig.mod) >= racyWindow
+	s.info, s.sig, s.sigClean = &info, sig, now.Sub(sig.Mod) >= racyWindow
 	s.parentID = info.ParentID
 }
 
 // decodeSession reads and decodes a session file.
-func (t *treeReader) decodeSession(ctx context.Context, path string, fi os.FileInfo) (opencode.Session, fileSig, bool) {
+func (t *treeReader) decodeSession(ctx context.Context, path string, fi os.FileInfo) (oc.Session, source.FileSig, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return opencode.Session{}, fileSig{}, false
+		return oc.Session{}, source.FileSig{}, false
 	}
-	info, err := opencode.DecodeSession(b)
+	info, err := oc.DecodeSession(b)
 	if err != nil {
-		t.badFile(ctx, path, sigOf(fi), b, err)
-		return opencode.Session{}, fileSig{}, false
+		t.badFile(ctx, path, source.SigOf(fi), b, err)
+		return oc.Session{}, source.FileSig{}, false
 	}
-	return info, sigOf(fi), true
+	return info, source.SigOf(fi), true
 }
 
 // sessionInfo returns the session's info, read again when the session file
 // (at path) changed since (or was too fresh when read), or was dropped.
-func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession, path string) opencode.Session {
-	if fi, err := os.Stat(path); err == nil && (s.info == nil || !s.sigClean || sigOf(fi) != s.sig) {
+func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession, path string) oc.Session {
+	if fi, err := os.Stat(path); err == nil && (s.info == nil || !s.sigClean || source.SigOf(fi) != s.sig) {
 		if info, sig, ok := t.decodeSession(ctx, path, fi); ok && info.ID == s.id {
 			s.setInfo(info, sig, time.Now())
 		}
@@ -432,7 +434,7 @@ func (t *treeReader) sessionInfo(ctx context.Context, s *treeSession, path strin
 	if s.info != nil {
 		return *s.info
 	}
-	var info opencode.Session // the file went meanwhile: what is known of it
+	var info oc.Session // the file went meanwhile: what is known of it
 	info.ID, info.ParentID, info.Time.Created = s.id, s.parentID, s.created
 	return info
 }
@@ -449,36 +451,36 @@ func (t *treeReader) unlist(s *treeSession) {
 }
 
 func (t *treeReader) markKey(sessionID string) string {
-	return treeKey(t.storage, sessionID)
+	return checkpoint.TreeKey(t.storage, sessionID)
 }
 
 // loadMark returns the session's watermark from its session table: stored,
 // or, for a session without one under start_at: end, after the messages
 // written before the receiver started.
-func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *tracked[*storedMark], messages []os.DirEntry) sessionMark {
+func (t *treeReader) loadMark(ctx context.Context, s *treeSession, m *checkpoint.Session[*storedMark], messages []os.DirEntry) sessionMark {
 	s.loaded = true
-	if m.state.stored {
-		return m.state.mark
+	if m.State.stored {
+		return m.State.mark
 	}
-	m.state.stored = true
-	m.state.mark = sessionMark{}
+	m.State.stored = true
+	m.State.mark = sessionMark{}
 	if !t.skipExisting {
-		return m.state.mark
+		return m.State.mark
 	}
 	// File times come from the kernel's coarse clock, a tick behind
 	// time.Now: a margin keeps a file written just after the start from
 	// passing for history (a file written in the second before the start
 	// is read: a duplicate risk, never a loss).
-	old := t.rd.startedAt.Add(-time.Second)
+	old := t.rd.StartedAt.Add(-time.Second)
 	for _, e := range messages {
 		if fi, err := e.Info(); err == nil && fi.ModTime().Before(old) {
-			m.state.mark.Last = max(m.state.mark.Last, strings.TrimSuffix(e.Name(), ".json"))
+			m.State.mark.Last = max(m.State.mark.Last, strings.TrimSuffix(e.Name(), ".json"))
 		}
 	}
-	if m.state.mark.Last != "" {
-		t.marks.commit(ctx, m)
+	if m.State.mark.Last != "" {
+		t.marks.Commit(ctx, m)
 	}
-	return m.state.mark
+	return m.State.mark
 }
 
 func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
@@ -501,11 +503,11 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		return
 	}
 	file := s.file()
-	m := t.marks.acquire(ctx, t.markKey(s.id), file)
+	m := t.marks.Acquire(ctx, t.markKey(s.id), file)
 	held := false // m is released by the batch
 	defer func() {
 		if !held {
-			t.marks.release(m)
+			t.marks.Release(m)
 		}
 	}()
 	before := t.loadMark(ctx, s, m, entries)
@@ -521,7 +523,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 
 	info := t.sessionInfo(ctx, s, file)
-	c := opencode.ResolveContext(info, t.lookupSession, t.lookupProject)
+	c := oc.ResolveContext(info, t.lookupSession, t.lookupProject)
 	if s.parentID != "" {
 		c.ParentToolCallID = t.spawnedBy[s.id]
 	}
@@ -537,7 +539,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 			break // removed (a revert) or unreadable: look again next poll
 		}
 		read++
-		msg, err := opencode.DecodeMessage(b)
+		msg, err := oc.DecodeMessage(b)
 		if err != nil {
 			if !later {
 				break // possibly being written: look again next poll
@@ -551,10 +553,10 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		}
 		parts, bad, n := t.readParts(c, msg.ID)
 		read += n
-		for child, call := range opencode.SpawnedSessions(parts) {
+		for child, call := range oc.SpawnedSessions(parts) {
 			t.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
-		if !opencode.Finished(msg, parts, later) {
+		if !oc.Finished(msg, parts, later) {
 			break
 		}
 		// A part that cannot be decoded once its message is final is bad,
@@ -565,7 +567,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		mc := c
 		mc.LogFile = path
 		mc.Sequence = mark.Seq + 1
-		evs := opencode.MapMessage(mc, msg, parts)
+		evs := oc.MapMessage(mc, msg, parts)
 		mark.Seq += int64(len(evs))
 		mark.Last = id
 		events = append(events, evs...)
@@ -576,25 +578,25 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	if s.idle {
 		s.info = nil // read again when the session has news
 	}
-	t.rd.emitter.read(ctx, read)
+	t.rd.Emitter.Read(ctx, read)
 	if mark == before {
 		return
 	}
 	// The watermark moves once the next consumer accepted the events.
 	held = true
-	t.batch.add(ctx, m.key, file, events, s.idle, func(accepted bool) *storage.Operation {
+	t.batch.Add(ctx, m.Key, file, events, s.idle, func(accepted bool) *storage.Operation {
 		if !accepted {
 			s.idle = false
 			return nil
 		}
-		m.state.mark = mark
-		return t.marks.commitOp(m)
-	}, func() { t.marks.release(m) })
+		m.State.mark = mark
+		return t.marks.CommitOp(m)
+	}, func() { t.marks.Release(m) })
 }
 
 // readParts decodes the parts of a message; parts that cannot be decoded
 // are returned apart, for the caller to report once the message is final.
-func (t *treeReader) readParts(c opencode.Context, messageID string) (parts []opencode.Part, bad []badPart, read int64) {
+func (t *treeReader) readParts(c oc.Context, messageID string) (parts []oc.Part, bad []badPart, read int64) {
 	dir := filepath.Join(t.storage, "part", messageID)
 	entries, err := jsonFiles(dir)
 	if err != nil {
@@ -607,11 +609,11 @@ func (t *treeReader) readParts(c opencode.Context, messageID string) (parts []op
 			continue
 		}
 		read++
-		p, err := opencode.DecodePart(b)
+		p, err := oc.DecodePart(b)
 		if err != nil {
 			sig := ""
 			if fi, err := e.Info(); err == nil {
-				sig = sigOf(fi).String()
+				sig = source.SigOf(fi).String()
 			}
 			mc := c
 			mc.LogFile = path
@@ -624,37 +626,37 @@ func (t *treeReader) readParts(c opencode.Context, messageID string) (parts []op
 }
 
 // unparsed is the event of an object that could not be decoded.
-func (t *treeReader) unparsed(c opencode.Context, id string, raw []byte, err error) agentevent.Event {
-	reason := opencode.ReasonMalformedJSON
-	var de *opencode.DecodeError
+func (t *treeReader) unparsed(c oc.Context, id string, raw []byte, err error) agentevent.Event {
+	reason := oc.ReasonMalformedJSON
+	var de *oc.DecodeError
 	if errors.As(err, &de) {
 		reason = de.Reason
 	}
-	return opencode.Unparsed(c, id, "", raw, reason, err.Error())
+	return oc.Unparsed(c, id, "", raw, reason, err.Error())
 }
 
 // badFile reports a project or session file that cannot be decoded.
-func (t *treeReader) badFile(ctx context.Context, path string, sig fileSig, raw []byte, err error) {
-	ev := t.unparsed(opencode.Context{LogFile: path}, "", raw, err)
+func (t *treeReader) badFile(ctx context.Context, path string, sig source.FileSig, raw []byte, err error) {
+	ev := t.unparsed(oc.Context{LogFile: path}, "", raw, err)
 	if evs := t.rd.badObject(path, sig.String(), ev); len(evs) > 0 {
-		_ = t.rd.emitter.deliver(ctx, delivery{path: path, events: evs})
+		_ = t.rd.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: evs})
 	}
 }
 
 // lookupSession returns what ResolveContext needs of a session: its id and
 // its parent's.
-func (t *treeReader) lookupSession(id string) (opencode.Session, bool) {
+func (t *treeReader) lookupSession(id string) (oc.Session, bool) {
 	s, ok := t.sessions[id]
 	if !ok {
-		return opencode.Session{}, false
+		return oc.Session{}, false
 	}
-	return opencode.Session{ID: s.id, ParentID: s.parentID}, true
+	return oc.Session{ID: s.id, ParentID: s.parentID}, true
 }
 
-func (t *treeReader) lookupProject(id string) (opencode.Project, bool) {
+func (t *treeReader) lookupProject(id string) (oc.Project, bool) {
 	p, ok := t.projects[id]
 	if !ok {
-		return opencode.Project{}, false
+		return oc.Project{}, false
 	}
 	return p.obj, true
 }

@@ -16,14 +16,25 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/gemini"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
-// Gemini CLI rewrites its chat files in place (one JSON object per
-// session), and appends to JSONL chats records that replace earlier ones:
-// neither can be tailed by byte offset, so Gemini is a snapshot source
-// (source_snapshot.go). This file is the Gemini-specific part: which files
-// are chats and which logs.json, in which order they are read, and the
-// threads (gemini.ThreadKey) a chat's messages belong to.
+// geminiAgent: Gemini CLI rewrites its chat files in place (one JSON object
+// per session), and appends to JSONL chats records that replace earlier
+// ones: neither can be tailed by byte offset, so Gemini is a snapshot
+// source (internal/snapshot). What is Gemini's below: which files are chats
+// and which logs.json, in which order they are read, and the threads
+// (gemini.ThreadKey) a chat's messages belong to.
+var geminiAgent = agent{
+	key:            "gemini",
+	source:         agentevent.SourceGemini,
+	config:         func(c *Config) *AgentConfig { return &c.Gemini },
+	defaultInclude: geminiInclude,
+	kind:           sourceSnapshot,
+	newSnapshot:    func() snapshot.Mapper { return &geminiMapper{chats: map[string]bool{}} },
+	optional:       true,
+}
 
 // geminiLogsGrace is how far behind now logs.json entries are considered:
 // the CLI writes logs.json as the user submits, before the chat has the
@@ -60,17 +71,15 @@ type geminiMapper struct {
 	chats map[string]bool
 }
 
-func newGeminiMapper() snapshotMapper { return &geminiMapper{chats: map[string]bool{}} }
+func (*geminiMapper) NewWatermark() snapshot.Watermark { return gemini.Watermark{} }
 
-func (*geminiMapper) newWatermark() watermark { return gemini.Watermark{} }
-
-func (*geminiMapper) unmarshalWatermark(b []byte) (watermark, error) {
+func (*geminiMapper) UnmarshalWatermark(b []byte) (snapshot.Watermark, error) {
 	return gemini.UnmarshalState(b)
 }
 
-// sort puts top-level chats first, then nested chats, then logs.json files
+// Sort puts top-level chats first, then nested chats, then logs.json files
 // (MapLogs asks whether a session has a chat), each group by path.
-func (*geminiMapper) sort(paths []string) {
+func (*geminiMapper) Sort(paths []string) {
 	rank := func(p string) int {
 		switch {
 		case isGeminiLogs(p):
@@ -92,8 +101,8 @@ func geminiNested(p string) bool {
 	return parent != ""
 }
 
-func (m *geminiMapper) read(ctx context.Context, r *snapshotRead) (string, error) {
-	if isGeminiLogs(r.path) {
+func (m *geminiMapper) Read(ctx context.Context, r *snapshot.Read) (string, error) {
+	if isGeminiLogs(r.Path) {
 		return m.readLogs(ctx, r)
 	}
 	return m.readChat(ctx, r)
@@ -108,21 +117,21 @@ func decodeReason(err error) string {
 }
 
 // readChat maps one chat file.
-func (m *geminiMapper) readChat(ctx context.Context, r *snapshotRead) (string, error) {
+func (m *geminiMapper) readChat(ctx context.Context, r *snapshot.Read) (string, error) {
 	var chat gemini.Chat
 	var bad []agentevent.Event
-	b := r.data
-	if strings.HasSuffix(r.path, ".jsonl") {
+	b := r.Data
+	if strings.HasSuffix(r.Path, ".jsonl") {
 		var errs []*gemini.DecodeError
 		chat, errs = gemini.DecodeChatJSONL(b)
 		for _, de := range errs {
 			if de.Line == int64(bytes.Count(b, []byte("\n")))+1 && !bytes.HasSuffix(b, []byte("\n")) {
 				continue // the last line, still being written
 			}
-			if !r.reportOnce(fmt.Sprint(de.Line), de.Reason+"/"+de.Error()) {
+			if !r.ReportOnce(fmt.Sprint(de.Line), de.Reason+"/"+de.Error()) {
 				continue
 			}
-			bad = append(bad, geminiUnparsed(r.path, chat.SessionID, de.Line, r.sig, lineOf(b, de.Line), de))
+			bad = append(bad, geminiUnparsed(r.Path, chat.SessionID, de.Line, r.Sig, lineOf(b, de.Line), de))
 		}
 	} else {
 		var err error
@@ -134,21 +143,18 @@ func (m *geminiMapper) readChat(ctx context.Context, r *snapshotRead) (string, e
 	if chat.SessionID == "" {
 		return gemini.ReasonUnexpectedShape, &gemini.DecodeError{Reason: gemini.ReasonUnexpectedShape, Err: errors.New("no sessionId")}
 	}
-	parent, skill := gemini.Placement(r.path)
-	c := gemini.Context{LogFile: r.path, ParentSessionID: parent, SkillExtraction: skill}
+	parent, skill := gemini.Placement(r.Path)
+	c := gemini.Context{LogFile: r.Path, ParentSessionID: parent, SkillExtraction: skill}
 	if parent == "" {
 		// A decoded string shares the memory of the whole file: kept, it is
 		// copied.
 		m.chats[strings.Clone(chat.SessionID)] = true
 	}
-	if n := len(chat.Messages) - r.file.records; n > 0 {
-		r.src.emitter.read(ctx, int64(n))
-	}
-	r.file.records = len(chat.Messages)
-	r.deliver(ctx, gemini.ThreadKey(c, chat), func(th *snapshotThread) threadResult {
-		c.Sequence = th.seq + 1
-		res := gemini.MapChat(c, chat, th.emitted.(gemini.Watermark), r.settled)
-		return threadResult{events: append(res.Events, bad...), emitted: res.Emitted, caughtUp: res.Held == ""}
+	r.Records(ctx, len(chat.Messages))
+	r.Deliver(ctx, gemini.ThreadKey(c, chat), func(th *snapshot.Thread) snapshot.Result {
+		c.Sequence = th.Seq + 1
+		res := gemini.MapChat(c, chat, th.Emitted.(gemini.Watermark), r.Settled)
+		return snapshot.Result{Events: append(res.Events, bad...), Emitted: res.Emitted, CaughtUp: res.Held == ""}
 	})
 	return "", nil
 }
@@ -161,26 +167,22 @@ func (m *geminiMapper) readChat(ctx context.Context, r *snapshotRead) (string, e
 // exclude_older_than): its prompts were emitted from the chat then. With
 // exclude_older_than, entries older than the cutoff are left out too, as
 // the chats of that age are.
-func (m *geminiMapper) readLogs(ctx context.Context, r *snapshotRead) (string, error) {
-	entries, skipped, err := gemini.DecodeLogs(r.data)
+func (m *geminiMapper) readLogs(ctx context.Context, r *snapshot.Read) (string, error) {
+	entries, skipped, err := gemini.DecodeLogs(r.Data)
 	if err != nil {
 		return decodeReason(err), err
 	}
 	// Entries without a sessionId: counted and reported as they appear.
-	for range skipped - r.file.skipped {
-		r.bad(ctx, 0, gemini.ReasonUnexpectedShape)
+	for range r.Skipped(skipped) {
+		r.Bad(ctx, 0, gemini.ReasonUnexpectedShape)
 	}
-	r.file.skipped = skipped
-	if n := len(entries) - r.file.records; n > 0 {
-		r.src.emitter.read(ctx, int64(n))
-	}
-	r.file.records = len(entries)
+	r.Records(ctx, len(entries))
 	bySession := map[string][]gemini.LogEntry{}
 	var order []string
-	olderThan := r.src.ac.ExcludeOlderThan
+	olderThan := r.ExcludeOlderThan
 	for _, e := range entries {
 		if olderThan > 0 {
-			if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil && r.now.Sub(at) > olderThan {
+			if at, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil && r.Now.Sub(at) > olderThan {
 				continue
 			}
 		}
@@ -189,15 +191,15 @@ func (m *geminiMapper) readLogs(ctx context.Context, r *snapshotRead) (string, e
 		}
 		bySession[e.SessionID] = append(bySession[e.SessionID], e)
 	}
-	before := r.now.Add(-geminiLogsGrace)
-	if r.skip {
+	before := r.Now.Add(-geminiLogsGrace)
+	if r.Skip {
 		before = time.Time{}
 	}
 	hasChat := func(id string) bool {
 		if m.chats[id] {
 			return true
 		}
-		for k := range r.peek(ctx, id).emitted.(gemini.Watermark) {
+		for k := range r.Peek(ctx, id).Emitted.(gemini.Watermark) {
 			if !strings.HasPrefix(k, id+":log:") {
 				return true
 			}
@@ -206,10 +208,10 @@ func (m *geminiMapper) readLogs(ctx context.Context, r *snapshotRead) (string, e
 	}
 	for _, id := range order {
 		chat := hasChat(id)
-		ok := r.deliver(ctx, id, func(th *snapshotThread) threadResult {
-			res := gemini.MapLogs(gemini.Context{LogFile: r.path, Sequence: th.seq + 1}, bySession[id],
-				func(string) bool { return chat }, th.emitted.(gemini.Watermark), before)
-			return threadResult{events: res.Events, emitted: res.Emitted, caughtUp: true}
+		ok := r.Deliver(ctx, id, func(th *snapshot.Thread) snapshot.Result {
+			res := gemini.MapLogs(gemini.Context{LogFile: r.Path, Sequence: th.Seq + 1}, bySession[id],
+				func(string) bool { return chat }, th.Emitted.(gemini.Watermark), before)
+			return snapshot.Result{Events: res.Events, Emitted: res.Emitted, CaughtUp: true}
 		})
 		if !ok {
 			break
@@ -230,12 +232,12 @@ func lineOf(b []byte, n int64) []byte {
 }
 
 // geminiUnparsed is the event of a JSONL line that could not be decoded.
-func geminiUnparsed(path, session string, line int64, sig fileSig, raw []byte, err error) agentevent.Event {
+func geminiUnparsed(path, session string, line int64, sig source.FileSig, raw []byte, err error) agentevent.Event {
 	ev := agentevent.Event{
 		Source:     agentevent.SourceGemini,
 		SessionID:  session,
 		EventID:    agentevent.StableID(path, line, 0),
-		Timestamp:  sig.mod,
+		Timestamp:  sig.Mod,
 		Type:       agentevent.TypeLog,
 		Role:       agentevent.RoleSystem,
 		Channel:    agentevent.ChannelSystem,

@@ -1,7 +1,13 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+// Package jsonl is the source of the agent_log receiver for appended JSONL
+// files (Claude Code, Codex, Pi, Copilot CLI's events.jsonl): the tailer
+// (internal/tailer) finds them and reads what was appended, and the source
+// maps each batch of lines through the file's Parser, hands the events to
+// the emitter and stores the parser's state with the read position after
+// them in one write.
+package jsonl // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 
 import (
 	"bytes"
@@ -12,48 +18,60 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
-// reasonLineTooLong is the unparsed reason of a line of max_log_size bytes or
+// ReasonLineTooLong is the unparsed reason of a line of max_log_size bytes or
 // more; the parsers' own reasons (malformed_json, unknown_type, ...) come
 // with their events.
-const reasonLineTooLong = "line_too_long"
+const ReasonLineTooLong = "line_too_long"
 
 // caughtUpTail is how far past the last complete line a file may go and
 // still count as read to its end: what is there is one unterminated line,
 // still being written.
 const caughtUpTail = 64 * 1024
 
-// jsonlSource reads append-only JSONL files: the tailer finds them and reads
-// what was appended (tail.go), emit maps each batch of lines through the
-// file's parser. A session is one file path; its state is the parser's and
-// the file's read position, stored together.
-type jsonlSource struct {
-	sourceSettings
-	tail     *tailer.Tailer
-	sessions *sessionTable[*jsonlSession]
-	sweeper  *loop
+// Source reads append-only JSONL files: the tailer finds them and reads
+// what was appended (internal/tailer), Emit maps each batch of lines through
+// the file's parser. A session is one file path; its state is the parser's
+// and the file's read position, stored together.
+type Source struct {
+	source.Settings
+	newParser  func(path string) Parser
+	maxLogSize int
+	tail       *tailer.Tailer
+	codec      checkpoint.Codec[*Session]
+	sessions   *checkpoint.Table[*Session]
+	sweeper    *source.Loop
 	// pending are the files read to their end while still being written,
 	// whose parser may hold events back until they settle (flushSettled).
 	pending *pendingFlushes
-	flusher *loop
+	flusher *source.Loop
 }
 
-// jsonlSession is the state of one file path.
-type jsonlSession struct {
-	parser parser
+// Config is what a JSONL source needs besides the Settings.
+type Config struct {
+	// NewParser makes the parser of one file.
+	NewParser func(path string) Parser
+	// Tail is the tailer's configuration; New sets its Match, Emit, Store
+	// and Logger.
+	Tail tailer.Config
+}
+
+// Session is the state of one file path.
+type Session struct {
+	parser Parser
 	// firstLine is the sha256 of line 1 once seen: a file read again from
 	// offset 0 with a different first line is a new file at an old path.
 	firstLine string
@@ -112,97 +130,96 @@ func unmarshalSaved(b []byte) (firstLine string, pos *tailer.Pos, ps []byte, err
 	return st.FirstLine, st.Pos, st.Parser, nil
 }
 
-func newJSONLSource(set sourceSettings) (*jsonlSource, error) {
-	s := &jsonlSource{sourceSettings: set}
-	opts := parseOptionsFor(set.cfg)
-	newParser := func(path string) parser { return set.agent.newParser(path, opts) }
-	pathOf := func(key string) string { return strings.TrimPrefix(key, parserKey("")) }
-	s.sessions = newSessionTable(set.checkpoints, "", sessionCodec[*jsonlSession]{
-		fresh: func(key string) *jsonlSession { return &jsonlSession{parser: newParser(pathOf(key))} },
-		marshal: func(f *jsonlSession) ([]byte, error) {
+// New is the source of one agent's JSONL files.
+func New(set source.Settings, c Config) (*Source, error) {
+	s := &Source{Settings: set, newParser: c.NewParser, maxLogSize: c.Tail.MaxLogSize}
+	newParser := c.NewParser
+	pathOf := func(key string) string { return strings.TrimPrefix(key, checkpoint.ParserKey("")) }
+	s.codec = checkpoint.Codec[*Session]{
+		Fresh: func(key string) *Session { return &Session{parser: newParser(pathOf(key))} },
+		Marshal: func(f *Session) ([]byte, error) {
 			ps, err := f.parser.MarshalState()
 			if err != nil {
 				return nil, err
 			}
 			return marshalSaved(f.firstLine, f.pos, ps)
 		},
-		unmarshal: func(key string, b []byte) (*jsonlSession, error) {
+		Unmarshal: func(key string, b []byte) (*Session, error) {
 			firstLine, pos, ps, err := unmarshalSaved(b)
 			if err != nil {
 				return nil, err
 			}
-			f := &jsonlSession{parser: newParser(pathOf(key)), firstLine: firstLine, pos: pos}
+			f := &Session{parser: newParser(pathOf(key)), firstLine: firstLine, pos: pos}
 			if err := f.parser.UnmarshalState(ps); err != nil {
 				return nil, err
 			}
 			return f, nil
 		},
-	}, set.life, set.storageError)
-	s.sessions.onForget = func(_ string, probes []string) { s.emitter.forget(probes...) }
-	s.pending = &pendingFlushes{cp: set.checkpoints, ends: map[string]int64{}}
-	match, err := finder.NewMatcher(set.include, set.exclude, set.ac.ExcludeOlderThan)
-	if err != nil {
-		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
 	}
-	c := tailerConfig(set.cfg, match)
-	c.Emit, c.Store, c.Logger, c.Slots = s.emit, s, set.logger.With(zap.String("agent", set.agent.key)), set.readSlots
-	s.tail = tailer.New(c)
+	s.sessions = checkpoint.NewTable(set.Checkpoints, "", s.codec, set.Life, s.StorageError)
+	s.sessions.OnForget = func(_ string, probes []string) { s.Emitter.Forget(probes...) }
+	s.pending = &pendingFlushes{cp: set.Checkpoints, ends: map[string]int64{}}
+	match, err := finder.NewMatcher(set.Include, set.Exclude, set.ExcludeOlderThan)
+	if err != nil {
+		return nil, fmt.Errorf("`%s`: %w", set.Agent, err)
+	}
+	tc := c.Tail
+	tc.Match, tc.Emit, tc.Store, tc.Logger = match, s.Emit, s, set.Logger.With(zap.String("agent", set.Agent))
+	s.tail = tailer.New(tc)
 	return s, nil
 }
 
-// tailerConfig is the tailer of one agent's JSONL files with the receiver's
-// settings; Emit, Store, Logger and Slots are the source's to set.
-func tailerConfig(cfg *Config, match func() ([]string, error)) tailer.Config {
-	return tailer.Config{
-		Match:      match,
-		Poll:       cfg.PollInterval,
-		Workers:    max(1, cfg.MaxConcurrentFiles/2),
-		MaxLogSize: int(cfg.MaxLogSize),
-		HeadBytes:  int64(cfg.FingerprintSize),
-		StartAtEnd: cfg.StartAt == StartAtEnd,
-	}
-}
-
-func (s *jsonlSource) start(ctx context.Context) error {
+// Start starts tailing, the sweeps of gone files, and the flushes of files
+// that settle.
+func (s *Source) Start(ctx context.Context) error {
 	s.tail.Start()
-	s.sweeper = startLoop(s.sweepInterval(), func(ctx context.Context) { s.sessions.sweep(ctx, fileExists) })
-	s.pending.load(ctx, s.storageError)
-	s.flusher = startLoop(s.flushInterval(), s.flushSettled)
-	s.logger.Info("Reading agent session files",
-		zap.String("agent", s.agent.key), zap.Strings("include", s.include), zap.Strings("exclude", s.exclude))
+	s.sweeper = source.StartLoop(s.SweepInterval(), func(ctx context.Context) { s.sessions.Sweep(ctx, source.FileExists) })
+	s.pending.load(ctx, s.StorageError)
+	s.flusher = source.StartLoop(s.flushInterval(), s.flushSettled)
+	s.Logger.Info("Reading agent session files",
+		zap.String("agent", s.Agent), zap.Strings("include", s.Include), zap.Strings("exclude", s.Exclude))
 	return nil
 }
 
-// stop stops tailing (every position delivered is stored already, with its
+// Stop stops tailing (every position delivered is stored already, with its
 // file's parser state) and writes the session index.
-func (s *jsonlSource) stop(ctx context.Context) error {
-	err := errors.Join(s.sweeper.halt(ctx), s.flusher.halt(ctx))
+func (s *Source) Stop(ctx context.Context) error {
+	err := errors.Join(s.sweeper.Halt(ctx), s.flusher.Halt(ctx))
 	// The tailer is stopped in any case (in the background once ctx has
 	// ended), so that nothing reads on after Shutdown.
-	err = errors.Join(err, runUntil(ctx, func() error { s.tail.Stop(); return nil }))
-	s.sessions.flush(context.WithoutCancel(ctx))
+	err = errors.Join(err, source.RunUntil(ctx, func() error { s.tail.Stop(); return nil }))
+	s.sessions.Flush(context.WithoutCancel(ctx))
 	return err
 }
 
-// firstLineKey is the storage key naming the file read with a first line
-// (its hex sha256).
-func firstLineKey(sum string) string { return "first." + sum }
+// Tailer is the source's tailer.
+func (s *Source) Tailer() *tailer.Tailer { return s.tail }
 
-// position is the stored read position of path (Store).
-func (s *jsonlSource) Position(ctx context.Context, path string) (tailer.Pos, bool) {
-	sess := s.sessions.acquire(ctx, parserKey(path))
-	defer s.sessions.release(sess)
-	if p := sess.state.pos; p != nil {
+// Sessions is the source's table of files.
+func (s *Source) Sessions() *checkpoint.Table[*Session] { return s.sessions }
+
+// Pending says whether path was read to its end while being written and
+// its parser waits for it to settle before it is flushed.
+func (s *Source) Pending(path string) bool {
+	_, ok := s.pending.get(path)
+	return ok
+}
+
+// Position is the stored read position of path (Store).
+func (s *Source) Position(ctx context.Context, path string) (tailer.Pos, bool) {
+	sess := s.sessions.Acquire(ctx, checkpoint.ParserKey(path))
+	defer s.sessions.Release(sess)
+	if p := sess.State.pos; p != nil {
 		return *p, true
 	}
 	return tailer.Pos{}, false
 }
 
-// firstLineOwner is the path read with this first line (Store).
-func (s *jsonlSource) FirstLineOwner(ctx context.Context, sum string) (string, bool) {
-	b, err := s.checkpoints.get(ctx, firstLineKey(sum))
+// FirstLineOwner is the path read with this first line (Store).
+func (s *Source) FirstLineOwner(ctx context.Context, sum string) (string, bool) {
+	b, err := s.Checkpoints.Get(ctx, checkpoint.FirstLineKey(sum))
 	if err != nil {
-		s.storageError(fmt.Errorf("read %s: %w", firstLineKey(sum), err))
+		s.StorageError(fmt.Errorf("read %s: %w", checkpoint.FirstLineKey(sum), err))
 		return "", false
 	}
 	return string(b), len(b) > 0
@@ -237,72 +254,72 @@ func (s *jsonlSource) FirstLineOwner(ctx context.Context, sum string) (string, b
 //
 // The two sessions are held across the three (from, then path; adopt is
 // the only holder of two), so that the flusher sees either side of it.
-func (s *jsonlSource) Adopt(ctx context.Context, path, from, sum string, pos tailer.Pos) {
-	var old *tracked[*jsonlSession]
+func (s *Source) Adopt(ctx context.Context, path, from, sum string, pos tailer.Pos) {
+	var old *checkpoint.Session[*Session]
 	var moved []byte
 	if from != "" {
-		old = s.sessions.acquire(ctx, parserKey(from))
-		defer s.sessions.release(old)
-		b, err := s.sessions.codec.marshal(old.state)
+		old = s.sessions.Acquire(ctx, checkpoint.ParserKey(from))
+		defer s.sessions.Release(old)
+		b, err := s.codec.Marshal(old.State)
 		if err != nil {
-			s.storageError(fmt.Errorf("read the state of %s: %w", from, err))
+			s.StorageError(fmt.Errorf("read the state of %s: %w", from, err))
 		} else {
 			moved = b
 		}
 	}
-	sess := s.sessions.acquire(ctx, parserKey(path), path)
-	defer s.sessions.release(sess)
+	sess := s.sessions.Acquire(ctx, checkpoint.ParserKey(path), path)
+	defer s.sessions.Release(sess)
 	if moved != nil {
-		if st, err := s.sessions.codec.unmarshal(parserKey(path), moved); err == nil {
-			sess.state = st
+		if st, err := s.codec.Unmarshal(checkpoint.ParserKey(path), moved); err == nil {
+			sess.State = st
 		}
 	} else {
-		sess.state = s.sessions.codec.fresh(parserKey(path))
+		sess.State = s.codec.Fresh(checkpoint.ParserKey(path))
 	}
-	sess.state.pos = &pos
+	sess.State.pos = &pos
 	var ops []*storage.Operation
-	if s.checkpoints.persist {
+	if s.Checkpoints.Persistent() {
 		// Without storage the state is the session's, in memory.
-		b, err := s.sessions.codec.marshal(sess.state)
+		b, err := s.codec.Marshal(sess.State)
 		if err != nil {
-			s.storageError(fmt.Errorf("save the state of %s: %w", path, err))
+			s.StorageError(fmt.Errorf("save the state of %s: %w", path, err))
 			return
 		}
-		ops = append(ops, storage.SetOperation(parserKey(path), b))
+		ops = append(ops, storage.SetOperation(checkpoint.ParserKey(path), b))
 	}
 	if sum != "" {
 		// The file is named by its new path from now on.
-		ops = append(ops, storage.SetOperation(firstLineKey(sum), []byte(path)))
+		ops = append(ops, storage.SetOperation(checkpoint.FirstLineKey(sum), []byte(path)))
 	}
 	end, pending := int64(0), false
 	if old != nil {
-		ops = append(ops, storage.DeleteOperation(parserKey(from)))
-		old.state = s.sessions.codec.fresh(parserKey(from))
+		ops = append(ops, storage.DeleteOperation(checkpoint.ParserKey(from)))
+		old.State = s.codec.Fresh(checkpoint.ParserKey(from))
 		if end, pending = s.pending.get(from); pending {
-			s.pending.put(ctx, path, end, s.storageError)
+			s.pending.put(ctx, path, end, s.StorageError)
 		}
 	}
 	if len(ops) > 0 {
-		if err := s.checkpoints.batch(ctx, ops...); err != nil {
-			s.storageError(fmt.Errorf("store the state of %s: %w", path, err))
+		if err := s.Checkpoints.Batch(ctx, ops...); err != nil {
+			s.StorageError(fmt.Errorf("store the state of %s: %w", path, err))
 			return
 		}
 	}
 	if pending {
-		s.pending.remove(ctx, from, s.storageError)
+		s.pending.remove(ctx, from, s.StorageError)
 	}
 }
 
-// emit is the tailer's callback for a batch of complete lines of one file
+// Emit is the tailer's callback for a batch of complete lines of one file
 // (tailer.Batch). It returns once the next consumer accepted the events (see
-// emitter), having stored the file's parser state and the position after
+// source.Emitter), having stored the file's parser state and the position after
 // the batch in one write; an error (the receiver stopped first) stores
 // nothing, and the tailer does not move past the batch.
-func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
+func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 	path, lines, lastRecordNumber, offsets := b.Path, b.Lines, b.LastLine, b.Offsets
-	sess := s.sessions.acquire(ctx, parserKey(path), path)
-	defer s.sessions.release(sess)
-	f := sess.state
+	sess := s.sessions.Acquire(ctx, checkpoint.ParserKey(path), path)
+	defer s.sessions.Release(sess)
+	f := sess.State
 
 	firstLineNo := lastRecordNumber - int64(len(lines)) + 1
 	events := make([]agentevent.Event, 0, len(lines))
@@ -310,7 +327,7 @@ func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
 		lineNo := firstLineNo + int64(i)
 		if b.TooLong != nil && b.TooLong[i] {
 			// The tailer skipped the line, of max_log_size bytes or more.
-			events = append(events, s.unparsedEvent(path, lineNo, offsets[i], reasonLineTooLong))
+			events = append(events, s.unparsedEvent(path, lineNo, offsets[i], ReasonLineTooLong))
 			continue
 		}
 		offset := tailer.LineOffset(offsets, i, len(line))
@@ -322,14 +339,14 @@ func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
 		}
 		events = append(events, f.parser.Parse(line, lineNo, offset)...)
 	}
-	s.emitter.read(ctx, int64(len(lines)))
+	s.Emitter.Read(ctx, int64(len(lines)))
 	end := offsets[0]
 	if len(lines) < len(offsets) {
 		end = offsets[len(lines)]
 	}
 	caughtUp, modified := readToEnd(path, end)
 	deferred := false
-	if fl, ok := f.parser.(flusher); ok && caughtUp {
+	if fl, ok := f.parser.(Flusher); ok && caughtUp {
 		if s.flushable(fl, modified) {
 			// The end of the file's data: what the parser held back goes out.
 			events = append(events, fl.Flush()...)
@@ -340,10 +357,10 @@ func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
 			// writer. Recorded before the delivery, so that a crash after it
 			// cannot lose the flush.
 			deferred = true
-			s.pending.put(ctx, path, end, s.storageError)
+			s.pending.put(ctx, path, end, s.StorageError)
 		}
 	}
-	err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: caughtUp, from: offsets[0], to: end})
+	err := s.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: events, CaughtUp: caughtUp, From: offsets[0], To: end})
 	if err != nil {
 		// Stopping: nothing is committed; the next run reads these lines
 		// again from the stored position.
@@ -353,9 +370,9 @@ func (s *jsonlSource) emit(ctx context.Context, b tailer.Batch) error {
 	// it, alive for as long as the session is tracked.
 	after := b.After
 	f.pos = &after
-	s.sessions.commit(ctx, sess)
+	s.sessions.Commit(ctx, sess)
 	if !deferred {
-		s.pending.remove(ctx, path, s.storageError)
+		s.pending.remove(ctx, path, s.StorageError)
 	}
 	return nil
 }
@@ -370,27 +387,27 @@ const historyAge = 10 * time.Minute
 // of a file's data: nothing is held, or the file has settled, or the newest
 // held record is older than historyAge (history that was copied, so the file
 // looks freshly written, is not being completed by its writer).
-func (s *jsonlSource) flushable(fl flusher, modified time.Time) bool {
+func (s *Source) flushable(fl Flusher, modified time.Time) bool {
 	at, holding := fl.HeldAt()
-	return !holding || s.settled(modified) || (!at.IsZero() && !s.clock.now().Before(at.Add(historyAge)))
+	return !holding || s.settled(modified) || (!at.IsZero() && !s.Now().Before(at.Add(historyAge)))
 }
 
 // settled reports whether a file last modified at modified has stayed
 // unchanged for the settle delay: its writer is done for now.
-func (s *jsonlSource) settled(modified time.Time) bool {
-	return !s.clock.now().Before(modified.Add(s.settleDelay))
+func (s *Source) settled(modified time.Time) bool {
+	return !s.Now().Before(modified.Add(s.SettleDelay))
 }
 
 // flushInterval is how often files waiting to settle are looked at.
-func (s *jsonlSource) flushInterval() time.Duration {
-	return min(max(s.settleDelay/4, 100*time.Millisecond), time.Second)
+func (s *Source) flushInterval() time.Duration {
+	return min(max(s.SettleDelay/4, 100*time.Millisecond), time.Second)
 }
 
 // flushSettled flushes the parser of every file read to its end while it was
 // being written, once the file has settled (or is gone), and delivers what
-// the parser held back, as emit does at the end of a file that is not
+// the parser held back, as Emit does at the end of a file that is not
 // being written.
-func (s *jsonlSource) flushSettled(ctx context.Context) {
+func (s *Source) flushSettled(ctx context.Context) {
 	for path, end := range s.pending.snapshot() {
 		if ctx.Err() != nil {
 			return
@@ -398,115 +415,36 @@ func (s *jsonlSource) flushSettled(ctx context.Context) {
 		caughtUp, modified := readToEnd(path, end)
 		// readToEnd found the file when it says caught up: only otherwise
 		// may it be gone.
-		gone := !caughtUp && !fileExists(path)
+		gone := !caughtUp && !source.FileExists(path)
 		if !gone && (!caughtUp || !s.settled(modified)) {
-			continue // more to read (emit takes over) or still being written
+			continue // more to read (Emit takes over) or still being written
 		}
 		s.flushOne(ctx, path, end, gone)
 	}
 }
 
-func (s *jsonlSource) flushOne(ctx context.Context, path string, end int64, gone bool) {
-	sess := s.sessions.acquire(ctx, parserKey(path), path)
-	defer s.sessions.release(sess)
+func (s *Source) flushOne(ctx context.Context, path string, end int64, gone bool) {
+	sess := s.sessions.Acquire(ctx, checkpoint.ParserKey(path), path)
+	defer s.sessions.Release(sess)
 	if e, ok := s.pending.get(path); !ok || e != end {
-		return // emit read more of the file meanwhile
+		return // Emit read more of the file meanwhile
 	}
-	if sess.state.pos == nil && !gone {
+	if sess.State.pos == nil && !gone {
 		// Not read yet in this state (a move whose adoption a crash cut
-		// short, see adopt): the tailer reads it, or adopts it, first.
+		// short, see Adopt): the tailer reads it, or adopts it, first.
 		return
 	}
 	var events []agentevent.Event
-	if fl, ok := sess.state.parser.(flusher); ok {
+	if fl, ok := sess.State.parser.(Flusher); ok {
 		events = fl.Flush()
 	}
 	if len(events) > 0 {
-		if err := s.emitter.deliver(ctx, delivery{path: path, events: events, caughtUp: true, from: end, to: end}); err != nil {
+		if err := s.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: events, CaughtUp: true, From: end, To: end}); err != nil {
 			return // stopping: the stored parser state still holds them
 		}
-		s.sessions.commit(ctx, sess)
+		s.sessions.Commit(ctx, sess)
 	}
-	s.pending.remove(ctx, path, s.storageError)
-}
-
-// pendingFlushKey is the storage key of the files waiting to settle: a
-// restart flushes them once they have (their parser state is in storage,
-// and no new line may ever come to trigger emit).
-const pendingFlushKey = "pending_flush"
-
-// pendingFlushes are the files whose parser may hold events back until the
-// file settles, with the end of the data read. Only files read to their end
-// while being written are here, so it stays as small as the set of live
-// sessions.
-type pendingFlushes struct {
-	cp   *checkpoints
-	mu   sync.Mutex
-	ends map[string]int64
-}
-
-func (p *pendingFlushes) load(ctx context.Context, onError func(error)) {
-	b, err := p.cp.getBlob(ctx, pendingFlushKey)
-	if err != nil {
-		onError(fmt.Errorf("read %s: %w", pendingFlushKey, err))
-		return
-	}
-	if len(b) == 0 {
-		return
-	}
-	ends := map[string]int64{}
-	if err := json.Unmarshal(b, &ends); err != nil {
-		onError(fmt.Errorf("decode %s: %w", pendingFlushKey, err))
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, v := range ends {
-		p.ends[k] = v
-	}
-}
-
-func (p *pendingFlushes) get(path string) (int64, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	end, ok := p.ends[path]
-	return end, ok
-}
-
-func (p *pendingFlushes) snapshot() map[string]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.ends)
-}
-
-func (p *pendingFlushes) put(ctx context.Context, path string, end int64, onError func(error)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e, ok := p.ends[path]; ok && e == end {
-		return
-	}
-	p.ends[path] = end
-	p.saveLocked(ctx, onError)
-}
-
-func (p *pendingFlushes) remove(ctx context.Context, path string, onError func(error)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.ends[path]; !ok {
-		return
-	}
-	delete(p.ends, path)
-	p.saveLocked(ctx, onError)
-}
-
-func (p *pendingFlushes) saveLocked(ctx context.Context, onError func(error)) {
-	b, err := json.Marshal(p.ends)
-	if err == nil {
-		err = p.cp.setBlob(ctx, pendingFlushKey, b)
-	}
-	if err != nil {
-		onError(fmt.Errorf("write %s: %w", pendingFlushKey, err))
-	}
+	s.pending.remove(ctx, path, s.StorageError)
 }
 
 // readToEnd reports whether a file holds nothing to read past end but,
@@ -543,11 +481,11 @@ func readToEnd(path string, end int64) (caughtUp bool, modified time.Time) {
 
 // unparsedEvent stands for a line the parser never saw (cut at
 // max_log_size). Its time is when it was read.
-func (s *jsonlSource) unparsedEvent(path string, lineNo, offset int64, reason string) agentevent.Event {
+func (s *Source) unparsedEvent(path string, lineNo, offset int64, reason string) agentevent.Event {
 	ev := agentevent.Event{
-		Source:    s.agent.source,
+		Source:    s.Source,
 		EventID:   agentevent.StableID(path, offset, 0),
-		Timestamp: s.clock.now(),
+		Timestamp: s.Now(),
 		Type:      agentevent.TypeLog,
 		Role:      agentevent.RoleSystem,
 		Channel:   agentevent.ChannelSystem,
@@ -562,21 +500,21 @@ func (s *jsonlSource) unparsedEvent(path string, lineNo, offset int64, reason st
 // checkIdentity starts a fresh parser when a path is read from offset 0 with
 // a different first line than before: the file was replaced. The same first
 // line means a replay of the same file, which the parser drops itself.
-func (s *jsonlSource) checkIdentity(ctx context.Context, path string, f *jsonlSession, line []byte) {
-	sum := sha256.Sum256(line[:min(len(line), int(s.cfg.MaxLogSize))])
+func (s *Source) checkIdentity(ctx context.Context, path string, f *Session, line []byte) {
+	sum := sha256.Sum256(line[:min(len(line), s.maxLogSize)])
 	h := hex.EncodeToString(sum[:])
 	if f.firstLine == h {
 		return
 	}
 	if f.firstLine != "" {
-		s.logger.Info("Session file was replaced; reading it as a new file",
-			zap.String("agent", s.agent.key), zap.String("path", path))
-		f.parser = s.agent.newParser(path, parseOptionsFor(s.cfg))
+		s.Logger.Info("Session file was replaced; reading it as a new file",
+			zap.String("agent", s.Agent), zap.String("path", path))
+		f.parser = s.newParser(path)
 	}
 	f.firstLine = h
 	// The file is known by its first line from now on: the tailer tells it,
 	// moved or copied to another path, from a new file.
-	if err := s.checkpoints.set(ctx, firstLineKey(h), []byte(path), true); err != nil {
-		s.storageError(fmt.Errorf("write %s: %w", firstLineKey(h), err))
+	if err := s.Checkpoints.Set(ctx, checkpoint.FirstLineKey(h), []byte(path), true); err != nil {
+		s.StorageError(fmt.Errorf("write %s: %w", checkpoint.FirstLineKey(h), err))
 	}
 }

@@ -1,7 +1,15 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+// Package opencode is the source of the agent_log receiver for OpenCode's
+// data directories (`$XDG_DATA_HOME/opencode`, default
+// ~/.local/share/opencode): up to 1.1.x a JSON tree below `storage/`
+// (treeReader), from 1.2 on the SQLite database `opencode.db` (dbReader).
+// Neither is an append-only file, so OpenCode is read by a poller rather
+// than by the tailer: each poll finds the data directories the include
+// patterns match and reads what changed in them. The format itself is
+// internal/vendors/opencode's.
+package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 
 import (
 	"context"
@@ -15,32 +23,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
-// OpenCode keeps its data in one directory (`$XDG_DATA_HOME/opencode`,
-// default ~/.local/share/opencode): up to 1.1.x a JSON tree below
-// `storage/`, from 1.2 on the SQLite database `opencode.db`. Neither is an
-// append-only file, so OpenCode is read by a poller rather than by the
-// tailer: each poll finds the data directories the include patterns
-// match and reads what changed in them.
-
-// opencodeInclude: $XDG_DATA_HOME/opencode when XDG_DATA_HOME is set (as
-// OpenCode's xdg-basedir does), else ~/.local/share/opencode.
-func opencodeInclude(env environment) ([]string, error) {
-	if d := env.getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(expandHome(d, env.home)) {
-		return []string{filepath.Join(filepath.Clean(expandHome(d, env.home)), "opencode")}, nil
-	}
-	if env.home == "" {
-		return nil, errNoHome
-	}
-	return []string{filepath.Join(env.home, ".local", "share", "opencode")}, nil
-}
-
-// opencodeSource polls OpenCode's data directories.
-type opencodeSource struct {
-	sourceSettings
-	poller *loop
+// Source polls OpenCode's data directories.
+type Source struct {
+	source.Settings
+	poller *source.Loop
 	find   *finder.Finder
 
 	// Touched by the poll goroutine only.
@@ -52,48 +43,51 @@ type opencodeSource struct {
 	swept    time.Time
 }
 
-func newOpenCodeSource(set sourceSettings) (*opencodeSource, error) {
-	find, err := finder.NewDirs(set.include, set.exclude)
+// New is the source of the OpenCode data directories set's include
+// patterns match.
+func New(set source.Settings) (*Source, error) {
+	find, err := finder.NewDirs(set.Include, set.Exclude)
 	if err != nil {
-		return nil, fmt.Errorf("`%s`: %w", set.agent.key, err)
+		return nil, fmt.Errorf("`%s`: %w", set.Agent, err)
 	}
-	return &opencodeSource{
-		sourceSettings: set,
-		find:           find,
-		trees:          map[string]*treeReader{},
-		dbs:            map[string]*dbReader{},
-		reported:       map[string]string{},
-		noted:          map[string]bool{},
+	return &Source{
+		Settings: set,
+		find:     find,
+		trees:    map[string]*treeReader{},
+		dbs:      map[string]*dbReader{},
+		reported: map[string]string{},
+		noted:    map[string]bool{},
 	}, nil
 }
 
-func (rd *opencodeSource) start(context.Context) error {
-	rd.poller = startLoop(rd.cfg.PollInterval, rd.poll)
-	rd.logger.Info("Reading agent session data",
-		zap.String("agent", rd.agent.key), zap.Strings("include", rd.include), zap.Strings("exclude", rd.exclude))
+// Start polls the data directories every poll_interval.
+func (rd *Source) Start(context.Context) error {
+	rd.poller = source.StartLoop(rd.PollInterval, rd.Poll)
+	rd.Logger.Info("Reading agent session data",
+		zap.String("agent", rd.Agent), zap.Strings("include", rd.Include), zap.Strings("exclude", rd.Exclude))
 	return nil
 }
 
-// stop ends polling; a poll under way finishes its current session first
+// Stop ends polling; a poll under way finishes its current session first
 // (its events are sent and its watermark saved together).
-func (rd *opencodeSource) stop(ctx context.Context) error {
+func (rd *Source) Stop(ctx context.Context) error {
 	closeAll := func() error {
 		var errs []error
 		for _, d := range rd.dbs {
-			d.marks.flush(context.WithoutCancel(ctx))
+			d.marks.Flush(context.WithoutCancel(ctx))
 			errs = append(errs, d.close())
 		}
 		rd.dbs = map[string]*dbReader{}
 		for _, t := range rd.trees {
-			t.marks.flush(context.WithoutCancel(ctx))
+			t.marks.Flush(context.WithoutCancel(ctx))
 		}
 		return errors.Join(errs...)
 	}
-	if err := rd.poller.halt(ctx); err != nil {
+	if err := rd.poller.Halt(ctx); err != nil {
 		// The poll under way ends in the background; the databases are
 		// closed after it.
 		go func() {
-			<-rd.poller.done
+			<-rd.poller.Done()
 			_ = closeAll()
 		}()
 		return err
@@ -103,16 +97,18 @@ func (rd *opencodeSource) stop(ctx context.Context) error {
 
 // dataDirs returns the existing directories the include patterns match,
 // sorted.
-func (rd *opencodeSource) dataDirs() []string {
+func (rd *Source) dataDirs() []string {
 	dirs, _ := rd.find.Match() // no match is an error to the finder, nothing to read to us
 	return dirs
 }
 
-func (rd *opencodeSource) poll(ctx context.Context) {
+// Poll reads what changed in the data directories; every sweep interval
+// it also looks at every directory and forgets the sessions that are gone.
+func (rd *Source) Poll(ctx context.Context) {
 	first := rd.polls == 0
 	rd.polls++
 	sweep := false
-	if now := rd.clock.now(); now.Sub(rd.swept) >= rd.sweepInterval() {
+	if now := rd.Now(); now.Sub(rd.swept) >= rd.SweepInterval() {
 		rd.swept, sweep = now, true
 	}
 	for _, dir := range rd.dataDirs() {
@@ -128,7 +124,7 @@ func (rd *opencodeSource) poll(ctx context.Context) {
 			d, ok := rd.dbs[db]
 			if !ok {
 				var err error
-				if d, err = newDBReader(rd, db, first && rd.cfg.StartAt == StartAtEnd); err != nil {
+				if d, err = newDBReader(rd, db, first && rd.StartAtEnd); err != nil {
 					rd.dbError(db, err)
 					continue
 				}
@@ -145,7 +141,7 @@ func (rd *opencodeSource) poll(ctx context.Context) {
 		}
 		t, ok := rd.trees[storage]
 		if !ok {
-			t = newTreeReader(rd, storage, first && rd.cfg.StartAt == StartAtEnd)
+			t = newTreeReader(rd, storage, first && rd.StartAtEnd)
 			rd.trees[storage] = t
 			rd.note(dir, "Reading OpenCode JSON storage", zap.String("storage", storage))
 		}
@@ -154,18 +150,29 @@ func (rd *opencodeSource) poll(ctx context.Context) {
 }
 
 // note logs a fact about a data directory once.
-func (rd *opencodeSource) note(dir, msg string, fields ...zap.Field) {
+func (rd *Source) note(dir, msg string, fields ...zap.Field) {
 	if rd.noted[dir+"\x00"+msg] {
 		return
 	}
 	rd.noted[dir+"\x00"+msg] = true
-	rd.logger.Info(msg, append([]zap.Field{zap.String("agent", rd.agent.key), zap.String("path", dir)}, fields...)...)
+	rd.Logger.Info(msg, append([]zap.Field{zap.String("agent", rd.Agent), zap.String("path", dir)}, fields...)...)
+}
+
+// dbError logs a database that cannot be read, once per distinct error.
+func (rd *Source) dbError(path string, err error) {
+	msg := err.Error()
+	if rd.reported["db:"+path] == msg {
+		return
+	}
+	rd.reported["db:"+path] = msg
+	rd.Logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
+		zap.String("agent", rd.Agent), zap.String("path", path), zap.Error(err))
 }
 
 // badObject returns the Unparsed event of an object that could not be
 // mapped, once per version of it (signature); the emitter counts and
 // reports it.
-func (rd *opencodeSource) badObject(path, signature string, ev agentevent.Event) []agentevent.Event {
+func (rd *Source) badObject(path, signature string, ev agentevent.Event) []agentevent.Event {
 	if seen, ok := rd.reported[path]; ok && seen == signature {
 		return nil
 	}
@@ -184,11 +191,11 @@ type storedMark struct {
 }
 
 // markCodec keeps sessionMarks in a session table.
-func markCodec() sessionCodec[*storedMark] {
-	return sessionCodec[*storedMark]{
-		fresh:   func(string) *storedMark { return &storedMark{} },
-		marshal: func(m *storedMark) ([]byte, error) { return json.Marshal(m.mark) },
-		unmarshal: func(_ string, b []byte) (*storedMark, error) {
+func markCodec() checkpoint.Codec[*storedMark] {
+	return checkpoint.Codec[*storedMark]{
+		Fresh:   func(string) *storedMark { return &storedMark{} },
+		Marshal: func(m *storedMark) ([]byte, error) { return json.Marshal(m.mark) },
+		Unmarshal: func(_ string, b []byte) (*storedMark, error) {
 			m := &storedMark{stored: true}
 			return m, json.Unmarshal(b, &m.mark)
 		},

@@ -1,18 +1,14 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package checkpoint
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
@@ -24,21 +20,21 @@ import (
 // counter is a session state for the table tests.
 type counter struct{ n int }
 
-func counterCodec() sessionCodec[*counter] {
-	return sessionCodec[*counter]{
-		fresh:   func(string) *counter { return &counter{} },
-		marshal: func(c *counter) ([]byte, error) { return []byte(strconv.Itoa(c.n)), nil },
-		unmarshal: func(_ string, b []byte) (*counter, error) {
+func counterCodec() Codec[*counter] {
+	return Codec[*counter]{
+		Fresh:   func(string) *counter { return &counter{} },
+		Marshal: func(c *counter) ([]byte, error) { return []byte(strconv.Itoa(c.n)), nil },
+		Unmarshal: func(_ string, b []byte) (*counter, error) {
 			n, err := strconv.Atoi(string(b))
 			return &counter{n: n}, err
 		},
 	}
 }
 
-func newTestTable(t *testing.T, client storage.Client, persist bool, maxSessions int, now func() time.Time) *sessionTable[*counter] {
+func newTestTable(t *testing.T, client storage.Client, persist bool, maxSessions int, now func() time.Time) *Table[*counter] {
 	t.Helper()
-	cp := newCheckpoints(client, "agent", persist)
-	return newSessionTable(cp, "", counterCodec(), lifeCycle{maxSessions: maxSessions, forgetAfter: time.Hour, now: now},
+	cp := New(client, "agent", persist)
+	return NewTable(cp, "", counterCodec(), LifeCycle{MaxSessions: maxSessions, ForgetAfter: time.Hour, Now: now},
 		func(err error) { t.Error(err) })
 }
 
@@ -52,12 +48,12 @@ func testClient(persist bool) storage.Client {
 }
 
 // bump reads a session once: its count goes up by one and is committed.
-func bump(ctx context.Context, tb *sessionTable[*counter], key string, probes ...string) int {
-	s := tb.acquire(ctx, key, probes...)
-	defer tb.release(s)
-	s.state.n++
-	tb.commit(ctx, s)
-	return s.state.n
+func bump(ctx context.Context, tb *Table[*counter], key string, probes ...string) int {
+	s := tb.Acquire(ctx, key, probes...)
+	defer tb.Release(s)
+	s.State.n++
+	tb.Commit(ctx, s)
+	return s.State.n
 }
 
 // TestSessionTableCapReloads: past the cap, the least recently active
@@ -74,7 +70,7 @@ func TestSessionTableCapReloads(t *testing.T) {
 					bump(ctx, tb, "k"+strconv.Itoa(i), "p"+strconv.Itoa(i))
 				}
 			}
-			assert.LessOrEqual(t, tb.residentCount(), 2)
+			assert.LessOrEqual(t, tb.ResidentCount(), 2)
 			assert.Equal(t, 4, bump(ctx, tb, "k0"), "evicted three times, never lost")
 		})
 	}
@@ -90,18 +86,18 @@ func TestSessionTableForgets(t *testing.T) {
 	clock := func() time.Time { return now }
 	tb := newTestTable(t, client, true, 10, clock)
 	var forgotten []string
-	tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+	tb.OnForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
 	bump(ctx, tb, "a", "fa", "fa-copy")
 	bump(ctx, tb, "b", "fb")
-	peek := tb.acquire(ctx, "c") // no probes: where its data is, is not known
-	tb.release(peek)
+	peek := tb.Acquire(ctx, "c") // no probes: where its data is, is not known
+	tb.Release(peek)
 	present := map[string]bool{"fa-copy": true}
 	exists := func(p string) bool { return present[p] }
 
-	tb.sweep(ctx, exists)
+	tb.Sweep(ctx, exists)
 	assert.Empty(t, forgotten, "not idle for forget_after yet")
 	now = now.Add(2 * time.Hour)
-	tb.sweep(ctx, exists)
+	tb.Sweep(ctx, exists)
 	assert.Equal(t, []string{"b"}, forgotten, "a has one probe left; c has none known")
 	b, err := client.Get(ctx, "agent.b")
 	require.NoError(t, err)
@@ -113,8 +109,8 @@ func TestSessionTableForgets(t *testing.T) {
 	// The index outlives the table: a new one (a restart) forgets a too.
 	delete(present, "fa-copy")
 	tb2 := newTestTable(t, client, true, 10, clock)
-	tb2.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
-	tb2.sweep(ctx, exists)
+	tb2.OnForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+	tb2.Sweep(ctx, exists)
 	assert.Equal(t, []string{"b", "a"}, forgotten)
 }
 
@@ -122,8 +118,8 @@ func TestSessionTableForgets(t *testing.T) {
 // the session goes on from a fresh state.
 func TestSessionTableReportsStorageErrors(t *testing.T) {
 	var reported []error
-	cp := newCheckpoints(failingClient{}, "agent", true)
-	tb := newSessionTable(cp, "", counterCodec(), lifeCycle{maxSessions: 1, now: time.Now}, func(err error) { reported = append(reported, err) })
+	cp := New(failingClient{}, "agent", true)
+	tb := NewTable(cp, "", counterCodec(), LifeCycle{MaxSessions: 1, Now: time.Now}, func(err error) { reported = append(reported, err) })
 	assert.Equal(t, 1, bump(context.Background(), tb, "k", "p"))
 	assert.Len(t, reported, 2, "the read and the write")
 }
@@ -136,42 +132,6 @@ func (failingClient) Get(context.Context, string) ([]byte, error) {
 func (failingClient) Set(context.Context, string, []byte) error { return errors.New("disk gone") }
 func (failingClient) Batch(context.Context, ...*storage.Operation) error {
 	return errors.New("disk gone")
-}
-
-// TestSavedStateFormats: a JSON parser state is stored as it is, any other
-// base64-encoded, and a state stored before "state" existed still reads.
-func TestSavedStateFormats(t *testing.T) {
-	sum := "a9c2a7afbd3c8ad6519e2907028328df4d9f6f3c65c798e69ae852383ec6c31a"
-	for _, tc := range []struct {
-		name, firstLine string
-		state           []byte
-		want            string
-	}{
-		{"json", sum, []byte(`{"v":2,"last_offset":1759}`), `{"first_line_sha256":"` + sum + `","state":{"v":2,"last_offset":1759}}`},
-		{"json without first line", "", []byte(`{"v":2}`), `{"state":{"v":2}}`},
-		{"not json", sum, []byte("\x00\x01opaque"), `{"first_line_sha256":"` + sum + `","parser":"AAFvcGFxdWU="}`},
-	} {
-		for _, pos := range []*tailer.Pos{nil, {Offset: 1800, Line: 7, Ino: 42}, {Offset: 3, Line: 1}} {
-			t.Run(fmt.Sprintf("%s/pos=%v", tc.name, pos), func(t *testing.T) {
-				b, err := marshalSaved(tc.firstLine, pos, tc.state)
-				require.NoError(t, err)
-				want := tc.want
-				if pos != nil {
-					p, err := json.Marshal(pos)
-					require.NoError(t, err)
-					want = `{"pos":` + string(p) + `,` + want[1:]
-				}
-				assert.JSONEq(t, want, string(b))
-				firstLine, gotPos, state, err := unmarshalSaved(b)
-				require.NoError(t, err)
-				assert.Equal(t, tc.firstLine, firstLine)
-				assert.Equal(t, pos, gotPos)
-				assert.Equal(t, string(tc.state), string(state))
-			})
-		}
-	}
-	_, _, _, err := unmarshalSaved([]byte(`{"parser":`))
-	assert.Error(t, err)
 }
 
 // TestSessionIndexBounded: the index keeps in memory the entries of the
@@ -188,16 +148,16 @@ func TestSessionIndexBounded(t *testing.T) {
 			tb := newTestTable(t, client, persist, 5, clock)
 			tb.maxPending = 20
 			var forgotten []string
-			tb.onForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
+			tb.OnForget = func(key string, _ []string) { forgotten = append(forgotten, key) }
 			const sessions = 500
 			for i := range sessions {
 				bump(ctx, tb, "s"+strconv.Itoa(i), "f"+strconv.Itoa(i))
 				require.LessOrEqual(t, tb.indexed(), 5+20+1, "entries in memory after %d sessions", i+1)
 			}
 			for _, i := range []int{0, 123, 499} {
-				assert.True(t, tb.known("s"+strconv.Itoa(i)))
+				assert.True(t, tb.Known("s"+strconv.Itoa(i)))
 			}
-			assert.False(t, tb.known("s500"))
+			assert.False(t, tb.Known("s500"))
 
 			present := map[string]bool{}
 			for i := range sessions {
@@ -206,11 +166,11 @@ func TestSessionIndexBounded(t *testing.T) {
 				}
 			}
 			exists := func(p string) bool { return present[p] }
-			tb.sweep(ctx, exists)
+			tb.Sweep(ctx, exists)
 			assert.Empty(t, forgotten, "not idle for forget_after yet")
 			now = now.Add(2 * time.Hour)
 			bump(ctx, tb, "s7", "f7") // read again: not idle
-			tb.sweep(ctx, exists)
+			tb.Sweep(ctx, exists)
 			want := []string{}
 			for i := 0; i < sessions; i += 7 {
 				if i != 7 {
@@ -218,9 +178,9 @@ func TestSessionIndexBounded(t *testing.T) {
 				}
 			}
 			assert.ElementsMatch(t, want, forgotten)
-			assert.False(t, tb.known("s14"))
-			assert.True(t, tb.known("s15"))
-			assert.True(t, tb.known("s7"))
+			assert.False(t, tb.Known("s14"))
+			assert.True(t, tb.Known("s15"))
+			assert.True(t, tb.Known("s7"))
 			assert.LessOrEqual(t, tb.indexed(), 5+20+1)
 			if !persist {
 				return

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver
+package opencode
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // liveHeap is the live heap after a full collection.
@@ -36,16 +39,15 @@ func BenchmarkTreeReaderMemoryPerSession(b *testing.B) {
 
 func treeReaderMemoryPerSession(b *testing.B) {
 	const sessions = 2000
-	store := newOCStore(b, b.TempDir())
+	store := newTreeStore(b, b.TempDir())
 	for i := range sessions {
 		store.session(fmt.Sprintf("ses_%026x", i*104729), int64(1_700_000_000_000+i))
 	}
-	cfg := testConfig(b.TempDir())
-	rd, err := newOpenCodeSource(sourceSettings{
-		cfg: cfg, ac: &cfg.OpenCode, logger: zap.NewNop(),
-		checkpoints: newCheckpoints(nil, "opencode", false),
-		life:        lifeCycle{maxSessions: 100, now: time.Now},
-		clock:       clock{now: time.Now},
+	rd, err := New(source.Settings{
+		Logger:      zap.NewNop(),
+		Checkpoints: checkpoint.New(nil, "opencode", false),
+		Life:        checkpoint.LifeCycle{MaxSessions: 100, Now: time.Now},
+		Now:         time.Now,
 	})
 	require.NoError(b, err)
 	// A first listing fills the JSON decoder's caches (once per process).
