@@ -27,7 +27,7 @@ import (
 )
 
 // dbReader reads OpenCode's SQLite database (≥1.2, `opencode.db` in WAL
-// mode). The schema is OpenCode's drizzle schema (see the README): tables
+// mode). The schema is OpenCode's drizzle schema (see internal/vendors/opencode/README.md): tables
 // project, session, message (id, session_id, time_created, time_updated,
 // data) and part (id, message_id, session_id, time_created, time_updated,
 // data), where data is the same JSON object as in the ≤1.1 storage tree
