@@ -74,13 +74,16 @@ test: $(COLLECTOR)
 	AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) AGENTOTEL_JAEGER=$$(scripts/ensure-jaeger.sh) AGENTOTEL_FAULTS=1 \
 		go test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=20000x
-	$(MAKE) heldheap
+	$(MAKE) memory
 
-# The heap the Claude Code and Codex parsers' state holds after large records (a bound that needs
-# a process-wide heap reading, so a benchmark run alone in its test binary).
-.PHONY: heldheap
-heldheap:
+# The memory bounds that need a process-wide heap reading, so benchmarks (run once each, alone in
+# their test binary) that fail over their bound: the heap the Claude Code and Codex parsers' state
+# holds after large records, and what the receiver keeps per file (tailer, progress), per listed
+# OpenCode session and per snapshot thread.
+.PHONY: memory
+memory:
 	go test -count=1 -run '^$$' -bench '^BenchmarkStateHeldHeap$$' -benchtime 1x ./internal/vendors/claudecode/ ./internal/vendors/codex/
+	go test -count=1 -run '^$$' -bench 'MemoryPerFile|MemoryPerSession|DoesNotPinFiles' -benchtime 1x ./receiver/...
 
 # Fuzz targets (their seeds also run as unit tests in every `go test`): agentevent.Decode, the
 # agent_span connector's ConsumeLogs on arbitrary pdata, and storagecodec.Decode on arbitrary stored
