@@ -21,7 +21,7 @@ type anchorBook struct {
 // remember appends an anchor, dropping the oldest past maxAnchors, and
 // returns it as kept.
 func (b *anchorBook) remember(an anchor) anchor {
-	an = an.owned()
+	an = ownAnchor(an)
 	b.anchors = append(b.anchors, an)
 	g := anchorGroup{an.Source, an.Kind, an.Project}
 	b.anchorIdx[g] = append(b.anchorIdx[g], an)

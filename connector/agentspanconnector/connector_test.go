@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
@@ -219,20 +220,20 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, stateVersion)
-	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), storagecodec.Encode([]byte(index))))
+	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, state.Version)
+	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), storagecodec.Encode([]byte(index))))
 	// A compressed record whose CRC fails is as unreadable as any other
 	// damaged record: a real record with one bit of a literal flipped
 	// still decompresses, to valid JSON (zq7x → zq7y), which only the CRC
 	// tells. The anchors are a value of this storage format that is not
 	// their JSON.
-	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, stateVersion)))
+	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, state.Version)))
 	require.Equal(t, byte(1), rec[1], "compressed")
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sk), rec))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
+	require.NoError(t, client.Set(context.Background(), state.SessionKey(sk), rec))
+	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -241,7 +242,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
 	}
-	assert.ElementsMatch(t, []string{sessionStorageKey(sk), keyAnchors}, unreadable)
+	assert.ElementsMatch(t, []string{state.SessionKey(sk), state.KeyAnchors}, unreadable)
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
@@ -259,8 +260,8 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, []byte("\x00\x7fgarbage")))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -290,9 +291,9 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()
-		b, err := h.c.client.Get(context.Background(), sessionStorageKey(sk))
+		b, err := h.c.client.Get(context.Background(), state.SessionKey(sk))
 		require.NoError(t, err)
-		var rec sessionRecord
+		var rec state.SessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
 		return rec.CaughtUp
 	}

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -240,16 +241,16 @@ func TestSavedCallsAreCompact(t *testing.T) {
 		{Source: sk.Source, Session: sk.Session, CallID: "t3"}: {Unit: sub},
 	}
 	load := func(b []byte) map[callKey]callRef {
-		var rec sessionRecord
+		var rec state.SessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
 		a := newAssembler(time.Minute, spanmodel.MapOptions{})
 		a.sessions[sk] = newSessIndex()
 		require.NoError(t, a.apply(sk, &rec))
 		return a.calls
 	}
-	rec := sessionRecord{Version: stateVersion}
+	rec := state.SessionRecord{Version: state.Version}
 	for c, r := range calls {
-		rec.Calls = append(rec.Calls, savedCall{Call: c, Ref: r})
+		rec.Calls = append(rec.Calls, state.SavedCall{Call: c, Ref: r})
 	}
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)

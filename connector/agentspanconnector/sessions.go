@@ -7,6 +7,8 @@ import (
 	"container/heap"
 	"strings"
 	"time"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 ) // ensure makes sure the session is in memory, reading it back from storage
 // the first time. A read error is kept in loadErr: the caller fails the
 // whole batch rather than go on with a state it does not know.
@@ -25,7 +27,7 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 	if a.load == nil {
 		return idx
 	}
-	rec, err := a.load.loadSession(sk)
+	rec, err := a.load.LoadSession(sk)
 	if err == nil && rec != nil {
 		err = a.apply(sk, rec)
 	}
@@ -36,10 +38,10 @@ func (a *assembler) ensure(sk sessKey) *sessIndex {
 }
 
 // apply loads a saved session into memory (its index entry exists).
-func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
+func (a *assembler) apply(sk sessKey, rec *state.SessionRecord) error {
 	a.sessions[sk].caughtUp = rec.CaughtUp
 	for _, st := range rec.Threads {
-		pre, err := decodeEvents(st.Preamble)
+		pre, err := state.DecodeEvents(st.Preamble)
 		if err != nil {
 			return err
 		}
@@ -54,7 +56,7 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		a.sessions[st.Key.Sess()].threads[st.Key] = struct{}{}
 	}
 	for _, su := range rec.Units {
-		evs, err := a.load.loadEvents(su.Key, su.Events)
+		evs, err := a.load.LoadEvents(su.Key, su.Events)
 		if err != nil {
 			return err
 		}
@@ -184,7 +186,7 @@ func (a *assembler) delUnit(k unitKey) {
 }
 
 func (a *assembler) setLink(child threadKey, l link) {
-	child, l = ownThread(child), l.owned()
+	child, l = ownThread(child), ownLink(l)
 	a.touch(child.Sess())
 	old, had := a.links[child]
 	a.indexKid(child, old, had, l, true)
@@ -204,7 +206,7 @@ func (a *assembler) delLink(child threadKey) {
 }
 
 func (a *assembler) setCall(c callKey, ref callRef) {
-	c, ref = ownCall(c), ref.owned()
+	c, ref = ownCall(c), ownRef(ref)
 	a.touch(c.Sess())
 	a.calls[c] = ref
 	a.sessions[c.Sess()].calls[c] = struct{}{}

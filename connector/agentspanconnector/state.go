@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 ) // pruneCaughtUp drops, in the sessions a pass changed, the caught-up flags
 // of the files that are no open unit's last file. Only those are looked up
 // (groupCaughtUp), and the next event of any other file brings its flag
@@ -30,19 +32,19 @@ func (a *assembler) pruneCaughtUp() {
 }
 
 // record builds the saved form of a session from memory.
-func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
+func (a *assembler) record(sk sessKey) (*state.SessionRecord, error) {
 	idx := a.sessions[sk]
-	rec := &sessionRecord{Version: stateVersion, CaughtUp: idx.caughtUp}
+	rec := &state.SessionRecord{Version: state.Version, CaughtUp: idx.caughtUp}
 	for th := range idx.threads {
 		t := a.threads[th]
 		var pre []byte
 		if len(t.preamble) > 0 {
 			var err error
-			if pre, err = encodeEvents(t.preamble); err != nil {
+			if pre, err = state.EncodeEvents(t.preamble); err != nil {
 				return nil, err
 			}
 		}
-		rec.Threads = append(rec.Threads, savedThread{
+		rec.Threads = append(rec.Threads, state.SavedThread{
 			Key: th, LastPrompt: t.lastPrompt, LastPromptSeq: t.lastPromptSeq,
 			Preamble: pre, PreambleHost: t.preambleHost, LastArrival: t.lastArrival.UnixNano(),
 			Prompts: t.prompts, Closed: t.closed, ClosedSeq: t.closedSeq,
@@ -50,19 +52,19 @@ func (a *assembler) record(sk sessKey) (*sessionRecord, error) {
 	}
 	for k := range idx.units {
 		u := a.units[k]
-		rec.Units = append(rec.Units, savedUnit{Key: k, PrevPrompt: u.prevPrompt, Host: u.host, LastArrival: u.lastArrival.UnixNano(), Events: len(u.events)})
+		rec.Units = append(rec.Units, state.SavedUnit{Key: k, PrevPrompt: u.prevPrompt, Host: u.host, LastArrival: u.lastArrival.UnixNano(), Events: len(u.events)})
 	}
 	for th := range idx.links {
-		rec.Links = append(rec.Links, savedLink{Thread: th, Link: a.links[th]})
+		rec.Links = append(rec.Links, state.SavedLink{Thread: th, Link: a.links[th]})
 	}
 	for c := range idx.calls {
-		rec.Calls = append(rec.Calls, savedCall{Call: c, Ref: a.calls[c]})
+		rec.Calls = append(rec.Calls, state.SavedCall{Call: c, Ref: a.calls[c]})
 	}
 	// Fixed order, so equal states serialize to equal bytes.
-	slices.SortFunc(rec.Threads, func(x, y savedThread) int { return compareThreads(x.Key, y.Key) })
-	slices.SortFunc(rec.Units, func(x, y savedUnit) int { return compareUnits(x.Key, y.Key) })
-	slices.SortFunc(rec.Links, func(x, y savedLink) int { return compareThreads(x.Thread, y.Thread) })
-	slices.SortFunc(rec.Calls, func(x, y savedCall) int { return cmp.Compare(x.Call.CallID, y.Call.CallID) })
+	slices.SortFunc(rec.Threads, func(x, y state.SavedThread) int { return compareThreads(x.Key, y.Key) })
+	slices.SortFunc(rec.Units, func(x, y state.SavedUnit) int { return compareUnits(x.Key, y.Key) })
+	slices.SortFunc(rec.Links, func(x, y state.SavedLink) int { return compareThreads(x.Thread, y.Thread) })
+	slices.SortFunc(rec.Calls, func(x, y state.SavedCall) int { return cmp.Compare(x.Call.CallID, y.Call.CallID) })
 	return rec, nil
 }
 
@@ -73,7 +75,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 	var ops []*storage.Operation
 	for _, g := range a.gone {
 		for i := 0; i < g.n; i++ {
-			ops = append(ops, storage.DeleteOperation(eventStorageKey(g.unit, i)))
+			ops = append(ops, storage.DeleteOperation(state.EventKey(g.unit, i)))
 		}
 	}
 	shardsChanged := a.shardsToWrite
@@ -82,16 +84,16 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 	for _, sk := range a.dirtySessions() {
 		idx := a.sessions[sk]
 		if idx == nil || idx.empty() {
-			ops = append(ops, storage.DeleteOperation(sessionStorageKey(sk)))
+			ops = append(ops, storage.DeleteOperation(state.SessionKey(sk)))
 		} else {
 			for k := range idx.units {
 				u := a.units[k]
 				for i := u.saved; i < len(u.events); i++ {
-					b, err := encodeEvents(u.events[i : i+1])
+					b, err := state.EncodeEvents(u.events[i : i+1])
 					if err != nil {
 						return nil, err
 					}
-					ops = append(ops, storage.SetOperation(eventStorageKey(k, i), b))
+					ops = append(ops, storage.SetOperation(state.EventKey(k, i), b))
 				}
 			}
 			rec, err := a.record(sk)
@@ -102,10 +104,10 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 			if err != nil {
 				return nil, err
 			}
-			ops = append(ops, storage.SetOperation(sessionStorageKey(sk), b))
+			ops = append(ops, storage.SetOperation(state.SessionKey(sk), b))
 		}
 		if act := a.active(sk); act != a.isIndexed(sk) {
-			n := shardOf(sk)
+			n := state.ShardOf(sk)
 			shardsChanged[n] = true
 			a.flushedIndex = append(a.flushedIndex, indexChange{sk, act})
 			if act {
@@ -116,7 +118,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		}
 	}
 	for n := range shardsChanged {
-		ix := savedIndex{Version: stateVersion}
+		ix := state.SavedIndex{Version: state.Version}
 		for sk := range a.indexed[n] {
 			ix.Sessions = append(ix.Sessions, sk)
 		}
@@ -125,7 +127,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, storage.SetOperation(indexShardKey(n), b))
+		ops = append(ops, storage.SetOperation(state.IndexShardKey(n), b))
 	}
 	a.flushedShards = shardsChanged
 	if a.anchorsDirty {
@@ -133,7 +135,7 @@ func (a *assembler) flush() ([]*storage.Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, storage.SetOperation(keyAnchors, b))
+		ops = append(ops, storage.SetOperation(state.KeyAnchors, b))
 	}
 	return ops, nil
 }
@@ -158,10 +160,10 @@ func (a *assembler) committed() {
 // settle), so that start-up holds about max sessions however many are
 // active; now is the wall clock at start.
 func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error), max int, now time.Time) error {
-	a.load = storageLoader{ctx: ctx, client: client, unreadable: unreadable}
-	ops := make([]*storage.Operation, 0, indexShards)
-	for n := range indexShards {
-		ops = append(ops, storage.GetOperation(indexShardKey(n)))
+	a.load = state.StorageLoader{Ctx: ctx, Client: client, Unreadable: unreadable}
+	ops := make([]*storage.Operation, 0, state.IndexShards)
+	for n := range state.IndexShards {
+		ops = append(ops, storage.GetOperation(state.IndexShardKey(n)))
 	}
 	if err := client.Batch(ctx, ops...); err != nil {
 		return err
@@ -170,31 +172,31 @@ func (a *assembler) loadAll(ctx context.Context, client storage.Client, unreadab
 		if op.Value == nil {
 			continue
 		}
-		var ix savedIndex
+		var ix state.SavedIndex
 		if err := json.Unmarshal(op.Value, &ix); err != nil {
 			unreadable(op.Key, err)
 			continue
 		}
-		if ix.Version != stateVersion {
-			unreadable(op.Key, fmt.Errorf("version %d, this connector reads version %d", ix.Version, stateVersion))
+		if ix.Version != state.Version {
+			unreadable(op.Key, fmt.Errorf("version %d, this connector reads version %d", ix.Version, state.Version))
 			continue
 		}
 		for _, sk := range ix.Sessions {
 			a.ensure(sk)
-			n := shardOf(sk)
+			n := state.ShardOf(sk)
 			a.indexed[n][sk] = true
 			if len(a.sessions) > max && a.loadErr == nil {
 				a.settle(sk, now)
 			}
 		}
 	}
-	b, err := client.Get(ctx, keyAnchors)
+	b, err := client.Get(ctx, state.KeyAnchors)
 	if err != nil {
 		return err
 	}
 	if b != nil {
 		if err := json.Unmarshal(b, &a.anchors); err != nil {
-			unreadable(keyAnchors, err)
+			unreadable(state.KeyAnchors, err)
 			a.anchors = nil
 		}
 		a.indexAnchors()
@@ -215,7 +217,7 @@ func (a *assembler) rollback(ctx context.Context, client storage.Client) error {
 	a.gone = nil
 	if a.anchorsDirty {
 		a.anchors = nil
-		b, err := client.Get(ctx, keyAnchors)
+		b, err := client.Get(ctx, state.KeyAnchors)
 		if err != nil {
 			return err
 		}
