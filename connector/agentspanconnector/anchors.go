@@ -7,35 +7,41 @@ import (
 	"slices"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // anchorBook holds the anchors (bounded, oldest dropped first), indexed
+)
+
+// anchorBook holds the anchors (bounded, oldest dropped first), indexed
 // by what a link must match.
 type anchorBook struct {
 	anchors []anchor
 	// anchorIdx holds the anchors by what a link must match.
 	anchorIdx map[anchorGroup][]anchor
 	// anchorsDirty is set when anchors changed since the last flush,
-	// anchorsNew since the last resolveLinks.
+	// anchorsNew since the last link resolution.
 	anchorsDirty, anchorsNew bool
+}
+
+func newAnchorBook() *anchorBook {
+	return &anchorBook{anchorIdx: map[anchorGroup][]anchor{}}
 }
 
 // remember appends an anchor, dropping the oldest past maxAnchors, and
 // returns it as kept.
-func (b *anchorBook) remember(an anchor) anchor {
-	an = an.owned()
-	b.anchors = append(b.anchors, an)
+func (ab *anchorBook) remember(an anchor) anchor {
+	an = ownAnchor(an)
+	ab.anchors = append(ab.anchors, an)
 	g := anchorGroup{an.Source, an.Kind, an.Project}
-	b.anchorIdx[g] = append(b.anchorIdx[g], an)
-	if len(b.anchors) > maxAnchors {
-		old := b.anchors[0]
-		b.anchors = slices.Delete(b.anchors, 0, 1)
+	ab.anchorIdx[g] = append(ab.anchorIdx[g], an)
+	if len(ab.anchors) > maxAnchors {
+		old := ab.anchors[0]
+		ab.anchors = slices.Delete(ab.anchors, 0, 1)
 		og := anchorGroup{old.Source, old.Kind, old.Project}
 		// The oldest anchor overall is the oldest of its group.
-		if b.anchorIdx[og] = slices.Delete(b.anchorIdx[og], 0, 1); len(b.anchorIdx[og]) == 0 {
-			delete(b.anchorIdx, og)
+		if ab.anchorIdx[og] = slices.Delete(ab.anchorIdx[og], 0, 1); len(ab.anchorIdx[og]) == 0 {
+			delete(ab.anchorIdx, og)
 		}
 	}
-	b.anchorsDirty = true
-	b.anchorsNew = true
+	ab.anchorsDirty = true
+	ab.anchorsNew = true
 	return an
 }
 

@@ -10,46 +10,52 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // assembler groups agent events into turns and subagent runs, decides when
-// each is complete, and hands complete groups to the pure span model
-// (internal/spanmodel). It does no I/O and reads no clock: callers pass the
-// wall-clock time. Its state is held by the types it embeds, one per
-// concern; its methods are spread by concern over sessions.go (loading,
-// changing and dropping sessions), closerules.go (when a group is
-// complete), eviction.go, links.go, turns.go (adding events, close passes)
-// and state.go (saving and reading back).
-type assembler struct {
-	idleTimeout time.Duration
-	// maxOpenTool replaces idleTimeout for a group with a tool call open.
-	maxOpenTool time.Duration
-	opts        spanmodel.MapOptions
+)
 
-	sessionStore
-	scheduler
-	preambles
-	anchorBook
-	evictor
-	persistence
+// assembler groups agent events into turns and subagent runs (add), and
+// emits the complete groups as spans (close), through the pure span model
+// (internal/spanmodel). It does no I/O and reads no clock: callers pass
+// the wall-clock time. It holds one type per concern, each with the
+// narrow part of the others it needs:
+//
+//   - store: the state of the sessions in memory, and every change of it;
+//   - preambles: the events that wait for a prompt of their thread;
+//   - rules and sched: when a group is complete, its deadline, and which
+//     groups a close pass looks at;
+//   - links: resolving subagent links, with the anchors;
+//   - evictor: memory under max_cached_sessions, and the sessions out of
+//     memory with open work;
+//   - saved: storage.
+type assembler struct {
+	opts      spanmodel.MapOptions
+	store     *sessionStore
+	preambles *preambles
+	rules     *closeRules
+	sched     *scheduler
+	links     *linker
+	evictor   *evictor
+	saved     *persistence
 }
 
-// verifyPass, when set (tests), is shown the units each close pass looks at.
-var verifyPass func(a *assembler, sorted []unitKey, now time.Time, shutdown bool)
-
 func newAssembler(idleTimeout time.Duration, opts spanmodel.MapOptions) *assembler {
+	store := newSessionStore()
+	rules := &closeRules{idleTimeout: idleTimeout, maxOpenTool: max(idleTimeout, defaultMaxOpenToolDuration), store: store}
+	sched := newScheduler(store, rules)
+	book := newAnchorBook()
+	ev := newEvictor(idleTimeout, store)
+	saved := newPersistence(store, book, ev, sched)
+	ev.plan, ev.storage = sched, saved
+	pre := newPreambles(idleTimeout, store)
+	store.source, store.use, store.groups, store.waiting = saved, ev, sched, pre
 	return &assembler{
-		idleTimeout:  idleTimeout,
-		maxOpenTool:  max(idleTimeout, defaultMaxOpenToolDuration),
-		opts:         opts,
-		sessionStore: newSessionStore(),
-		scheduler:    newScheduler(),
-		preambles:    preambles{preambled: map[threadKey]*preambleEntry{}},
-		anchorBook:   anchorBook{anchorIdx: map[anchorGroup][]anchor{}},
-		evictor: evictor{
-			lruIdx:        map[sessKey]*queued{},
-			asleep:        map[sessKey]*sleeper{},
-			waitingAsleep: map[anchorGroup]map[sessKey]time.Time{},
-		},
-		persistence: persistence{indexed: newIndexShards(), shardsToWrite: map[int]bool{}},
+		opts:      opts,
+		store:     store,
+		preambles: pre,
+		rules:     rules,
+		sched:     sched,
+		links:     &linker{store: store, book: book, sleepers: ev},
+		evictor:   ev,
+		saved:     saved,
 	}
 }
 
@@ -106,4 +112,4 @@ type closedGroup struct {
 }
 
 // openUnits is the number of open turns and subagent runs.
-func (a *assembler) openUnits() int { return len(a.units) + a.sleepingUnits }
+func (a *assembler) openUnits() int { return len(a.store.units) + a.evictor.sleepingUnits }

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		// The storage's own memory is not the connector's: a client that
 		// keeps nothing in memory (storagetest's keeps a map of it all).
 		h.c.client = diskClient(b.TempDir())
-		h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+		h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
 		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
 		h.history()
 		heapAt := map[int]float64{}
@@ -59,7 +60,7 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		}
 		b.ReportMetric(heapAt[1000], "heap-MB@1000")
 		b.ReportMetric(heapAt[4000], "heap-MB@4000")
-		b.ReportMetric(float64(len(h.c.asm.sessions)), "sessions-in-memory")
+		b.ReportMetric(float64(len(h.c.asm.store.sessions)), "sessions-in-memory")
 		require.NoError(b, h.c.Shutdown(context.Background()))
 	}
 }
@@ -74,7 +75,7 @@ func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
 	for b.Loop() {
 		h := newHarness(b)
 		h.c.client = diskClient(b.TempDir())
-		h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+		h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
 		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
 		h.setNow(100 * time.Second)
 		heapAt := map[int]float64{}
@@ -101,8 +102,8 @@ func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
 		require.Equal(b, 4000, h.c.asm.openUnits())
 		b.ReportMetric(heapAt[1000], "heap-MB@1000")
 		b.ReportMetric(heapAt[4000], "heap-MB@4000")
-		b.ReportMetric(float64(len(h.c.asm.sessions)), "sessions-in-memory")
-		b.ReportMetric(float64(len(h.c.asm.units)), "open-turns-in-memory")
+		b.ReportMetric(float64(len(h.c.asm.store.sessions)), "sessions-in-memory")
+		b.ReportMetric(float64(len(h.c.asm.store.units)), "open-turns-in-memory")
 		require.NoError(b, h.c.Shutdown(context.Background()))
 	}
 }
@@ -181,7 +182,7 @@ func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
 				// A file per key, as BenchmarkHistoryMemory (storagetest's
 				// client copies its whole map on every Batch).
 				h.c.client = diskClient(b.TempDir())
-				h.c.asm.load = storageLoader{ctx: context.Background(), client: h.c.client, unreadable: func(string, error) {}}
+				h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
 			}
 			for i := range open {
 				s := newSession(fmt.Sprintf("open%05d", i))

@@ -4,12 +4,23 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
-	"container/heap"
-	"slices"
 	"time"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
-) // closeReason decides whether the group topped by k is complete.
+)
+
+// closeRules decide, from the store alone, whether the group a unit tops
+// (a turn and the open subagent runs it holds open) is complete, and if
+// not, the earliest wall-clock time at which it can become complete with
+// nothing else changed (its deadline). They change nothing.
+type closeRules struct {
+	idleTimeout time.Duration
+	// maxOpenTool replaces idleTimeout for a group with a tool call open.
+	maxOpenTool time.Duration
+	store       *sessionStore
+}
+
+// closeReason decides whether the group topped by k is complete.
 // A turn closes on its thread's next prompt; on the vendor's end marker
 // once the reader has nothing more of the session (caught up); or when idle.
 // Idle is measured two ways, never at a read-batch boundary: the reader has
@@ -18,7 +29,7 @@ import (
 // arrived for the bound of wall-clock time (a live file, or a reader that
 // does not say it caught up). The bound is turn_idle_timeout, or
 // max_open_tool_duration while a tool call of the group has no result.
-func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (spanmodel.CloseReason, bool) {
+func (r *closeRules) closeReason(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) (spanmodel.CloseReason, bool) {
 	if shutdown {
 		return spanmodel.ClosedByShutdown, true
 	}
@@ -27,32 +38,32 @@ func (a *assembler) closeReason(k unitKey, children map[unitKey][]unitKey, await
 		// its work belongs in the turn's rollup, so the turn waits for it —
 		// at most turn_idle_timeout of wall-clock time since the group's
 		// last event arrived, then it goes out without it.
-		if _, arrived := a.lastActivity(k, children, map[unitKey]bool{}); now.Sub(arrived) < a.idleTimeout {
+		if _, arrived := r.lastActivity(k, children, map[unitKey]bool{}); now.Sub(arrived) < r.idleTimeout {
 			return spanmodel.ClosedByIdle, false
 		}
 	}
 	if !k.Thread.Subagent() {
-		if t := a.threads[k.Thread]; t != nil && t.lastPrompt != "" && t.lastPrompt != k.Prompt {
+		if t := r.store.threads[k.Thread]; t != nil && t.lastPrompt != "" && t.lastPrompt != k.Prompt {
 			return spanmodel.ClosedByNextPrompt, true
 		}
 	}
-	last, arrived := a.lastActivity(k, children, map[unitKey]bool{})
-	if a.awaitsClaim(k) {
+	last, arrived := r.lastActivity(k, children, map[unitKey]bool{})
+	if r.awaitsClaim(k) {
 		// Nobody has claimed this subagent yet: wait (wall clock) for the
 		// spawning call to show up before emitting it as its own trace —
 		// longer while a tool call of its session is still running (it
 		// may be the one that spawned it, or one of its own).
-		return spanmodel.ClosedByIdle, now.Sub(arrived) >= a.claimWait(k)
+		return spanmodel.ClosedByIdle, now.Sub(arrived) >= r.claimWait(k)
 	}
-	caughtUp := a.groupCaughtUp(k, children, map[unitKey]bool{})
-	if caughtUp && (a.units[k].ended != "" || a.wentOut(k)) {
+	caughtUp := r.groupCaughtUp(k, children, map[unitKey]bool{})
+	if caughtUp && (r.store.units[k].ended != "" || r.store.wentOut(k)) {
 		// Ended by the vendor, or more of a unit that went out already
 		// (usage written after the end): nothing to wait for.
 		return spanmodel.ClosedByEnd, true
 	}
-	bound := a.idleTimeout
-	if a.groupOpenCall(k, children, map[unitKey]bool{}) {
-		bound = a.maxOpenTool
+	bound := r.idleTimeout
+	if r.groupOpenCall(k, children, map[unitKey]bool{}) {
+		bound = r.maxOpenTool
 	}
 	if now.Sub(arrived) >= bound {
 		return spanmodel.ClosedByIdle, true
@@ -83,14 +94,14 @@ func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey
 // awaitsClaim tells whether k is a subagent's unit that no tool call or turn
 // has claimed yet, and that may still be claimed: not one whose events say
 // nothing spawned it (a Claude Code warmup), which closes like a turn.
-func (a *assembler) awaitsClaim(k unitKey) bool {
+func (r *closeRules) awaitsClaim(k unitKey) bool {
 	if !k.Thread.Subagent() {
 		return false
 	}
-	if l, ok := a.links[k.Thread]; ok && l.Resolved {
+	if l, ok := r.store.links[k.Thread]; ok && l.Resolved {
 		return false
 	}
-	u := a.units[k]
+	u := r.store.units[k]
 	return u == nil || !u.unspawned
 }
 
@@ -98,35 +109,25 @@ func (a *assembler) awaitsClaim(k unitKey) bool {
 // subagent's unit waits for the call that spawned it (awaitsClaim):
 // turn_idle_timeout, max_open_tool_duration while a tool call of its
 // session has no result.
-func (a *assembler) claimWait(k unitKey) time.Duration {
-	if a.sessionOpenCall(k.Thread.Sess()) {
-		return a.maxOpenTool
+func (r *closeRules) claimWait(k unitKey) time.Duration {
+	if r.sessionOpenCall(k.Thread.Sess()) {
+		return r.maxOpenTool
 	}
-	return a.idleTimeout
-}
-
-// wentOut tells whether the unit was emitted before (these are late events).
-func (a *assembler) wentOut(k unitKey) bool {
-	t := a.threads[k.Thread]
-	if t == nil {
-		return false
-	}
-	_, sent := t.closedFor(k.Prompt)
-	return sent
+	return r.idleTimeout
 }
 
 // groupOpenCall tells whether a unit of the group topped by k has a tool
 // call without a result.
-func (a *assembler) groupOpenCall(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
+func (r *closeRules) groupOpenCall(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
 	if visited[k] {
 		return false
 	}
 	visited[k] = true
-	if len(a.units[k].openCalls) > 0 {
+	if len(r.store.units[k].openCalls) > 0 {
 		return true
 	}
 	for _, c := range children[k] {
-		if a.groupOpenCall(c, children, visited) {
+		if r.groupOpenCall(c, children, visited) {
 			return true
 		}
 	}
@@ -135,17 +136,17 @@ func (a *assembler) groupOpenCall(k unitKey, children map[unitKey][]unitKey, vis
 
 // groupCaughtUp tells whether the reader is done, for now, with the file
 // of every unit of the group topped by k.
-func (a *assembler) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
+func (r *closeRules) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) bool {
 	if visited[k] {
 		return true
 	}
 	visited[k] = true
-	idx := a.sessions[k.Thread.Sess()]
-	if idx == nil || !idx.caughtUp[a.units[k].lastFile] {
+	idx := r.store.sessions[k.Thread.Sess()]
+	if idx == nil || !idx.caughtUp[r.store.units[k].lastFile] {
 		return false
 	}
 	for _, c := range children[k] {
-		if !a.groupCaughtUp(c, children, visited) {
+		if !r.groupCaughtUp(c, children, visited) {
 			return false
 		}
 	}
@@ -154,15 +155,15 @@ func (a *assembler) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, vis
 
 // lastActivity is the latest event timestamp of the group topped by k and
 // the latest wall-clock arrival in it.
-func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) (last, arrived time.Time) {
+func (r *closeRules) lastActivity(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) (last, arrived time.Time) {
 	if visited[k] {
 		return
 	}
 	visited[k] = true
-	u := a.units[k]
+	u := r.store.units[k]
 	last, arrived = u.lastEvent, u.lastArrival
 	for _, c := range children[k] {
-		l, ar := a.lastActivity(c, children, visited)
+		l, ar := r.lastActivity(c, children, visited)
 		if l.After(last) {
 			last = l
 		}
@@ -175,12 +176,12 @@ func (a *assembler) lastActivity(k unitKey, children map[unitKey][]unitKey, visi
 
 // groups finds, among sorted (whole groups, in a fixed order), which open
 // unit holds which open subagent runs, and the top of each group.
-func (a *assembler) groups(sorted []unitKey) (children map[unitKey][]unitKey, tops []unitKey) {
+func (r *closeRules) groups(sorted []unitKey) (children map[unitKey][]unitKey, tops []unitKey) {
 	children = map[unitKey][]unitKey{}
 	hasOpenParent := map[unitKey]bool{}
 	for _, k := range sorted {
-		if l, ok := a.links[k.Thread]; ok && l.Resolved && k.Thread.Subagent() {
-			if _, open := a.units[l.Parent]; open && l.Parent != k {
+		if l, ok := r.store.links[k.Thread]; ok && l.Resolved && k.Thread.Subagent() {
+			if _, open := r.store.units[l.Parent]; open && l.Parent != k {
 				children[l.Parent] = append(children[l.Parent], k)
 				hasOpenParent[k] = true
 			}
@@ -214,101 +215,20 @@ func (a *assembler) groups(sorted []unitKey) (children map[unitKey][]unitKey, to
 	return children, tops
 }
 
-// candidates lists, in a fixed order, every open unit of every group that
-// may have become complete since the previous pass (see above).
-func (a *assembler) candidates(now time.Time) []unitKey {
-	seeds := make([]unitKey, 0, len(a.fresh))
-	for k := range a.fresh {
-		seeds = append(seeds, k)
-	}
-	clear(a.fresh)
-	addSession := func(sk sessKey) {
-		if idx := a.sessions[sk]; idx != nil {
-			for k := range idx.units {
-				seeds = append(seeds, k)
-			}
-		}
-	}
-	for sk := range a.dirty {
-		addSession(sk)
-	}
-	for sk := range a.recheck {
-		addSession(sk)
-	}
-	clear(a.recheck)
-	for len(a.due) > 0 && !now.Before(a.due[0].at) {
-		s := heap.Pop(&a.due).(*scheduled)
-		delete(a.dueIdx, s.key)
-		seeds = append(seeds, s.key)
-	}
-
-	set := map[unitKey]bool{}
-	var addGroup func(k unitKey)
-	addGroup = func(k unitKey) {
-		if set[k] {
-			return
-		}
-		set[k] = true
-		for _, c := range a.openChildren(k) {
-			addGroup(c)
-		}
-	}
-	for _, k := range seeds {
-		if _, open := a.units[k]; !open || set[k] {
-			continue
-		}
-		// Up to the top of k's group; on a cycle of links (bad input), any
-		// unit of the cycle reaches the whole group.
-		seen := map[unitKey]bool{k: true}
-		top := k
-		for {
-			p, ok := a.openParent(top)
-			if !ok || seen[p] {
-				break
-			}
-			seen[p] = true
-			top = p
-		}
-		addGroup(top)
-	}
-	keys := make([]unitKey, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareUnits)
-	return keys
-}
-
-// openChildren are the open units k holds open, in a fixed order.
-func (a *assembler) openChildren(k unitKey) []unitKey {
-	var out []unitKey
-	for th := range a.kids[k] {
-		c := unitKey{Thread: th}
-		if _, open := a.units[c]; !open {
-			continue
-		}
-		if p, ok := a.openParent(c); ok && p == k {
-			out = append(out, c)
-		}
-	}
-	slices.SortFunc(out, compareUnits)
-	return out
-}
-
 // awaitingIn marks the units of sorted with a tool call that spawned a
 // subagent none of whose events has arrived yet (its file not read yet).
-func (a *assembler) awaitingIn(sorted []unitKey) map[unitKey]bool {
+func (r *closeRules) awaitingIn(sorted []unitKey) map[unitKey]bool {
 	out := map[unitKey]bool{}
 	for _, k := range sorted {
-		for child := range a.kids[k] {
-			l, ok := a.links[child]
+		for child := range r.store.kids[k] {
+			l, ok := r.store.links[child]
 			if !ok || !l.Resolved || l.Parent != k {
 				continue
 			}
-			if idx := a.sessions[child.Sess()]; idx == nil || len(idx.units) == 0 {
+			if idx := r.store.sessions[child.Sess()]; idx == nil || len(idx.units) == 0 {
 				continue // as a pass over the sessions with an open unit
 			}
-			if _, seen := a.threads[child]; !seen {
+			if _, seen := r.store.threads[child]; !seen {
 				out[k] = true
 				break
 			}
@@ -320,20 +240,20 @@ func (a *assembler) awaitingIn(sorted []unitKey) map[unitKey]bool {
 // deadline is the earliest wall-clock time at which the group topped by k,
 // found not complete at now, can become complete with nothing else
 // changed: the time checks of closeReason, in its order.
-func (a *assembler) deadline(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time) time.Time {
-	last, arrived := a.lastActivity(k, children, map[unitKey]bool{})
-	if groupAwaits(k, children, awaiting, map[unitKey]bool{}) && now.Sub(arrived) < a.idleTimeout {
-		return arrived.Add(a.idleTimeout)
+func (r *closeRules) deadline(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, now time.Time) time.Time {
+	last, arrived := r.lastActivity(k, children, map[unitKey]bool{})
+	if groupAwaits(k, children, awaiting, map[unitKey]bool{}) && now.Sub(arrived) < r.idleTimeout {
+		return arrived.Add(r.idleTimeout)
 	}
-	if a.awaitsClaim(k) {
-		return arrived.Add(a.claimWait(k))
+	if r.awaitsClaim(k) {
+		return arrived.Add(r.claimWait(k))
 	}
-	bound := a.idleTimeout
-	if a.groupOpenCall(k, children, map[unitKey]bool{}) {
-		bound = a.maxOpenTool
+	bound := r.idleTimeout
+	if r.groupOpenCall(k, children, map[unitKey]bool{}) {
+		bound = r.maxOpenTool
 	}
 	at := arrived.Add(bound)
-	if a.groupCaughtUp(k, children, map[unitKey]bool{}) {
+	if r.groupCaughtUp(k, children, map[unitKey]bool{}) {
 		if last.IsZero() {
 			last = arrived
 		}
@@ -342,4 +262,19 @@ func (a *assembler) deadline(k unitKey, children map[unitKey][]unitKey, awaiting
 		}
 	}
 	return at
+}
+
+// sessionOpenCall tells whether an open unit of the session has a tool
+// call without a result.
+func (r *closeRules) sessionOpenCall(sk sessKey) bool {
+	idx := r.store.sessions[sk]
+	if idx == nil {
+		return false
+	}
+	for k := range idx.units {
+		if len(r.store.units[k].openCalls) > 0 {
+			return true
+		}
+	}
+	return false
 }

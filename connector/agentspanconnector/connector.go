@@ -80,7 +80,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Traces) (*a
 		asm:       newAssembler(cfg.TurnIdleTimeout, spanmodel.MapOptions{IncludeContent: cfg.IncludeContent, MaxContentLength: cfg.MaxContentLength}),
 		warned:    map[string]bool{},
 	}
-	c.asm.maxOpenTool = cfg.MaxOpenToolDuration
+	c.asm.rules.maxOpenTool = cfg.MaxOpenToolDuration
 	err = tb.RegisterAgentSpanOpenTurnsCallback(func(_ context.Context, o metric.Int64Observer) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -112,7 +112,7 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 		client = storagecodec.Wrap(client, storagecodec.OtherFormatWarning(c.set.Logger, host, *c.cfg.Storage,
 			"the turns it held are not resumed"))
 		c.mu.Lock()
-		err = c.asm.loadAll(context.Background(), client, func(key string, err error) {
+		err = c.asm.saved.loadAll(context.Background(), client, func(key string, err error) {
 			// A record this version cannot read is not worth refusing to
 			// start for: its turns are lost, the rest goes on.
 			c.set.Logger.Warn("Ignoring a saved state record this version cannot read", zap.String("key", key), zap.Error(err))
@@ -211,9 +211,9 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		case lateResult:
 			late = append(late, h.ev)
 		}
-		c.asm.noteRead(sessKey{Source: h.ev.Source, Session: agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
+		c.asm.store.noteRead(sessKey{Source: h.ev.Source, Session: agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
 	}
-	if err := c.asm.takeLoadErr(); err != nil {
+	if err := c.asm.saved.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
 	}
 	out := c.asm.close(now, false)
@@ -224,7 +224,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 // emitAndSave hands out to the next consumer, then saves every change (with
 // storage). Called with mu held.
 func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error {
-	if err := c.asm.takeLoadErr(); err != nil {
+	if err := c.asm.saved.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
 	}
 	if err := c.emit(ctx, out); err != nil {
@@ -236,13 +236,13 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		return err
 	}
 	if c.client == nil {
-		c.asm.pruneCaughtUp() // as flush does with storage
-		c.asm.committed()
-		c.asm.evict(c.cfg.MaxCachedSessions)
+		c.asm.store.pruneCaughtUp() // as flush does with storage
+		c.asm.saved.committed()
+		c.asm.evictor.evict(c.cfg.MaxCachedSessions)
 		c.countDropped(ctx, out)
 		return nil
 	}
-	ops, err := c.asm.flush()
+	ops, err := c.asm.saved.flush()
 	if err == nil {
 		err = c.client.Batch(ctx, ops...)
 	}
@@ -250,11 +250,11 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		// Memory is not to run ahead of storage: the batch is dropped as if
 		// refused, and comes again from the receiver (the spans it gave go
 		// out again then, with the same ids).
-		c.asm.unflush()
+		c.asm.saved.unflush()
 		return errors.Join(fmt.Errorf("save state: %w", err), c.rollback(ctx))
 	}
-	c.asm.committed()
-	c.asm.evict(c.cfg.MaxCachedSessions)
+	c.asm.saved.committed()
+	c.asm.evictor.evict(c.cfg.MaxCachedSessions)
 	c.countDropped(ctx, out)
 	return nil
 }
@@ -263,10 +263,10 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 // nothing to go back to and the spans count as emitted).
 func (c *agentSpanConnector) rollback(ctx context.Context) error {
 	if c.client == nil {
-		c.asm.committed()
+		c.asm.saved.committed()
 		return nil
 	}
-	return c.asm.rollback(ctx, c.client)
+	return c.asm.saved.rollback(ctx, c.client)
 }
 
 // tick closes the turns that went idle.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
@@ -164,7 +165,7 @@ func TestStateRoundTrip(t *testing.T) {
 	noBad := func(key string, err error) { t.Errorf("unreadable %s: %v", key, err) }
 
 	a := newAssembler(time.Minute, spanmodel.MapOptions{})
-	require.NoError(t, a.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
+	require.NoError(t, a.saved.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
 	s := newSession("s1")
 	x := s.subagent("ag", "Explore")
 	now := t0.Add(time.Second)
@@ -182,29 +183,29 @@ func TestStateRoundTrip(t *testing.T) {
 	a.add(newSession("s2").ev(agentevent.TypeMeta, "pre2", 0), "h2", now)
 	out := a.close(now, false)
 	require.Positive(t, out.spans)
-	ops, err := a.flush()
+	ops, err := a.saved.flush()
 	require.NoError(t, err)
 	require.NoError(t, client.Batch(ctx, ops...))
-	a.committed()
+	a.saved.committed()
 
 	r := newAssembler(time.Minute, spanmodel.MapOptions{})
-	require.NoError(t, r.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
-	require.Len(t, r.units, len(a.units), "the active sessions are read back at start")
-	for k, u := range a.units {
-		require.Contains(t, r.units, k)
-		assert.Equal(t, u.events, r.units[k].events, "events survive losslessly")
+	require.NoError(t, r.saved.loadAll(ctx, client, noBad, math.MaxInt, time.Time{}))
+	require.Len(t, r.store.units, len(a.store.units), "the active sessions are read back at start")
+	for k, u := range a.store.units {
+		require.Contains(t, r.store.units, k)
+		assert.Equal(t, u.events, r.store.units[k].events, "events survive losslessly")
 	}
-	assert.Equal(t, a.links, r.links)
-	assert.Equal(t, a.calls, r.calls)
-	assert.NotEmpty(t, r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
+	assert.Equal(t, a.store.links, r.store.links)
+	assert.Equal(t, a.store.calls, r.store.calls)
+	assert.NotEmpty(t, r.store.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
 	for _, sk := range []sessKey{{Source: agentevent.SourceClaudeCode, Session: "s1"}, {Source: agentevent.SourceClaudeCode, Session: "s2"}} {
-		want, err := a.record(sk)
+		want, err := a.store.record(sk)
 		require.NoError(t, err)
-		got, err := r.record(sk)
+		got, err := r.store.record(sk)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "session %s", sk.Session)
 	}
-	main := r.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
+	main := r.store.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
 	m, ok := main.closedFor("p1")
 	require.True(t, ok, "the emitted turn left its marker")
 	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
@@ -219,20 +220,20 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, stateVersion)
-	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), storagecodec.Encode([]byte(index))))
+	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, state.Version)
+	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), storagecodec.Encode([]byte(index))))
 	// A compressed record whose CRC fails is as unreadable as any other
 	// damaged record: a real record with one bit of a literal flipped
 	// still decompresses, to valid JSON (zq7x → zq7y), which only the CRC
 	// tells. The anchors are a value of this storage format that is not
 	// their JSON.
-	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, stateVersion)))
+	rec := storagecodec.Encode([]byte(fmt.Sprintf(`{"version":%d,"threads":[{"key":{"source":"claude_code","session":"s1"},"last_prompt":"zq7x","last_arrival":0}]}`, state.Version)))
 	require.Equal(t, byte(1), rec[1], "compressed")
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
-	require.NoError(t, client.Set(context.Background(), sessionStorageKey(sk), rec))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
+	require.NoError(t, client.Set(context.Background(), state.SessionKey(sk), rec))
+	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -241,7 +242,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
 	}
-	assert.ElementsMatch(t, []string{sessionStorageKey(sk), keyAnchors}, unreadable)
+	assert.ElementsMatch(t, []string{state.SessionKey(sk), state.KeyAnchors}, unreadable)
 	s := newSession("s1")
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
@@ -259,8 +260,8 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	require.NoError(t, client.Set(context.Background(), indexShardKey(shardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	require.NoError(t, client.Set(context.Background(), keyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, []byte("\x00\x7fgarbage")))
 	require.NoError(t, client.Close(context.Background()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
@@ -290,9 +291,9 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()
-		b, err := h.c.client.Get(context.Background(), sessionStorageKey(sk))
+		b, err := h.c.client.Get(context.Background(), state.SessionKey(sk))
 		require.NoError(t, err)
-		var rec sessionRecord
+		var rec state.SessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
 		return rec.CaughtUp
 	}
@@ -305,13 +306,13 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 
 	h.feed(s.prompt("p2", 2, in("/p/a.jsonl")), s.call("c2", "m2", "toolu_2", "Bash", 3, in("/p/a.jsonl")))
 	require.Len(t, roots(h.spans()), 1, "turn 1 closed at the next prompt")
-	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.sessions[sk].caughtUp)
+	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.store.sessions[sk].caughtUp)
 	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, stored(), "b's flag left with turn 1")
 
 	h.setNow(5 * time.Hour)
 	h.tick()
 	require.Len(t, roots(h.spans()), 2, "turn 2 closed at max_open_tool_duration")
-	assert.Nil(t, h.c.asm.sessions[sk].caughtUp)
+	assert.Nil(t, h.c.asm.store.sessions[sk].caughtUp)
 	assert.Nil(t, stored(), "nothing open, no flag kept")
 	require.NoError(t, h.c.Shutdown(context.Background()))
 
@@ -322,6 +323,6 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	s = newSession("s1")
 	h.feed(s.prompt("p1", 0, in("/p/b.jsonl")), s.call("c1", "m1", "toolu_1", "Bash", 1, in("/p/b.jsonl")))
 	h.feed(s.prompt("p2", 2, in("/p/a.jsonl")), s.call("c2", "m2", "toolu_2", "Bash", 3, in("/p/a.jsonl")))
-	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.sessions[sk].caughtUp)
+	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.store.sessions[sk].caughtUp)
 	require.NoError(t, h.c.Shutdown(context.Background()))
 }

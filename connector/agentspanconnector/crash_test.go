@@ -315,9 +315,9 @@ func TestFailedWriteComesAgainWithTheBatch(t *testing.T) {
 			if i == failAt {
 				fw.fail = true
 				require.Error(t, h.c.ConsumeLogs(context.Background(), b))
-				assert.Empty(t, h.c.asm.dirty, "nothing unsaved is left in memory")
-				for sk := range h.c.asm.sessions {
-					assert.Equal(t, h.c.asm.active(sk), h.c.asm.isIndexed(sk), "the index in memory is the saved one")
+				assert.Empty(t, h.c.asm.store.dirty, "nothing unsaved is left in memory")
+				for sk := range h.c.asm.store.sessions {
+					assert.Equal(t, h.c.asm.store.active(sk), h.c.asm.saved.isIndexed(sk), "the index in memory is the saved one")
 				}
 				fw.fail = false
 			}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // evict drops least recently used sessions from memory while more than max
+)
+
+// evict drops least recently used sessions from memory while more than max
 // are held, down to nine in ten of max. Only sessions with nothing unsaved
 // are dropped: with storage their state is there and is read back when the
 // session is next needed; without, they are forgotten (see the README), so
@@ -27,48 +29,48 @@ import (
 // The sessions are taken from lru, oldest use first, so that an eviction
 // costs what it drops and O(log n) per session it passes over, not a walk
 // over every session held.
-func (a *assembler) evict(max int) {
-	if len(a.sessions) <= max {
+func (ev *evictor) evict(max int) {
+	if len(ev.store.sessions) <= max {
 		return
 	}
 	var want []sessKey
 	if verifyEvict != nil {
-		want = a.evictionsByWalk(max)
+		want = ev.evictionsByWalk(max)
 	}
 	var dropped, aside []sessKey
 	target := max - max/10
-	for len(a.sessions) > target && len(a.lru) > 0 {
-		e := a.lru[0]
-		idx := a.sessions[e.sk]
-		if idx == nil || a.lruIdx[e.sk] != e {
-			heap.Pop(&a.lru) // left memory since
+	for len(ev.store.sessions) > target && len(ev.lru) > 0 {
+		e := ev.lru[0]
+		idx := ev.store.sessions[e.sk]
+		if idx == nil || ev.lruIdx[e.sk] != e {
+			heap.Pop(&ev.lru) // left memory since
 			continue
 		}
 		if e.used != idx.used {
 			// Used since it was queued: queue it by its latest use.
 			e.used = idx.used
-			heap.Fix(&a.lru, 0)
+			heap.Fix(&ev.lru, 0)
 			continue
 		}
-		heap.Pop(&a.lru)
-		if a.dirty[e.sk] {
+		heap.Pop(&ev.lru)
+		if ev.store.dirty[e.sk] {
 			aside = append(aside, e.sk)
 			continue
 		}
-		switch ok, later := a.evictable(e.sk); {
+		switch ok, later := ev.evictable(e.sk); {
 		case later:
 			aside = append(aside, e.sk)
 			continue
 		case !ok:
-			delete(a.lruIdx, e.sk)
+			delete(ev.lruIdx, e.sk)
 			continue // queued again when next changed (touch)
 		}
-		delete(a.lruIdx, e.sk)
+		delete(ev.lruIdx, e.sk)
 		dropped = append(dropped, e.sk)
-		a.sleep(e.sk)
+		ev.sleep(e.sk)
 	}
 	for _, sk := range aside {
-		heap.Push(&a.lru, a.lruIdx[sk])
+		heap.Push(&ev.lru, ev.lruIdx[sk])
 	}
 	if verifyEvict != nil {
 		verifyEvict(want, dropped)
@@ -76,15 +78,15 @@ func (a *assembler) evict(max int) {
 }
 
 // evictionsByWalk is what evict drops, found by a walk over every session.
-func (a *assembler) evictionsByWalk(limit int) []sessKey {
+func (ev *evictor) evictionsByWalk(limit int) []sessKey {
 	var cands []sessKey
-	for sk := range a.sessions {
-		if ok, _ := a.evictable(sk); ok && !a.dirty[sk] {
+	for sk := range ev.store.sessions {
+		if ok, _ := ev.evictable(sk); ok && !ev.store.dirty[sk] {
 			cands = append(cands, sk)
 		}
 	}
-	slices.SortFunc(cands, func(x, y sessKey) int { return cmp.Compare(a.sessions[x].used, a.sessions[y].used) })
-	n := len(a.sessions) - (limit - limit/10)
+	slices.SortFunc(cands, func(x, y sessKey) int { return cmp.Compare(ev.store.sessions[x].used, ev.store.sessions[y].used) })
+	n := len(ev.store.sessions) - (limit - limit/10)
 	return cands[:min(max(n, 0), len(cands))]
 }
 
@@ -94,7 +96,7 @@ var verifyEvict func(want, got []sessKey)
 
 // evictable tells whether a session can leave memory now (ok), or may
 // later without being used again (later: the next close pass is to look at
-// some of its units, see schedule.go and closerules.go).
+// some of its units, see schedule.go).
 //
 // A session with nothing left to do always can. One with open work can
 // only with storage (its events are there) and only while its groups'
@@ -102,34 +104,34 @@ var verifyEvict func(want, got []sessKey)
 // of its open units is held open by, or holds open, a unit of another
 // session (a subagent linked by an anchor). A subagent thread waiting for
 // an anchor does not keep it: the anchor that can resolve the link wakes
-// it (see sleep and addAnchor).
-func (a *assembler) evictable(sk sessKey) (ok, later bool) {
-	if !a.active(sk) {
+// it (see sleep and linker.addAnchor).
+func (ev *evictor) evictable(sk sessKey) (ok, later bool) {
+	if !ev.store.active(sk) {
 		return true, false
 	}
-	if a.load == nil {
+	if !ev.storage.stored() {
 		return false, false
 	}
-	idx := a.sessions[sk]
+	idx := ev.store.sessions[sk]
 	for th := range idx.links {
-		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
+		if l := ev.store.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
 			return false, false
 		}
 	}
-	if a.recheck[sk] {
+	if ev.plan.toRecheck(sk) {
 		return false, true
 	}
 	for k := range idx.units {
-		if a.fresh[k] {
+		if ev.plan.isFresh(k) {
 			return false, true
 		}
-		for th := range a.kids[k] {
+		for th := range ev.store.kids[k] {
 			if th.Sess() != sk {
 				return false, false
 			}
 		}
-		if _, held := a.openParent(k); !held {
-			if _, ok := a.dueIdx[k]; !ok {
+		if _, held := ev.store.openParent(k); !held {
+			if _, ok := ev.plan.deadlineOf(k); !ok {
 				return false, true // not looked at by a pass yet
 			}
 		}
@@ -142,10 +144,10 @@ func (a *assembler) evictable(sk sessKey) (ok, later bool) {
 // groups, or when its events waiting for a prompt are dropped. A session
 // whose subagent threads wait for an anchor also leaves what each waits
 // for (anchor kind, project, latest time) in waitingAsleep, so that the
-// anchor that would resolve one reads the session back (addAnchor) in the
-// pass that resolves it in memory.
-func (a *assembler) sleep(sk sessKey) {
-	idx := a.sessions[sk]
+// anchor that would resolve one reads the session back (linker.addAnchor)
+// in the pass that resolves it in memory.
+func (ev *evictor) sleep(sk sessKey) {
+	idx := ev.store.sessions[sk]
 	var at time.Time
 	earlier := func(t time.Time) {
 		if at.IsZero() || t.Before(at) {
@@ -153,18 +155,18 @@ func (a *assembler) sleep(sk sessKey) {
 		}
 	}
 	for k := range idx.units {
-		if s, ok := a.dueIdx[k]; ok {
-			earlier(s.at)
+		if due, ok := ev.plan.deadlineOf(k); ok {
+			earlier(due)
 		}
 	}
 	for th := range idx.threads {
-		if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
-			earlier(t.lastArrival.Add(a.idleTimeout))
+		if t := ev.store.threads[th]; t != nil && len(t.preamble) > 0 {
+			earlier(t.lastArrival.Add(ev.idleTimeout))
 		}
 	}
 	var waits map[anchorGroup]time.Time
 	for th := range idx.links {
-		if l := a.links[th]; !l.Resolved && l.Turn && l.Anchor != "" {
+		if l := ev.store.links[th]; !l.Resolved && l.Turn && l.Anchor != "" {
 			if waits == nil {
 				waits = map[anchorGroup]time.Time{}
 			}
@@ -176,42 +178,25 @@ func (a *assembler) sleep(sk sessKey) {
 		}
 	}
 	units := len(idx.units)
-	a.drop(sk)
+	ev.store.drop(sk)
 	if at.IsZero() && units == 0 && len(waits) == 0 {
 		return
 	}
 	sk = ownKey(sk)
 	s := &sleeper{at: at, sk: sk, units: units, waits: waits, index: -1}
 	if !at.IsZero() {
-		heap.Push(&a.wake, s)
+		heap.Push(&ev.wake, s)
 	}
 	for g, until := range waits {
-		m := a.waitingAsleep[g]
+		m := ev.waitingAsleep[g]
 		if m == nil {
 			m = map[sessKey]time.Time{}
-			a.waitingAsleep[g] = m
+			ev.waitingAsleep[g] = m
 		}
 		m[sk] = until
 	}
-	a.asleep[sk] = s
-	a.sleepingUnits += units
-}
-
-// wakeForAnchor reads back the sleeping sessions with a subagent link that
-// the anchor an resolves (an anchor of its kind and project at or before
-// the subagent's start plus anchorSlack, as anchorFor looks for). They
-// count as changed, like those wakeDue reads back.
-func (a *assembler) wakeForAnchor(an anchor) {
-	var due []sessKey
-	for sk, until := range a.waitingAsleep[anchorGroup{an.Source, an.Kind, an.Project}] {
-		if !an.At.After(until) {
-			due = append(due, sk)
-		}
-	}
-	slices.SortFunc(due, compareSessions)
-	for _, sk := range due {
-		a.touch(sk) // unsleep forgets its entries
-	}
+	ev.asleep[sk] = s
+	ev.sleepingUnits += units
 }
 
 // settle puts a session just read back at start to sleep, as evict would
@@ -220,19 +205,19 @@ func (a *assembler) wakeForAnchor(an anchor) {
 // pass closes it), and the session leaves memory with its wake entry. A
 // session whose groups can depend on another session (a subagent linked
 // across sessions, a link not resolved yet) stays in memory, as in evict.
-func (a *assembler) settle(sk sessKey, now time.Time) {
-	idx := a.sessions[sk]
-	if idx == nil || a.load == nil {
+func (ev *evictor) settle(sk sessKey, now time.Time) {
+	idx := ev.store.sessions[sk]
+	if idx == nil || !ev.storage.stored() {
 		return
 	}
 	for th := range idx.links {
-		if l := a.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
+		if l := ev.store.links[th]; l.Resolved && l.Parent.Thread.Sess() != sk {
 			return
 		}
 	}
 	sorted := make([]unitKey, 0, len(idx.units))
 	for k := range idx.units {
-		for th := range a.kids[k] {
+		for th := range ev.store.kids[k] {
 			if th.Sess() != sk {
 				return
 			}
@@ -240,25 +225,6 @@ func (a *assembler) settle(sk sessKey, now time.Time) {
 		sorted = append(sorted, k)
 	}
 	slices.SortFunc(sorted, compareUnits)
-	children, tops := a.groups(sorted)
-	awaiting := a.awaitingIn(sorted)
-	for _, k := range tops {
-		at := now
-		if _, done := a.closeReason(k, children, awaiting, now, false); !done {
-			at = a.deadline(k, children, awaiting, now)
-		}
-		a.schedule(k, at)
-	}
-	for _, k := range sorted {
-		delete(a.fresh, k)
-	}
-	a.sleep(sk)
-}
-
-// wakeDue reads back the sessions whose wake time came. They count as
-// changed, so that a failure to read one back rolls it back like a batch's.
-func (a *assembler) wakeDue(now time.Time) {
-	for len(a.wake) > 0 && !now.Before(a.wake[0].at) {
-		a.touch(a.wake[0].sk) // unsleep pops it
-	}
+	ev.plan.settle(sorted, now)
+	ev.sleep(sk)
 }

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -71,8 +72,8 @@ func withStorage(t *testing.T, maxCached int) *harness {
 type watchSleep struct{ max, units int }
 
 func (w *watchSleep) look(h *harness) {
-	w.max = max(w.max, len(h.c.asm.asleep))
-	w.units = max(w.units, h.c.asm.sleepingUnits)
+	w.max = max(w.max, len(h.c.asm.evictor.asleep))
+	w.units = max(w.units, h.c.asm.evictor.sleepingUnits)
 }
 
 // TestEvictedOpenTurnsGiveTheSameSpans: the interleaved live sessions of
@@ -88,7 +89,7 @@ func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
 				h := withStorage(t, maxCached)
 				h.afterBatch = func() { w.look(h) }
 				runInterleaved(h, seed)
-				assert.Empty(t, h.c.asm.asleep, "every evicted session woke when due (turns, waiting events)")
+				assert.Empty(t, h.c.asm.evictor.asleep, "every evicted session woke when due (turns, waiting events)")
 				require.NoError(t, h.c.Shutdown(context.Background()))
 				assert.Zero(t, h.c.asm.openUnits())
 				return fullSpanKeys(h.spans())
@@ -240,16 +241,16 @@ func TestSavedCallsAreCompact(t *testing.T) {
 		{Source: sk.Source, Session: sk.Session, CallID: "t3"}: {Unit: sub},
 	}
 	load := func(b []byte) map[callKey]callRef {
-		var rec sessionRecord
+		var rec state.SessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
 		a := newAssembler(time.Minute, spanmodel.MapOptions{})
-		a.sessions[sk] = newSessIndex()
-		require.NoError(t, a.apply(sk, &rec))
-		return a.calls
+		a.store.sessions[sk] = newSessIndex()
+		require.NoError(t, a.store.restore(sk, &rec))
+		return a.store.calls
 	}
-	rec := sessionRecord{Version: stateVersion}
+	rec := state.SessionRecord{Version: state.Version}
 	for c, r := range calls {
-		rec.Calls = append(rec.Calls, savedCall{Call: c, Ref: r})
+		rec.Calls = append(rec.Calls, state.SavedCall{Call: c, Ref: r})
 	}
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)
@@ -341,7 +342,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 	h.feedPartial(first...)
 	require.Empty(t, h.spans(), "every turn still open")
 	require.NoError(t, h.c.Shutdown(context.Background()))
-	require.Len(t, h.c.asm.sessions, n)
+	require.Len(t, h.c.asm.store.sessions, n)
 
 	for _, maxCached := range []int{1, 2} {
 		t.Run(fmt.Sprint(maxCached), func(t *testing.T) {
@@ -354,8 +355,8 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 			})
 			h.setNow(time.Minute + time.Second)
 			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
-			assert.LessOrEqual(t, len(h.c.asm.sessions), maxCached, "sessions in memory after start")
-			assert.Len(t, h.c.asm.asleep, n-len(h.c.asm.sessions), "the others wait as wake entries")
+			assert.LessOrEqual(t, len(h.c.asm.store.sessions), maxCached, "sessions in memory after start")
+			assert.Len(t, h.c.asm.evictor.asleep, n-len(h.c.asm.store.sessions), "the others wait as wake entries")
 			assert.Equal(t, n, h.c.asm.openUnits(), "every open turn still counts")
 			assert.Equal(t, want, rest(h))
 		})

@@ -47,7 +47,7 @@ func runGolden(t *testing.T, eventsFile string) ptrace.Traces {
 	require.NoError(t, h.c.ConsumeLogs(context.Background(), markCaughtUp(logs)))
 	h.setNow(365*24*time.Hour + time.Hour)
 	h.tick()
-	require.Empty(t, h.c.asm.units, "everything closed")
+	require.Empty(t, h.c.asm.store.units, "everything closed")
 	merged := ptrace.NewTraces()
 	for _, td := range h.sink.AllTraces() {
 		td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())

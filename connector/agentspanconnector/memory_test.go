@@ -44,8 +44,8 @@ func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 		s := newSession(fmt.Sprintf("s%02d", i))
 		sessions[i] = []agentevent.Event{s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.answer("a2", "m2", 3)}
 		h.feed(sessions[i]...)
-		assert.LessOrEqual(t, len(h.c.asm.sessions), 5, "at most max_cached_sessions in memory")
-		assert.LessOrEqual(t, len(h.c.asm.threads), 5)
+		assert.LessOrEqual(t, len(h.c.asm.store.sessions), 5, "at most max_cached_sessions in memory")
+		assert.LessOrEqual(t, len(h.c.asm.store.threads), 5)
 	}
 	require.Len(t, roots(h.spans()), 2*n)
 
@@ -82,10 +82,10 @@ func TestPassesLookOnlyAtWhatIsOpen(t *testing.T) {
 		s := newSession(fmt.Sprintf("s%02d", i))
 		h.feed(s.ev(agentevent.TypeSessionSummary, "sum", 0), s.prompt("p1", 1), s.answer("a1", "m1", 2))
 	}
-	assert.Empty(t, h.c.asm.units)
-	assert.Empty(t, h.c.asm.preambled, "no thread holds events waiting for a prompt")
-	assert.Empty(t, h.c.asm.unresolved)
-	assert.Empty(t, h.c.asm.dirty, "without storage too, changes are not kept")
+	assert.Empty(t, h.c.asm.store.units)
+	assert.Empty(t, h.c.asm.preambles.preambled, "no thread holds events waiting for a prompt")
+	assert.Empty(t, h.c.asm.store.unresolved)
+	assert.Empty(t, h.c.asm.store.dirty, "without storage too, changes are not kept")
 }
 
 func mergedTraces(h *harness) ptrace.Traces {
@@ -124,11 +124,11 @@ func copyOf(evs []agentevent.Event, r int) []agentevent.Event {
 type heldInMemory struct{ sessions, units, events, preambleQueue int }
 
 func held(a *assembler) heldInMemory {
-	n := heldInMemory{sessions: len(a.sessions), units: len(a.units), preambleQueue: len(a.preambleDue)}
-	for _, u := range a.units {
+	n := heldInMemory{sessions: len(a.store.sessions), units: len(a.store.units), preambleQueue: len(a.preambles.preambleDue)}
+	for _, u := range a.store.units {
 		n.events += len(u.events)
 	}
-	for _, t := range a.threads {
+	for _, t := range a.store.threads {
 		n.events += len(t.preamble)
 	}
 	return n
@@ -213,7 +213,7 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 				n := held(h.c.asm)
 				res.peak = heldInMemory{max(res.peak.sessions, n.sessions), max(res.peak.units, n.units), max(res.peak.events, n.events), max(res.peak.preambleQueue, n.preambleQueue)}
 				waiting := 0
-				for _, m := range h.c.asm.waitingAsleep {
+				for _, m := range h.c.asm.evictor.waitingAsleep {
 					waiting += len(m)
 				}
 				res.waiting = max(res.waiting, waiting)
@@ -229,7 +229,7 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 			h.crash()
 			spans = h.spans()
 			h = start()
-			assert.LessOrEqual(t, len(h.c.asm.sessions), maxCached, "sessions in memory after start")
+			assert.LessOrEqual(t, len(h.c.asm.store.sessions), maxCached, "sessions in memory after start")
 		}
 		for r := range copies {
 			read(copyOf(parent, r))
@@ -304,14 +304,14 @@ func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
 		}
 		sk := sessKey{Source: agentevent.SourceClaudeCode, Session: s.id}
 		first = append(first, sk)
-		idx := h.c.asm.sessions[sk]
+		idx := h.c.asm.store.sessions[sk]
 		require.NotNil(t, idx, "in memory after its batch")
 		var evs []agentevent.Event
 		for k := range idx.units {
-			evs = append(evs, h.c.asm.units[k].events...)
+			evs = append(evs, h.c.asm.store.units[k].events...)
 		}
 		for th := range idx.threads {
-			evs = append(evs, h.c.asm.threads[th].preamble...)
+			evs = append(evs, h.c.asm.store.threads[th].preamble...)
 		}
 		require.NotEmpty(t, evs)
 		for i := range evs {
@@ -319,8 +319,8 @@ func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
 		}
 	}
 	for _, sk := range first {
-		require.NotContains(t, h.c.asm.sessions, sk)
-		require.Contains(t, h.c.asm.asleep, sk, "out of memory, with its open work")
+		require.NotContains(t, h.c.asm.store.sessions, sk)
+		require.Contains(t, h.c.asm.evictor.asleep, sk, "out of memory, with its open work")
 	}
 	runtime.GC()
 	for i, p := range kept {
@@ -355,7 +355,7 @@ func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
 		s.result("r1", "toolu_agent", "Agent", 6, func(e *agentevent.Event) { e.SpawnedAgentID = "ag1" }), s.answer("a1", "m2", 7))
 	require.Empty(t, h.spans(), "live: open until the next prompt")
 	var kept []weak.Pointer[byte]
-	for _, u := range h.c.asm.units {
+	for _, u := range h.c.asm.store.units {
 		for i := range u.events {
 			kept = append(kept, weak.Make(stringsOf(&u.events[i])))
 		}
@@ -366,10 +366,10 @@ func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
 	h.sink.Reset()
 
 	main := threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	_, marked := h.c.asm.threads[main].closedFor("p1")
+	_, marked := h.c.asm.store.threads[main].closedFor("p1")
 	require.True(t, marked)
-	require.Contains(t, h.c.asm.calls, callKey{Source: agentevent.SourceClaudeCode, Session: "s1", CallID: "toolu_agent"})
-	require.Contains(t, h.c.asm.links, threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"})
+	require.Contains(t, h.c.asm.store.calls, callKey{Source: agentevent.SourceClaudeCode, Session: "s1", CallID: "toolu_agent"})
+	require.Contains(t, h.c.asm.store.links, threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"})
 	runtime.GC()
 	for i, p := range kept {
 		assert.Nil(t, p.Value(), "event %d of the emitted turn is still reachable", i)

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // ownStrings gives an event's strings memory of their own, in one
+)
+
+// ownStrings gives an event's strings memory of their own, in one
 // allocation per event.
 //
 // The receiver's parsers decode a record with strings that share memory
@@ -130,4 +132,19 @@ func ownThread(k threadKey) threadKey {
 func ownCall(c callKey) callKey {
 	ownAll((*string)(&c.Source), &c.Session, &c.CallID)
 	return c
+}
+
+func ownLink(l link) link {
+	ownAll(&l.CallID, (*string)(&l.Parent.Thread.Source), &l.Parent.Thread.Session, &l.Parent.Thread.Agent, &l.Parent.Prompt, &l.Anchor, &l.Project)
+	return l
+}
+
+func ownAnchor(an anchor) anchor {
+	ownAll((*string)(&an.Source), &an.Kind, &an.Project, (*string)(&an.Unit.Thread.Source), &an.Unit.Thread.Session, &an.Unit.Thread.Agent, &an.Unit.Prompt)
+	return an
+}
+
+func ownRef(r callRef) callRef {
+	ownAll((*string)(&r.Unit.Thread.Source), &r.Unit.Thread.Session, &r.Unit.Thread.Agent, &r.Unit.Prompt, &r.SubagentType)
+	return r
 }

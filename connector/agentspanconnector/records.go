@@ -4,17 +4,24 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // What the assembler remembers of a session: its open units, its threads
+)
+
+// What the assembler remembers of a session: its open units, its threads
 // (with the markers of their emitted units), its subagent links and tool
-// calls, and the anchors of its main thread.
+// calls, and the anchors of its main thread. The links, tool calls,
+// markers and anchors are saved as they are held (internal/state).
+type (
+	link       = state.Link
+	callRef    = state.CallRef
+	anchor     = state.Anchor
+	closedUnit = state.ClosedUnit
+	promptRef  = state.PromptRef
+)
 
 // unit holds the events of one open turn or subagent run.
 type unit struct {
@@ -135,16 +142,6 @@ type thread struct {
 	closedSeq int64
 }
 
-// closedUnit is the marker an emitted unit leaves in its thread: the trace
-// it went into, and the few span ids a later event of it could produce
-// again (its own invoke_agent span, the tool calls still open, its last
-// model response), which are therefore never emitted a second time.
-type closedUnit struct {
-	Prompt string           `json:"prompt,omitempty"`
-	Trace  pcommon.TraceID  `json:"trace"`
-	Skip   []pcommon.SpanID `json:"skip,omitempty"`
-}
-
 // maxClosed bounds the markers a thread keeps.
 const maxClosed = 16
 
@@ -156,51 +153,6 @@ func (t *thread) closedFor(prompt string) (closedUnit, bool) {
 		}
 	}
 	return closedUnit{}, false
-}
-
-// MarshalJSON writes a marker with its ids as bytes (base64): the trace as
-// "t", the span ids to skip one after another as "s". As JSON arrays of
-// numbers they would be a fifth of the bytes of every session record,
-// which is rewritten whenever the session changes; base64 takes a third of
-// that.
-func (m closedUnit) MarshalJSON() ([]byte, error) {
-	skip := make([]byte, 0, len(m.Skip)*len(pcommon.SpanID{}))
-	for _, id := range m.Skip {
-		skip = append(skip, id[:]...)
-	}
-	return json.Marshal(closedUnitJSON{Prompt: m.Prompt, T: m.Trace[:], S: skip})
-}
-
-// UnmarshalJSON reads a marker written by MarshalJSON.
-func (m *closedUnit) UnmarshalJSON(b []byte) error {
-	var w closedUnitJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	var span pcommon.SpanID
-	if len(w.T) != len(m.Trace) || len(w.S)%len(span) != 0 {
-		return fmt.Errorf("closed unit: a trace id of %d bytes, span ids of %d", len(w.T), len(w.S))
-	}
-	*m = closedUnit{Prompt: w.Prompt}
-	copy(m.Trace[:], w.T)
-	for i := 0; i < len(w.S); i += len(span) {
-		copy(span[:], w.S[i:])
-		m.Skip = append(m.Skip, span)
-	}
-	return nil
-}
-
-// closedUnitJSON is a closedUnit as stored.
-type closedUnitJSON struct {
-	Prompt string `json:"prompt,omitempty"`
-	T      []byte `json:"t"`
-	S      []byte `json:"s,omitempty"`
-}
-
-// promptRef is one prompt of a main thread.
-type promptRef struct {
-	At time.Time `json:"at"`
-	ID string    `json:"id"`
 }
 
 // maxPrompts bounds the prompts a thread remembers for turn links.
@@ -237,42 +189,6 @@ func (t *thread) promptAt(at time.Time) string {
 	return id
 }
 
-// link ties a subagent thread to the tool call that spawned it. Parent is
-// known once the call's unit is (Resolved). A turn link (Turn) ties it to
-// the main-thread turn open at At instead: its span's parent is that turn's
-// root.
-type link struct {
-	CallID   string    `json:"call_id"`
-	Parent   unitKey   `json:"parent"`
-	Resolved bool      `json:"resolved"`
-	Turn     bool      `json:"turn,omitempty"`
-	At       time.Time `json:"at,omitzero"`
-	// Anchor, on an unresolved turn link, is the anchor kind to look for
-	// in another session of Project (agentevent.SubagentLinkAnchor).
-	Anchor  string `json:"anchor,omitempty"`
-	Project string `json:"project,omitempty"`
-}
-
-func (l link) owned() link {
-	ownAll(&l.CallID, (*string)(&l.Parent.Thread.Source), &l.Parent.Thread.Session, &l.Parent.Thread.Agent, &l.Parent.Prompt, &l.Anchor, &l.Project)
-	return l
-}
-
-// anchor is a main-thread event other sessions' subagents can be linked
-// to (agentevent.AttrSubagentAnchor): the turn it belongs to, when.
-type anchor struct {
-	Source  agentevent.Source `json:"source"`
-	Kind    string            `json:"kind"`
-	Project string            `json:"project"`
-	At      time.Time         `json:"at"`
-	Unit    unitKey           `json:"unit"`
-}
-
-func (an anchor) owned() anchor {
-	ownAll((*string)(&an.Source), &an.Kind, &an.Project, (*string)(&an.Unit.Thread.Source), &an.Unit.Thread.Session, &an.Unit.Thread.Agent, &an.Unit.Prompt)
-	return an
-}
-
 // anchorGroup is what an anchor must match: agent, kind and project.
 type anchorGroup struct {
 	Source  agentevent.Source
@@ -286,15 +202,3 @@ const (
 	maxAnchors  = 1024
 	anchorSlack = 5 * time.Second
 )
-
-// callRef is where a tool call is, and the subagent type it asked for
-// (which a subagent's own records may not repeat).
-type callRef struct {
-	Unit         unitKey `json:"unit"`
-	SubagentType string  `json:"subagent_type,omitempty"`
-}
-
-func (r callRef) owned() callRef {
-	ownAll((*string)(&r.Unit.Thread.Source), &r.Unit.Thread.Session, &r.Unit.Thread.Agent, &r.Unit.Prompt, &r.SubagentType)
-	return r
-}

@@ -5,8 +5,11 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"container/heap"
+	"slices"
 	"time"
-) // A close pass looks only at the groups (a turn and the subagent runs it
+)
+
+// A close pass looks only at the groups (a turn and the subagent runs it
 // holds open) that may have become complete since the previous pass:
 //
 //   - those with a unit in a session changed since the last flush (events
@@ -23,17 +26,19 @@ import (
 // every open unit, while a pass costs what the batch touched plus
 // O(log n) per group whose deadline came.
 
-// scheduler holds what a close pass looks at besides the changed
-// sessions: the deadlines of the groups left open, the subagent threads
-// each resolved link makes a child of a unit, the units to look at again.
+// scheduler chooses the units a close pass looks at: it holds the
+// deadlines of the groups left open, the units and sessions to look at
+// again, and whether the next pass is to look at every open unit. The
+// store tells it what changed (groupWatch); the close rules give the
+// deadlines.
 type scheduler struct {
-	// kids are the subagent threads whose resolved link names each parent
-	// unit; due the deadlines of the groups left open, dueIdx the same by
+	store *sessionStore
+	rules *closeRules
+	// due are the deadlines of the groups left open, dueIdx the same by
 	// top unit; fresh the units to look at in the next pass (loaded, or a
 	// group that lost a member); recheck the sessions a unit of which the
 	// last pass emitted; checkAll makes the next pass look at every open
 	// unit (after a rollback).
-	kids     map[unitKey]map[threadKey]struct{}
 	due      deadlines
 	dueIdx   map[unitKey]*scheduled
 	fresh    map[unitKey]bool
@@ -41,9 +46,10 @@ type scheduler struct {
 	checkAll bool
 }
 
-func newScheduler() scheduler {
-	return scheduler{
-		kids:    map[unitKey]map[threadKey]struct{}{},
+func newScheduler(store *sessionStore, rules *closeRules) *scheduler {
+	return &scheduler{
+		store:   store,
+		rules:   rules,
 		dueIdx:  map[unitKey]*scheduled{},
 		fresh:   map[unitKey]bool{},
 		recheck: map[sessKey]bool{},
@@ -78,34 +84,162 @@ func (sc *scheduler) schedule(k unitKey, at time.Time) {
 	sc.dueIdx[k] = s
 }
 
-// unschedule forgets the deadline of k (the unit left memory).
-func (sc *scheduler) unschedule(k unitKey) {
+// left forgets the deadline of k (the unit left memory).
+func (sc *scheduler) left(k unitKey) {
 	if s, ok := sc.dueIdx[k]; ok {
 		heap.Remove(&sc.due, s.index)
 		delete(sc.dueIdx, k)
 	}
 }
 
-// indexKid keeps kids in step with a change of child's link from old to l.
-func (sc *scheduler) indexKid(child threadKey, old link, hadOld bool, l link, hasNew bool) {
-	if hadOld && old.Resolved {
-		if m := sc.kids[old.Parent]; m != nil {
-			delete(m, child)
-			if len(m) == 0 {
-				delete(sc.kids, old.Parent)
+// emitted forgets the deadline of k, which went out, and looks at its
+// session again in the next pass.
+func (sc *scheduler) emitted(k unitKey) {
+	sc.left(k)
+	sc.recheck[k.Thread.Sess()] = true
+}
+
+// changed makes the next pass look at the group holding k.
+func (sc *scheduler) changed(k unitKey) { sc.fresh[k] = true }
+
+// lookAtAll makes the next pass look at every open unit: groups across
+// sessions went back in time (a rollback).
+func (sc *scheduler) lookAtAll() { sc.checkAll = true }
+
+// deadlineOf is the deadline of the group topped by k, if it has one.
+func (sc *scheduler) deadlineOf(k unitKey) (time.Time, bool) {
+	if s, ok := sc.dueIdx[k]; ok {
+		return s.at, true
+	}
+	return time.Time{}, false
+}
+
+// toRecheck tells whether the next pass is to look at every unit of sk.
+func (sc *scheduler) toRecheck(sk sessKey) bool { return sc.recheck[sk] }
+
+// isFresh tells whether the next pass is to look at the group holding k.
+func (sc *scheduler) isFresh(k unitKey) bool { return sc.fresh[k] }
+
+// pass lists, in a fixed order, the units the close pass at now looks at:
+// with shutdown, and after a rollback, every open unit; else those of
+// every group that may have become complete since the previous pass.
+func (sc *scheduler) pass(now time.Time, shutdown bool) []unitKey {
+	if shutdown || sc.checkAll {
+		sc.checkAll = false
+		clear(sc.fresh)
+		clear(sc.recheck)
+		return sc.sortedUnits()
+	}
+	return sc.candidates(now)
+}
+
+// sortedUnits lists the open units in a fixed order, so that a close pass
+// emits in the same order every time.
+func (sc *scheduler) sortedUnits() []unitKey {
+	keys := make([]unitKey, 0, len(sc.store.units))
+	for k := range sc.store.units {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareUnits)
+	return keys
+}
+
+// candidates lists, in a fixed order, every open unit of every group that
+// may have become complete since the previous pass (see above).
+func (sc *scheduler) candidates(now time.Time) []unitKey {
+	seeds := make([]unitKey, 0, len(sc.fresh))
+	for k := range sc.fresh {
+		seeds = append(seeds, k)
+	}
+	clear(sc.fresh)
+	addSession := func(sk sessKey) {
+		if idx := sc.store.sessions[sk]; idx != nil {
+			for k := range idx.units {
+				seeds = append(seeds, k)
 			}
 		}
-		if !hasNew || !l.Resolved || l.Parent != old.Parent {
-			// The old parent's group lost a member: look at it again.
-			sc.fresh[old.Parent] = true
+	}
+	for sk := range sc.store.dirty {
+		addSession(sk)
+	}
+	for sk := range sc.recheck {
+		addSession(sk)
+	}
+	clear(sc.recheck)
+	for len(sc.due) > 0 && !now.Before(sc.due[0].at) {
+		s := heap.Pop(&sc.due).(*scheduled)
+		delete(sc.dueIdx, s.key)
+		seeds = append(seeds, s.key)
+	}
+
+	set := map[unitKey]bool{}
+	var addGroup func(k unitKey)
+	addGroup = func(k unitKey) {
+		if set[k] {
+			return
+		}
+		set[k] = true
+		for _, c := range sc.openChildren(k) {
+			addGroup(c)
 		}
 	}
-	if hasNew && l.Resolved {
-		m := sc.kids[l.Parent]
-		if m == nil {
-			m = map[threadKey]struct{}{}
-			sc.kids[l.Parent] = m
+	for _, k := range seeds {
+		if _, open := sc.store.units[k]; !open || set[k] {
+			continue
 		}
-		m[child] = struct{}{}
+		// Up to the top of k's group; on a cycle of links (bad input), any
+		// unit of the cycle reaches the whole group.
+		seen := map[unitKey]bool{k: true}
+		top := k
+		for {
+			p, ok := sc.store.openParent(top)
+			if !ok || seen[p] {
+				break
+			}
+			seen[p] = true
+			top = p
+		}
+		addGroup(top)
+	}
+	keys := make([]unitKey, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareUnits)
+	return keys
+}
+
+// openChildren are the open units k holds open, in a fixed order.
+func (sc *scheduler) openChildren(k unitKey) []unitKey {
+	var out []unitKey
+	for th := range sc.store.kids[k] {
+		c := unitKey{Thread: th}
+		if _, open := sc.store.units[c]; !open {
+			continue
+		}
+		if p, ok := sc.store.openParent(c); ok && p == k {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, compareUnits)
+	return out
+}
+
+// settle gives each group of sorted (the open units of a session read
+// back at start, in a fixed order) the deadline the first close pass would
+// give it: now, for a group already complete, so that the first pass
+// closes it.
+func (sc *scheduler) settle(sorted []unitKey, now time.Time) {
+	children, tops := sc.rules.groups(sorted)
+	awaiting := sc.rules.awaitingIn(sorted)
+	for _, k := range tops {
+		at := now
+		if _, done := sc.rules.closeReason(k, children, awaiting, now, false); !done {
+			at = sc.rules.deadline(k, children, awaiting, now)
+		}
+		sc.schedule(k, at)
+	}
+	for _, k := range sorted {
+		delete(sc.fresh, k)
 	}
 }

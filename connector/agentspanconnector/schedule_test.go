@@ -26,21 +26,21 @@ func init() { verifyPass = checkAgainstFullPass }
 // walk over every thread drops.
 func init() {
 	verifyPreambles = func(th threadKey) {
-		panic(fmt.Sprintf("dropPreambles kept the waiting events of %v; a walk over every thread drops them", th))
+		panic(fmt.Sprintf("preambles.drop kept the waiting events of %v; a walk over every thread drops them", th))
 	}
 }
 
-// Every resolveLinks of every test is checked against a walk over every
+// Every link resolution of every test is checked against a walk over every
 // unresolved link: none it left alone could have been resolved.
 func init() {
 	verifyLinks = func(th threadKey) {
-		panic(fmt.Sprintf("resolveLinks left %v unresolved; a walk over every link resolves it", th))
+		panic(fmt.Sprintf("linker.resolve left %v unresolved; a walk over every link resolves it", th))
 	}
 }
 
-func checkAgainstFullPass(a *assembler, sorted []unitKey, now time.Time, shutdown bool) {
-	want := fullPassOutcome(a, a.sortedUnits(), a.awaitingEverywhere(), now, shutdown)
-	got := fullPassOutcome(a, sorted, a.awaitingIn(sorted), now, shutdown)
+func checkAgainstFullPass(sc *scheduler, sorted []unitKey, now time.Time, shutdown bool) {
+	want := fullPassOutcome(sc.rules, sc.sortedUnits(), awaitingEverywhere(sc.store), now, shutdown)
+	got := fullPassOutcome(sc.rules, sorted, sc.rules.awaitingIn(sorted), now, shutdown)
 	if !slices.Equal(want, got) {
 		panic(fmt.Sprintf("incremental close pass differs from a full pass at %v:\nfull:        %v\nincremental: %v", now, want, got))
 	}
@@ -48,11 +48,11 @@ func checkAgainstFullPass(a *assembler, sorted []unitKey, now time.Time, shutdow
 
 // fullPassOutcome lists, in order, each group the pass would emit: its
 // reason and its units.
-func fullPassOutcome(a *assembler, sorted []unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) []string {
-	children, tops := a.groups(sorted)
+func fullPassOutcome(r *closeRules, sorted []unitKey, awaiting map[unitKey]bool, now time.Time, shutdown bool) []string {
+	children, tops := r.groups(sorted)
 	var out []string
 	for _, k := range tops {
-		reason, done := a.closeReason(k, children, awaiting, now, shutdown)
+		reason, done := r.closeReason(k, children, awaiting, now, shutdown)
 		if !done {
 			continue
 		}
@@ -77,22 +77,22 @@ func fullPassOutcome(a *assembler, sorted []unitKey, awaiting map[unitKey]bool, 
 
 // awaitingEverywhere is awaitingIn computed the way a pass over every open
 // unit did: over the links of every session with an open unit.
-func (a *assembler) awaitingEverywhere() map[unitKey]bool {
+func awaitingEverywhere(st *sessionStore) map[unitKey]bool {
 	open := map[sessKey]bool{}
-	for k := range a.units {
+	for k := range st.units {
 		open[k.Thread.Sess()] = true
 	}
 	out := map[unitKey]bool{}
 	for sk := range open {
-		for child := range a.sessions[sk].links {
-			l := a.links[child]
+		for child := range st.sessions[sk].links {
+			l := st.links[child]
 			if !l.Resolved || out[l.Parent] {
 				continue
 			}
-			if _, isOpen := a.units[l.Parent]; !isOpen {
+			if _, isOpen := st.units[l.Parent]; !isOpen {
 				continue
 			}
-			if _, seen := a.threads[child]; !seen {
+			if _, seen := st.threads[child]; !seen {
 				out[l.Parent] = true
 			}
 		}

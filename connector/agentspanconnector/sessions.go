@@ -4,57 +4,57 @@
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
 import (
-	"container/heap"
 	"strings"
 	"time"
-) // ensure makes sure the session is in memory, reading it back from storage
-// the first time. A read error is kept in loadErr: the caller fails the
-// whole batch rather than go on with a state it does not know.
-func (a *assembler) ensure(sk sessKey) *sessIndex {
-	a.uses++
-	if idx, ok := a.sessions[sk]; ok {
-		idx.used = a.uses
+
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
+)
+
+// ensure makes sure the session is in memory, reading it back from storage
+// the first time. A read error goes to the source (failed): the caller
+// fails the whole batch rather than go on with a state it does not know.
+func (st *sessionStore) ensure(sk sessKey) *sessIndex {
+	st.uses++
+	if idx, ok := st.sessions[sk]; ok {
+		idx.used = st.uses
 		return idx
 	}
-	a.unsleep(sk)
+	st.use.unsleep(sk)
 	sk = ownKey(sk)
 	idx := newSessIndex()
-	idx.used = a.uses
-	a.sessions[sk] = idx
-	a.enqueue(sk)
-	if a.load == nil {
-		return idx
-	}
-	rec, err := a.load.loadSession(sk)
+	idx.used = st.uses
+	st.sessions[sk] = idx
+	st.use.enqueue(sk, idx.used)
+	rec, err := st.source.readSession(sk)
 	if err == nil && rec != nil {
-		err = a.apply(sk, rec)
+		err = st.restore(sk, rec)
 	}
-	if err != nil && a.loadErr == nil {
-		a.loadErr = err
+	if err != nil {
+		st.source.failed(err)
 	}
 	return idx
 }
 
-// apply loads a saved session into memory (its index entry exists).
-func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
-	a.sessions[sk].caughtUp = rec.CaughtUp
-	for _, st := range rec.Threads {
-		pre, err := decodeEvents(st.Preamble)
+// restore loads a saved session into memory (its index entry exists).
+func (st *sessionStore) restore(sk sessKey, rec *state.SessionRecord) error {
+	st.sessions[sk].caughtUp = rec.CaughtUp
+	for _, s := range rec.Threads {
+		pre, err := state.DecodeEvents(s.Preamble)
 		if err != nil {
 			return err
 		}
-		a.threads[st.Key] = &thread{
-			lastPrompt: st.LastPrompt, lastPromptSeq: st.LastPromptSeq,
-			preamble: pre, preambleHost: st.PreambleHost, lastArrival: time.Unix(0, st.LastArrival),
-			prompts: st.Prompts, closed: st.Closed, closedSeq: st.ClosedSeq,
+		st.threads[s.Key] = &thread{
+			lastPrompt: s.LastPrompt, lastPromptSeq: s.LastPromptSeq,
+			preamble: pre, preambleHost: s.PreambleHost, lastArrival: time.Unix(0, s.LastArrival),
+			prompts: s.Prompts, closed: s.Closed, closedSeq: s.ClosedSeq,
 		}
 		if len(pre) > 0 {
-			a.notePreamble(st.Key)
+			st.waiting.note(s.Key, st.threads[s.Key].lastArrival)
 		}
-		a.sessions[st.Key.Sess()].threads[st.Key] = struct{}{}
+		st.sessions[s.Key.Sess()].threads[s.Key] = struct{}{}
 	}
 	for _, su := range rec.Units {
-		evs, err := a.load.loadEvents(su.Key, su.Events)
+		evs, err := st.source.readEvents(su.Key, su.Events)
 		if err != nil {
 			return err
 		}
@@ -66,64 +66,41 @@ func (a *assembler) apply(sk sessKey, rec *sessionRecord) error {
 		}
 		u.events = evs // exactly as saved, even if one repeats an id (not copied again)
 		u.saved = len(evs)
-		a.units[su.Key] = u
-		a.sessions[su.Key.Thread.Sess()].units[su.Key] = struct{}{}
-		a.fresh[su.Key] = true
+		st.units[su.Key] = u
+		st.sessions[su.Key.Thread.Sess()].units[su.Key] = struct{}{}
+		st.groups.changed(su.Key)
 	}
-	a.linksToTry[sk] = true
+	st.linksToTry[sk] = true
 	for _, sl := range rec.Links {
-		old, had := a.links[sl.Thread]
-		a.indexKid(sl.Thread, old, had, sl.Link, true)
-		a.links[sl.Thread] = sl.Link
-		a.indexLink(sl.Thread, sl.Link)
-		a.sessions[sl.Thread.Sess()].links[sl.Thread] = struct{}{}
+		old, had := st.links[sl.Thread]
+		st.links[sl.Thread] = sl.Link
+		st.relink(sl.Thread, old, had, sl.Link, true)
+		st.sessions[sl.Thread.Sess()].links[sl.Thread] = struct{}{}
 	}
 	for _, sc := range rec.Calls {
-		// A call and its unit are of the record's session (see MarshalJSON).
+		// A call and its unit are of the record's session (see
+		// state.SavedCall).
 		sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
 		sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
-		a.calls[sc.Call] = sc.Ref
-		a.sessions[sc.Call.Sess()].calls[sc.Call] = struct{}{}
+		st.calls[sc.Call] = sc.Ref
+		st.sessions[sc.Call.Sess()].calls[sc.Call] = struct{}{}
 	}
 	for _, sl := range rec.Links {
 		if sl.Link.Resolved && sl.Link.Parent.Thread.Sess() != sk {
 			// A subagent linked by an anchor into another session: that
 			// session's open units group with this one's.
-			a.ensure(sl.Link.Parent.Thread.Sess())
+			st.ensure(sl.Link.Parent.Thread.Sess())
 		}
 	}
 	return nil
 }
 
 // touch loads the session and marks it changed.
-func (a *assembler) touch(sk sessKey) {
-	a.ensure(sk)
-	a.dirty[sk] = true
-	a.linksToTry[sk] = true
-	a.enqueue(sk)
-}
-
-// notePreamble marks a thread as holding events that wait for a prompt.
-func (a *assembler) notePreamble(th threadKey) {
-	if _, ok := a.preambled[th]; ok {
-		return
-	}
-	if t := a.threads[th]; t != nil {
-		e := &preambleEntry{at: t.lastArrival.Add(a.idleTimeout), th: th}
-		heap.Push(&a.preambleDue, e)
-		a.preambled[th] = e
-	}
-}
-
-// enqueue puts a session in lru unless it is there already (by an older
-// use, which evict corrects when it comes to it).
-func (a *assembler) enqueue(sk sessKey) {
-	if _, ok := a.lruIdx[sk]; ok {
-		return
-	}
-	e := &queued{used: a.sessions[sk].used, sk: sk}
-	a.lruIdx[sk] = e
-	heap.Push(&a.lru, e)
+func (st *sessionStore) touch(sk sessKey) {
+	idx := st.ensure(sk)
+	st.dirty[sk] = true
+	st.linksToTry[sk] = true
+	st.use.enqueue(sk, idx.used)
 }
 
 // noteRead records whether the reader said, with this event of the
@@ -134,8 +111,8 @@ func (a *assembler) enqueue(sk sessKey) {
 // session can have several (Claude Code's subagent files share the main
 // file's session id), so the end of one says nothing of the others. A unit
 // counts as caught up when the file its latest event came from is.
-func (a *assembler) noteRead(sk sessKey, logFile string, caughtUp bool) {
-	idx := a.ensure(sk)
+func (st *sessionStore) noteRead(sk sessKey, logFile string, caughtUp bool) {
+	idx := st.ensure(sk)
 	if idx.caughtUp[logFile] != caughtUp {
 		if idx.caughtUp == nil {
 			idx.caughtUp = map[string]bool{}
@@ -145,102 +122,90 @@ func (a *assembler) noteRead(sk sessKey, logFile string, caughtUp bool) {
 		} else {
 			delete(idx.caughtUp, logFile)
 		}
-		a.dirty[sk] = true
+		st.dirty[sk] = true
 	}
 }
 
-func (a *assembler) setThread(th threadKey, t *thread) {
+func (st *sessionStore) setThread(th threadKey, t *thread) {
 	th = ownThread(th)
-	a.touch(th.Sess())
-	a.threads[th] = t
-	a.sessions[th.Sess()].threads[th] = struct{}{}
+	st.touch(th.Sess())
+	st.threads[th] = t
+	st.sessions[th.Sess()].threads[th] = struct{}{}
 }
 
-func (a *assembler) delThread(th threadKey) {
-	a.touch(th.Sess())
-	delete(a.threads, th)
-	delete(a.sessions[th.Sess()].threads, th)
-}
-
-func (a *assembler) setUnit(k unitKey, u *unit) {
-	a.touch(k.Thread.Sess())
-	if l, ok := a.links[k.Thread]; ok && l.Resolved && l.Parent.Thread.Sess() != k.Thread.Sess() {
-		a.ensure(l.Parent.Thread.Sess()) // its open units group with this one
+func (st *sessionStore) setUnit(k unitKey, u *unit) {
+	st.touch(k.Thread.Sess())
+	if l, ok := st.links[k.Thread]; ok && l.Resolved && l.Parent.Thread.Sess() != k.Thread.Sess() {
+		st.ensure(l.Parent.Thread.Sess()) // its open units group with this one
 	}
-	a.units[k] = u
-	a.sessions[k.Thread.Sess()].units[k] = struct{}{}
+	st.units[k] = u
+	st.sessions[k.Thread.Sess()].units[k] = struct{}{}
 }
 
 // delUnit removes an open unit (it is being emitted); its saved events go.
-func (a *assembler) delUnit(k unitKey) {
-	a.touch(k.Thread.Sess())
-	if u := a.units[k]; u != nil && u.saved > 0 {
-		a.gone = append(a.gone, savedRange{unit: k, n: u.saved})
+func (st *sessionStore) delUnit(k unitKey) {
+	st.touch(k.Thread.Sess())
+	if u := st.units[k]; u != nil && u.saved > 0 {
+		st.source.gone(k, u.saved)
 	}
-	delete(a.units, k)
-	delete(a.sessions[k.Thread.Sess()].units, k)
-	a.unschedule(k)
-	a.recheck[k.Thread.Sess()] = true
+	delete(st.units, k)
+	delete(st.sessions[k.Thread.Sess()].units, k)
+	st.groups.emitted(k)
 }
 
-func (a *assembler) setLink(child threadKey, l link) {
-	child, l = ownThread(child), l.owned()
-	a.touch(child.Sess())
-	old, had := a.links[child]
-	a.indexKid(child, old, had, l, true)
-	a.links[child] = l
-	a.sessions[child.Sess()].links[child] = struct{}{}
-	a.indexLink(child, l)
+func (st *sessionStore) setLink(child threadKey, l link) {
+	child, l = ownThread(child), ownLink(l)
+	st.touch(child.Sess())
+	old, had := st.links[child]
+	st.links[child] = l
+	st.sessions[child.Sess()].links[child] = struct{}{}
+	st.relink(child, old, had, l, true)
 }
 
-func (a *assembler) delLink(child threadKey) {
-	a.touch(child.Sess())
-	old, had := a.links[child]
-	a.indexKid(child, old, had, link{}, false)
-	delete(a.links, child)
-	delete(a.sessions[child.Sess()].links, child)
-	delete(a.unresolved, child)
-	delete(a.anchorWaiting, child)
+func (st *sessionStore) delLink(child threadKey) {
+	st.touch(child.Sess())
+	old, had := st.links[child]
+	delete(st.links, child)
+	delete(st.sessions[child.Sess()].links, child)
+	st.relink(child, old, had, link{}, false)
 }
 
-func (a *assembler) setCall(c callKey, ref callRef) {
-	c, ref = ownCall(c), ref.owned()
-	a.touch(c.Sess())
-	a.calls[c] = ref
-	a.sessions[c.Sess()].calls[c] = struct{}{}
+func (st *sessionStore) setCall(c callKey, ref callRef) {
+	c, ref = ownCall(c), ownRef(ref)
+	st.touch(c.Sess())
+	st.calls[c] = ref
+	st.sessions[c.Sess()].calls[c] = struct{}{}
 }
 
-func (a *assembler) delCall(c callKey) {
-	a.touch(c.Sess())
-	delete(a.calls, c)
-	delete(a.sessions[c.Sess()].calls, c)
+func (st *sessionStore) delCall(c callKey) {
+	st.touch(c.Sess())
+	delete(st.calls, c)
+	delete(st.sessions[c.Sess()].calls, c)
 }
 
 // drop removes a session from memory (not from storage).
-func (a *assembler) drop(sk sessKey) {
-	idx := a.sessions[sk]
+func (st *sessionStore) drop(sk sessKey) {
+	idx := st.sessions[sk]
 	if idx == nil {
 		return
 	}
 	for th := range idx.threads {
-		delete(a.threads, th)
-		a.unpreamble(th)
+		delete(st.threads, th)
+		st.waiting.unpreamble(th)
 	}
 	for k := range idx.units {
-		delete(a.units, k)
-		a.unschedule(k)
+		delete(st.units, k)
+		st.groups.left(k)
 	}
 	for th := range idx.links {
-		old, had := a.links[th]
-		a.indexKid(th, old, had, link{}, false)
-		delete(a.links, th)
-		delete(a.unresolved, th)
-		delete(a.anchorWaiting, th)
+		old, had := st.links[th]
+		delete(st.links, th)
+		st.relink(th, old, had, link{}, false)
 	}
 	for c := range idx.calls {
-		delete(a.calls, c)
+		delete(st.calls, c)
 	}
-	delete(a.sessions, sk)
-	delete(a.dirty, sk)
-	delete(a.lruIdx, sk)
+	delete(st.sessions, sk)
+	delete(st.dirty, sk)
+	st.use.forget(sk)
 }

@@ -5,10 +5,20 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"container/heap"
+	"slices"
 	"time"
-) // evictor holds what eviction needs besides the sessions: the sessions in
-// memory by last use, and the evicted sessions with open work.
+)
+
+// evictor keeps memory under max_cached_sessions (eviction.go): it holds
+// the sessions in memory by last use, and what is left in memory of the
+// evicted sessions with open work (sleepers), so that they are read back
+// when something of theirs is due or an anchor comes for them. The store
+// tells it of every use and of every session coming back (sessionUse).
 type evictor struct {
+	idleTimeout time.Duration
+	store       *sessionStore
+	plan        sleepPlan
+	storage     interface{ stored() bool }
 	// lru queues the sessions held by last use, for evict; lruIdx is the
 	// entry of each session queued.
 	lru    lruQueue
@@ -23,6 +33,26 @@ type evictor struct {
 	// for an anchor, by what the anchor must match, with the latest time
 	// of an anchor that resolves one of them.
 	waitingAsleep map[anchorGroup]map[sessKey]time.Time
+}
+
+// sleepPlan is what eviction asks of the scheduler: whether a session's
+// groups are settled (the next pass is not to look at them whatever their
+// deadlines), their deadlines, and settling a session read back at start.
+type sleepPlan interface {
+	toRecheck(sk sessKey) bool
+	isFresh(k unitKey) bool
+	deadlineOf(k unitKey) (time.Time, bool)
+	settle(sorted []unitKey, now time.Time)
+}
+
+func newEvictor(idleTimeout time.Duration, store *sessionStore) *evictor {
+	return &evictor{
+		idleTimeout:   idleTimeout,
+		store:         store,
+		lruIdx:        map[sessKey]*queued{},
+		asleep:        map[sessKey]*sleeper{},
+		waitingAsleep: map[anchorGroup]map[sessKey]time.Time{},
+	}
 }
 
 // queued is a session in lru: used is its last use when queued, or older.
@@ -69,6 +99,21 @@ func (s *sleeper) setIndex(i int) { s.index = i }
 // wakeHeap is a min-heap of sleepers by wake time.
 type wakeHeap = timedHeap[*sleeper]
 
+// enqueue puts a session in lru unless it is there already (by an older
+// use, which evict corrects when it comes to it).
+func (ev *evictor) enqueue(sk sessKey, used uint64) {
+	if _, ok := ev.lruIdx[sk]; ok {
+		return
+	}
+	e := &queued{used: used, sk: sk}
+	ev.lruIdx[sk] = e
+	heap.Push(&ev.lru, e)
+}
+
+// forget takes a session leaving memory out of lru (evict pops its entry
+// when it comes to it).
+func (ev *evictor) forget(sk sessKey) { delete(ev.lruIdx, sk) }
+
 // unsleep forgets the wake entry of a session coming back to memory.
 func (ev *evictor) unsleep(sk sessKey) {
 	s, ok := ev.asleep[sk]
@@ -85,4 +130,27 @@ func (ev *evictor) unsleep(sk sessKey) {
 	}
 	delete(ev.asleep, sk)
 	ev.sleepingUnits -= s.units
+}
+
+// wakeDue reads back the sessions whose wake time came. They count as
+// changed, so that a failure to read one back rolls it back like a batch's.
+func (ev *evictor) wakeDue(now time.Time) {
+	for len(ev.wake) > 0 && !now.Before(ev.wake[0].at) {
+		ev.store.touch(ev.wake[0].sk) // unsleep pops it
+	}
+}
+
+// wokenBy lists, in a fixed order, the sleeping sessions with a subagent
+// link that the anchor an resolves (an anchor of its kind and project at
+// or before the subagent's start plus anchorSlack, as anchorFor looks
+// for): the anchor is to read them back.
+func (ev *evictor) wokenBy(an anchor) []sessKey {
+	var due []sessKey
+	for sk, until := range ev.waitingAsleep[anchorGroup{an.Source, an.Kind, an.Project}] {
+		if !an.At.After(until) {
+			due = append(due, sk)
+		}
+	}
+	slices.SortFunc(due, compareSessions)
+	return due
 }

@@ -183,7 +183,7 @@ func TestContentOffByDefault(t *testing.T) {
 			assert.False(t, ok, "%s on %s", k, sp.Name())
 		}
 	}
-	assert.Empty(t, h.c.asm.units, "nothing held")
+	assert.Empty(t, h.c.asm.store.units, "nothing held")
 }
 
 func TestContentOnIsTruncated(t *testing.T) {

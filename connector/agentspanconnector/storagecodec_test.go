@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
+	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 )
 
@@ -49,7 +50,7 @@ func TestStoredRecordsAreCompressed(t *testing.T) {
 
 	var stored, held, sessions, events int
 	require.NoError(t, walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-		if !strings.HasPrefix(key, keyPrefix) {
+		if !strings.HasPrefix(key, state.KeyPrefix) {
 			return nil, nil // the storage client's own keys
 		}
 		v, err := storagecodec.Decode(value)
@@ -60,15 +61,15 @@ func TestStoredRecordsAreCompressed(t *testing.T) {
 			assert.Equal(t, byte(1), value[1], "%s is stored compressed", key)
 		}
 		switch {
-		case strings.HasPrefix(key, keyPrefix+"s/"):
+		case strings.HasPrefix(key, state.KeyPrefix+"s/"):
 			sessions++
-			var rec sessionRecord
+			var rec state.SessionRecord
 			if assert.NoError(t, json.Unmarshal(v, &rec), key) {
-				assert.Equal(t, stateVersion, rec.Version, key)
+				assert.Equal(t, state.Version, rec.Version, key)
 			}
-		case strings.HasPrefix(key, keyPrefix+"e/"):
+		case strings.HasPrefix(key, state.KeyPrefix+"e/"):
 			events++
-			evs, err := decodeEvents(v)
+			evs, err := state.DecodeEvents(v)
 			if assert.NoError(t, err, key) {
 				assert.NotEmpty(t, evs, key)
 			}

@@ -3,7 +3,9 @@
 
 package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
 
-import "time" // timedEntry is an element of a timedHeap: it has a time and is told its
+import "time"
+
+// timedEntry is an element of a timedHeap: it has a time and is told its
 // place in the heap (for heap.Fix and heap.Remove; -1 once popped).
 type timedEntry interface {
 	dueAt() time.Time

@@ -5,7 +5,6 @@ package agentspanconnector // import "github.com/agentotel/agentotel/connector/a
 
 import (
 	"cmp"
-	"container/heap"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
-) // add ingests one event.
+)
+
+// add ingests one event.
 func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
 	if ev.Unparsed != "" {
 		return unparsed
@@ -26,10 +27,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	}
 	ownStrings(&ev)
 	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
-	a.touch(th.Sess())
-	t := a.threads[th]
+	a.store.touch(th.Sess())
+	t := a.store.threads[th]
 	key, inTurn := unitOf(&ev)
-	_, open := a.units[key]
+	_, open := a.store.units[key]
 	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq && (!open || !inTurn) {
 		return replayed
 	}
@@ -42,46 +43,46 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	}
 	if t == nil {
 		t = &thread{}
-		a.setThread(th, t)
+		a.store.setThread(th, t)
 	}
 	t.lastArrival = now
 
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
 		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), CallID: ev.ToolCallID}
-		ref := a.calls[ck]
+		ref := a.store.calls[ck]
 		ref.Unit = key
 		if ev.SubagentType != "" && !th.Subagent() {
 			ref.SubagentType = ev.SubagentType
 		}
-		a.setCall(ck, ref)
+		a.store.setCall(ck, ref)
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
 		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.SpawnedAgentID}
 		if child != th {
-			a.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
+			a.store.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}
 	}
 	if th.Subagent() && ev.ParentToolCallID != "" {
-		if l, ok := a.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
-			a.setLink(th, link{CallID: ev.ParentToolCallID})
+		if l, ok := a.store.links[th]; !ok || l.Turn || (!l.Resolved && l.CallID != ev.ParentToolCallID) {
+			a.store.setLink(th, link{CallID: ev.ParentToolCallID})
 		}
 	}
 	if kind := ev.Attributes[agentevent.AttrSubagentLink]; th.Subagent() && (kind == agentevent.SubagentLinkTurn || kind == agentevent.SubagentLinkAnchor) {
 		// Only a fallback: any tool link, known now or later, wins.
-		if l, ok := a.links[th]; !ok {
+		if l, ok := a.store.links[th]; !ok {
 			l = link{Turn: true, At: ev.Timestamp}
 			if kind == agentevent.SubagentLinkAnchor {
 				l.Anchor, _ = ev.Attributes[agentevent.AttrSubagentAnchor].(string)
 				l.Project = ev.ProjectRoot
 			}
-			a.setLink(th, l)
+			a.store.setLink(th, l)
 		} else if l.Turn && !l.Resolved && ev.Timestamp.Before(l.At) {
 			l.At = ev.Timestamp
-			a.setLink(th, l)
+			a.store.setLink(th, l)
 		}
 	}
 	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.Subagent() && inTurn {
-		a.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
+		a.links.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
 	}
 	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
 		t.notePrompt(ev.EventID, ev.Timestamp)
@@ -91,14 +92,14 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		if t.preambleHost == "" {
 			t.preambleHost = host
 		}
-		a.notePreamble(th)
+		a.preambles.note(th, t.lastArrival)
 		return added
 	}
 
-	u := a.units[key]
+	u := a.store.units[key]
 	if u == nil {
 		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
-		a.setUnit(key, u)
+		a.store.setUnit(key, u)
 	}
 	u.lastArrival = now
 	if u.host == "" {
@@ -117,7 +118,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			u.addEvent(p)
 		}
 		t.preamble, t.preambleHost = nil, ""
-		a.unpreamble(th)
+		a.preambles.unpreamble(th)
 	}
 	u.addEvent(ev)
 	return added
@@ -127,41 +128,33 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 // open unit is complete (flushed as in_progress).
 func (a *assembler) close(now time.Time, shutdown bool) closed {
 	out := closed{traces: ptrace.NewTraces()}
-	a.wakeDue(now)
-	a.resolveLinks()
+	a.evictor.wakeDue(now)
+	a.links.resolve(a.sched.checkAll)
 
 	// The units of the groups that may be complete (schedule.go), or with
 	// shutdown (and after a rollback or a load) every open unit.
-	var sorted []unitKey
-	if shutdown || a.checkAll {
-		a.checkAll = false
-		clear(a.fresh)
-		clear(a.recheck)
-		sorted = a.sortedUnits()
-	} else {
-		sorted = a.candidates(now)
-	}
+	sorted := a.sched.pass(now, shutdown)
 	if verifyPass != nil {
-		verifyPass(a, sorted, now, shutdown)
+		verifyPass(a.sched, sorted, now, shutdown)
 	}
 
 	// Open subagent runs whose spawning unit is still open close with it.
-	children, tops := a.groups(sorted)
-	awaiting := a.awaitingIn(sorted)
+	children, tops := a.rules.groups(sorted)
+	awaiting := a.rules.awaitingIn(sorted)
 	for _, k := range tops {
-		if _, open := a.units[k]; !open {
+		if _, open := a.store.units[k]; !open {
 			continue
 		}
-		reason, done := a.closeReason(k, children, awaiting, now, shutdown)
+		reason, done := a.rules.closeReason(k, children, awaiting, now, shutdown)
 		if !done {
-			a.schedule(k, a.deadline(k, children, awaiting, now))
+			a.sched.schedule(k, a.rules.deadline(k, children, awaiting, now))
 			continue
 		}
 		traceID, parent := a.placement(k)
-		late := a.wentOut(k)
+		late := a.store.wentOut(k)
 		var lateRows []agentevent.Event
 		if late {
-			lateRows = a.units[k].events
+			lateRows = a.store.units[k].events
 		}
 		visited := map[unitKey]bool{}
 		tree := a.collect(k, children, visited)
@@ -178,7 +171,7 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		out.units = append(out.units, closedGroup{key: k, reason: reason})
 	}
 
-	out.noTurn += a.dropPreambles(now, shutdown)
+	out.noTurn += a.preambles.drop(now, shutdown)
 	a.prune()
 	return out
 }
@@ -188,12 +181,12 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 // events of it) must not produce again.
 func (a *assembler) markClosed(tr *spanmodel.Tree, traceID pcommon.TraceID, skip map[pcommon.SpanID]bool) {
 	th := tr.Key.Thread
-	t := a.threads[th]
+	t := a.store.threads[th]
 	if t == nil {
 		t = &thread{}
-		a.setThread(th, t)
+		a.store.setThread(th, t)
 	}
-	a.touch(th.Sess())
+	a.store.touch(th.Sess())
 	prev, late := t.closedFor(tr.Key.Prompt)
 	for _, id := range prev.Skip {
 		skip[id] = true
@@ -244,22 +237,22 @@ func (a *assembler) markClosed(tr *spanmodel.Tree, traceID pcommon.TraceID, skip
 // as a tree.
 func (a *assembler) collect(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) *spanmodel.Tree {
 	visited[k] = true
-	u := a.units[k]
-	a.delUnit(k)
+	u := a.store.units[k]
+	a.store.delUnit(k)
 	evs := u.events
 	// Sequence orders a thread's events (one thread = one file); the stable
 	// sort keeps arrival order among equal (unknown) sequences.
 	slices.SortStableFunc(evs, func(x, y agentevent.Event) int { return cmp.Compare(x.Sequence, y.Sequence) })
 	t := &spanmodel.Tree{Key: k, Events: evs, PrevPrompt: u.prevPrompt, Host: u.host}
-	t.Late = a.wentOut(k)
-	if l, ok := a.links[k.Thread]; ok && k.Thread.Subagent() {
-		t.NameHint = a.calls[callKey{Source: k.Thread.Source, Session: k.Thread.Session, CallID: l.CallID}].SubagentType
+	t.Late = a.store.wentOut(k)
+	if l, ok := a.store.links[k.Thread]; ok && k.Thread.Subagent() {
+		t.NameHint = a.store.calls[callKey{Source: k.Thread.Source, Session: k.Thread.Session, CallID: l.CallID}].SubagentType
 	}
 	for _, c := range children[k] {
 		if visited[c] {
 			continue
 		}
-		t.Children = append(t.Children, spanmodel.Child{CallID: a.links[c.Thread].CallID, Run: a.collect(c, children, visited)})
+		t.Children = append(t.Children, spanmodel.Child{CallID: a.store.links[c.Thread].CallID, Run: a.collect(c, children, visited)})
 	}
 	return t
 }
@@ -272,7 +265,7 @@ func (a *assembler) placement(k unitKey) (pcommon.TraceID, pcommon.SpanID) {
 
 func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.TraceID, pcommon.SpanID) {
 	var parent pcommon.SpanID
-	l, linked := a.links[k.Thread]
+	l, linked := a.store.links[k.Thread]
 	linked = linked && l.Resolved && k.Thread.Subagent() && !visiting[l.Parent]
 	switch {
 	case linked && l.Turn:
@@ -280,7 +273,7 @@ func (a *assembler) placementOf(k unitKey, visiting map[unitKey]bool) (pcommon.T
 	case linked:
 		parent = spanmodel.ToolSpanID(l.Parent.Thread, l.CallID)
 	}
-	if t := a.threads[k.Thread]; t != nil {
+	if t := a.store.threads[k.Thread]; t != nil {
 		if m, ok := t.closedFor(k.Prompt); ok {
 			return m.Trace, parent
 		}
@@ -330,82 +323,53 @@ func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 // so looking at the changed sessions finds them all.
 func (a *assembler) prune() {
 	known := func(k unitKey) bool {
-		if _, open := a.units[k]; open {
+		if _, open := a.store.units[k]; open {
 			return true
 		}
-		t := a.threads[k.Thread]
+		t := a.store.threads[k.Thread]
 		if t == nil {
 			return false
 		}
 		_, sent := t.closedFor(k.Prompt)
 		return sent
 	}
-	for sk := range a.dirty {
-		idx := a.sessions[sk]
+	for sk := range a.store.dirty {
+		idx := a.store.sessions[sk]
 		if idx == nil {
 			continue
 		}
 		for c := range idx.calls {
-			if !known(a.calls[c].Unit) {
-				a.delCall(c)
+			if !known(a.store.calls[c].Unit) {
+				a.store.delCall(c)
 			}
 		}
 		for th := range idx.links {
-			l := a.links[th]
+			l := a.store.links[th]
 			child := unitKey{Thread: th}
 			if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
-				a.delLink(th)
+				a.store.delLink(th)
 			}
 		}
 	}
 }
 
-// dropPreambles drops the events that waited for a prompt of their thread
-// for turn_idle_timeout of wall clock (all of them at shutdown): no turn
-// came for them. The queue is by when each thread was queued; a thread that
-// got more events since moves back to its latest, so a pass costs the
-// threads due, not every thread waiting.
-func (a *assembler) dropPreambles(now time.Time, shutdown bool) (dropped int) {
-	drop := func(th threadKey, t *thread) {
-		dropped += len(t.preamble)
-		t.preamble, t.preambleHost = nil, ""
-		a.unpreamble(th)
-		a.touch(th.Sess())
+// threadOpen tells whether a thread has an open unit or events waiting for
+// a prompt.
+func (a *assembler) threadOpen(th threadKey) bool {
+	if t := a.store.threads[th]; t != nil && len(t.preamble) > 0 {
+		return true
 	}
-	if shutdown {
-		for th := range a.preambled {
-			if t := a.threads[th]; t != nil && len(t.preamble) > 0 {
-				drop(th, t)
-			} else {
-				a.unpreamble(th)
-			}
-		}
-		return dropped
+	idx := a.store.sessions[th.Sess()]
+	if idx == nil {
+		return false
 	}
-	for len(a.preambleDue) > 0 && !now.Before(a.preambleDue[0].at) {
-		e := a.preambleDue[0]
-		t := a.threads[e.th]
-		if t == nil || len(t.preamble) == 0 {
-			a.unpreamble(e.th)
-			continue
-		}
-		if at := t.lastArrival.Add(a.idleTimeout); now.Before(at) {
-			e.at = at
-			heap.Fix(&a.preambleDue, 0)
-			continue
-		}
-		drop(e.th, t)
-	}
-	if verifyPreambles != nil {
-		for th := range a.preambled {
-			if t := a.threads[th]; t != nil && len(t.preamble) > 0 && now.Sub(t.lastArrival) >= a.idleTimeout {
-				verifyPreambles(th)
-			}
+	for k := range idx.units {
+		if k.Thread == th {
+			return true
 		}
 	}
-	return dropped
+	return false
 }
 
-// verifyPreambles, when set (tests), is told of a thread whose waiting
-// events dropPreambles kept though a walk over every thread drops them.
-var verifyPreambles func(th threadKey)
+// verifyPass, when set (tests), is shown the units each close pass looks at.
+var verifyPass func(sc *scheduler, sorted []unitKey, now time.Time, shutdown bool)

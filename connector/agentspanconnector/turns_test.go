@@ -218,7 +218,7 @@ func TestPreambleWithoutTurnIsDropped(t *testing.T) {
 	h.setNow(366 * 24 * time.Hour)
 	h.tick()
 	assert.Empty(t, h.spans())
-	for _, th := range h.c.asm.threads {
+	for _, th := range h.c.asm.store.threads {
 		assert.Empty(t, th.preamble, "dropped after turn_idle_timeout of wall-clock time without a prompt")
 	}
 }

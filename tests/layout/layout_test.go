@@ -45,6 +45,7 @@ var levels = map[string][][]string{
 	"connector/agentspanconnector": {
 		{"internal/metadata"},
 		{"internal/metadatatest", "internal/spanmodel"},
+		{"internal/state"},
 		{""},
 	},
 	"connector/agentmetricsconnector": {
