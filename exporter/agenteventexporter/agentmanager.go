@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"encoding/json"
@@ -120,7 +120,7 @@ func (*agentManagerFormat) lineTime(line []byte) time.Time {
 	return tail.Timestamp
 }
 
-func (f *agentManagerFormat) begin(s *session, last []byte) {
+func (*agentManagerFormat) begin(s *session, last []byte) {
 	st := &managerState{runID: runID(s.key), status: runPending}
 	s.state = st
 	s.next = 0 // the sequence starts at 0
@@ -151,12 +151,14 @@ func (f *agentManagerFormat) end(s *session, out *lineBuffer) {
 	if st.status != runRunning {
 		return // interrupted and failed runs keep their status
 	}
-	f.emit(s, out, s.newest, "status", managerStatus{OldStatus: runRunning, NewStatus: runComplete,
-		Reason: fmt.Sprintf("no activity for %s", f.idleTimeout)})
+	f.emit(s, out, s.newest, "status", managerStatus{
+		OldStatus: runRunning, NewStatus: runComplete,
+		Reason: fmt.Sprintf("no activity for %s", f.idleTimeout),
+	})
 	st.status = runComplete
 }
 
-func (f *agentManagerFormat) emit(s *session, out *lineBuffer, t time.Time, typ string, data any) {
+func (*agentManagerFormat) emit(s *session, out *lineBuffer, t time.Time, typ string, data any) {
 	st := s.state.(*managerState)
 	seq := s.next
 	s.next++
@@ -334,14 +336,18 @@ func failureSummary(ev *agentevent.Event) string {
 // describe is a log message for an event whose text is left out: its type
 // and the kind the parser gave it.
 func describe(ev *agentevent.Event) string {
-	msg := strings.ReplaceAll(string(ev.Type), "_", " ")
+	var msg strings.Builder
+	msg.WriteString(strings.ReplaceAll(string(ev.Type), "_", " "))
 	for _, k := range []string{attrMetaKind, attrSummaryKind} {
 		if v := attrString(ev, k); v != "" {
-			msg += ": " + v
+			msg.WriteString(": ")
+			msg.WriteString(v)
 		}
 	}
 	if ev.Status != "" {
-		msg += " (" + ev.Status + ")"
+		msg.WriteString(" (")
+		msg.WriteString(ev.Status)
+		msg.WriteString(")")
 	}
-	return msg
+	return msg.String()
 }

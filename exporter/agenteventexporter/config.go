@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"errors"

@@ -8,4 +8,4 @@
 // agent_span connector's turn-root spans) as JSON Lines files, one file per
 // session, in one of the seed schemas: agtrace_v1, universal, agent_manager
 // (logs) or canonical_task (traces).
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter

@@ -4,7 +4,6 @@
 package agenteventexporter
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,9 +61,9 @@ func run(t *testing.T, e *agentEventExporter, batches []any) {
 	for _, b := range batches {
 		switch b := b.(type) {
 		case plog.Logs:
-			require.NoError(t, e.consumeLogs(context.Background(), b))
+			require.NoError(t, e.consumeLogs(t.Context(), b))
 		case ptrace.Traces:
-			require.NoError(t, e.consumeTraces(context.Background(), b))
+			require.NoError(t, e.consumeTraces(t.Context(), b))
 		}
 	}
 }
@@ -147,7 +146,7 @@ func restartedAt(t *testing.T, c exactlyOnceCase, k int, redeliver func(dir stri
 	e = startExporter(t, goldenConfig(c.format, dir))
 	run(t, e, again)
 	run(t, e, c.batches[k:])
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	return readTree(t, dir)
 }
 
@@ -191,7 +190,7 @@ func exportWhole(t *testing.T, c exactlyOnceCase) map[string][]byte {
 	dir := t.TempDir()
 	e := startExporter(t, goldenConfig(c.format, dir))
 	run(t, e, c.batches)
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	return readTree(t, dir)
 }
 
@@ -210,7 +209,7 @@ func TestRetriedBatchWritesNothing(t *testing.T) {
 			e := newTestExporterWithSettings(t, goldenConfig(c.format, dir), &now, metadatatest.NewSettings(tel))
 			all := mergeBatches(c.batches)
 			run(t, e, []any{all, all})
-			require.NoError(t, e.shutdown(context.Background()))
+			require.NoError(t, e.shutdown(t.Context()))
 			assert.Equal(t, exportWhole(t, c), readTree(t, dir))
 			items := 0
 			switch b := all.(type) {
@@ -252,10 +251,10 @@ func TestKilledMidBatch(t *testing.T) {
 					data := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "."), markSuffix)
 					dataPath := filepath.Join(filepath.Dir(path), data)
 					if old, ok := marks[path]; ok {
-						require.NoError(t, os.WriteFile(path, old, 0o644))
+						require.NoError(t, os.WriteFile(path, old, 0o600))
 					} else {
 						require.NoError(t, os.Remove(path))
-						require.NoError(t, os.WriteFile(path, []byte(`{"size":0}`), 0o644))
+						require.NoError(t, os.WriteFile(path, []byte(`{"size":0}`), 0o600))
 					}
 					if b, err := os.ReadFile(dataPath); err == nil && len(b) > 0 {
 						f, err := os.OpenFile(dataPath, os.O_APPEND|os.O_WRONLY, 0)
@@ -282,7 +281,7 @@ func commitRecords(t *testing.T, dir string) map[string][]byte {
 		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), markSuffix) {
 			return err
 		}
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(path) //nolint:gosec // G122: dir is the test's own output folder
 		out[path] = b
 		return err
 	}))
@@ -304,7 +303,7 @@ func TestTornLastLineIsRepaired(t *testing.T) {
 				for name, b := range readTree(t, dir) {
 					path := filepath.Join(dir, filepath.FromSlash(name))
 					// The next line's first bytes, as a kill mid-write leaves them.
-					require.NoError(t, os.WriteFile(path, append(b, b[:len(b)/3]...), 0o644))
+					require.NoError(t, os.WriteFile(path, append(b, b[:len(b)/3]...), 0o600))
 				}
 				return nil
 			})
@@ -333,7 +332,7 @@ func TestHeldEventsSurviveACrash(t *testing.T) {
 			assert.Empty(t, readTree(t, dir), "held: no line yet")
 			crash(e)
 			e = startExporter(t, goldenConfig(c.format, dir))
-			require.NoError(t, e.shutdown(context.Background()))
+			require.NoError(t, e.shutdown(t.Context()))
 			assert.Equal(t, whole, readTree(t, dir))
 		})
 	}
@@ -357,7 +356,7 @@ func TestCanonicalTurnsOutliveTheirOpenFile(t *testing.T) {
 	e := startExporter(t, cfg)
 	run(t, e, all)
 	run(t, e, all)
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.Equal(t, want, readTree(t, dir))
 	assert.LessOrEqual(t, e.turns.Len(), 1)
 }
@@ -372,13 +371,13 @@ func TestStdoutSkipsRetries(t *testing.T) {
 	require.NoError(t, err)
 	var out strings.Builder
 	e.stdout = &out
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	_, batches := fiveSessions(2)
 	for _, b := range batches {
-		require.NoError(t, e.consumeLogs(context.Background(), logsOf(b...)))
-		require.NoError(t, e.consumeLogs(context.Background(), logsOf(b...)))
+		require.NoError(t, e.consumeLogs(t.Context(), logsOf(b...)))
+		require.NoError(t, e.consumeLogs(t.Context(), logsOf(b...)))
 	}
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.Equal(t, 10, strings.Count(out.String(), "\n"))
 }
 
@@ -395,7 +394,7 @@ func TestEventsWithoutSequence(t *testing.T) {
 	crash(e)
 	e = startExporter(t, testConfig(FormatAgtraceV1, dir))
 	run(t, e, []any{batch})
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	b := readTree(t, dir)["claude-code/"+s.id+".jsonl"]
 	assert.Equal(t, 1, strings.Count(string(b), `"event_id":"bad-1"`))
 	assert.Equal(t, 1, strings.Count(string(b), `"event_id":"p1"`))
@@ -419,7 +418,7 @@ func TestTwoFilesOfOneSession(t *testing.T) {
 	crash(e)
 	e = startExporter(t, testConfig(FormatAgtraceV1, dir))
 	run(t, e, []any{logsOf(fromB[1:]...), logsOf(fromA...)})
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	file := string(readTree(t, dir)["claude-code/"+a.id+".jsonl"])
 	for _, id := range []string{"a1", "a2", "b1", "b2"} {
 		assert.Equal(t, 1, strings.Count(file, `"event_id":"`+id+`"`), id)
@@ -470,7 +469,7 @@ func TestFsync(t *testing.T) {
 			crash(e)
 			e = startExporter(t, cfg)
 			run(t, e, c.batches)
-			require.NoError(t, e.shutdown(context.Background()))
+			require.NoError(t, e.shutdown(t.Context()))
 			assert.Equal(t, exportWhole(t, c), readTree(t, dir))
 			assert.NotEmpty(t, commitRecords(t, dir))
 		})

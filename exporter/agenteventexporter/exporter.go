@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"cmp"
@@ -102,9 +102,9 @@ func newExporter(set exporter.Settings, cfg *Config) (*agentEventExporter, error
 		e.logs = &agentManagerFormat{includeContent: cfg.IncludeContent, idleTimeout: cfg.SessionIdleTimeout, warn: e.validationWarning}
 	case FormatCanonicalTask:
 		e.canonical = &canonicalFormat{includeContent: cfg.IncludeContent, malformed: e.malformedRollup}
-		e.turns, err = simplelru.NewLRU(cfg.MaxOpenFiles, func(key sessionKey, ts *turnSet) {
-			if err := e.commitTurns(ts); err != nil && e.turnErr == nil {
-				e.turnErr = err
+		e.turns, err = simplelru.NewLRU(cfg.MaxOpenFiles, func(_ sessionKey, ts *turnSet) {
+			if cerr := e.commitTurns(ts); cerr != nil && e.turnErr == nil {
+				e.turnErr = cerr
 			}
 		})
 		if err != nil {
@@ -141,7 +141,8 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 			return err
 		}
 		perm := e.cfg.directoryPermissions()
-		if err := ensureDirectory(dir, e.cfg.CreateDirectory, perm); err != nil {
+		err = ensureDirectory(dir, e.cfg.CreateDirectory, perm)
+		if err != nil {
 			return err
 		}
 		out, err := newDirSink(dir, perm, e.cfg.Fsync, e.cfg.MaxOpenFiles, e.logger)
@@ -159,9 +160,7 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	e.wg.Go(func() {
 		ticker := time.NewTicker(idleCheckInterval)
 		defer ticker.Stop()
 		for {
@@ -175,7 +174,7 @@ func (e *agentEventExporter) start(_ context.Context, host component.Host) error
 				}
 			}
 		}
-	}()
+	})
 	return nil
 }
 
@@ -214,7 +213,9 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 	now := e.now()
 	var errs []error
 	replayed := 0
-	for _, d := range e.decode(ctx, ld) {
+	ds := e.decode(ctx, ld)
+	for i := range ds {
+		d := &ds[i]
 		s := e.session(keyOf(&d.ev))
 		if s.handled(&d.ev) {
 			replayed++
@@ -227,13 +228,12 @@ func (e *agentEventExporter) consumeLogs(ctx context.Context, ld plog.Logs) erro
 		case !s.last.IsZero():
 			d.ev.Timestamp = s.last
 		case len(s.pending) < maxPending:
-			s.pending = append(s.pending, d)
+			s.pending = append(s.pending, *d)
 			continue
 		default:
 			d.ev.Timestamp = e.fallbackTime(d.observed)
 		}
-		errs = append(errs, e.writePending(ctx, s, d.ev.Timestamp))
-		errs = append(errs, e.writeEvent(ctx, s, &d.ev))
+		errs = append(errs, e.writePending(ctx, s, d.ev.Timestamp), e.writeEvent(ctx, s, &d.ev))
 	}
 	e.countReplayed(ctx, replayed)
 	errs = append(errs, e.commit())

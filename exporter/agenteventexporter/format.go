@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"bytes"
@@ -190,12 +190,6 @@ const (
 
 // Error classes (error.type) that mean the user or a policy refused a tool call.
 var permissionDenials = map[string]bool{"rejected": true, "permission_denied": true}
-
-// isMessageType reports whether an event is conversation (a prompt, an
-// answer, a system message).
-func isMessageType(t agentevent.EventType) bool {
-	return t == agentevent.TypeUserMessage || t == agentevent.TypeAssistantMessage || t == agentevent.TypeSystemMessage
-}
 
 // isErrorEvent reports whether an event reports a failure of the agent
 // itself (an API error, a retried call, a failing hook) rather than of a tool.

@@ -5,7 +5,6 @@ package agenteventexporter
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -55,9 +54,9 @@ func exportLogs(t *testing.T, cfg *Config, batches []plog.Logs) map[string][]byt
 	now := farFuture
 	e := newTestExporter(t, cfg, &now)
 	for _, b := range batches {
-		require.NoError(t, e.consumeLogs(context.Background(), b))
+		require.NoError(t, e.consumeLogs(t.Context(), b))
 	}
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	return readTree(t, cfg.Directory)
 }
 
@@ -66,9 +65,9 @@ func exportTraces(t *testing.T, cfg *Config, batches []ptrace.Traces) map[string
 	now := farFuture
 	e := newTestExporter(t, cfg, &now)
 	for _, b := range batches {
-		require.NoError(t, e.consumeTraces(context.Background(), b))
+		require.NoError(t, e.consumeTraces(t.Context(), b))
 	}
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	return readTree(t, cfg.Directory)
 }
 
@@ -123,7 +122,7 @@ func compareGolden(t *testing.T, dir string, got map[string][]byte) {
 		for name, b := range got {
 			p := filepath.Join(dir, filepath.FromSlash(name))
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-			require.NoError(t, os.WriteFile(p, b, 0o644))
+			require.NoError(t, os.WriteFile(p, b, 0o600))
 		}
 		return
 	}

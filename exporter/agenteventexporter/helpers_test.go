@@ -50,7 +50,7 @@ func newTestExporterWithSettings(t *testing.T, cfg *Config, now *time.Time, set 
 	e, err := newExporter(set, cfg)
 	require.NoError(t, err)
 	e.now = func() time.Time { return *now }
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
 	return e
 }
@@ -68,7 +68,7 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 		if err != nil {
 			return err
 		}
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(path) //nolint:gosec // G122: dir is the test's own output folder or its golden folder
 		files[filepath.ToSlash(rel)] = b
 		return err
 	}))
@@ -99,7 +99,7 @@ func firstLines(b []byte, n int) string {
 func decodeLines(t *testing.T, b []byte) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+	for line := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
@@ -172,7 +172,7 @@ func (s *testSession) result(id string, call agentevent.Event, output string, mi
 }
 
 func writeFile(path, content string) error {
-	return os.WriteFile(path, []byte(content), 0o644)
+	return os.WriteFile(path, []byte(content), 0o600) //nolint:gosec // G703: a path in the test's temporary folder
 }
 
 func logsOf(events ...agentevent.Event) plog.Logs {

@@ -4,7 +4,6 @@
 package agenteventexporter
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,21 +32,21 @@ func TestLifecycle(t *testing.T) {
 			var c component.Component
 			var err error
 			if format == FormatCanonicalTask {
-				exp, cerr := f.CreateTraces(context.Background(), set, cfg)
+				exp, cerr := f.CreateTraces(t.Context(), set, cfg)
 				require.NoError(t, cerr)
-				require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-				err = exp.ConsumeTraces(context.Background(), ptrace.NewTraces())
+				require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+				err = exp.ConsumeTraces(t.Context(), ptrace.NewTraces())
 				c = exp
 			} else {
-				exp, cerr := f.CreateLogs(context.Background(), set, cfg)
+				exp, cerr := f.CreateLogs(t.Context(), set, cfg)
 				require.NoError(t, cerr)
-				require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-				err = exp.ConsumeLogs(context.Background(), logs)
+				require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+				err = exp.ConsumeLogs(t.Context(), logs)
 				c = exp
 			}
 			require.NoError(t, err)
-			require.NoError(t, c.Shutdown(context.Background()))
-			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.Shutdown(t.Context()))
+			require.NoError(t, c.Shutdown(t.Context()))
 			if format != FormatCanonicalTask {
 				assert.FileExists(t, filepath.Join(dir, "claude-code", s.id+".jsonl"))
 			}
@@ -59,7 +58,7 @@ func TestShutdownBeforeStart(t *testing.T) {
 	for _, format := range []Format{FormatUniversal, FormatCanonicalTask} {
 		e, err := newExporter(exportertest.NewNopSettings(metadata.Type), testConfig(format, t.TempDir()))
 		require.NoError(t, err)
-		require.NoError(t, e.shutdown(context.Background()))
+		require.NoError(t, e.shutdown(t.Context()))
 	}
 }
 
@@ -69,13 +68,13 @@ func TestFormatInTheWrongPipeline(t *testing.T) {
 	f := NewFactory()
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.ID = component.NewIDWithName(metadata.Type, "canonical")
-	_, err := f.CreateLogs(context.Background(), set, testConfig(FormatCanonicalTask, t.TempDir()))
+	_, err := f.CreateLogs(t.Context(), set, testConfig(FormatCanonicalTask, t.TempDir()))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "agent_event/canonical: `format` canonical_task reads traces (turns from the agent_span connector), so it cannot be in a logs pipeline")
 	assert.Contains(t, err.Error(), "put agent_event/canonical in a traces pipeline, or use agtrace_v1, universal or agent_manager here")
 
 	set.ID = component.NewIDWithName(metadata.Type, "universal")
-	_, err = f.CreateTraces(context.Background(), set, testConfig(FormatUniversal, t.TempDir()))
+	_, err = f.CreateTraces(t.Context(), set, testConfig(FormatUniversal, t.TempDir()))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "agent_event/universal: `format` universal reads logs (agent events), so it cannot be in a traces pipeline")
 	assert.Contains(t, err.Error(), "put agent_event/universal in a logs pipeline, or use canonical_task here")
@@ -88,9 +87,9 @@ func TestStartFailsOnAnUnusableDirectory(t *testing.T) {
 	require.NoError(t, writeFile(file, "x"))
 	e, err := newExporter(exportertest.NewNopSettings(metadata.Type), testConfig(FormatAgtraceV1, filepath.Join(file, "out")))
 	require.NoError(t, err)
-	err = e.start(context.Background(), componenttest.NewNopHost())
+	err = e.start(t.Context(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, "`directory`")
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 }
 
 // TestCreateDirectory: a missing directory is created at start with
@@ -108,8 +107,8 @@ func TestCreateDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm())
 	s := newTestSession("12121212-0000-4000-8000-000000000012")
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "hi", 0))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.userPrompt("p1", "hi", 0))))
+	require.NoError(t, e.shutdown(t.Context()))
 	info, err = os.Stat(filepath.Join(dir, "claude-code"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "the agent's folder")
@@ -130,8 +129,8 @@ func TestCreateDirectory(t *testing.T) {
 	cfg.CreateDirectory = false
 	e, err = newExporter(exportertest.NewNopSettings(metadata.Type), cfg)
 	require.NoError(t, err)
-	err = e.start(context.Background(), componenttest.NewNopHost())
+	err = e.start(t.Context(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, "does not exist: create it, or set `create_directory: true`")
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.NoDirExists(t, missing)
 }

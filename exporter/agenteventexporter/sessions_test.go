@@ -5,7 +5,6 @@ package agenteventexporter
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,10 +57,10 @@ func TestBoundedOpenFiles(t *testing.T) {
 			e := newTestExporter(t, cfg, &now)
 			sessions, batches := fiveSessions(4)
 			for _, b := range batches {
-				require.NoError(t, e.consumeLogs(context.Background(), logsOf(b...)))
+				require.NoError(t, e.consumeLogs(t.Context(), logsOf(b...)))
 				assert.LessOrEqual(t, e.out.openFiles(), 2)
 			}
-			require.NoError(t, e.shutdown(context.Background()))
+			require.NoError(t, e.shutdown(t.Context()))
 			files := readTree(t, dir)
 			require.Len(t, files, 5)
 			requireSchema(t, format, files)
@@ -116,8 +115,8 @@ func TestRestartContinuesTheSession(t *testing.T) {
 
 	run := func(now time.Time, events []agentevent.Event) {
 		e := newTestExporter(t, testConfig(FormatUniversal, dir), &now)
-		require.NoError(t, e.consumeLogs(context.Background(), logsOf(events...)))
-		require.NoError(t, e.shutdown(context.Background()))
+		require.NoError(t, e.consumeLogs(t.Context(), logsOf(events...)))
+		require.NoError(t, e.shutdown(t.Context()))
 	}
 	path := filepath.Join(dir, "claude-code", s.id+".jsonl")
 
@@ -154,12 +153,12 @@ func TestRestartAgentManager(t *testing.T) {
 	s := newTestSession("22222222-0000-4000-8000-000000000002")
 	now := t0.Add(2 * time.Minute)
 	e := newTestExporter(t, testConfig(FormatAgentManager, dir), &now)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "go", 0))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.userPrompt("p1", "go", 0))))
+	require.NoError(t, e.shutdown(t.Context()))
 	later := farFuture
 	e = newTestExporter(t, testConfig(FormatAgentManager, dir), &later)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.answer("a1", "r1", "ok", 1))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.answer("a1", "r1", "ok", 1))))
+	require.NoError(t, e.shutdown(t.Context()))
 
 	b, err := os.ReadFile(filepath.Join(dir, "claude-code", s.id+".jsonl"))
 	require.NoError(t, err)
@@ -179,16 +178,16 @@ func TestPartialLastLineIsRemoved(t *testing.T) {
 	s := newTestSession("33333333-0000-4000-8000-000000000003")
 	now := t0.Add(2 * time.Minute)
 	e := newTestExporter(t, testConfig(FormatUniversal, dir), &now)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "go", 0))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.userPrompt("p1", "go", 0))))
+	require.NoError(t, e.shutdown(t.Context()))
 	path := filepath.Join(dir, "claude-code", s.id+".jsonl")
 	whole, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.NoError(t, writeFile(path, string(whole)+`{"event_id":"evt_x","sequence":99,"ti`))
 
 	e = newTestExporter(t, testConfig(FormatUniversal, dir), &now)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.answer("a1", "r1", "ok", 1))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.answer("a1", "r1", "ok", 1))))
+	require.NoError(t, e.shutdown(t.Context()))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(b, whole))
@@ -207,7 +206,7 @@ func TestIdleSessionsEnd(t *testing.T) {
 	now := farFuture
 	e := newTestExporter(t, cfg, &now)
 	s := newTestSession("44444444-0000-4000-8000-000000000004")
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "old history", 0))))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.userPrompt("p1", "old history", 0))))
 	path := filepath.Join(dir, "claude-code", s.id+".jsonl")
 	ended := func() bool {
 		b, err := os.ReadFile(path)
@@ -232,8 +231,8 @@ func TestIdleSessionsEnd(t *testing.T) {
 	live := newTestSession("44444444-0000-4000-8000-000000000005")
 	ev := live.userPrompt("p1", "live", 0)
 	ev.Timestamp = now.Add(-time.Minute)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(ev)))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(ev)))
+	require.NoError(t, e.shutdown(t.Context()))
 	b, err = os.ReadFile(filepath.Join(dir, "claude-code", live.id+".jsonl"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "session.ended")
@@ -249,12 +248,12 @@ func TestStdout(t *testing.T) {
 	require.NoError(t, err)
 	var out bytes.Buffer
 	e.stdout = &out
-	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	_, batches := fiveSessions(2)
 	for _, b := range batches {
-		require.NoError(t, e.consumeLogs(context.Background(), logsOf(b...)))
+		require.NoError(t, e.consumeLogs(t.Context(), logsOf(b...)))
 	}
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	lines := decodeLines(t, out.Bytes())
 	assert.Len(t, lines, 10)
 	n, err := schemas.ValidateLines(string(FormatAgtraceV1), out.Bytes())
@@ -281,8 +280,8 @@ func TestFileNames(t *testing.T) {
 	now := farFuture
 	e := newTestExporter(t, testConfig(FormatAgtraceV1, filepath.Join(dir, "out")), &now)
 	s := newTestSession("../../escape")
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(s.userPrompt("p1", "x", 0))))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(s.userPrompt("p1", "x", 0))))
+	require.NoError(t, e.shutdown(t.Context()))
 	files := readTree(t, dir)
 	require.Len(t, files, 1)
 	for name := range files {
@@ -311,7 +310,7 @@ func TestEventsWithoutTime(t *testing.T) {
 	for i := 0; i < lrs.Len(); i++ {
 		lrs.At(i).SetObservedTimestamp(pcommon.NewTimestampFromTime(observed))
 	}
-	require.NoError(t, e.consumeLogs(context.Background(), logs))
+	require.NoError(t, e.consumeLogs(t.Context(), logs))
 	path := filepath.Join(dir, "claude-code", s.id+".jsonl")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -325,10 +324,10 @@ func TestEventsWithoutTime(t *testing.T) {
 	one := newTestSession("ffffffff-0000-4000-8000-000000000010")
 	ev := one.event(agentevent.TypeSessionSummary, "only", 0)
 	ev.Timestamp = time.Time{}
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(ev)))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(ev)))
 	path = filepath.Join(dir, "claude-code", one.id+".jsonl")
 	assert.NoFileExists(t, path)
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	b, err = os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, formatTime(farFuture), decodeLines(t, b)[0]["ts"], "no time at all: the exporter's clock")

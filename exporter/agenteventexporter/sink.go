@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"bufio"
@@ -72,7 +72,7 @@ func fileName(id, empty string) string {
 	}
 	b := []byte(id)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_' {
 			b[i] = '_'
 		}
 	}
@@ -271,10 +271,12 @@ func writeAtomic(path string, b []byte, fsync bool) error {
 	if err == nil && fsync {
 		err = f.Sync()
 	}
-	if err = errors.Join(err, f.Close()); err != nil {
+	err = errors.Join(err, f.Close())
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	err = os.Rename(tmp, path)
+	if err != nil {
 		return err
 	}
 	if !fsync {
@@ -321,7 +323,7 @@ func (s *dirSink) resume(key sessionKey) (last, state []byte) {
 	}
 	defer f.Close()
 	if mark != nil {
-		if err := truncateToMark(f, mark.Size, s.logger, path); err != nil {
+		if err = truncateToMark(f, mark.Size, s.logger, path); err != nil {
 			s.logger.Warn("Cannot bring a session file back to its last commit", zap.String("path", path), zap.Error(err))
 		}
 	}
@@ -393,7 +395,8 @@ func repairFile(path string, mark *fileMark, logger *zap.Logger) error {
 	}
 	defer f.Close()
 	if mark != nil {
-		if err := truncateToMark(f, mark.Size, logger, path); err != nil {
+		err = truncateToMark(f, mark.Size, logger, path)
+		if err != nil {
 			return err
 		}
 	}
@@ -402,7 +405,8 @@ func repairFile(path string, mark *fileMark, logger *zap.Logger) error {
 		return err
 	}
 	last := []byte{0}
-	if _, err := f.ReadAt(last, info.Size()-1); err != nil {
+	_, err = f.ReadAt(last, info.Size()-1)
+	if err != nil {
 		return err
 	}
 	if last[0] == '\n' {
@@ -474,7 +478,8 @@ func readLastLine(f *os.File, logger *zap.Logger, path string) ([]byte, error) {
 	if end < size {
 		logger.Warn("Removing a partial last line from a session file (an earlier run stopped mid-write)",
 			zap.String("path", path), zap.Int64("bytes", size-end))
-		if err := f.Truncate(end); err != nil {
+		err = f.Truncate(end)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -503,10 +508,7 @@ func lastIndexByte(f *os.File, before, limit int64, c byte) (int64, error) {
 		if pos <= limit {
 			return 0, fmt.Errorf("last line longer than %d bytes", maxLastLine)
 		}
-		n := int64(chunk)
-		if pos < n {
-			n = pos
-		}
+		n := min(pos, int64(chunk))
 		pos -= n
 		if _, err := f.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
 			return 0, err

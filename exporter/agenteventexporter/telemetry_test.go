@@ -92,7 +92,7 @@ func TestAgtraceTelemetry(t *testing.T) {
 	bad := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
 	agentevent.Encode(newTestSession("bbbbbbbb-0000-4000-8000-00000000000b").answer("x1", "r9", "x", 8), bad)
 	bad.Attributes().PutStr(agentevent.AttrRaw, "{}")
-	require.NoError(t, e.consumeLogs(context.Background(), logs))
+	require.NoError(t, e.consumeLogs(t.Context(), logs))
 
 	metadatatest.AssertEqualAgentEventInvariantViolations(t, tel, points("rule", map[string]int64{
 		"role": 1, "parent_event_id": 1, "tool_pairing": 2, "schema": 2,
@@ -100,7 +100,7 @@ func TestAgtraceTelemetry(t *testing.T) {
 	metadatatest.AssertEqualAgentEventLinesWritten(t, tel, points("format", map[string]int64{"agtrace_v1": 8}), metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonNotAgentEvent: 1, reasonMalformed: 1}), metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentEventOpenFiles(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 	assert.Len(t, readTree(t, dir), 1, "everything is written: the exporter refuses nothing")
 }
 
@@ -114,12 +114,12 @@ func TestAgtraceResumedSessionIsNotBlamed(t *testing.T) {
 	second := []agentevent.Event{s.result("t1", call, "ok", 2), s.answer("a1", "r2", "done", 3)}
 	now := t0.Add(5 * 60e9)
 	e := newTestExporter(t, testConfig(FormatAgtraceV1, dir), &now)
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(first...)))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(first...)))
+	require.NoError(t, e.shutdown(t.Context()))
 
 	tel := newTelemetry(t)
 	e = newTestExporterWithSettings(t, testConfig(FormatAgtraceV1, dir), &now, metadatatest.NewSettings(tel))
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(second...)))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(second...)))
 	_, err := tel.GetMetric("otelcol_agent_event_invariant_violations")
 	assert.Error(t, err, "no violation counted")
 }
@@ -140,7 +140,7 @@ func TestAgentManagerWarnings(t *testing.T) {
 	cfg := testConfig(FormatAgentManager, t.TempDir())
 	cfg.IncludeContent = true
 	e := newTestExporterWithSettings(t, cfg, &now, metadatatest.NewSettings(tel))
-	require.NoError(t, e.consumeLogs(context.Background(), logsOf(prompt, noName, unknown, failed, empty, zero)))
+	require.NoError(t, e.consumeLogs(t.Context(), logsOf(prompt, noName, unknown, failed, empty, zero)))
 	metadatatest.AssertEqualAgentEventValidationWarnings(t, tel, points("warning", map[string]int64{
 		warnToolCallEmptyName:   2,
 		warnToolCallEmptyInput:  1,
@@ -148,7 +148,7 @@ func TestAgentManagerWarnings(t *testing.T) {
 		warnMessageEmptyContent: 1,
 		warnMetricZeroTokens:    1,
 	}), metricdatatest.IgnoreTimestamp())
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.shutdown(t.Context()))
 }
 
 // TestAgentManagerGoldenWarnings: the real transcripts raise no warning
@@ -161,8 +161,8 @@ func TestAgentManagerGoldenWarnings(t *testing.T) {
 		now := farFuture
 		cfg := goldenConfig(FormatAgentManager, t.TempDir())
 		e := newTestExporterWithSettings(t, cfg, &now, metadatatest.NewSettings(tel))
-		require.NoError(t, e.consumeLogs(context.Background(), logs))
-		require.NoError(t, e.shutdown(context.Background()))
+		require.NoError(t, e.consumeLogs(t.Context(), logs))
+		require.NoError(t, e.shutdown(t.Context()))
 		_, err = tel.GetMetric("otelcol_agent_event_validation_warnings")
 		assert.Error(t, err, "%s raised agent-manager warnings", filepath.Base(dir))
 	}
@@ -177,8 +177,8 @@ func TestGoldenAgtraceHasNoViolations(t *testing.T) {
 		tel := newTelemetry(t)
 		now := farFuture
 		e := newTestExporterWithSettings(t, goldenConfig(FormatAgtraceV1, t.TempDir()), &now, metadatatest.NewSettings(tel))
-		require.NoError(t, e.consumeLogs(context.Background(), logs))
-		require.NoError(t, e.shutdown(context.Background()))
+		require.NoError(t, e.consumeLogs(t.Context(), logs))
+		require.NoError(t, e.shutdown(t.Context()))
 		_, err = tel.GetMetric("otelcol_agent_event_invariant_violations")
 		assert.Error(t, err, "%s breaks agtrace invariants", filepath.Base(dir))
 	}
@@ -199,8 +199,8 @@ func TestMalformedRollup(t *testing.T) {
 	now := farFuture
 	dir := t.TempDir()
 	e := newTestExporterWithSettings(t, testConfig(FormatCanonicalTask, dir), &now, metadatatest.NewSettings(tel))
-	require.NoError(t, e.consumeTraces(context.Background(), td))
-	require.NoError(t, e.shutdown(context.Background()))
+	require.NoError(t, e.consumeTraces(t.Context(), td))
+	require.NoError(t, e.shutdown(t.Context()))
 	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonMalformedRollup: 1}), metricdatatest.IgnoreTimestamp())
 	files := readTree(t, dir)
 	requireSchema(t, FormatCanonicalTask, files)
@@ -227,7 +227,7 @@ func TestMalformedEventsAreLoggedOnce(t *testing.T) {
 		ev.LogFile, ev.LogLine = "s.jsonl", line
 		agentevent.Encode(ev, bad)
 		bad.Attributes().PutStr(agentevent.AttrRaw, "{}") // bytes written, a string found
-		require.NotPanics(t, func() { require.NoError(t, e.consumeLogs(context.Background(), logs)) })
+		require.NotPanics(t, func() { require.NoError(t, e.consumeLogs(t.Context(), logs)) })
 	}
 	metadatatest.AssertEqualAgentEventInputErrors(t, tel, points("reason", map[string]int64{reasonMalformed: 2}), metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentEventLinesWritten(t, tel, points("format", map[string]int64{"agtrace_v1": 2}), metricdatatest.IgnoreTimestamp())

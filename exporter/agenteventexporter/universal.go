@@ -1,11 +1,12 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agenteventexporter // import "github.com/agentotel/agentotel/exporter/agenteventexporter"
+package agenteventexporter
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"strconv"
 	"strings"
@@ -190,7 +191,7 @@ func (*universalFormat) lineTime(line []byte) time.Time {
 	return tail.Time
 }
 
-func (f *universalFormat) begin(s *session, last []byte) {
+func (*universalFormat) begin(s *session, last []byte) {
 	st := &universalState{calls: map[string]*openCall{}}
 	s.state = st
 	s.next = 1 // the sequence starts at 1
@@ -584,9 +585,7 @@ func (f *universalFormat) error(s *session, ev *agentevent.Event, out *lineBuffe
 	if ev.EventID != "" {
 		details["event_id"] = ev.EventID
 	}
-	for k, v := range ev.Attributes {
-		details[k] = v
-	}
+	maps.Copy(details, ev.Attributes)
 	f.emit(s, out, ev.Timestamp, sourceAgent, "error", errorData{Message: msg, Code: ev.ErrorType, Details: details}, ev.Raw)
 }
 

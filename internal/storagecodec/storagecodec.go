@@ -26,7 +26,7 @@
 // form was written by another format: Decode reports ErrOtherFormat and the
 // wrapped client reads it as missing, so the component starts that state
 // afresh (the receiver reads those files again per its start_at).
-package storagecodec // import "github.com/agentotel/agentotel/internal/storagecodec"
+package storagecodec
 
 import (
 	"context"

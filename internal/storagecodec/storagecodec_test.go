@@ -44,7 +44,7 @@ func newClients(t *testing.T) (raw, wrapped storage.Client, otherFormat *[]strin
 // readBack is what the wrapped client reads under key.
 func readBack(t *testing.T, c storage.Client, key string) []byte {
 	t.Helper()
-	b, err := c.Get(context.Background(), key)
+	b, err := c.Get(t.Context(), key)
 	require.NoError(t, err)
 	return b
 }
@@ -52,13 +52,13 @@ func readBack(t *testing.T, c storage.Client, key string) []byte {
 // storedForm is what the raw client holds under key.
 func storedForm(t *testing.T, raw storage.Client, key string) []byte {
 	t.Helper()
-	b, err := raw.Get(context.Background(), key)
+	b, err := raw.Get(t.Context(), key)
 	require.NoError(t, err)
 	return b
 }
 
 func TestRecordRoundTripsSmaller(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, c, _ := newClients(t)
 	require.NoError(t, c.Set(ctx, "claude_code.parser./p.jsonl", []byte(parserState)))
 
@@ -76,7 +76,7 @@ func TestRecordRoundTripsSmaller(t *testing.T) {
 // as they are, or a compressed form of another version) read as missing,
 // and each is reported with its key.
 func TestValuesOfAnotherFormatReadAsMissing(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, c, otherFormat := newClients(t)
 	logs := plog.NewLogs()
 	logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("event")
@@ -107,7 +107,7 @@ func TestValuesOfAnotherFormatReadAsMissing(t *testing.T) {
 }
 
 func TestSmallValuesAreStoredAsTheyAre(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, c, _ := newClients(t)
 	require.NoError(t, c.Set(ctx, "first", []byte("/home/dev/a.jsonl")))
 	stored := storedForm(t, raw, "first")
@@ -116,7 +116,7 @@ func TestSmallValuesAreStoredAsTheyAre(t *testing.T) {
 }
 
 func TestAnyValueRoundTrips(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	_, c, otherFormat := newClients(t)
 	for _, v := range [][]byte{{0x00}, {version}, {version, encS2, 2}, append([]byte{0x00}, bytes.Repeat([]byte{7}, 200)...)} {
 		require.NoError(t, c.Set(ctx, "k", v))
@@ -126,7 +126,7 @@ func TestAnyValueRoundTrips(t *testing.T) {
 }
 
 func TestDamagedValueIsHandedOnAsStored(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, c, otherFormat := newClients(t)
 	require.NoError(t, c.Set(ctx, "k", []byte(parserState)))
 	stored := storedForm(t, raw, "k")
@@ -147,7 +147,7 @@ func TestDamagedValueIsHandedOnAsStored(t *testing.T) {
 }
 
 func TestBatchEncodesSetsAndDecodesGets(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, c, _ := newClients(t)
 	require.NoError(t, c.Set(ctx, "gone", []byte(parserState)))
 	value := []byte(parserState)
@@ -214,7 +214,7 @@ func TestOtherFormatWarningLogsOnce(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	dir := t.TempDir()
 	id := component.MustNewID("file_storage")
-	ext, err := filestorage.NewFactory().Create(context.Background(), extensiontest.NewNopSettings(filestorage.NewFactory().Type()),
+	ext, err := filestorage.NewFactory().Create(t.Context(), extensiontest.NewNopSettings(filestorage.NewFactory().Type()),
 		&filestorage.Config{Directory: dir})
 	require.NoError(t, err)
 	host := hostWith{id: id, ext: ext}
@@ -268,7 +268,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(parserState)))
 	for b.Loop() {
-		Decode(v)
+		_, _ = Decode(v)
 	}
 }
 

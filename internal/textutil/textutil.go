@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package textutil holds the small text helpers the components share.
-package textutil // import "github.com/agentotel/agentotel/internal/textutil"
+package textutil
 
 import (
 	"strconv"

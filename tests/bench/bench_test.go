@@ -4,7 +4,6 @@
 package bench
 
 import (
-	"context"
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -71,22 +70,22 @@ func BenchmarkParseToSpans(b *testing.B) {
 		b.StopTimer()
 		sink := new(consumertest.TracesSink)
 		f := agentspanconnector.NewFactory()
-		conn, err := f.CreateLogsToTraces(context.Background(), connectortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+		conn, err := f.CreateLogsToTraces(b.Context(), connectortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := conn.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		if err := conn.Start(b.Context(), componenttest.NewNopHost()); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		buf := make([]agentevent.Event, 0, 4096)
 		for _, file := range files {
 			buf = parseFile(file, buf[:0])
-			if err := conn.ConsumeLogs(context.Background(), agentevent.EncodeLogs(buf, "bench")); err != nil {
+			if err := conn.ConsumeLogs(b.Context(), agentevent.EncodeLogs(buf, "bench")); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if err := conn.Shutdown(context.Background()); err != nil {
+		if err := conn.Shutdown(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

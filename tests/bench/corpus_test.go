@@ -110,7 +110,7 @@ func buildCorpus(tb testing.TB, targetBytes int64) ([]sessionFile, int64) {
 				rel = strings.ReplaceAll(rel, s.sid, id)
 			}
 			f := sessionFile{path: fmt.Sprintf("/bench/r%d/%s", r, rel), size: int64(len(data))}
-			for _, line := range bytes.Split(data, []byte{'\n'}) {
+			for line := range bytes.SplitSeq(data, []byte{'\n'}) {
 				if len(line) > 0 {
 					f.lines = append(f.lines, line)
 				}

@@ -42,7 +42,7 @@ func idleIntervals(tb testing.TB) []time.Duration {
 		v = "1s,500ms,250ms,200ms"
 	}
 	var out []time.Duration
-	for _, s := range strings.Split(v, ",") {
+	for s := range strings.SplitSeq(v, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil || d <= 0 {
 			tb.Fatalf("BENCH_IDLE: %q is not a poll interval", s)
@@ -87,7 +87,7 @@ func idleOnce(tb testing.TB, bin, home string, interval time.Duration) idleRun {
 		config = strings.Replace(config, "extensions:\n", fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\n", pprofPort), 1)
 		config = strings.Replace(config, "  extensions: [file_storage]", "  extensions: [file_storage, pprof]", 1)
 	}
-	c := startCollector(tb, bin, home, config, port)
+	c := startCollector(tb, bin, home, config)
 	defer c.stop()
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 
@@ -171,9 +171,9 @@ func fetchProfile(tb testing.TB, port int, window, interval time.Duration) strin
 		tb.Fatalf("CPU profile: %v %s", err, resp.Status)
 	}
 	dir, _ := filepath.Abs(os.Getenv("BENCH_PPROF"))
-	_ = os.MkdirAll(dir, 0o755)
+	_ = os.MkdirAll(dir, 0o755) //nolint:gosec // G703: the folder the developer names in BENCH_PPROF
 	path := filepath.Join(dir, "idle-"+interval.String()+".pprof")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil { //nolint:gosec // G703: as above
 		tb.Fatal(err)
 	}
 	return path
@@ -185,7 +185,7 @@ func currentRSS(pid int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			var kb int64
 			_, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), "kB"), &kb)

@@ -15,7 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,13 +244,18 @@ type lineFacts struct {
 	events bool // the line maps to at least one event
 }
 
-func parseLines(p interface {
+// lineParser is a vendor parser as parseLines uses it.
+type lineParser interface {
 	Parse(line []byte, lineNo, offset int64) []agentevent.Event
-}, lines [][]byte) []lineFacts {
+}
+
+func parseLines(p lineParser, lines [][]byte) []lineFacts {
 	out := make([]lineFacts, len(lines))
 	var offset int64
 	for i, l := range lines {
-		for _, ev := range p.Parse(l, int64(i+1), offset) {
+		events := p.Parse(l, int64(i+1), offset)
+		for j := range events {
+			ev := &events[j]
 			out[i].events = true
 			if ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" {
 				out[i].prompt = ev.EventID
@@ -266,7 +271,7 @@ func parseLines(p interface {
 
 func splitLines(data []byte) [][]byte {
 	var out [][]byte
-	for _, l := range bytes.Split(data, []byte{'\n'}) {
+	for l := range bytes.SplitSeq(data, []byte{'\n'}) {
 		if len(bytes.TrimSpace(l)) > 0 {
 			out = append(out, l)
 		}
@@ -435,12 +440,12 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 
 	home := tb.TempDir()
 	port := freePort(tb)
-	proc := startCollector(tb, bin, home, liveConfig(port, l.Addr().(*net.TCPAddr).Port), port)
+	proc := startCollector(tb, bin, home, liveConfig(port, l.Addr().(*net.TCPAddr).Port))
 	defer proc.stop()
 
 	rounds := 6
 	if v := os.Getenv("BENCH_LIVE_ROUNDS"); v != "" {
-		fmt.Sscan(v, &rounds)
+		_, _ = fmt.Sscan(v, &rounds) // a value that is not a number keeps the default
 	}
 	var measured []*liveTurn
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -505,7 +510,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	if os.Getenv("BENCH_LIVE_DEBUG") != "" {
 		if b, err := os.ReadFile(proc.logPath); err == nil {
 			out := filepath.Join(repoRoot(tb), "_build", "bench", "live-collector.log")
-			if os.WriteFile(out, b, 0o644) == nil {
+			if os.WriteFile(out, b, 0o600) == nil { //nolint:gosec // G703: a file under the repository's _build folder
 				tb.Logf("live: the collector's log is in %s", out)
 			}
 		}
@@ -538,7 +543,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	if len(samples) == 0 {
 		proc.fail("live: no turn reached the exporter (%d missed)", lat.Missed)
 	}
-	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	slices.Sort(samples)
 	pct := func(p float64) float64 {
 		i := int(p*float64(len(samples))+0.5) - 1
 		i = max(0, min(i, len(samples)-1))
@@ -558,7 +563,7 @@ func emittedReasons(logPath string) map[rootKey]string {
 	if err != nil {
 		return out
 	}
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
 		if !bytes.Contains(line, []byte(`"Turn emitted"`)) {
 			continue
 		}

@@ -54,7 +54,7 @@ func peakRSS(pid int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10, err
@@ -71,7 +71,7 @@ func rssParts(pid int) (anon, file int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		for key, dst := range map[string]*int64{"RssAnon:": &anon, "RssFile:": &file} {
 			if rest, ok := strings.CutPrefix(line, key); ok {
 				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
@@ -205,11 +205,11 @@ type collector struct {
 }
 
 // startCollector starts bin with config, HOME at home and its file_storage in a fresh folder.
-func startCollector(tb testing.TB, bin, home, config string, port int) *collector {
+func startCollector(tb testing.TB, bin, home, config string) *collector {
 	tb.Helper()
 	dir := tb.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	c := &collector{tb: tb, logPath: filepath.Join(dir, "collector.log"), exited: make(chan error, 1)}
@@ -245,16 +245,16 @@ func (c *collector) fail(format string, args ...any) {
 func (c *collector) stop() {
 	_ = syscall.Kill(c.pid, syscall.SIGTERM)
 	select {
-	case <-c.exited:
+	case <-c.exited: //nolint:errcheck // stop only waits for the collector to be gone; its exit status is not measured
 	case <-time.After(60 * time.Second):
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
-		<-c.exited
+		<-c.exited //nolint:errcheck // as above
 	}
 }
 
 func (c collectorRun) run(tb testing.TB, timeout time.Duration) run {
 	tb.Helper()
-	p := startCollector(tb, c.bin, c.home, c.config, c.port)
+	p := startCollector(tb, c.bin, c.home, c.config)
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", c.port)
 	var (
 		last       []float64
@@ -336,7 +336,7 @@ func anyPositive(v []float64) bool {
 // programRun runs a program to its end; CPU and peak RSS come from its rusage.
 func programRun(tb testing.TB, home string, stdout io.Writer, name string, args ...string) run {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	ctx, cancel := context.WithTimeout(tb.Context(), 60*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = benchEnv(home)

@@ -65,10 +65,10 @@ func writeReport(tb testing.TB, rep report) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G703: the file the developer names in BENCH_OUT, or _build/bench
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil { //nolint:gosec // G703: as above
 		tb.Fatal(err)
 	}
 	fmt.Printf("written to %s\n", path)

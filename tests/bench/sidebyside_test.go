@@ -101,7 +101,7 @@ func withProfile(config, name string) string {
 	if err != nil {
 		abs = dir
 	}
-	_ = os.MkdirAll(abs, 0o755)
+	_ = os.MkdirAll(abs, 0o755) //nolint:gosec // G703: the folder the developer names in BENCH_PPROF
 	config = strings.Replace(config, "extensions:\n", fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:0\n    save_to_file: %s\n", filepath.Join(abs, name+".pprof")), 1)
 	return strings.Replace(config, "  extensions: [file_storage]", "  extensions: [file_storage, pprof]", 1)
 }
@@ -131,7 +131,7 @@ service:
 // setting, e.g. BENCH_AGENT_LOG='max_concurrent_files: 16').
 func receiverExtra() string {
 	var out string
-	for _, line := range strings.Split(os.Getenv("BENCH_AGENT_LOG"), "\n") {
+	for line := range strings.SplitSeq(os.Getenv("BENCH_AGENT_LOG"), "\n") {
 		if strings.TrimSpace(line) != "" {
 			out += "    " + strings.TrimSpace(line) + "\n"
 		}
@@ -435,7 +435,7 @@ func benchRows(tb testing.TB) map[string]bool {
 		}
 		return want
 	}
-	for _, part := range strings.Split(v, ",") {
+	for part := range strings.SplitSeq(v, ",") {
 		name := strings.TrimSpace(part)
 		if !slices.Contains(all, name) {
 			tb.Fatalf("BENCH_ROWS: %q is none of %s", name, strings.Join(all, ", "))
@@ -453,7 +453,7 @@ func historyShares(tb testing.TB) map[string]float64 {
 		return testenv.DefaultHistoryShares
 	}
 	out := map[string]float64{}
-	for _, part := range strings.Split(v, ",") {
+	for part := range strings.SplitSeq(v, ",") {
 		name, share, ok := strings.Cut(strings.TrimSpace(part), "=")
 		var f float64
 		if _, err := fmt.Sscan(share, &f); !ok || err != nil || f < 0 {
@@ -542,7 +542,7 @@ type ccusageResult struct {
 // below HOME).
 func ccusageRun(tb testing.TB, home string) ccusageResult {
 	tb.Helper()
-	out, err := exec.Command("bash", filepath.Join(repoRoot(tb), "scripts", "ensure-ccusage.sh")).Output()
+	out, err := exec.Command("bash", filepath.Join(repoRoot(tb), "scripts", "ensure-ccusage.sh")).Output() //nolint:gosec // G204: the repository's own script
 	if err != nil {
 		tb.Fatalf("scripts/ensure-ccusage.sh: %v", err)
 	}
@@ -568,7 +568,7 @@ func ccusageRun(tb testing.TB, home string) ccusageResult {
 func machine() string {
 	model := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
+		for line := range strings.SplitSeq(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "model name"); ok {
 				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
 				break

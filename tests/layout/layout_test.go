@@ -77,7 +77,7 @@ type listed struct {
 // goList runs `go list -json` with args and decodes its stream.
 func goList(t *testing.T, args ...string) []listed {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...) //nolint:gosec // G204: go list over this module's own packages
 	cmd.Dir = moduleRoot(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

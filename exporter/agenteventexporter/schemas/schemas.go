@@ -5,7 +5,7 @@
 // written from its seed document, and validates lines against them. The
 // exporter's tests and the end-to-end tests check every line they see; the
 // collector itself does not import this package.
-package schemas // import "github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
+package schemas
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func load() {
 			loadErr = fmt.Errorf("%s: %w", name, err)
 			return
 		}
-		if err := c.AddResource(name, doc); err != nil {
+		if err = c.AddResource(name, doc); err != nil {
 			loadErr = fmt.Errorf("%s: %w", name, err)
 			return
 		}
@@ -81,7 +81,7 @@ func ValidateLines(format string, doc []byte) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	for _, line := range bytes.Split(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n")) {
+	for line := range bytes.SplitSeq(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n")) {
 		n++
 		if err := Validate(format, line); err != nil {
 			return n, fmt.Errorf("line %d: %w", n, err)
