@@ -12,7 +12,7 @@ import (
 )
 
 // Attributes of the agent_span connector's spans that this format reads:
-// the turn rollup on every invoke_agent turn root (issue 5 contract).
+// the turn rollup on every invoke_agent turn root (docs/design/span-model.md).
 const (
 	attrOperationName     = "gen_ai.operation.name"
 	attrRequestModel      = "gen_ai.request.model"

@@ -177,7 +177,7 @@ func attrInt(ev *agentevent.Event, key string) (int64, bool) {
 	return 0, false
 }
 
-// Facts the parsers put in Event.Attributes (the issue 5 contract). They are
+// Facts the parsers put in Event.Attributes (the event model's facts). They are
 // not content: they are written whether or not content is included.
 const (
 	attrUnparsedDetail = "agent.unparsed.detail"

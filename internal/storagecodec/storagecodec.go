@@ -11,11 +11,10 @@
 // through a memory map, and a first backfill, which writes every record,
 // touches every page: the storage files count in the collector's resident
 // memory. Compressed with S2 (Snappy's successor) and a dictionary of the
-// records' field names, the values take about two thirds of their bytes
-// (the 1 GB benchmark history: 52.6 MB of values become about 34 MB), for
-// ~1.7 µs per 600-byte state. zstd with the same dictionary takes half the
-// bytes, but at ~12 µs a value it cost a tenth of the collector's CPU in a
-// backfill.
+// records' field names, the values take about two thirds of their bytes at
+// a few microseconds each (BenchmarkEncode). zstd with the same dictionary
+// saves more bytes but costs several times the CPU per value, which a
+// backfill, writing every record, pays in full.
 //
 // Format version 1: every value begins with the version byte (1) and an
 // encoding byte: 0 for a value stored as it is, which follows; 1 for an S2
