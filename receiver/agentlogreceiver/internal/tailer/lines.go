@@ -142,7 +142,7 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 			}
 			b.add(line, int64(len(chunk)))
 		case errors.Is(err, bufio.ErrBufferFull):
-			if last, longErr := b.longLine(r, int64(len(chunk))); last || longErr != nil {
+			if unfinished, longErr := b.longLine(r, int64(len(chunk))); unfinished || longErr != nil {
 				return true, longErr
 			}
 		case errors.Is(err, io.EOF):
