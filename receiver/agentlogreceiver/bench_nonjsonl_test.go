@@ -14,11 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -29,6 +24,10 @@ import (
 
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -90,7 +89,7 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 	set.Logger = zap.NewNop()
 	r, err := newReceiver(set, cfg, next, agents)
 	require.NoError(b, err)
-	ctx := context.Background()
+	ctx := b.Context()
 	require.NoError(b, r.openStorage(ctx, host))
 	r.progress = progress.New(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
 	env := processEnvironment()
@@ -209,7 +208,7 @@ func cpuTime() time.Duration {
 }
 
 func benchBackfill(b *testing.B, h testenv.History, cfg *Config) {
-	ctx := context.Background()
+	ctx := b.Context()
 	var records, batches int64
 	var cpu time.Duration
 	b.SetBytes(h.Bytes)
@@ -235,7 +234,7 @@ func benchBackfill(b *testing.B, h testenv.History, cfg *Config) {
 }
 
 func benchIdlePoll(b *testing.B, cfg *Config) {
-	ctx := context.Background()
+	ctx := b.Context()
 	next := &countingConsumer{}
 	srcs, stop := benchSources(b, cfg, next)
 	defer stop()

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -97,10 +96,10 @@ func TestNoHomeNoDefault(t *testing.T) {
 	t.Setenv("HOME", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	h := newHarness(t, createDefaultConfig().(*Config), nil)
-	err := h.rcv.Start(context.Background(), h.host)
+	err := h.rcv.Start(t.Context(), h.host)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "`claude_code.include`")
-	require.NoError(t, h.rcv.Shutdown(context.Background()))
+	require.NoError(t, h.rcv.Shutdown(t.Context()))
 }
 
 func TestResolvePatterns(t *testing.T) {

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,7 +60,7 @@ func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonl.Source {
 // stopped).
 func storedState(t *testing.T, s restartSetup, key string) []byte {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := storedClient(ctx, s.host, s.ext.ID, component.NewID(metadata.Type))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, client.Close(ctx)) }()
@@ -115,7 +114,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 			dir := t.TempDir()
 			cfg := testConfig(dir)
 			cfg.MaxTrackedSessions = 10
-			var host = storagetest.NewStorageHost()
+			host := storagetest.NewStorageHost()
 			if persist {
 				ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
 				host = host.WithExtension(ext.ID, ext)

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +44,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	srcs, stop := directSources(t, copilotAmpConfig("", dir), sink, componenttest.NewNopHost())
 	defer stop()
-	ctx := context.Background()
+	ctx := t.Context()
 	srcs[0].(*snapshot.Source).Poll(ctx, false)
 
 	require.LessOrEqual(t, len(sink.AllLogs()), (n+source.MaxBatchSessions-1)/source.MaxBatchSessions)
@@ -115,7 +114,7 @@ func snapshotStateDoesNotPinFiles(t *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	srcs[0].(*snapshot.Source).Poll(context.Background(), false)
+	srcs[0].(*snapshot.Source).Poll(t.Context(), false)
 	sink.Reset()
 	runtime.GC()
 	runtime.ReadMemStats(&after)

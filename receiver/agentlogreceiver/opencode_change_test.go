@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,7 +48,7 @@ func TestOpenCodeTreeBatchesSessions(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	srcs, stop := directSources(t, ocConfig(data), sink, componenttest.NewNopHost())
 	defer stop()
-	srcs[0].(*opencode.Source).Poll(context.Background())
+	srcs[0].(*opencode.Source).Poll(t.Context())
 
 	require.LessOrEqual(t, len(sink.AllLogs()), (n+source.MaxBatchSessions-1)/source.MaxBatchSessions, "sessions are delivered in batches")
 	bySession := map[string][]string{}

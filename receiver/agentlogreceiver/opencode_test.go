@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,17 +102,17 @@ func (s ocStore) assistant(session, id, parent string, created, completed int64)
 
 // bash writes a bash tool part in the given state.
 func (s ocStore) bash(session, msg, id, status string, start int64, extra map[string]any) {
-	st := map[string]any{"status": status, "input": map[string]any{"command": "go test ./...", "description": "Run tests"},
-		"time": map[string]any{"start": start}}
+	st := map[string]any{
+		"status": status, "input": map[string]any{"command": "go test ./...", "description": "Run tests"},
+		"time": map[string]any{"start": start},
+	}
 	if status == "completed" {
 		st["output"] = "ok  \texample.com/app\t0.01s\n"
 		st["title"] = "Run tests"
 		st["metadata"] = map[string]any{"exit": 0, "output": "ok", "description": "Run tests"}
 		st["time"] = map[string]any{"start": start, "end": start + 700}
 	}
-	for k, v := range extra {
-		st[k] = v
-	}
+	maps.Copy(st, extra)
 	s.write(filepath.Join("part", msg, id+".json"), map[string]any{
 		"id": id, "sessionID": session, "messageID": msg, "type": "tool", "callID": "call_" + id, "tool": "bash", "state": st,
 	})

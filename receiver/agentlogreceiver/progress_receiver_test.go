@@ -12,19 +12,17 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 )
 
 // TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in

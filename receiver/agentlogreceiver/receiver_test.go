@@ -372,29 +372,29 @@ func TestLifecycle(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 
 	t.Run("shutdown_before_start", func(t *testing.T) {
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 		require.NoError(t, err)
-		require.NoError(t, r.Shutdown(context.Background()))
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(t.Context()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 	t.Run("shutdown_twice", func(t *testing.T) {
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 		require.NoError(t, err)
-		require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
-		require.NoError(t, r.Shutdown(context.Background()))
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Start(t.Context(), componenttest.NewNopHost()))
+		require.NoError(t, r.Shutdown(t.Context()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 	t.Run("missing_storage_extension", func(t *testing.T) {
 		c := *cfg
 		id := component.MustNewIDWithName("file_storage", "absent")
 		c.Storage = &id
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), &c, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), &c, consumertest.NewNop())
 		require.NoError(t, err)
-		err = r.Start(context.Background(), componenttest.NewNopHost())
+		err = r.Start(t.Context(), componenttest.NewNopHost())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "`storage`")
 		assert.Contains(t, err.Error(), "file_storage/absent")
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 }
 

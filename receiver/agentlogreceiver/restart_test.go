@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
@@ -22,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -62,7 +61,7 @@ func newRestartSetup(t *testing.T) restartSetup {
 // one value.
 func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs storage.Client, state map[string]json.RawMessage) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
@@ -153,7 +152,7 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
 
-	ctx := context.Background()
+	ctx := t.Context()
 	client, blobs, state := s.storedState(t, first)
 	delete(state, "pos")
 	b, err := json.Marshal(state)
