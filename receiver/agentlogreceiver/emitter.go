@@ -216,8 +216,8 @@ func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
 		return logs
 	}
 	last := map[string]string{} // session → event id of its last event
-	for _, ev := range events {
-		last[ev.SessionID] = ev.EventID
+	for i := range events {
+		last[events[i].SessionID] = events[i].EventID
 	}
 	rls := logs.ResourceLogs()
 	for i := range rls.Len() {

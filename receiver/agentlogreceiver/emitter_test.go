@@ -82,7 +82,7 @@ type blockingConsumer struct {
 	release chan struct{}
 }
 
-func (b *blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (*blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (b *blockingConsumer) ConsumeLogs(context.Context, plog.Logs) error {
 	select {

@@ -31,8 +31,8 @@ type fakeClock struct{ offset atomic.Int64 }
 func (c *fakeClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func (c *fakeClock) clock() clock {
-	real := realClock()
-	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: real.wait}
+	base := realClock()
+	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: base.wait}
 }
 
 // jsonlSourceOf returns the source of one JSONL agent of a running receiver
@@ -195,7 +195,8 @@ func TestRotationAndTruncation(t *testing.T) {
 		h.waitEvents(path, 2)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) // not matched
+		// A copy the include patterns do not match.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) //nolint:gosec // G703: in the test's temporary directory
 		require.NoError(t, os.Truncate(path, 0))
 		appendFile(t, path, joinLines(userLine("u2", "s1", "two")))
 		h.waitEvents(path, 3)

@@ -283,9 +283,9 @@ func TestOpenCodeSQLiteLive(t *testing.T) {
 	require.Len(t, h.eventsOfSession(ses), 1, "an unfinished message is not emitted")
 
 	o.assistant(ses, "msg_e002", "msg_e001", 1771000000100, 1771000000900)
-	evs := h.waitSession(ses, 3)
+	h.waitSession(ses, 3)
 	h.dbBarrier(o)
-	evs = h.eventsOfSession(ses)
+	evs := h.eventsOfSession(ses)
 	require.Equal(t, []string{"msg_e001", "prt_e002b", "prt_e002b:result"}, eventIDs(evs))
 	assert.Equal(t, "openai", evs[1].Provider)
 	assert.Equal(t, int64(5+8+6+7), agentevent.Value(evs[1].TokensTotal))

@@ -143,7 +143,8 @@ func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
 		logs, err := golden.ReadLogs(p)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			if ev.Unparsed != "" {
 				continue
 			}
@@ -167,7 +168,9 @@ func agentAttr(key string) attribute.Set { return attribute.NewSet(attribute.Str
 
 func messages(logs *observer.ObservedLogs) []string {
 	var out []string
-	for _, e := range logs.All() {
+	entries := logs.All()
+	for i := range entries {
+		e := &entries[i]
 		out = append(out, e.Message)
 	}
 	return out

@@ -96,7 +96,7 @@ func (s restartSetup) firstRun(t *testing.T) *harness {
 
 // secondRun restarts on the same storage and checks that exactly the
 // remaining records arrive, in the turn they belong to.
-func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
+func (s restartSetup) secondRun(t *testing.T, first *harness) {
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
 	h.waitEvents(s.path, 3)
@@ -107,10 +107,14 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	assert.Equal(t, "u2", evs[0].ParentEventID, "the open turn continues: the parser state was restored")
 	assert.Equal(t, []int64{4, 5, 6}, []int64{evs[0].LogLine, evs[1].LogLine, evs[2].LogLine})
 	readBefore := map[string]bool{}
-	for _, ev := range first.events() {
+	firstAll := first.events()
+	for i := range firstAll {
+		ev := &firstAll[i]
 		readBefore[ev.LogFile] = true
 	}
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		if ev.LogFile != s.path {
 			assert.False(t, readBefore[ev.LogFile], "%s was read in the first run and is re-emitted", ev.LogFile)
 		}
@@ -122,7 +126,6 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	}
 	assert.Len(t, seen, 6, "no record lost across the restart")
 	assertNoUnparsed(t, h)
-	return h
 }
 
 // endOfLine is the file position after line n and its "\n".
