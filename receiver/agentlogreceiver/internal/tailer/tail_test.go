@@ -276,7 +276,7 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	b, err := os.ReadFile(moved)
 	require.NoError(t, err)
 	cp := filepath.Join(dir, "sessions", "copy.jsonl")
-	require.NoError(t, os.WriteFile(cp, b, 0o600)) //nolint:gosec // G703: a path in the test's temporary directory
+	require.NoError(t, os.WriteFile(cp, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 	r.poll()
 	assert.Empty(t, r.lines(cp), "a copy is not read again")
 	// ... until something is appended to it, which is its own.
