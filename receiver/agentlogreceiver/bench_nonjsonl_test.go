@@ -106,14 +106,16 @@ func directSources(tb testing.TB, cfg *Config, next consumer.Logs, host componen
 		srcs = append(srcs, src)
 	}
 	return srcs, func() {
+		// stop may run once the test's context is canceled (a cleanup).
+		stopCtx := context.WithoutCancel(ctx)
 		for _, s := range srcs {
 			if ss, ok := s.(*snapshot.Source); ok {
-				ss.Threads().Flush(ctx)
+				ss.Threads().Flush(stopCtx)
 			}
 		}
-		_ = r.client.Close(ctx)
-		_ = r.blobs.Close(ctx)
-		_ = tel.Shutdown(ctx)
+		_ = r.client.Close(stopCtx)
+		_ = r.blobs.Close(stopCtx)
+		_ = tel.Shutdown(stopCtx)
 	}
 }
 

@@ -92,7 +92,7 @@ func writeBytes(t *testing.T, path string, b []byte) {
 	// Write aside and rename, as an agent rewriting its file does: the
 	// reader never sees half a file.
 	tmp := path + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, b, 0o600)) //nolint:gosec // G703: a path the test chose
+	require.NoError(t, os.WriteFile(tmp, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 	require.NoError(t, os.Rename(tmp, path))
 }
 

@@ -196,7 +196,7 @@ func TestRotationAndTruncation(t *testing.T) {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
 		// A copy the include patterns do not match.
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) //nolint:gosec // G703: in the test's temporary directory
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 		require.NoError(t, os.Truncate(path, 0))
 		appendFile(t, path, joinLines(userLine("u2", "s1", "two")))
 		h.waitEvents(path, 3)

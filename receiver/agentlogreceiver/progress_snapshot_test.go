@@ -37,7 +37,7 @@ func geminiTestdataHome(t *testing.T) (home string, files int) {
 			require.NoError(t, err)
 			dst := filepath.Join(home, "tmp", filepath.Base(p)+"-"+string(rune('a'+i)), rel)
 			require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-			require.NoError(t, os.WriteFile(dst, b, 0o600)) //nolint:gosec // G703: dst is in the test's temporary home
+			require.NoError(t, os.WriteFile(dst, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 			files++
 			return nil
 		})

@@ -545,11 +545,10 @@ func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
 func TestContentAttributesOffByDefault(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude_code", "turn_rollup", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl"))
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	for _, content := range []bool{false, true} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "p", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl")
-		writeFile(t, path, lines...)
+		writeBytes(t, path, src)
 		cfg := testConfig(dir)
 		cfg.IncludeContent = content
 		h := newHarness(t, cfg, nil)
