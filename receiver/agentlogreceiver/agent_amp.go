@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 import (
 	"context"
@@ -53,8 +53,7 @@ func (ampMapper) UnmarshalWatermark(b []byte) (snapshot.Watermark, error) {
 func (ampMapper) Read(ctx context.Context, r *snapshot.Read) (string, error) {
 	th, err := amp.DecodeThread(r.Data)
 	if err != nil {
-		var de *amp.DecodeError
-		if errors.As(err, &de) {
+		if de, ok := errors.AsType[*amp.DecodeError](err); ok {
 			return de.Reason, err
 		}
 		return amp.ReasonMalformedJSON, err

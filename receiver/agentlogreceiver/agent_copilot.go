@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 import (
 	"context"
@@ -79,8 +79,7 @@ func (copilotHistoryMapper) UnmarshalWatermark(b []byte) (snapshot.Watermark, er
 func (copilotHistoryMapper) Read(ctx context.Context, r *snapshot.Read) (string, error) {
 	h, err := copilotcli.DecodeHistory(r.Data)
 	if err != nil {
-		var de *copilotcli.DecodeError
-		if errors.As(err, &de) {
+		if de, ok := errors.AsType[*copilotcli.DecodeError](err); ok {
 			return de.Reason, err
 		}
 		return copilotcli.ReasonMalformedJSON, err

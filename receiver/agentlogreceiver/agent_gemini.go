@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ var geminiAgent = agent{
 const geminiLogsGrace = time.Minute
 
 // geminiInclude: the CLI keeps its data in ~/.gemini (GEMINI_CLI_HOME is not
-// honoured: it could not be confirmed in the CLI's source). Chats are
+// honored: it could not be confirmed in the CLI's source). Chats are
 // tmp/<project hash or name>/chats/*.json(l), nested chats (subagents,
 // skill extraction) one directory below, user inputs in tmp/<dir>/logs.json.
 func geminiInclude(env environment) ([]string, error) {
@@ -109,8 +109,7 @@ func (m *geminiMapper) Read(ctx context.Context, r *snapshot.Read) (string, erro
 }
 
 func decodeReason(err error) string {
-	var de *gemini.DecodeError
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*gemini.DecodeError](err); ok {
 		return de.Reason
 	}
 	return gemini.ReasonMalformedJSON

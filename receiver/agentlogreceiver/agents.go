@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 // agents is every agent the receiver reads, each declared in its own file
 // (agent_<name>.go), in the order their sources start and their settings

@@ -14,11 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -29,6 +24,10 @@ import (
 
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -62,9 +61,12 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 	h := testenv.WriteHistoryShares(b, roots, b.TempDir(), int64(mb)<<20, agentShares)
 	// A history's directories are as old as its files.
 	old := time.Now().Add(-48 * time.Hour)
-	require.NoError(b, filepath.WalkDir(h.Home, func(p string, d fs.DirEntry, err error) error {
+	root, err := os.OpenRoot(h.Home)
+	require.NoError(b, err)
+	defer root.Close()
+	require.NoError(b, fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			err = os.Chtimes(p, old, old)
+			err = root.Chtimes(p, old, old)
 		}
 		return err
 	}))
@@ -74,24 +76,24 @@ func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.
 // benchSources builds the sources of the enabled agents of cfg without
 // starting them (the benchmark polls them itself), on a fresh file-backed
 // storage; stop closes the storage.
-func benchSources(b testing.TB, cfg *Config, next consumer.Logs) (srcs []source.Source, stop func()) {
-	b.Helper()
-	ext := storagetest.NewFileBackedStorageExtension("state", b.TempDir())
+func benchSources(tb testing.TB, cfg *Config, next consumer.Logs) (srcs []source.Source, stop func()) {
+	tb.Helper()
+	ext := storagetest.NewFileBackedStorageExtension("state", tb.TempDir())
 	cfg.Storage = &ext.ID
-	return directSources(b, cfg, next, storagetest.NewStorageHost().WithExtension(ext.ID, ext))
+	return directSources(tb, cfg, next, storagetest.NewStorageHost().WithExtension(ext.ID, ext))
 }
 
 // directSources builds the sources of the enabled agents of cfg without
 // starting them: the caller polls them (pollAll). stop closes the storage.
-func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component.Host) (srcs []source.Source, stop func()) {
-	b.Helper()
+func directSources(tb testing.TB, cfg *Config, next consumer.Logs, host component.Host) (srcs []source.Source, stop func()) {
+	tb.Helper()
 	tel := componenttest.NewTelemetry()
 	set := metadatatest.NewSettings(tel)
 	set.Logger = zap.NewNop()
 	r, err := newReceiver(set, cfg, next, agents)
-	require.NoError(b, err)
-	ctx := context.Background()
-	require.NoError(b, r.openStorage(ctx, host))
+	require.NoError(tb, err)
+	ctx := tb.Context()
+	require.NoError(tb, r.openStorage(ctx, host))
 	r.progress = progress.New(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
 	env := processEnvironment()
 	for _, a := range r.agents {
@@ -100,18 +102,20 @@ func directSources(b testing.TB, cfg *Config, next consumer.Logs, host component
 			continue
 		}
 		src, err := r.newSource(ctx, host, a, ac, env, "bench", r.clock.now())
-		require.NoError(b, err)
+		require.NoError(tb, err)
 		srcs = append(srcs, src)
 	}
 	return srcs, func() {
+		// stop may run once the test's context is canceled (a cleanup).
+		stopCtx := context.WithoutCancel(ctx)
 		for _, s := range srcs {
 			if ss, ok := s.(*snapshot.Source); ok {
-				ss.Threads().Flush(ctx)
+				ss.Threads().Flush(stopCtx)
 			}
 		}
-		_ = r.client.Close(ctx)
-		_ = r.blobs.Close(ctx)
-		_ = tel.Shutdown(ctx)
+		_ = r.client.Close(stopCtx)
+		_ = r.blobs.Close(stopCtx)
+		_ = tel.Shutdown(stopCtx)
 	}
 }
 
@@ -209,7 +213,7 @@ func cpuTime() time.Duration {
 }
 
 func benchBackfill(b *testing.B, h testenv.History, cfg *Config) {
-	ctx := context.Background()
+	ctx := b.Context()
 	var records, batches int64
 	var cpu time.Duration
 	b.SetBytes(h.Bytes)
@@ -235,7 +239,7 @@ func benchBackfill(b *testing.B, h testenv.History, cfg *Config) {
 }
 
 func benchIdlePoll(b *testing.B, cfg *Config) {
-	ctx := context.Background()
+	ctx := b.Context()
 	next := &countingConsumer{}
 	srcs, stop := benchSources(b, cfg, next)
 	defer stop()

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -60,17 +59,17 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := rcv.Start(context.Background(), host); err != nil {
+		if err := rcv.Start(b.Context(), host); err != nil {
 			b.Fatal(err)
 		}
 		for !backfillDone(rcv) {
 			time.Sleep(time.Millisecond) //nolint:forbidigo // a benchmark polling for its end, not a test waiting
 		}
 		b.StopTimer()
-		if err := rcv.Shutdown(context.Background()); err != nil {
+		if err := rcv.Shutdown(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-		_ = tel.Shutdown(context.Background())
+		_ = tel.Shutdown(b.Context())
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*files), "ns/file")

@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,12 +85,7 @@ func TestCaughtUpAtEndOfFile(t *testing.T) {
 	appendFile(t, longer, joinLines(turnLines("longer", 150, 2)...))
 	h.waitEvents(longer, 152)
 	require.Eventually(t, func() bool {
-		for _, id := range h.caughtUp() {
-			if id == "longer-a151" {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(h.caughtUp(), "longer-a151")
 	}, 10*time.Second, 5*time.Millisecond)
 }
 

@@ -92,7 +92,7 @@ func writeBytes(t *testing.T, path string, b []byte) {
 	// Write aside and rename, as an agent rewriting its file does: the
 	// reader never sees half a file.
 	tmp := path + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, b, 0o600))
+	require.NoError(t, os.WriteFile(tmp, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 	require.NoError(t, os.Rename(tmp, path))
 }
 
@@ -247,8 +247,8 @@ func readsCopilotAndAmpCorpus(t *testing.T, copilotDir, ampDir string) {
 	}
 	cfg := copilotAmpConfig("", ampInclude)
 	// Each generation is its own ~/.copilot.
-	gens, err := filepath.Glob(filepath.Join(copilotDir, "*"))
-	require.NoError(t, err)
+	gens, globErr := filepath.Glob(filepath.Join(copilotDir, "*"))
+	require.NoError(t, globErr)
 	for _, g := range gens {
 		cfg.CopilotCLI.Enabled = true
 		cfg.CopilotCLI.Include = append(cfg.CopilotCLI.Include, copilotPatterns(g)...)
@@ -334,9 +334,9 @@ func TestCopilotLiveAppendAndWorkspace(t *testing.T) {
 	before := len(h.eventsOf(path))
 	require.Less(t, before, want)
 	appendFile(t, path, string(bytes.Join(lines[cut:], nil)))
-	got := h.waitEvents(path, want)
+	h.waitEvents(path, want)
 	h.copilotBarrier(home)
-	got = h.eventsOf(path)
+	got := h.eventsOf(path)
 	assert.Len(t, got, want, "every event once")
 	assertNoDuplicates(t, got)
 	for i, ev := range got {
@@ -355,8 +355,8 @@ func TestAmpLiveRewrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snaps, 3)
 	read := func(i int) []byte {
-		b, err := os.ReadFile(snaps[i])
-		require.NoError(t, err)
+		b, readErr := os.ReadFile(snaps[i])
+		require.NoError(t, readErr)
 		return b
 	}
 	id := "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0002"
@@ -578,8 +578,8 @@ func TestAmpRefusalUntilShutdownIsReadAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snaps, 3)
 	read := func(i int) []byte {
-		b, err := os.ReadFile(snaps[i])
-		require.NoError(t, err)
+		b, readErr := os.ReadFile(snaps[i])
+		require.NoError(t, readErr)
 		return b
 	}
 	const id = "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0002"

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -30,7 +29,7 @@ func treeSnapshot(t *testing.T, root string) map[string]string {
 		rel, _ := filepath.Rel(root, p)
 		sum := [32]byte{}
 		if !d.IsDir() {
-			b, err := os.ReadFile(p)
+			b, err := os.ReadFile(p) //nolint:gosec // G122: the test's temporary home
 			require.NoError(t, err)
 			sum = sha256.Sum256(b)
 		}
@@ -97,10 +96,10 @@ func TestNoHomeNoDefault(t *testing.T) {
 	t.Setenv("HOME", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	h := newHarness(t, createDefaultConfig().(*Config), nil)
-	err := h.rcv.Start(context.Background(), h.host)
+	err := h.rcv.Start(t.Context(), h.host)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "`claude_code.include`")
-	require.NoError(t, h.rcv.Shutdown(context.Background()))
+	require.NoError(t, h.rcv.Shutdown(t.Context()))
 }
 
 func TestResolvePatterns(t *testing.T) {

@@ -9,4 +9,4 @@
 // directories), normalizes every record into an agentevent.Event and emits
 // one OTel log record (event) per Event. How it is split into internal
 // packages is in docs/design/receiver-packages.md.
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 import (
 	"context"
@@ -9,11 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/agentotel/agentotel/internal/textutil"
-
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -24,7 +19,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // maxReported bounds the (file, reason) pairs the emitter remembers for its
@@ -218,8 +216,8 @@ func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
 		return logs
 	}
 	last := map[string]string{} // session → event id of its last event
-	for _, ev := range events {
-		last[ev.SessionID] = ev.EventID
+	for i := range events {
+		last[events[i].SessionID] = events[i].EventID
 	}
 	rls := logs.ResourceLogs()
 	for i := range rls.Len() {
@@ -308,5 +306,5 @@ func jitter(d time.Duration, factor float64) time.Duration {
 		return d
 	}
 	delta := factor * float64(d)
-	return time.Duration(float64(d) - delta + rand.Float64()*(2*delta+1)) //nolint:gosec // back-off jitter
+	return time.Duration(float64(d) - delta + rand.Float64()*(2*delta+1))
 }

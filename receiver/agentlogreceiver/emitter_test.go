@@ -82,7 +82,7 @@ type blockingConsumer struct {
 	release chan struct{}
 }
 
-func (b *blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (*blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (b *blockingConsumer) ConsumeLogs(context.Context, plog.Logs) error {
 	select {
@@ -106,7 +106,7 @@ func TestShutdownHonoursItsContext(t *testing.T) {
 	h.rcv = rcv
 	h.start()
 	<-next.entered
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	err = h.rcv.Shutdown(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)

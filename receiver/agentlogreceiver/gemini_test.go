@@ -56,8 +56,8 @@ func gemAnswer(id, text string, minute int) gemMsg {
 }
 
 // writeChat writes (or rewrites in place, as the CLI does) a chat file.
-func writeChat(t testing.TB, path, session string, msgs ...gemMsg) {
-	t.Helper()
+func writeChat(tb testing.TB, path, session string, msgs ...gemMsg) {
+	tb.Helper()
 	b, err := json.MarshalIndent(map[string]any{
 		"sessionId":   session,
 		"projectHash": "5e1f",
@@ -65,9 +65,9 @@ func writeChat(t testing.TB, path, session string, msgs ...gemMsg) {
 		"lastUpdated": "2026-04-20T10:59:00.000Z",
 		"messages":    msgs,
 	}, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, b, 0o600))
+	require.NoError(tb, err)
+	require.NoError(tb, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(tb, os.WriteFile(path, b, 0o600))
 }
 
 // geminiBarrier returns once the reader has completed a poll that started
@@ -92,7 +92,8 @@ func noBarrier(evs []agentevent.Event) []agentevent.Event {
 func assertNoDuplicates(t *testing.T, evs []agentevent.Event) {
 	t.Helper()
 	seen := map[string]bool{}
-	for _, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		key := ev.SessionID + "/" + ev.EventID
 		assert.False(t, seen[key], "event %s emitted twice", key)
 		seen[key] = true
@@ -170,9 +171,9 @@ func TestGeminiLiveRewrite(t *testing.T) {
 
 	msgs = append(msgs, gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1))
 	writeChat(t, path, "live", msgs...)
-	evs := h.waitSession("live", 4)
+	h.waitSession("live", 4)
 	h.geminiBarrier(home)
-	evs = h.eventsOfSession("live")
+	evs := h.eventsOfSession("live")
 	require.Equal(t, []string{"u1", "g1", "u2", "g2"}, eventIDs(evs))
 	assert.Equal(t, agentevent.TypeUserMessage, evs[2].Type)
 	assert.Equal(t, "two", evs[2].Text)
@@ -261,9 +262,9 @@ func TestGeminiRestart(t *testing.T) {
 	writeChat(t, path, "restart", append(msgs, gemUser("u2", "two", 1), gemAnswer("g2", "two!", 1))...)
 	third := newHarness(t, cfg, host)
 	third.start()
-	evs := third.waitSession("restart", 2)
+	third.waitSession("restart", 2)
 	third.geminiBarrier(home)
-	evs = third.eventsOfSession("restart")
+	evs := third.eventsOfSession("restart")
 	require.Equal(t, []string{"u2", "g2"}, eventIDs(evs))
 	assert.Equal(t, int64(3), evs[0].Sequence)
 }
@@ -324,9 +325,9 @@ func TestGeminiLogsOnlyForSessionsWithoutChat(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home, "tmp", "proj", "logs.json"), []byte(logs), 0o600))
 	h := newHarness(t, geminiConfig(t, home), nil)
 	h.start()
-	evs := h.waitSession("no-chat", 1)
+	h.waitSession("no-chat", 1)
 	h.geminiBarrier(home)
-	evs = h.eventsOfSession("no-chat")
+	evs := h.eventsOfSession("no-chat")
 	require.Len(t, evs, 1)
 	assert.Equal(t, "lost prompt", evs[0].Text)
 	assert.Equal(t, []string{"u1"}, eventIDs(h.eventsOfSession("with-chat")))
@@ -423,7 +424,8 @@ func readsGeminiCorpus(t *testing.T, dir string) {
 		}
 		r := gemini.MapChat(c, chat, marks[key], true)
 		marks[key].Add(r.Emitted)
-		for _, ev := range r.Events {
+		for i := range r.Events {
+			ev := &r.Events[i]
 			want[ev.SessionID+"/"+ev.EventID] = true
 		}
 	}
@@ -439,7 +441,8 @@ func readsGeminiCorpus(t *testing.T, dir string) {
 	h.geminiBarrier(barriers)
 	got := noBarrier(h.events())
 	ids := map[string]bool{}
-	for _, ev := range got {
+	for i := range got {
+		ev := &got[i]
 		assert.Empty(t, ev.Unparsed, "%s in %s", ev.EventID, ev.LogFile)
 		ids[ev.SessionID+"/"+ev.EventID] = true
 	}

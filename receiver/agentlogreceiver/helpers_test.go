@@ -106,9 +106,11 @@ func (h *harness) events() []agentevent.Event {
 // eventsOf returns the events read from one file.
 func (h *harness) eventsOf(path string) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		if ev.LogFile == path {
-			out = append(out, ev)
+			out = append(out, *ev)
 		}
 	}
 	return out
@@ -190,7 +192,7 @@ func assistantLine(uuid, parent, session, msgID, text string) string {
 }
 
 // unknownLine is a record type no parser knows.
-func unknownLine(uuid, session string) string {
+func unknownLine(uuid, session string) string { //nolint:unparam // the session is spelled at the call, as for userLine and assistantLine
 	return fmt.Sprintf(`{"type":"hologram-projection","uuid":%q,"sessionId":%q,"version":%q,"timestamp":"2025-06-01T10:00:02.000Z"}`,
 		uuid, session, testVersion)
 }

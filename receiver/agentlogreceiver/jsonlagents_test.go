@@ -53,12 +53,14 @@ func assertReadsLikeItsParser(t *testing.T, key string, dirs ...string) {
 	total := 0
 	for _, dir := range dirs {
 		for _, f := range jsonlFiles(t, dir) {
-			for _, ev := range parseDirect(t, a, f) {
+			evs := parseDirect(t, a, f)
+			for i := range evs {
+				ev := &evs[i]
 				if ev.Unparsed != "" {
 					continue
 				}
 				ev.Raw = nil
-				want[f] = append(want[f], ev)
+				want[f] = append(want[f], *ev)
 				total++
 			}
 		}
@@ -116,7 +118,7 @@ func TestLiveAppendOfEachJSONLAgent(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, filepath.Base(filepath.Dir(src)), filepath.Base(src))
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-			require.NoError(t, os.WriteFile(path, bytes.Join(lines[:cut], nil), 0o600))
+			require.NoError(t, os.WriteFile(path, bytes.Join(lines[:cut], nil), 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 			want := 0
 			for _, ev := range parseDirect(t, agentByKey(t, tt.key), src) {
 				if ev.Unparsed == "" {
@@ -155,11 +157,11 @@ func TestPiDefaultPaths(t *testing.T) {
 	require.NoError(t, err)
 	inHome := filepath.Join(home, ".pi", "agent", "sessions", "--home-dev-calc--", filepath.Base(src))
 	require.NoError(t, os.MkdirAll(filepath.Dir(inHome), 0o755))
-	require.NoError(t, os.WriteFile(inHome, data, 0o600))
+	require.NoError(t, os.WriteFile(inHome, data, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 	moved := t.TempDir()
 	inEnv := filepath.Join(moved, "sessions", "--p--", filepath.Base(src))
 	require.NoError(t, os.MkdirAll(filepath.Dir(inEnv), 0o755))
-	require.NoError(t, os.WriteFile(inEnv, data, 0o600))
+	require.NoError(t, os.WriteFile(inEnv, data, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 
 	for _, tt := range []struct {
 		name, env, want string

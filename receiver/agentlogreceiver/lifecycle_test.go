@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,8 +31,8 @@ type fakeClock struct{ offset atomic.Int64 }
 func (c *fakeClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func (c *fakeClock) clock() clock {
-	real := realClock()
-	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: real.wait}
+	base := realClock()
+	return clock{now: func() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }, wait: base.wait}
 }
 
 // jsonlSourceOf returns the source of one JSONL agent of a running receiver
@@ -61,7 +60,7 @@ func jsonlSourceOf(t *testing.T, h *harness, key string) *jsonl.Source {
 // stopped).
 func storedState(t *testing.T, s restartSetup, key string) []byte {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := storedClient(ctx, s.host, s.ext.ID, component.NewID(metadata.Type))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, client.Close(ctx)) }()
@@ -115,7 +114,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 			dir := t.TempDir()
 			cfg := testConfig(dir)
 			cfg.MaxTrackedSessions = 10
-			var host = storagetest.NewStorageHost()
+			host := storagetest.NewStorageHost()
 			if persist {
 				ext := storagetest.NewFileBackedStorageExtension("state", t.TempDir())
 				host = host.WithExtension(ext.ID, ext)
@@ -196,7 +195,8 @@ func TestRotationAndTruncation(t *testing.T) {
 		h.waitEvents(path, 2)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) // not matched
+		// A copy the include patterns do not match.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 		require.NoError(t, os.Truncate(path, 0))
 		appendFile(t, path, joinLines(userLine("u2", "s1", "two")))
 		h.waitEvents(path, 3)

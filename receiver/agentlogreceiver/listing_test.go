@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +44,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	srcs, stop := directSources(t, copilotAmpConfig("", dir), sink, componenttest.NewNopHost())
 	defer stop()
-	ctx := context.Background()
+	ctx := t.Context()
 	srcs[0].(*snapshot.Source).Poll(ctx, false)
 
 	require.LessOrEqual(t, len(sink.AllLogs()), (n+source.MaxBatchSessions-1)/source.MaxBatchSessions)
@@ -98,30 +97,30 @@ func BenchmarkSnapshotStateDoesNotPinFiles(b *testing.B) {
 	}
 }
 
-func snapshotStateDoesNotPinFiles(t *testing.B) {
-	home := t.TempDir()
+func snapshotStateDoesNotPinFiles(b *testing.B) {
+	home := b.TempDir()
 	big := strings.Repeat("x", 2<<20)
 	for i := range 20 {
 		s := fmt.Sprintf("pin-%02d", i)
-		writeChat(t, filepath.Join(home, "tmp", "p", "chats", s+".json"), s,
+		writeChat(b, filepath.Join(home, "tmp", "p", "chats", s+".json"), s,
 			gemUser(s+"-u", big, 0), gemAnswer(s+"-a", "ok", 0))
 	}
-	touchTree(t, home, time.Now().Add(-time.Hour))
-	cfg := geminiConfig(t, home)
+	touchTree(b, home, time.Now().Add(-time.Hour))
+	cfg := geminiConfig(b, home)
 	cfg.IncludeContent = false
 	sink := new(consumertest.LogsSink)
-	srcs, stop := directSources(t, cfg, sink, componenttest.NewNopHost())
+	srcs, stop := directSources(b, cfg, sink, componenttest.NewNopHost())
 	defer stop()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	srcs[0].(*snapshot.Source).Poll(context.Background(), false)
+	srcs[0].(*snapshot.Source).Poll(b.Context(), false)
 	sink.Reset()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	require.Equal(t, 20, srcs[0].(*snapshot.Source).Files())
+	require.Equal(b, 20, srcs[0].(*snapshot.Source).Files())
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	t.ReportMetric(float64(grown), "kept-B")
-	assert.Less(t, grown, int64(8<<20), "heap kept after reading 40 MB of chats: %d bytes", grown)
+	b.ReportMetric(float64(grown), "kept-B")
+	assert.Less(b, grown, int64(8<<20), "heap kept after reading 40 MB of chats: %d bytes", grown)
 	runtime.KeepAlive(srcs)
 }

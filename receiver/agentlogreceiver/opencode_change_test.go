@@ -4,10 +4,8 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,11 +20,14 @@ import (
 )
 
 // touchTree sets the modification time of everything below dir.
-func touchTree(t testing.TB, dir string, at time.Time) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+func touchTree(tb testing.TB, dir string, at time.Time) {
+	tb.Helper()
+	root, err := os.OpenRoot(dir)
+	require.NoError(tb, err)
+	defer root.Close()
+	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
 		if err == nil {
-			err = os.Chtimes(p, at, at)
+			err = root.Chtimes(p, at, at)
 		}
 		return err
 	}))
@@ -49,7 +50,7 @@ func TestOpenCodeTreeBatchesSessions(t *testing.T) {
 	sink := new(consumertest.LogsSink)
 	srcs, stop := directSources(t, ocConfig(data), sink, componenttest.NewNopHost())
 	defer stop()
-	srcs[0].(*opencode.Source).Poll(context.Background())
+	srcs[0].(*opencode.Source).Poll(t.Context())
 
 	require.LessOrEqual(t, len(sink.AllLogs()), (n+source.MaxBatchSessions-1)/source.MaxBatchSessions, "sessions are delivered in batches")
 	bySession := map[string][]string{}

@@ -186,15 +186,19 @@ func (o *ocDB) user(session, id string, created int64, text string) {
 }
 
 func (o *ocDB) newSession(id string, created int64) {
-	o.session(map[string]any{"id": id, "projectID": ocProject, "directory": "/home/dev/app", "title": "t", "version": "1.2.10",
-		"time": map[string]any{"created": float64(created)}})
+	o.session(map[string]any{
+		"id": id, "projectID": ocProject, "directory": "/home/dev/app", "title": "t", "version": "1.2.10",
+		"time": map[string]any{"created": float64(created)},
+	})
 }
 
 func (o *ocDB) assistant(session, id, parent string, created, completed int64) {
 	tm := map[string]any{"created": float64(created)}
-	m := map[string]any{"id": id, "sessionID": session, "role": "assistant", "parentID": parent, "time": tm,
+	m := map[string]any{
+		"id": id, "sessionID": session, "role": "assistant", "parentID": parent, "time": tm,
 		"modelID": "gpt-5", "providerID": "openai", "mode": "build", "agent": "build", "cost": 0.02,
-		"tokens": map[string]any{"input": 5, "output": 6, "reasoning": 7, "cache": map[string]any{"read": 8, "write": 0}}}
+		"tokens": map[string]any{"input": 5, "output": 6, "reasoning": 7, "cache": map[string]any{"read": 8, "write": 0}},
+	}
 	if completed > 0 {
 		tm["completed"] = float64(completed)
 		m["finish"] = "stop"
@@ -279,9 +283,9 @@ func TestOpenCodeSQLiteLive(t *testing.T) {
 	require.Len(t, h.eventsOfSession(ses), 1, "an unfinished message is not emitted")
 
 	o.assistant(ses, "msg_e002", "msg_e001", 1771000000100, 1771000000900)
-	evs := h.waitSession(ses, 3)
+	h.waitSession(ses, 3)
 	h.dbBarrier(o)
-	evs = h.eventsOfSession(ses)
+	evs := h.eventsOfSession(ses)
 	require.Equal(t, []string{"msg_e001", "prt_e002b", "prt_e002b:result"}, eventIDs(evs))
 	assert.Equal(t, "openai", evs[1].Provider)
 	assert.Equal(t, int64(5+8+6+7), agentevent.Value(evs[1].TokensTotal))

@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,8 +43,8 @@ type ocStore struct {
 
 const ocProject = "0f3e9b1c6a7d4e2f8a9b0c1d2e3f4a5b6c7d8e9f"
 
-func newOCStore(t testing.TB, dataDir string) ocStore {
-	s := ocStore{t: t, storage: filepath.Join(dataDir, "storage")}
+func newOCStore(tb testing.TB, dataDir string) ocStore {
+	s := ocStore{t: tb, storage: filepath.Join(dataDir, "storage")}
 	s.write(filepath.Join("project", ocProject+".json"), map[string]any{"id": ocProject, "worktree": "/home/dev/app", "vcs": "git"})
 	return s
 }
@@ -101,17 +102,17 @@ func (s ocStore) assistant(session, id, parent string, created, completed int64)
 
 // bash writes a bash tool part in the given state.
 func (s ocStore) bash(session, msg, id, status string, start int64, extra map[string]any) {
-	st := map[string]any{"status": status, "input": map[string]any{"command": "go test ./...", "description": "Run tests"},
-		"time": map[string]any{"start": start}}
+	st := map[string]any{
+		"status": status, "input": map[string]any{"command": "go test ./...", "description": "Run tests"},
+		"time": map[string]any{"start": start},
+	}
 	if status == "completed" {
 		st["output"] = "ok  \texample.com/app\t0.01s\n"
 		st["title"] = "Run tests"
 		st["metadata"] = map[string]any{"exit": 0, "output": "ok", "description": "Run tests"}
 		st["time"] = map[string]any{"start": start, "end": start + 700}
 	}
-	for k, v := range extra {
-		st[k] = v
-	}
+	maps.Copy(st, extra)
 	s.write(filepath.Join("part", msg, id+".json"), map[string]any{
 		"id": id, "sessionID": session, "messageID": msg, "type": "tool", "callID": "call_" + id, "tool": "bash", "state": st,
 	})
@@ -120,9 +121,11 @@ func (s ocStore) bash(session, msg, id, status string, start int64, extra map[st
 // eventsOfSession returns the events of one OpenCode conversation.
 func (h *harness) eventsOfSession(session string) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		if ev.SessionID == session {
-			out = append(out, ev)
+			out = append(out, *ev)
 		}
 	}
 	return out
@@ -220,7 +223,7 @@ func TestOpenCodeTreeLive(t *testing.T) {
 		"time": map[string]any{"start": 1771000000200, "end": 1771000000900, "compacted": 1771000005000},
 	})
 	s.user(ses, "msg_a003", 1771000002000, "thanks")
-	evs = h.waitSession(ses, 4)
+	h.waitSession(ses, 4)
 	h.ocBarrier(s)
 	require.Equal(t, []string{"msg_a001", "prt_a002b", "prt_a002b:result", "msg_a003"}, eventIDs(h.eventsOfSession(ses)))
 	for i, ev := range h.eventsOfSession(ses) {
@@ -261,9 +264,9 @@ func TestOpenCodeTreeRestart(t *testing.T) {
 
 	h2 := newHarness(t, cfg, host)
 	h2.start()
-	evs := h2.waitSession(ses, 3)
+	h2.waitSession(ses, 3)
 	h2.ocBarrier(s)
-	evs = h2.eventsOfSession(ses)
+	evs := h2.eventsOfSession(ses)
 	require.Equal(t, []string{"prt_b004b", "prt_b004b:result", "msg_b005"}, eventIDs(evs), "nothing emitted twice, nothing lost")
 	assert.Equal(t, []int64{5, 6, 7}, []int64{evs[0].Sequence, evs[1].Sequence, evs[2].Sequence}, "Sequence continues")
 	assert.Equal(t, "msg_b003", evs[0].ParentEventID, "the answer belongs to the turn opened before the restart")
@@ -411,7 +414,9 @@ func readsOpenCodeTree(t *testing.T, storage string) {
 	h.start()
 	require.Eventually(t, func() bool {
 		seen := map[string]bool{}
-		for _, ev := range h.events() {
+		all := h.events()
+		for i := range all {
+			ev := &all[i]
 			seen[filepath.Base(ev.LogFile)] = true
 		}
 		for _, m := range msgs {
@@ -422,7 +427,9 @@ func readsOpenCodeTree(t *testing.T, storage string) {
 		return true
 	}, 20*time.Second, 5*time.Millisecond, "every message of the corpus is emitted")
 	var gotIn, gotOut int64
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		assert.Empty(t, ev.Unparsed)
 		gotIn += agentevent.Value(ev.TokensInput)
 		gotOut += agentevent.Value(ev.TokensOutput)
@@ -531,7 +538,9 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 	require.Eventually(t, func() bool {
 		clk.advance(opencode.AbandonAfter)
 		seen := map[string]bool{}
-		for _, ev := range h.events() {
+		all := h.events()
+		for i := range all {
+			ev := &all[i]
 			seen[ev.EventID] = true
 		}
 		for _, id := range want.ids {
@@ -542,7 +551,9 @@ func readsOpenCodeDatabase(t *testing.T, fixture string) {
 		return true
 	}, 20*time.Second, 5*time.Millisecond, "every message and part of the database is emitted")
 	got := map[string]ocTokens{}
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		assert.Empty(t, ev.Unparsed)
 		s := got[ev.SessionID]
 		read, write := agentevent.Value(ev.TokensCached), agentevent.Value(ev.TokensCacheCreation)
@@ -624,9 +635,9 @@ func TestOpenCodeSQLiteAbandonedLastMessage(t *testing.T) {
 	h2.dbBarrier(o)
 	assert.Empty(t, h2.eventsOfSession(ses), "seen anew after the restart: held again")
 	clk.advance(opencode.AbandonAfter)
-	evs := h2.waitSession(ses, 2)
+	h2.waitSession(ses, 2)
 	h2.dbBarrier(o)
-	evs = h2.eventsOfSession(ses)
+	evs := h2.eventsOfSession(ses)
 	require.Equal(t, []string{"prt_k002b", "prt_k002b:result"}, eventIDs(evs))
 	assert.Equal(t, "msg_k001", evs[0].ParentEventID)
 	assert.Equal(t, int64(2), evs[0].Sequence)
@@ -690,10 +701,10 @@ func TestOpenCodeEmitUnparsed(t *testing.T) {
 	cfg.EmitUnparsed = true
 	h := newHarness(t, cfg, nil)
 	h.start()
-	evs := h.waitSession(ses, 2)
+	h.waitSession(ses, 2)
 	h.ocBarrier(s)
 	h.ocBarrier(s)
-	evs = h.eventsOfSession(ses)
+	evs := h.eventsOfSession(ses)
 	require.Len(t, evs, 2)
 	assert.Equal(t, "prt_zzbroken", evs[0].EventID)
 	assert.Equal(t, "malformed_json", evs[0].Unparsed)

@@ -12,19 +12,17 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 )
 
 // TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in
@@ -145,7 +143,8 @@ func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
 		logs, err := golden.ReadLogs(p)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			if ev.Unparsed != "" {
 				continue
 			}
@@ -169,7 +168,9 @@ func agentAttr(key string) attribute.Set { return attribute.NewSet(attribute.Str
 
 func messages(logs *observer.ObservedLogs) []string {
 	var out []string
-	for _, e := range logs.All() {
+	entries := logs.All()
+	for i := range entries {
+		e := &entries[i]
 		out = append(out, e.Message)
 	}
 	return out

@@ -33,11 +33,11 @@ func geminiTestdataHome(t *testing.T) (home string, files int) {
 			}
 			rel, err := filepath.Rel(p, path)
 			require.NoError(t, err)
-			b, err := os.ReadFile(path)
+			b, err := os.ReadFile(path) //nolint:gosec // G122: the repository's testdata, read in place
 			require.NoError(t, err)
 			dst := filepath.Join(home, "tmp", filepath.Base(p)+"-"+string(rune('a'+i)), rel)
 			require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-			require.NoError(t, os.WriteFile(dst, b, 0o600))
+			require.NoError(t, os.WriteFile(dst, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 			files++
 			return nil
 		})

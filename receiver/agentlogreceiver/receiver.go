@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentlogreceiver // import "github.com/agentotel/agentotel/receiver/agentlogreceiver"
+package agentlogreceiver
 
 import (
 	"context"
@@ -13,10 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -26,7 +22,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
 // defaultSettleDelay is how long a rewritten file must stay unchanged
@@ -99,8 +98,10 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Logs, table [
 	if err != nil {
 		return nil, err
 	}
-	r := &logsReceiver{set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb,
-		clock: realClock(), settle: defaultSettleDelay, progressEvery: progress.Interval}
+	r := &logsReceiver{
+		set: set, cfg: cfg, next: next, agents: table, obsrecv: obsrecv, telemetry: tb,
+		clock: realClock(), settle: defaultSettleDelay, progressEvery: progress.Interval,
+	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -210,11 +211,9 @@ func (r *logsReceiver) stopLocked(ctx context.Context) error {
 	errs := make([]error, len(r.sources))
 	var wg sync.WaitGroup
 	for i, s := range r.sources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = s.Stop(ctx)
-		}()
+		})
 	}
 	wg.Wait()
 	r.sources = nil

@@ -58,10 +58,12 @@ func assertNoUnparsed(t *testing.T, h *harness) {
 }
 
 // assertBadRecordLogged checks exactly one Warn names this file and line.
-func assertBadRecordLogged(t *testing.T, h *harness, path string, line int64, reason string) {
+func assertBadRecordLogged(t *testing.T, h *harness, path string, line int64, reason string) { //nolint:unparam // the line is spelled at the call, beside the records written
 	t.Helper()
 	var hits int
-	for _, e := range h.badRecordLogs() {
+	entries := h.badRecordLogs()
+	for i := range entries {
+		e := &entries[i]
 		m := e.ContextMap()
 		if m["path"] == path && m["line"] == line {
 			hits++
@@ -74,8 +76,8 @@ func assertBadRecordLogged(t *testing.T, h *harness, path string, line int64, re
 
 func eventIDs(evs []agentevent.Event) []string {
 	ids := make([]string, len(evs))
-	for i, ev := range evs {
-		ids[i] = ev.EventID
+	for i := range evs {
+		ids[i] = evs[i].EventID
 	}
 	return ids
 }
@@ -140,9 +142,9 @@ func TestHalfWrittenLastLine(t *testing.T) {
 	assertNoUnparsed(t, h) // nor taken for a malformed record
 
 	appendFile(t, path, second[cut:]+"\n")
-	evs := h.waitEvents(path, 2)
+	h.waitEvents(path, 2)
 	h.barrier(dir)
-	evs = h.eventsOf(path)
+	evs := h.eventsOf(path)
 	require.Len(t, evs, 2, "the completed line is emitted exactly once")
 	assert.Equal(t, "a1", evs[1].EventID)
 	assert.Equal(t, int64(2), evs[1].LogLine)
@@ -203,9 +205,9 @@ func TestLineLongerThanMaxLogSize(t *testing.T) {
 	cfg.MaxLogSize = 64 * 1024
 	h := newHarness(t, cfg, nil)
 	h.start()
-	evs := h.waitEvents(path, 2)
+	h.waitEvents(path, 2)
 	h.barrier(dir)
-	evs = h.eventsOf(path)
+	evs := h.eventsOf(path)
 	assert.Equal(t, []string{"u1", "a2"}, eventIDs(evs))
 	assert.Equal(t, int64(3), evs[1].LogLine, "line numbers stay right after the skipped line")
 	assertUnparsed(t, h, map[string]int64{jsonl.ReasonLineTooLong: 1})
@@ -372,29 +374,29 @@ func TestLifecycle(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 
 	t.Run("shutdown_before_start", func(t *testing.T) {
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 		require.NoError(t, err)
-		require.NoError(t, r.Shutdown(context.Background()))
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(t.Context()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 	t.Run("shutdown_twice", func(t *testing.T) {
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 		require.NoError(t, err)
-		require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
-		require.NoError(t, r.Shutdown(context.Background()))
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Start(t.Context(), componenttest.NewNopHost()))
+		require.NoError(t, r.Shutdown(t.Context()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 	t.Run("missing_storage_extension", func(t *testing.T) {
 		c := *cfg
 		id := component.MustNewIDWithName("file_storage", "absent")
 		c.Storage = &id
-		r, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(metadata.Type), &c, consumertest.NewNop())
+		r, err := f.CreateLogs(t.Context(), receivertest.NewNopSettings(metadata.Type), &c, consumertest.NewNop())
 		require.NoError(t, err)
-		err = r.Start(context.Background(), componenttest.NewNopHost())
+		err = r.Start(t.Context(), componenttest.NewNopHost())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "`storage`")
 		assert.Contains(t, err.Error(), "file_storage/absent")
-		require.NoError(t, r.Shutdown(context.Background()))
+		require.NoError(t, r.Shutdown(t.Context()))
 	})
 }
 
@@ -464,7 +466,7 @@ type refuseAll struct {
 	calls     atomic.Int64
 }
 
-func (r *refuseAll) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (*refuseAll) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (r *refuseAll) ConsumeLogs(context.Context, plog.Logs) error {
 	r.calls.Add(1)
@@ -530,9 +532,9 @@ func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
 
 	h3 := newHarness(t, s.cfg, s.host)
 	h3.start()
-	evs := h3.waitEvents(s.path, 1)
+	h3.waitEvents(s.path, 1)
 	h3.barrier(s.logsDir)
-	evs = h3.eventsOf(s.path)
+	evs := h3.eventsOf(s.path)
 	assert.Equal(t, []string{"a2"}, eventIDs(evs), "the refused record comes in the next run, once")
 	assert.Equal(t, "u2", evs[0].ParentEventID)
 }
@@ -543,11 +545,10 @@ func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
 func TestContentAttributesOffByDefault(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude_code", "turn_rollup", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl"))
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	for _, content := range []bool{false, true} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "p", "5b7e9d1f-2c4a-4e6b-8d0f-1a3c5e7b9d2f.jsonl")
-		writeFile(t, path, lines...)
+		writeBytes(t, path, src)
 		cfg := testConfig(dir)
 		cfg.IncludeContent = content
 		h := newHarness(t, cfg, nil)

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/stretchr/testify/assert"
@@ -22,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -62,7 +61,7 @@ func newRestartSetup(t *testing.T) restartSetup {
 // one value.
 func (s restartSetup) storedState(t *testing.T, first *harness) (client, blobs storage.Client, state map[string]json.RawMessage) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := storedClient(ctx, s.host, s.ext.ID, first.rcv.set.ID)
 	require.NoError(t, err)
 	blobs, err = blobClient(ctx, s.host, &s.ext.ID, first.rcv.set.ID)
@@ -97,7 +96,7 @@ func (s restartSetup) firstRun(t *testing.T) *harness {
 
 // secondRun restarts on the same storage and checks that exactly the
 // remaining records arrive, in the turn they belong to.
-func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
+func (s restartSetup) secondRun(t *testing.T, first *harness) {
 	h := newHarness(t, s.cfg, s.host)
 	h.start()
 	h.waitEvents(s.path, 3)
@@ -108,10 +107,14 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	assert.Equal(t, "u2", evs[0].ParentEventID, "the open turn continues: the parser state was restored")
 	assert.Equal(t, []int64{4, 5, 6}, []int64{evs[0].LogLine, evs[1].LogLine, evs[2].LogLine})
 	readBefore := map[string]bool{}
-	for _, ev := range first.events() {
+	firstAll := first.events()
+	for i := range firstAll {
+		ev := &firstAll[i]
 		readBefore[ev.LogFile] = true
 	}
-	for _, ev := range h.events() {
+	all := h.events()
+	for i := range all {
+		ev := &all[i]
 		if ev.LogFile != s.path {
 			assert.False(t, readBefore[ev.LogFile], "%s was read in the first run and is re-emitted", ev.LogFile)
 		}
@@ -123,7 +126,6 @@ func (s restartSetup) secondRun(t *testing.T, first *harness) *harness {
 	}
 	assert.Len(t, seen, 6, "no record lost across the restart")
 	assertNoUnparsed(t, h)
-	return h
 }
 
 // endOfLine is the file position after line n and its "\n".
@@ -153,7 +155,7 @@ func TestRestartReplayIsDropped(t *testing.T) {
 	s := newRestartSetup(t)
 	first := s.firstRun(t)
 
-	ctx := context.Background()
+	ctx := t.Context()
 	client, blobs, state := s.storedState(t, first)
 	delete(state, "pos")
 	b, err := json.Marshal(state)

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // TestDeliveredLinesAreNotRetained: once a batch is delivered and
@@ -75,7 +74,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 		mu.Lock()
 		for _, l := range b.Lines {
 			// Objects under 16 bytes share blocks of the tiny allocator,
-			// which a neighbour keeps alive: no JSONL record is that short.
+			// which a neighbor keeps alive: no JSONL record is that short.
 			if len(l) >= 16 {
 				lines = append(lines, weak.Make(&l[0]))
 			}
@@ -83,7 +82,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 		mu.Unlock()
 		return src.Emit(ctx, b)
 	}
-	tailer.New(c).PollOnce(context.Background())
+	tailer.New(c).PollOnce(t.Context())
 	require.NotEmpty(t, lines, "no line read below %s", dir)
 	require.NotZero(t, h.sink.LogRecordCount(), "nothing delivered from %s", dir)
 

@@ -31,9 +31,10 @@ var historyTime = time.Date(2025, 6, 1, 10, 0, 1, 0, time.UTC)
 // usageEvents are the events of path that carry a response's usage.
 func usageEvents(evs []agentevent.Event) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		if ev.TokensOutput != nil && strings.HasSuffix(ev.EventID, "#usage") {
-			out = append(out, ev)
+			out = append(out, *ev)
 		}
 	}
 	return out

@@ -4,7 +4,6 @@
 package agentlogreceiver
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -43,7 +42,7 @@ func TestStoredStateIsCompressed(t *testing.T) {
 	require.NotEmpty(t, h.events())
 	h.stop()
 
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := storedClient(ctx, host, ext.ID, h.rcv.set.ID)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, client.Close(ctx)) }()

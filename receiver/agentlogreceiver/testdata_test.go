@@ -25,16 +25,16 @@ import (
 )
 
 // repoRoot is the directory holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
+func repoRoot(tb testing.TB) string {
+	tb.Helper()
 	dir, err := filepath.Abs(".")
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.mod above the test directory")
+		require.NotEqual(tb, dir, parent, "no go.mod above the test directory")
 		dir = parent
 	}
 }
@@ -101,13 +101,15 @@ func assertReadsLikeParser(t *testing.T, dirs ...string) int {
 	total, unparsed := 0, map[string]int64{}
 	for _, dir := range dirs {
 		for _, f := range jsonlFiles(t, dir) {
-			for _, ev := range parseDirect(t, a, f) {
+			evs := parseDirect(t, a, f)
+			for i := range evs {
+				ev := &evs[i]
 				if ev.Unparsed != "" {
 					unparsed[ev.Unparsed]++
 					continue
 				}
 				ev.Raw = nil
-				want[f] = append(want[f], ev)
+				want[f] = append(want[f], *ev)
 				total++
 			}
 		}

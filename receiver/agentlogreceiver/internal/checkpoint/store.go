@@ -7,7 +7,7 @@
 // cycle — created on first sight, evicted from memory past a cap, and
 // forgotten once their data is gone. It knows nothing of agents, files or
 // events: a source gives a Table a Codec for its session state.
-package checkpoint // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+package checkpoint
 
 import (
 	"context"

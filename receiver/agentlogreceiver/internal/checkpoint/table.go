@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package checkpoint // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+package checkpoint
 
 import (
 	"container/list"

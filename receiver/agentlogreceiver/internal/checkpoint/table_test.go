@@ -62,7 +62,7 @@ func bump(ctx context.Context, tb *Table[*counter], key string, probes ...string
 func TestSessionTableCapReloads(t *testing.T) {
 	for _, persist := range []bool{true, false} {
 		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			client := testClient(persist)
 			tb := newTestTable(t, client, persist, 2, time.Now)
 			for range 3 {
@@ -80,7 +80,7 @@ func TestSessionTableCapReloads(t *testing.T) {
 // are gone and it has been idle for forget_after; its stored state goes
 // with it. A session known without probes is never taken for gone.
 func TestSessionTableForgets(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("agentlog"), "")
 	now := time.Now()
 	clock := func() time.Time { return now }
@@ -120,7 +120,7 @@ func TestSessionTableReportsStorageErrors(t *testing.T) {
 	var reported []error
 	cp := New(failingClient{}, "agent", true)
 	tb := NewTable(cp, "", counterCodec(), LifeCycle{MaxSessions: 1, Now: time.Now}, func(err error) { reported = append(reported, err) })
-	assert.Equal(t, 1, bump(context.Background(), tb, "k", "p"))
+	assert.Equal(t, 1, bump(t.Context(), tb, "k", "p"))
 	assert.Len(t, reported, 2, "the read and the write")
 }
 
@@ -141,7 +141,7 @@ func (failingClient) Batch(context.Context, ...*storage.Operation) error {
 func TestSessionIndexBounded(t *testing.T) {
 	for _, persist := range []bool{true, false} {
 		t.Run(strconv.FormatBool(persist), func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			client := testClient(persist)
 			now := time.Now()
 			clock := func() time.Time { return now }

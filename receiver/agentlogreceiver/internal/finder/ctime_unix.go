@@ -3,7 +3,7 @@
 
 //go:build unix && !darwin && !freebsd && !netbsd
 
-package finder // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+package finder
 
 import (
 	"os"

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package finder // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+package finder
 
 import (
 	"os"

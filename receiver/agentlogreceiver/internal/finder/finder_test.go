@@ -4,6 +4,7 @@
 package finder
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,7 +34,7 @@ func matchTree(t *testing.T) string {
 		".copilot/session-state/0b/deeper/events.jsonl",
 		"elsewhere/linked/s3.jsonl",
 	} {
-		writeFile(t, filepath.Join(home, p), `{"x":1}`)
+		writeFile(t, filepath.Join(home, p))
 	}
 	require.NoError(t, os.Symlink(filepath.Join(home, "elsewhere", "linked"), filepath.Join(home, ".claude", "projects", "-home-u-c")))
 	return home
@@ -103,9 +104,12 @@ func TestFinderListsOnlyChangedDirectories(t *testing.T) {
 	match := m.Match
 	past := time.Now().Add(-time.Hour)
 	settle := func() {
-		require.NoError(t, filepath.Walk(home, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.IsDir() {
-				return os.Chtimes(p, past, past)
+		root, openErr := os.OpenRoot(home)
+		require.NoError(t, openErr)
+		defer root.Close()
+		require.NoError(t, fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				return root.Chtimes(p, past, past)
 			}
 			return err
 		}))
@@ -122,7 +126,7 @@ func TestFinderListsOnlyChangedDirectories(t *testing.T) {
 
 	// A new file: its directory's time changes, it alone is listed again.
 	added := filepath.Join(home, ".claude", "projects", "-home-u-b", "s4.jsonl")
-	writeFile(t, added, `{"x":1}`)
+	writeFile(t, added)
 	got, err := match()
 	require.NoError(t, err)
 	assert.Contains(t, got, added)
@@ -134,7 +138,7 @@ func TestFinderListsOnlyChangedDirectories(t *testing.T) {
 	// directory's times stay as listed) is not missed.
 	m.now = time.Now
 	second := filepath.Join(home, ".claude", "projects", "-home-u-b", "s5.jsonl")
-	writeFile(t, second, `{"x":1}`)
+	writeFile(t, second)
 	dir := filepath.Dir(second)
 	got, err = match()
 	require.NoError(t, err)
@@ -146,7 +150,7 @@ func TestFinderListsOnlyChangedDirectories(t *testing.T) {
 
 	// A new directory.
 	newDir := filepath.Join(home, ".claude", "projects", "-home-u-d", "s6.jsonl")
-	writeFile(t, newDir, `{"x":1}`)
+	writeFile(t, newDir)
 	got, err = match()
 	require.NoError(t, err)
 	assert.Contains(t, got, newDir)
@@ -167,8 +171,8 @@ func TestFinderSymlinkLoops(t *testing.T) {
 	skipWithoutFinder(t)
 	home := t.TempDir()
 	a := filepath.Join(home, "a")
-	writeFile(t, filepath.Join(a, "s.jsonl"), `{"x":1}`)
-	writeFile(t, filepath.Join(a, "b", "t.jsonl"), `{"x":1}`)
+	writeFile(t, filepath.Join(a, "s.jsonl"))
+	writeFile(t, filepath.Join(a, "b", "t.jsonl"))
 	require.NoError(t, os.Symlink(a, filepath.Join(a, "l1")))
 	require.NoError(t, os.Symlink(a, filepath.Join(a, "b", "l2")))
 	require.NoError(t, os.Symlink(home, filepath.Join(a, "b", "up")))
@@ -195,7 +199,7 @@ func TestFinderSeesRestoredModificationTime(t *testing.T) {
 	skipWithoutFinder(t)
 	home := t.TempDir()
 	dir := filepath.Join(home, "p")
-	writeFile(t, filepath.Join(dir, "s1.jsonl"), `{"x":1}`)
+	writeFile(t, filepath.Join(dir, "s1.jsonl"))
 	past := time.Now().Add(-time.Hour).Truncate(time.Second)
 	require.NoError(t, os.Chtimes(dir, past, past))
 	m, err := New([]string{filepath.Join(home, "**", "*.jsonl")}, nil)
@@ -207,17 +211,18 @@ func TestFinderSeesRestoredModificationTime(t *testing.T) {
 	require.Len(t, got, 1)
 
 	added := filepath.Join(dir, "s2.jsonl")
-	writeFile(t, added, `{"x":1}`)
+	writeFile(t, added)
 	require.NoError(t, os.Chtimes(dir, past, past))
 	got, err = m.Match()
 	require.NoError(t, err)
 	assert.Contains(t, got, added, "the file added under a restored modification time is found")
 }
 
-func writeFile(t *testing.T, path, data string) {
+// writeFile writes a one-line JSONL file, making its directory.
+func writeFile(t *testing.T, path string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(data+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(`{"x":1}`+"\n"), 0o600))
 }
 
 // TestFinderOfDirectories: a Finder of directories finds the directories

@@ -3,7 +3,7 @@
 
 //go:build unix
 
-package finder // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+package finder
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // the same path has another inode.
 func IDOf(fi os.FileInfo) FileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert,gosec // not uint64 everywhere
+		return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)} //nolint:unconvert // not uint64 on every platform
 	}
 	return FileID{}
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package jsonl // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
+package jsonl
 
 import (
 	"time"

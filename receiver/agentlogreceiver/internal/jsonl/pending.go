@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package jsonl // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
+package jsonl
 
 import (
 	"context"
@@ -39,9 +39,7 @@ func (p *pendingFlushes) load(ctx context.Context, onError func(error)) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for k, v := range ends {
-		p.ends[k] = v
-	}
+	maps.Copy(p.ends, ends)
 }
 
 func (p *pendingFlushes) get(path string) (int64, bool) {

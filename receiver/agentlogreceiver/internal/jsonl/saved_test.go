@@ -33,8 +33,8 @@ func TestSavedStateFormats(t *testing.T) {
 				require.NoError(t, err)
 				want := tc.want
 				if pos != nil {
-					p, err := json.Marshal(pos)
-					require.NoError(t, err)
+					p, marshalErr := json.Marshal(pos)
+					require.NoError(t, marshalErr)
 					want = `{"pos":` + string(p) + `,` + want[1:]
 				}
 				assert.JSONEq(t, want, string(b))

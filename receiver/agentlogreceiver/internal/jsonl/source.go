@@ -7,7 +7,7 @@
 // maps each batch of lines through the file's Parser, hands the events to
 // the emitter and stores the parser's state with the read position after
 // them in one write.
-package jsonl // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
+package jsonl
 
 import (
 	"bytes"
@@ -291,10 +291,11 @@ func (s *Source) Adopt(ctx context.Context, path, from, sum string, pos tailer.P
 		// The file is named by its new path from now on.
 		ops = append(ops, storage.SetOperation(checkpoint.FirstLineKey(sum), []byte(path)))
 	}
-	end, pending := int64(0), false
+	pending := false
 	if old != nil {
 		ops = append(ops, storage.DeleteOperation(checkpoint.ParserKey(from)))
 		old.State = s.codec.Fresh(checkpoint.ParserKey(from))
+		var end int64
 		if end, pending = s.pending.get(from); pending {
 			s.pending.put(ctx, path, end, s.StorageError)
 		}
@@ -325,7 +326,7 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 	events := make([]agentevent.Event, 0, len(lines))
 	for i, line := range lines {
 		lineNo := firstLineNo + int64(i)
-		if b.TooLong != nil && b.TooLong[i] {
+		if i < len(b.TooLong) && b.TooLong[i] {
 			// The tailer skipped the line, of max_log_size bytes or more.
 			events = append(events, s.unparsedEvent(path, lineNo, offsets[i], ReasonLineTooLong))
 			continue

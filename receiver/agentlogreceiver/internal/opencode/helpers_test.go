@@ -68,8 +68,8 @@ func (r *recorder) count() int {
 
 func eventIDs(evs []agentevent.Event) []string {
 	ids := make([]string, len(evs))
-	for i, ev := range evs {
-		ids[i] = ev.EventID
+	for i := range evs {
+		ids[i] = evs[i].EventID
 	}
 	return ids
 }
@@ -103,11 +103,14 @@ func touch(t *testing.T, at time.Time, paths ...string) {
 }
 
 // touchTree sets the modification time of everything below dir.
-func touchTree(t testing.TB, dir string, at time.Time) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+func touchTree(tb testing.TB, dir string, at time.Time) {
+	tb.Helper()
+	root, err := os.OpenRoot(dir)
+	require.NoError(tb, err)
+	defer root.Close()
+	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
 		if err == nil {
-			err = os.Chtimes(p, at, at)
+			err = root.Chtimes(p, at, at)
 		}
 		return err
 	}))
@@ -123,8 +126,8 @@ type treeStore struct {
 
 const testProject = "0f3e9b1c6a7d4e2f8a9b0c1d2e3f4a5b6c7d8e9f"
 
-func newTreeStore(t testing.TB, dataDir string) treeStore {
-	s := treeStore{t: t, storage: filepath.Join(dataDir, "storage")}
+func newTreeStore(tb testing.TB, dataDir string) treeStore {
+	s := treeStore{t: tb, storage: filepath.Join(dataDir, "storage")}
 	s.write(filepath.Join("project", testProject+".json"), map[string]any{"id": testProject, "worktree": "/home/dev/app", "vcs": "git"})
 	return s
 }

@@ -4,7 +4,6 @@
 package opencode
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -51,10 +50,10 @@ func treeReaderMemoryPerSession(b *testing.B) {
 	})
 	require.NoError(b, err)
 	// A first listing fills the JSON decoder's caches (once per process).
-	newTreeReader(rd, store.storage, false).listSessions(context.Background(), false)
+	newTreeReader(rd, store.storage, false).listSessions(b.Context(), false)
 	before := liveHeap()
 	tr := newTreeReader(rd, store.storage, false)
-	tr.listSessions(context.Background(), false)
+	tr.listSessions(b.Context(), false)
 	perSession := float64(int64(liveHeap())-int64(before)) / sessions
 	b.ReportMetric(perSession, "live-B/session")
 	require.Len(b, tr.sessions, sessions)

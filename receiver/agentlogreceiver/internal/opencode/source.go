@@ -9,7 +9,7 @@
 // than by the tailer: each poll finds the data directories the include
 // patterns match and reads what changed in them. The format itself is
 // internal/vendors/opencode's.
-package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
+package opencode
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	oc "github.com/agentotel/agentotel/internal/vendors/opencode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
@@ -212,4 +213,14 @@ type sessionMark struct {
 type badPart struct {
 	path, sig string
 	ev        agentevent.Event
+}
+
+// unparsed is the event of an object (a file or a row) that could not be
+// decoded.
+func unparsed(c oc.Context, id string, raw []byte, err error) agentevent.Event {
+	reason := oc.ReasonMalformedJSON
+	if de, ok := errors.AsType[*oc.DecodeError](err); ok {
+		reason = de.Reason
+	}
+	return oc.Unparsed(c, id, "", raw, reason, err.Error())
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
+package opencode
 
 import (
 	"cmp"
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
-
 	// Pure-Go SQLite (the collector is built with CGO disabled).
 	_ "modernc.org/sqlite"
 
@@ -118,9 +117,11 @@ func newDBReader(rd *Source, path string, skipExisting bool) (*dbReader, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := &dbReader{rd: rd, path: path, db: db, skipExisting: skipExisting,
+	d := &dbReader{
+		rd: rd, path: path, db: db, skipExisting: skipExisting,
 		pending: map[string]bool{}, sessions: map[string]*dbSession{}, spawnedBy: map[string]string{},
-		held: map[string]heldMessage{}}
+		held: map[string]heldMessage{},
+	}
 	d.marks = checkpoint.NewTable(rd.Checkpoints, "db."+path, markCodec(), rd.Life, rd.StorageError)
 	d.batch = source.NewBatch(rd.Emitter, rd.Checkpoints, rd.StorageError)
 	d.marks.OnForget = func(key string, _ []string) {
@@ -162,15 +163,15 @@ func (d *dbReader) poll(ctx context.Context, sweep bool) error {
 	candidates := map[string]bool{}
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err = rows.Scan(&id); err != nil {
 			rows.Close()
 			return err
 		}
 		candidates[id] = true
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	if rowsErr := rows.Err(); rowsErr != nil {
+		return rowsErr
 	}
 	for id := range d.pending {
 		candidates[id] = true
@@ -413,7 +414,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		m, err := oc.DecodeMessageRow(mr.id, s.info.ID, mr.data)
 		if err != nil {
 			// A committed row is whole: it is bad, not being written.
-			events = append(events, d.rd.badObject(d.path+"#message/"+mr.id, "", unparsedRow(c, mr.id, mr.data, err))...)
+			events = append(events, d.rd.badObject(d.path+"#message/"+mr.id, "", unparsed(c, mr.id, mr.data, err))...)
 			s.mark.Last = mr.id
 			done++
 			continue
@@ -429,8 +430,8 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		if !oc.Finished(m, parts, later) && !d.abandoned(s.info.ID, mr.id, max(mr.updated, newest), mr.updated) {
 			break
 		}
-		for _, b := range bad {
-			events = append(events, d.rd.badObject(b.path, b.sig, b.ev)...)
+		for i := range bad {
+			events = append(events, d.rd.badObject(bad[i].path, bad[i].sig, bad[i].ev)...)
 		}
 		mc := c
 		mc.Sequence = s.mark.Seq + 1
@@ -506,21 +507,12 @@ func (d *dbReader) parts(ctx context.Context, c oc.Context, messageID string) ([
 		newest = max(newest, updated)
 		p, err := oc.DecodePartRow(id, messageID, c.Session.ID, data)
 		if err != nil {
-			bad = append(bad, badPart{path: d.path + "#part/" + id, ev: unparsedRow(c, id, data, err)})
+			bad = append(bad, badPart{path: d.path + "#part/" + id, ev: unparsed(c, id, data, err)})
 			continue
 		}
 		parts = append(parts, p)
 	}
 	return parts, bad, read, newest, rows.Err()
-}
-
-func unparsedRow(c oc.Context, id string, raw []byte, err error) agentevent.Event {
-	reason := oc.ReasonMalformedJSON
-	var de *oc.DecodeError
-	if errors.As(err, &de) {
-		reason = de.Reason
-	}
-	return oc.Unparsed(c, id, "", raw, reason, err.Error())
 }
 
 // row is one result row by column name.

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package opencode // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
+package opencode
 
 import (
 	"cmp"
@@ -546,7 +546,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 			}
 			mc := c
 			mc.LogFile = path
-			events = append(events, t.rd.badObject(path, "", t.unparsed(mc, id, b, err))...)
+			events = append(events, t.rd.badObject(path, "", unparsed(mc, id, b, err))...)
 			mark.Last = id
 			done++
 			continue
@@ -561,8 +561,8 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		}
 		// A part that cannot be decoded once its message is final is bad,
 		// not half-written.
-		for _, p := range bad {
-			events = append(events, t.rd.badObject(p.path, p.sig, p.ev)...)
+		for i := range bad {
+			events = append(events, t.rd.badObject(bad[i].path, bad[i].sig, bad[i].ev)...)
 		}
 		mc := c
 		mc.LogFile = path
@@ -612,12 +612,12 @@ func (t *treeReader) readParts(c oc.Context, messageID string) (parts []oc.Part,
 		p, err := oc.DecodePart(b)
 		if err != nil {
 			sig := ""
-			if fi, err := e.Info(); err == nil {
+			if fi, infoErr := e.Info(); infoErr == nil {
 				sig = source.SigOf(fi).String()
 			}
 			mc := c
 			mc.LogFile = path
-			bad = append(bad, badPart{path: path, sig: sig, ev: t.unparsed(mc, strings.TrimSuffix(e.Name(), ".json"), b, err)})
+			bad = append(bad, badPart{path: path, sig: sig, ev: unparsed(mc, strings.TrimSuffix(e.Name(), ".json"), b, err)})
 			continue
 		}
 		parts = append(parts, p)
@@ -625,19 +625,9 @@ func (t *treeReader) readParts(c oc.Context, messageID string) (parts []oc.Part,
 	return parts, bad, read
 }
 
-// unparsed is the event of an object that could not be decoded.
-func (t *treeReader) unparsed(c oc.Context, id string, raw []byte, err error) agentevent.Event {
-	reason := oc.ReasonMalformedJSON
-	var de *oc.DecodeError
-	if errors.As(err, &de) {
-		reason = de.Reason
-	}
-	return oc.Unparsed(c, id, "", raw, reason, err.Error())
-}
-
 // badFile reports a project or session file that cannot be decoded.
 func (t *treeReader) badFile(ctx context.Context, path string, sig source.FileSig, raw []byte, err error) {
-	ev := t.unparsed(oc.Context{LogFile: path}, "", raw, err)
+	ev := unparsed(oc.Context{LogFile: path}, "", raw, err)
 	if evs := t.rd.badObject(path, sig.String(), ev); len(evs) > 0 {
 		_ = t.rd.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: evs})
 	}

@@ -4,7 +4,6 @@
 package opencode
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,7 +36,7 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 
 	rec := &recorder{}
 	rd := newTestSource(t, data, rec)
-	ctx := context.Background()
+	ctx := t.Context()
 	ids := func() []string { return eventIDs(rec.events(t)) }
 
 	rd.Poll(ctx) // the first poll is a sweep: every directory is listed
@@ -130,14 +129,13 @@ func TestListedOpenCodeSessionDoesNotPinItsFile(t *testing.T) {
 	b := []byte(`{"id":"ses_pin01","version":"1.1.25","projectID":"p1","directory":"/home/u/proj","title":"A title","time":{"created":1771000000000,"updated":1771000000500},"summary":"` + strings.Repeat("x", 64<<10) + `"}`)
 	info, err := oc.DecodeSession(b)
 	require.NoError(t, err)
-	fields := []string{info.ID, info.ProjectID, info.Directory, info.Title, info.Version}
 	var held []weak.Pointer[byte]
-	for _, f := range fields {
+	for _, f := range []string{info.ID, info.ProjectID, info.Directory, info.Title, info.Version} {
 		held = append(held, weak.Make(unsafe.StringData(f)))
 	}
 	s := &treeSession{}
 	s.setInfo(info, source.FileSig{}, time.Now())
-	info, fields, b = oc.Session{}, nil, nil
+	// b and info are not read past here: only s can keep the file's bytes.
 	runtime.GC()
 	runtime.GC()
 	for i, w := range held {

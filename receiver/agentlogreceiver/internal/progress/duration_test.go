@@ -4,7 +4,6 @@
 package progress
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // the start to the last of them.
 func TestProgressDurationsFromStart(t *testing.T) {
 	p, clock, logs, _ := newTestProgress(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p.begin = clock.now()
 
 	clock.advance(300 * time.Millisecond) // finding an agent's history takes time

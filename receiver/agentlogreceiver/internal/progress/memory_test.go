@@ -4,7 +4,6 @@
 package progress
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +31,7 @@ func BenchmarkProgressMemoryPerFile(b *testing.B) {
 	for range b.N {
 		p := New(zap.NewNop(), tb, 0, 0)
 		before := liveHeap()
-		p.Found(context.Background(), "claude_code", FileHistory([]string{include}, nil))
+		p.Found(b.Context(), "claude_code", FileHistory([]string{include}, nil))
 		perFile = float64(int64(liveHeap())-int64(before)) / files
 		require.Equal(b, files, p.agents["claude_code"].filesFound)
 		runtime.KeepAlive(p)

@@ -3,7 +3,7 @@
 
 // Package progress follows the history backfill of the agent_log receiver
 // per agent and reports it, in the log and as self-telemetry.
-package progress // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+package progress
 
 import (
 	"context"
@@ -285,9 +285,7 @@ func (p *Progress) Observe(ctx context.Context, agent string, events []agenteven
 func (p *Progress) Start() {
 	step := min(p.quietCheck, p.interval)
 	every := max(int(p.interval/step), 1) // ticks per progress line
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.wg.Go(func() {
 		t := time.NewTicker(step)
 		defer t.Stop()
 		for n := 1; ; n++ {
@@ -306,7 +304,7 @@ func (p *Progress) Start() {
 				}
 			}
 		}
-	}()
+	})
 }
 
 // finishQuiet finishes the agents that have gone quiet, without a progress

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/internal/vendors/claudecode"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +28,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/textutil"
+	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 )
@@ -40,11 +39,14 @@ type stepClock struct{ t time.Time }
 func (c *stepClock) now() time.Time          { return c.t }
 func (c *stepClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newStepClock() *stepClock               { return &stepClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-func agentAttr(key string) attribute.Set     { return attribute.NewSet(attribute.String("agent", key)) }
+
+func agentAttr(key string) attribute.Set { return attribute.NewSet(attribute.String("agent", key)) }
+
 func messages(logs *observer.ObservedLogs) []string {
 	var out []string
-	for _, e := range logs.All() {
-		out = append(out, e.Message)
+	entries := logs.All()
+	for i := range entries {
+		out = append(out, entries[i].Message)
 	}
 	return out
 }
@@ -76,7 +78,8 @@ func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
 		logs, err := golden.ReadLogs(p)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
+		for i := range evs {
+			ev := &evs[i]
 			if ev.Unparsed != "" {
 				continue
 			}
@@ -102,7 +105,7 @@ func figuresFromGoldens(t *testing.T, paths ...string) goldenFigures {
 // the self-telemetry.
 func TestProgressOnClaudeTestdata(t *testing.T) {
 	p, clock, logs, tel := newTestProgress(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	a := struct{ key string }{"claude_code"}
 
 	goldens, err := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "claude_code", "*", "events.yaml"))
@@ -195,7 +198,7 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 // from its stored position; the backfill ends when nothing has been read for quietAfter.
 func TestProgressResumedAndQuiet(t *testing.T) {
 	p, clock, logs, tel := newTestProgress(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p.Found(ctx, "codex", History{sizes: map[string]int64{"/h/a.jsonl": 1000, "/h/b.jsonl": 3000}})
 	p.Found(ctx, "pi", History{sizes: map[string]int64{"/h/p.jsonl": 500}})
 	p.Found(ctx, "gemini", History{})
@@ -238,7 +241,7 @@ func TestProgressResumedAndQuiet(t *testing.T) {
 // it is done when it goes quiet.
 func TestProgressUnmeasured(t *testing.T) {
 	p, clock, logs, _ := newTestProgress(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p.Found(ctx, "opencode", History{sizes: map[string]int64{"/d/opencode.db": 4_000_000, "/d/opencode.db-wal": 1000}, unmeasured: true})
 	assert.Equal(t, []string{"opencode: found 2 files (4.0 MB) of history to read"}, messages(logs))
 	logs.TakeAll()
@@ -260,7 +263,7 @@ func TestProgressUnmeasured(t *testing.T) {
 // Stopped mid-backfill: one line says how far it got, and nothing follows.
 func TestProgressShutdownMidBackfill(t *testing.T) {
 	p, clock, logs, _ := newTestProgress(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p.Found(ctx, "claude_code", History{sizes: map[string]int64{"/h/a.jsonl": 3_000_000, "/h/b.jsonl": 1_000_000}})
 	clock.advance(time.Second)
 	p.Read(ctx, "claude_code", "/h/a.jsonl", 0, 3_000_000, true)
@@ -286,7 +289,7 @@ func TestProgressStartAndShutdown(t *testing.T) {
 
 	p, _, logs, _ = newTestProgress(t)
 	p.interval = time.Millisecond
-	p.Found(context.Background(), "claude_code", History{sizes: map[string]int64{"/h/s.jsonl": 10}})
+	p.Found(t.Context(), "claude_code", History{sizes: map[string]int64{"/h/s.jsonl": 10}})
 	p.Start()
 	p.Shutdown()
 	p.Shutdown()
@@ -306,16 +309,16 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "2,000 turns", textutil.PluralGrouped(int64(2000), "turn"))
 }
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
+func repoRoot(tb testing.TB) string {
+	tb.Helper()
 	dir, err := filepath.Abs(".")
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir
 		}
 		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no go.mod above the test directory")
+		require.NotEqual(tb, dir, parent, "no go.mod above the test directory")
 		dir = parent
 	}
 }

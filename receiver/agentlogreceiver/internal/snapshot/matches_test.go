@@ -36,11 +36,14 @@ func touch(t *testing.T, at time.Time, paths ...string) {
 }
 
 // touchTree sets the modification time of everything below dir.
-func touchTree(t testing.TB, dir string, at time.Time) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+func touchTree(tb testing.TB, dir string, at time.Time) {
+	tb.Helper()
+	root, err := os.OpenRoot(dir)
+	require.NoError(tb, err)
+	defer root.Close()
+	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
 		if err == nil {
-			err = os.Chtimes(p, at, at)
+			err = root.Chtimes(p, at, at)
 		}
 		return err
 	}))

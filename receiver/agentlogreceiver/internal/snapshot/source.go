@@ -10,7 +10,7 @@
 // of one), not per file — the set of keys emitted and the next sequence
 // number — kept under <agent>.thread.<thread>, so a thread present in two
 // files, and a restart, emit nothing twice.
-package snapshot // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+package snapshot
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func New(set source.Settings, m Mapper) (*Source, error) {
 
 // Start polls the files every poll_interval, and sweeps the threads whose
 // files are gone.
-func (s *Source) Start(ctx context.Context) error {
+func (s *Source) Start(context.Context) error {
 	lastSweep := s.Now()
 	s.poller = source.StartLoop(s.PollInterval, func(ctx context.Context) {
 		s.Poll(ctx, false)
@@ -198,7 +198,7 @@ func (s *Source) pollFiles(ctx context.Context, final bool) (read []string) {
 	now := s.Now()
 	for _, path := range s.matches() {
 		if ctx.Err() != nil {
-			return
+			return read
 		}
 		fi, err := os.Stat(path)
 		if err != nil || !fi.Mode().IsRegular() {
@@ -231,8 +231,10 @@ func (s *Source) pollFiles(ctx context.Context, final bool) (read []string) {
 		if err != nil {
 			continue
 		}
-		r := &Read{Path: path, Data: b, Sig: sig, Settled: settled || skip, Skip: skip, Now: now, ExcludeOlderThan: s.ExcludeOlderThan,
-			src: s, file: f}
+		r := &Read{
+			Path: path, Data: b, Sig: sig, Settled: settled || skip, Skip: skip, Now: now, ExcludeOlderThan: s.ExcludeOlderThan,
+			src: s, file: f,
+		}
 		f.refused = false
 		reason, err := s.mapper.Read(ctx, r)
 		if err != nil {

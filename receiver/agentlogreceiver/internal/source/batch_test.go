@@ -44,7 +44,7 @@ func (e *fakeEmitter) Deliver(_ context.Context, d Delivery) error {
 // added twice and a full batch each deliver what is held first; every
 // session is told whether the delivery was accepted, then released.
 func TestBatchDeliversSessionsTogether(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	em := &fakeEmitter{}
 	b := NewBatch(em, checkpoint.New(storage.NewNopClient(), "agent", false), func(err error) { t.Error(err) })
 	var log []string

@@ -7,7 +7,7 @@
 // delivery (Batch), and the loops and file signatures of the pollers. The
 // sources themselves (internal/jsonl, internal/snapshot, internal/opencode)
 // are built on it; the receiver's emitter implements Emitter.
-package source // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+package source
 
 import (
 	"context"
@@ -129,7 +129,7 @@ type Group []Source
 func (ss Group) Start(ctx context.Context) error {
 	for i, s := range ss {
 		if err := s.Start(ctx); err != nil {
-			return errors.Join(err, Group(ss[:i]).Stop(ctx))
+			return errors.Join(err, ss[:i].Stop(ctx))
 		}
 	}
 	return nil

@@ -53,7 +53,7 @@ func BenchmarkTailLongLineUnterminated(b *testing.B) {
 	writeLongLine(b, path, longLineSize, false)
 	lines := 0
 	tl := longLineTailer(b, dir, 256<<20 /* max_log_size's default */, func(bt Batch) { lines += len(bt.Lines) })
-	tl.pollOnce(context.Background()) // the first sight of the file
+	tl.pollOnce(b.Context()) // the first sight of the file
 	more := bytes.Repeat([]byte("x"), 4096)
 	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -68,7 +68,7 @@ func BenchmarkTailLongLineUnterminated(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		tl.pollOnce(context.Background())
+		tl.pollOnce(b.Context())
 	}
 	b.StopTimer()
 	if lines != 0 {
@@ -102,7 +102,7 @@ func benchLongLineRead(b *testing.B, maxLogSize, wantLen int) {
 		var got [][]byte
 		tl := longLineTailer(b, dir, maxLogSize, func(bt Batch) { got = append(got, bt.Lines...) })
 		b.StartTimer()
-		tl.pollOnce(context.Background())
+		tl.pollOnce(b.Context())
 		b.StopTimer()
 		if len(got) != 2 || string(got[1]) != `{"next":1}` {
 			b.Fatalf("want the long line and the next one whole, got %d lines", len(got))

@@ -28,7 +28,7 @@ func testTailer(tb testing.TB, dir string, maxLogSize int) *Tailer {
 func writeFile(t *testing.T, path string, lines ...string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(joinLines(lines...)), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(joinLines(lines...)), 0o600)) //nolint:gosec // G703: the lines written may have been read from a file; the path is the test's own
 }
 
 func appendFile(t *testing.T, path, s string) {

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+package tailer
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"os"
 	"sync"
@@ -206,7 +207,7 @@ func headOf(src io.Reader, maxLogSize int, limit int64) (fileHead, bool) {
 
 // headWriter hashes the first limit bytes written to it, counting them.
 type headWriter struct {
-	h     io.Writer
+	h     hash.Hash
 	n     *int64
 	limit int64
 }

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+package tailer
 
 import (
 	"bufio"
@@ -127,7 +127,8 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 		chunk, err := r.ReadSlice('\n')
 		switch {
 		case err == nil:
-			line := heldLine{tooLong: len(chunk)-1 >= b.maxLogSize}
+			n := len(chunk) - 1 // the line without its "\n"
+			line := heldLine{tooLong: n >= b.maxLogSize}
 			if !line.tooLong {
 				if b.data == nil {
 					// One buffer for the file's read, as large as what the
@@ -136,13 +137,13 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 					b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
 				}
 				line.start = len(b.data)
-				b.data = append(b.data, chunk[:len(chunk)-1]...)
+				b.data = append(b.data, chunk[:n]...)
 				line.end = len(b.data)
 			}
 			b.add(line, int64(len(chunk)))
 		case errors.Is(err, bufio.ErrBufferFull):
-			if done, err := b.longLine(r, int64(len(chunk))); done || err != nil {
-				return true, err
+			if unfinished, longErr := b.longLine(r, int64(len(chunk))); unfinished || longErr != nil {
+				return true, longErr
 			}
 		case errors.Is(err, io.EOF):
 			// The line is not complete: it is read again, whole, once its
@@ -199,9 +200,10 @@ func (b *lineBatcher) longLine(r *bufio.Reader, got int64) (done bool, err error
 	if b.scan.start == start {
 		b.scan.start, b.scan.end = 0, 0
 	}
-	line := heldLine{tooLong: pos-start-1 >= int64(b.maxLogSize)}
+	n := pos - start - 1 // the line without its "\n"
+	line := heldLine{tooLong: n >= int64(b.maxLogSize)}
 	if !line.tooLong {
-		line.own = make([]byte, pos-start-1)
+		line.own = make([]byte, n)
 		if _, err := b.src.ReadAt(line.own, start); err != nil {
 			return true, err
 		}

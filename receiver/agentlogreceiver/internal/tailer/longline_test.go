@@ -4,7 +4,6 @@
 package tailer
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +25,10 @@ func longRig(t *testing.T, dir string, maxLogSize int) (*Tailer, func() []longSe
 	var got []longSeen
 	tl := longLineTailer(t, dir, maxLogSize, func(b Batch) {
 		for i, l := range b.Lines {
-			got = append(got, longSeen{string(l), b.LastLine - int64(len(b.Lines)) + 1 + int64(i), b.Offsets[i],
-				b.TooLong != nil && b.TooLong[i]})
+			got = append(got, longSeen{
+				string(l), b.LastLine - int64(len(b.Lines)) + 1 + int64(i), b.Offsets[i],
+				i < len(b.TooLong) && b.TooLong[i],
+			})
 		}
 	})
 	return tl, func() []longSeen { out := got; got = nil; return out }
@@ -46,7 +47,7 @@ func TestTailLongLines(t *testing.T) {
 	over := strings.Repeat("b", maxLogSize)          // max_log_size: too long
 	writeFile(t, path, `{"n":1}`, long, `{"n":3}`, over, `{"n":5}`)
 	tl, got := longRig(t, dir, maxLogSize)
-	tl.pollOnce(context.Background())
+	tl.pollOnce(t.Context())
 	off := func(lines ...string) (n int64) {
 		for _, l := range lines {
 			n += int64(len(l)) + 1
@@ -65,20 +66,20 @@ func TestTailLongLines(t *testing.T) {
 	end := off(`{"n":1}`, long, `{"n":3}`, over, `{"n":5}`)
 	part := strings.Repeat("c", 2*tailReadBuffer)
 	appendFile(t, path, part)
-	tl.pollOnce(context.Background())
+	tl.pollOnce(t.Context())
 	assert.Empty(t, got(), "unterminated")
 	assert.Equal(t, lineScan{start: end, end: end + int64(len(part)), ino: tl.files[path].pos.ino}, tl.scans[path],
 		"how far the line was looked at")
 	appendFile(t, path, part)
-	tl.pollOnce(context.Background())
+	tl.pollOnce(t.Context())
 	assert.Empty(t, got(), "unterminated")
 	assert.Equal(t, end+2*int64(len(part)), tl.scans[path].end)
 	appendFile(t, path, "\n"+over+"b") // ends the line; the next is too long
-	tl.pollOnce(context.Background())
+	tl.pollOnce(t.Context())
 	assert.Equal(t, []longSeen{{part + part, 6, end, false}}, got())
 	assert.Equal(t, end+off(part+part)+int64(len(over))+1, tl.scans[path].end, "the too-long line is looked at to its end, not kept")
 	appendFile(t, path, "b\n"+`{"n":8}`+"\n")
-	tl.pollOnce(context.Background())
+	tl.pollOnce(t.Context())
 	assert.Equal(t, []longSeen{
 		{"", 7, end + off(part+part), true},
 		{`{"n":8}`, 8, end + off(part+part, over+"bb"), false},

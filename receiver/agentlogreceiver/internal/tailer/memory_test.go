@@ -24,16 +24,16 @@ const memoryFiles = 3000
 // writeMemoryHistory writes n one-line JSONL files laid out as Claude Code
 // lays out its transcripts (a directory per project, a UUID-named file per
 // session), and returns the include pattern of them.
-func writeMemoryHistory(t testing.TB, n int) string {
-	t.Helper()
-	root := filepath.Join(t.TempDir(), ".claude", "projects")
+func writeMemoryHistory(tb testing.TB, n int) string {
+	tb.Helper()
+	root := filepath.Join(tb.TempDir(), ".claude", "projects")
 	for i := range n {
 		dir := filepath.Join(root, fmt.Sprintf("-Users-someone-src-github-com-project-%03d", i%100))
 		if i < 100 {
-			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(tb, os.MkdirAll(dir, 0o755))
 		}
 		name := fmt.Sprintf("%08x-1b2c-4d3e-8f40-%012x.jsonl", i, i*7919)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(`{"type":"user","n":1}`+"\n"), 0o600))
+		require.NoError(tb, os.WriteFile(filepath.Join(dir, name), []byte(`{"type":"user","n":1}`+"\n"), 0o600))
 	}
 	return filepath.Join(root, "**", "*.jsonl")
 }
@@ -91,8 +91,8 @@ func tailerMemoryPerFile(b *testing.B) {
 	tl, _, before := memoryTailer(b)
 	// The first poll reads every file; the second finds them unchanged:
 	// what is left is what an idle receiver keeps.
-	tl.pollOnce(context.Background())
-	tl.pollOnce(context.Background())
+	tl.pollOnce(b.Context())
+	tl.pollOnce(b.Context())
 	perFile := float64(int64(liveHeap())-int64(before)) / memoryFiles
 	b.ReportMetric(perFile, "live-B/file")
 	require.Len(b, tl.files, memoryFiles)
@@ -113,7 +113,7 @@ func BenchmarkTailerIdlePoll(b *testing.B) {
 	require.NoError(b, err)
 	m.WithClock(func() time.Time { return time.Now().Add(time.Hour) })
 	tl.match = m.Match
-	ctx := context.Background()
+	ctx := b.Context()
 	tl.pollOnce(ctx)
 	tl.pollOnce(ctx)
 	live := liveHeap()

@@ -33,7 +33,7 @@
 // to emit; emit returns once the lines are delivered and committed. A
 // batch emit refuses (the receiver is stopping) ends the file's read for
 // this poll without moving its position.
-package tailer // import "github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+package tailer
 
 import (
 	"bufio"
@@ -423,8 +423,10 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 	r := readers.Get().(*bufio.Reader)
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
-	b := lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
-		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size)}
+	b := lineBatcher{
+		maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size),
+	}
 	defer func() { t.setScan(j.path, b.scan) }()
 	batches := 0
 	for {
@@ -467,8 +469,10 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 			// lines while it waits: those read ahead are dropped and read
 			// again from the position.
 			batches = 0
-			b = lineBatcher{maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
-				src: fh, scan: b.scan}
+			b = lineBatcher{
+				maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+				src: fh, scan: b.scan,
+			}
 			r.Reset(nil)
 			held = false
 			t.release()

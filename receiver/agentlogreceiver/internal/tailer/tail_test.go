@@ -276,7 +276,7 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	b, err := os.ReadFile(moved)
 	require.NoError(t, err)
 	cp := filepath.Join(dir, "sessions", "copy.jsonl")
-	require.NoError(t, os.WriteFile(cp, b, 0o600))
+	require.NoError(t, os.WriteFile(cp, b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 	r.poll()
 	assert.Empty(t, r.lines(cp), "a copy is not read again")
 	// ... until something is appended to it, which is its own.
@@ -440,7 +440,7 @@ func TestTailFileSwappedBetweenStatAndOpen(t *testing.T) {
 	tmp := path + ".tmp"
 	writeFile(t, tmp, `{"new":1}`, `{"new":2}`, `{"new":3}`, `{"new":4}`)
 	require.NoError(t, os.Rename(tmp, path))
-	r.tail.read(context.Background(), tailJob{path: path, f: r.tail.files[path], st: st})
+	r.tail.read(t.Context(), tailJob{path: path, f: r.tail.files[path], st: st})
 	r.poll()
 	assert.Equal(t, []tailSeen{
 		{path, `{"new":1}`, 1, 0}, {path, `{"new":2}`, 2, 10}, {path, `{"new":3}`, 3, 20}, {path, `{"new":4}`, 4, 30},
@@ -461,7 +461,7 @@ func TestTailReadSlotHeldPerFile(t *testing.T) {
 		}
 		p := filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o600))
 		paths = append(paths, p)
 	}
 	r := newTailRig(t, dir, 1<<20)
@@ -471,7 +471,7 @@ func TestTailReadSlotHeldPerFile(t *testing.T) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.Equal(t, 6*350, len(r.got), "every line of every file")
+	require.Len(t, r.got, 6*350, "every line of every file")
 	var order []string // the file of each run of batches, in order
 	for _, s := range r.got {
 		if len(order) == 0 || order[len(order)-1] != s.path {
@@ -512,7 +512,7 @@ func TestTailLongReadLetsOthersGo(t *testing.T) {
 		}
 		p := filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(data.String()), 0o600))
 	}
 	r := newTailRig(t, dir, 1<<20)
 	r.tail.slots = make(chan struct{}, 1)
@@ -527,7 +527,7 @@ func TestTailLongReadLetsOthersGo(t *testing.T) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.Equal(t, files*lines, len(r.got), "every line of every file, once")
+	require.Len(t, r.got, files*lines, "every line of every file, once")
 	next := map[string]int64{}
 	runs := 0
 	for i, s := range r.got {
