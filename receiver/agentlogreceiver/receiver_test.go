@@ -430,8 +430,8 @@ func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 }
 
 // TestRetryableRefusalHoldsTheReadPosition: a retryable refusal by the next
-// consumer is retried (issue 8: the read position is not moved past the
-// refused records); nothing is lost and reading goes on in order.
+// consumer is retried (the read position is not moved past the refused
+// records); nothing is lost and reading goes on in order.
 func TestRetryableRefusalHoldsTheReadPosition(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")

@@ -49,10 +49,10 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
-// Batch is a batch of complete lines of one file. offsets[0] is the
-// file position before the first line, offsets[i+1] the position just
-// after line i and its "\n". lastLine is the 1-based number of the batch's
-// last line. The lines are the batch's own copy. tooLong, when not nil,
+// Batch is a batch of complete lines of one file. Offsets[0] is the
+// file position before the first line, Offsets[i+1] the position just
+// after line i and its "\n". LastLine is the 1-based number of the batch's
+// last line. The Lines are the batch's own copy. TooLong, when not nil,
 // marks the lines of max_log_size bytes or more: they were skipped, and
 // come without their bytes (nil).
 type Batch struct {
