@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"slices"
@@ -48,9 +48,10 @@ func (ab *anchorBook) remember(an anchor) anchor {
 // indexAnchors rebuilds anchorIdx from anchors (read back from storage).
 func (ab *anchorBook) indexAnchors() {
 	clear(ab.anchorIdx)
-	for _, an := range ab.anchors {
+	for i := range ab.anchors {
+		an := &ab.anchors[i]
 		g := anchorGroup{an.Source, an.Kind, an.Project}
-		ab.anchorIdx[g] = append(ab.anchorIdx[g], an)
+		ab.anchorIdx[g] = append(ab.anchorIdx[g], *an)
 	}
 	ab.anchorsNew = true
 }

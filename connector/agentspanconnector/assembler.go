@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"time"
@@ -85,7 +85,7 @@ type closed struct {
 	// noTurn counts events dropped because no turn ever came for them.
 	noTurn int
 	// afterTurn are the late rows of turns that went out already that
-	// made no span (see the README, "Late rows").
+	// made no span (see the README's Known limitations, "Late rows").
 	afterTurn []afterTurn
 	// units are the groups emitted, by their top unit, and why each closed
 	// (the connector's debug log).

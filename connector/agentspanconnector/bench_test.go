@@ -36,20 +36,20 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		// The storage's own memory is not the connector's: a client that
 		// keeps nothing in memory (storagetest's keeps a map of it all).
 		h.c.client = diskClient(b.TempDir())
-		h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
-		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
+		h.c.asm.saved.load = state.StorageLoader{Ctx: b.Context(), Client: h.c.client, Unreadable: func(string, error) {}}
+		require.NoError(b, h.c.Start(b.Context(), componenttest.NewNopHost()))
 		h.history()
 		heapAt := map[int]float64{}
 		for i := 1; i <= 4000; i++ {
 			s := newSession(fmt.Sprintf("s%05d", i))
 			var evs []agentevent.Event
-			for turn := 0; turn < 10; turn++ {
+			for turn := range 10 {
 				sec := float64(turn * 10)
 				p := fmt.Sprintf("p%d", turn)
 				evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Bash", sec+1),
 					s.result(p+"r", p+"t", "Bash", sec+2), s.answer(p+"a", p+"m2", sec+3))
 			}
-			require.NoError(b, h.c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(evs, "host1"))))
+			require.NoError(b, h.c.ConsumeLogs(b.Context(), markCaughtUp(agentevent.EncodeLogs(evs, "host1"))))
 			h.sink.Reset()
 			if i == 1000 || i == 4000 {
 				runtime.GC()
@@ -61,7 +61,7 @@ func BenchmarkHistoryMemory(b *testing.B) {
 		b.ReportMetric(heapAt[1000], "heap-MB@1000")
 		b.ReportMetric(heapAt[4000], "heap-MB@4000")
 		b.ReportMetric(float64(len(h.c.asm.store.sessions)), "sessions-in-memory")
-		require.NoError(b, h.c.Shutdown(context.Background()))
+		require.NoError(b, h.c.Shutdown(b.Context()))
 	}
 }
 
@@ -75,14 +75,14 @@ func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
 	for b.Loop() {
 		h := newHarness(b)
 		h.c.client = diskClient(b.TempDir())
-		h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
-		require.NoError(b, h.c.Start(context.Background(), componenttest.NewNopHost()))
+		h.c.asm.saved.load = state.StorageLoader{Ctx: b.Context(), Client: h.c.client, Unreadable: func(string, error) {}}
+		require.NoError(b, h.c.Start(b.Context(), componenttest.NewNopHost()))
 		h.setNow(100 * time.Second)
 		heapAt := map[int]float64{}
 		for i := 1; i <= 4000; i++ {
 			s := newSession(fmt.Sprintf("s%05d", i))
 			var evs []agentevent.Event
-			for turn := 0; turn < 10; turn++ {
+			for turn := range 10 {
 				sec := float64(turn * 10)
 				p := fmt.Sprintf("p%d", turn)
 				evs = append(evs, s.prompt(p, sec), s.call(p+"c", p+"m1", p+"t", "Bash", sec+1))
@@ -90,7 +90,7 @@ func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
 					evs = append(evs, s.result(p+"r", p+"t", "Bash", sec+2), s.answer(p+"a", p+"m2", sec+3))
 				}
 			}
-			require.NoError(b, h.c.ConsumeLogs(context.Background(), agentevent.EncodeLogs(evs, "host1")))
+			require.NoError(b, h.c.ConsumeLogs(b.Context(), agentevent.EncodeLogs(evs, "host1")))
 			h.sink.Reset()
 			if i == 1000 || i == 4000 {
 				runtime.GC()
@@ -104,7 +104,7 @@ func BenchmarkHistoryMemoryOpenTurns(b *testing.B) {
 		b.ReportMetric(heapAt[4000], "heap-MB@4000")
 		b.ReportMetric(float64(len(h.c.asm.store.sessions)), "sessions-in-memory")
 		b.ReportMetric(float64(len(h.c.asm.store.units)), "open-turns-in-memory")
-		require.NoError(b, h.c.Shutdown(context.Background()))
+		require.NoError(b, h.c.Shutdown(b.Context()))
 	}
 }
 
@@ -182,7 +182,7 @@ func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
 				// A file per key, as BenchmarkHistoryMemory (storagetest's
 				// client copies its whole map on every Batch).
 				h.c.client = diskClient(b.TempDir())
-				h.c.asm.saved.load = state.StorageLoader{Ctx: context.Background(), Client: h.c.client, Unreadable: func(string, error) {}}
+				h.c.asm.saved.load = state.StorageLoader{Ctx: b.Context(), Client: h.c.client, Unreadable: func(string, error) {}}
 			}
 			for i := range open {
 				s := newSession(fmt.Sprintf("open%05d", i))
@@ -196,7 +196,7 @@ func BenchmarkConsumeWithManyOpenTurns(b *testing.B) {
 				ld := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
 					s.prompt("p", 2), s.answer("a", "m", 3, endMarker("end_turn")),
 				}, "host1"))
-				if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+				if err := h.c.ConsumeLogs(b.Context(), ld); err != nil {
 					b.Fatal(err)
 				}
 			}

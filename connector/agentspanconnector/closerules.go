@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"time"
@@ -75,7 +75,7 @@ func (r *closeRules) closeReason(k unitKey, children map[unitKey][]unitKey, awai
 }
 
 // groupAwaits tells whether a unit of the group topped by k awaits a subagent.
-func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting map[unitKey]bool, visited map[unitKey]bool) bool {
+func groupAwaits(k unitKey, children map[unitKey][]unitKey, awaiting, visited map[unitKey]bool) bool {
 	if visited[k] {
 		return false
 	}
@@ -157,7 +157,7 @@ func (r *closeRules) groupCaughtUp(k unitKey, children map[unitKey][]unitKey, vi
 // the latest wall-clock arrival in it.
 func (r *closeRules) lastActivity(k unitKey, children map[unitKey][]unitKey, visited map[unitKey]bool) (last, arrived time.Time) {
 	if visited[k] {
-		return
+		return last, arrived
 	}
 	visited[k] = true
 	u := r.store.units[k]

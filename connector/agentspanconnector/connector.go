@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/connector"
@@ -19,8 +20,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
@@ -130,9 +129,7 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 
 	tickCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.wg.Go(func() {
 		t := time.NewTicker(tickInterval)
 		defer t.Stop()
 		for {
@@ -143,7 +140,7 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 				c.tick(tickCtx)
 			}
 		}
-	}()
+	})
 	return nil
 }
 
@@ -204,7 +201,8 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 	now := c.now()
 	replays := 0
 	var late []agentevent.Event
-	for _, h := range evs {
+	for i := range evs {
+		h := &evs[i]
 		switch c.asm.add(h.ev, h.host, now) {
 		case replayed:
 			replays++
@@ -287,7 +285,8 @@ func (c *agentSpanConnector) tick(ctx context.Context) {
 // comes again from the receiver and drops the same again.
 func (c *agentSpanConnector) countDropped(ctx context.Context, out closed) {
 	c.dropped(ctx, dropReplayed, out.replays, "events already emitted were delivered again and skipped")
-	for _, ev := range out.lateResults {
+	for i := range out.lateResults {
+		ev := &out.lateResults[i]
 		c.telemetry.AgentSpanLateToolResults.Add(ctx, 1)
 		c.set.Logger.Warn("A tool result came after its turn went out with the call in_progress (max_open_tool_duration or the next prompt closed it); it is not emitted",
 			zap.String("session", ev.SessionID), zap.String("tool_call_id", ev.ToolCallID), zap.String("tool", ev.ToolName),

@@ -5,7 +5,6 @@ package agentspanconnector
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -33,37 +32,37 @@ import (
 
 func TestShutdownBeforeStartAndTwice(t *testing.T) {
 	h := newHarness(t)
-	require.NoError(t, h.c.Shutdown(context.Background()))
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 
 	h = newHarness(t)
-	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
-	require.NoError(t, h.c.Shutdown(context.Background()))
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Start(t.Context(), componenttest.NewNopHost()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 func TestStartFailsOnMissingStorage(t *testing.T) {
 	missing := component.MustNewID("nope")
 	h := newHarness(t, func(c *Config) { c.Storage = &missing })
-	err := h.c.Start(context.Background(), componenttest.NewNopHost())
+	err := h.c.Start(t.Context(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, "`storage`")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 
 	notStorage := storagetest.NewNonStorageID("x")
 	h = newHarness(t, func(c *Config) { c.Storage = &notStorage })
-	err = h.c.Start(context.Background(), storagetest.NewStorageHost().WithNonStorageExtension("x"))
+	err = h.c.Start(t.Context(), storagetest.NewStorageHost().WithNonStorageExtension("x"))
 	require.ErrorContains(t, err, "non-storage extension")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 func TestShutdownWithoutStorageFlushesOpenTurnsInProgress(t *testing.T) {
 	h := newHarness(t)
-	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, h.c.Start(t.Context(), componenttest.NewNopHost()))
 	h.setNow(10 * time.Second)
 	s := newSession("s1")
 	h.feed(s.prompt("p1", 0), s.call("c1", "m1", "t1", "Bash", 1))
 	assert.Empty(t, h.spans())
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 	spans := h.spans()
 	require.Len(t, spans, 3)
 	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
@@ -75,7 +74,7 @@ func TestNonEventRecordsAreSkipped(t *testing.T) {
 	h.history()
 	logs := plog.NewLogs()
 	logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("hello")
-	require.NoError(t, h.c.ConsumeLogs(context.Background(), logs))
+	require.NoError(t, h.c.ConsumeLogs(t.Context(), logs))
 	assert.Empty(t, h.spans())
 }
 
@@ -108,19 +107,19 @@ func TestRestartWithStorage(t *testing.T) {
 	p3, a3 := s.prompt("p3", 20), s.answer("a3", "m4", 21)
 
 	run1 := newHarness(t, withStorage)
-	require.NoError(t, run1.c.Start(context.Background(), host()))
+	require.NoError(t, run1.c.Start(t.Context(), host()))
 	run1.setNow(15 * time.Second) // live
 	run1.feed(p1, a1, p2, c2)
 	require.Len(t, roots(run1.spans()), 1, "turn 1 closed by the next prompt")
-	require.NoError(t, run1.c.Shutdown(context.Background()))
+	require.NoError(t, run1.c.Shutdown(t.Context()))
 	assert.Len(t, run1.spans(), 2, "with storage, shutdown keeps the open turn instead of flushing it")
 
 	run2 := newHarness(t, withStorage)
-	require.NoError(t, run2.c.Start(context.Background(), host()))
+	require.NoError(t, run2.c.Start(t.Context(), host()))
 	run2.setNow(time.Hour) // the rest of the session is old by now; within emittedRetention
 	run2.feed(r2, a2, p3, a3)
 	run2.feed(p1, a1, p2, c2) // delivered again: nothing new
-	require.NoError(t, run2.c.Shutdown(context.Background()))
+	require.NoError(t, run2.c.Shutdown(t.Context()))
 
 	all := append(run1.spans(), run2.spans()...)
 	seen := map[string]int{}
@@ -158,7 +157,7 @@ func TestStateRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	id := storagetest.NewStorageID("state")
 	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
-	ctx := context.Background()
+	ctx := t.Context()
 	client, err := adapter.GetStorageClient(ctx, host, &id, component.NewID(metadata.Type))
 	require.NoError(t, err)
 	defer client.Close(ctx)
@@ -217,11 +216,11 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
-	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
+	client, err := adapter.GetStorageClient(t.Context(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, state.Version)
-	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), storagecodec.Encode([]byte(index))))
+	require.NoError(t, client.Set(t.Context(), state.IndexShardKey(state.ShardOf(sk)), storagecodec.Encode([]byte(index))))
 	// A compressed record whose CRC fails is as unreadable as any other
 	// damaged record: a real record with one bit of a literal flipped
 	// still decompresses, to valid JSON (zq7x → zq7y), which only the CRC
@@ -232,12 +231,12 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	i := bytes.Index(rec, []byte("zq7x"))
 	require.Positive(t, i, "the prompt id is a literal of the block")
 	rec[i+3] ^= 0x01
-	require.NoError(t, client.Set(context.Background(), state.SessionKey(sk), rec))
-	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
-	require.NoError(t, client.Close(context.Background()))
+	require.NoError(t, client.Set(t.Context(), state.SessionKey(sk), rec))
+	require.NoError(t, client.Set(t.Context(), state.KeyAnchors, storagecodec.Encode([]byte("\x7fgarbage"))))
+	require.NoError(t, client.Close(t.Context()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
-	require.NoError(t, h.c.Start(context.Background(), host))
+	require.NoError(t, h.c.Start(t.Context(), host))
 	var unreadable []string
 	for _, e := range logs.FilterMessageSnippet("cannot read").All() {
 		unreadable = append(unreadable, e.ContextMap()["key"].(string))
@@ -247,7 +246,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
 	assert.Len(t, h.spans(), 2, "the session starts afresh")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 // TestStateOfAnotherFormatReadsAsMissing: a value that is not of the
@@ -257,15 +256,15 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	host := storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
-	client, err := adapter.GetStorageClient(context.Background(), host, &id, h.c.set.ID)
+	client, err := adapter.GetStorageClient(t.Context(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
-	require.NoError(t, client.Set(context.Background(), state.IndexShardKey(state.ShardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
-	require.NoError(t, client.Set(context.Background(), state.KeyAnchors, []byte("\x00\x7fgarbage")))
-	require.NoError(t, client.Close(context.Background()))
+	require.NoError(t, client.Set(t.Context(), state.IndexShardKey(state.ShardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
+	require.NoError(t, client.Set(t.Context(), state.KeyAnchors, []byte("\x00\x7fgarbage")))
+	require.NoError(t, client.Close(t.Context()))
 	core, logs := observer.New(zapcore.WarnLevel)
 	h.c.set.Logger = zap.New(core)
-	require.NoError(t, h.c.Start(context.Background(), host))
+	require.NoError(t, h.c.Start(t.Context(), host))
 	assert.Empty(t, logs.FilterMessageSnippet("cannot read").All(), "not unreadable: missing")
 	warned := logs.FilterMessageSnippet("another storage format").All()
 	require.Len(t, warned, 1, "one warning")
@@ -274,7 +273,7 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	h.history()
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 1))
 	assert.Len(t, h.spans(), 2, "the session starts afresh")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 // TestCaughtUpFlagsLeaveWithTheirUnits: a session's record keeps the
@@ -286,12 +285,12 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	h.setNow(4 * time.Second) // live: the turns are fresh
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
 	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()
-		b, err := h.c.client.Get(context.Background(), state.SessionKey(sk))
+		b, err := h.c.client.Get(t.Context(), state.SessionKey(sk))
 		require.NoError(t, err)
 		var rec state.SessionRecord
 		require.NoError(t, json.Unmarshal(b, &rec))
@@ -314,15 +313,15 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	require.Len(t, roots(h.spans()), 2, "turn 2 closed at max_open_tool_duration")
 	assert.Nil(t, h.c.asm.store.sessions[sk].caughtUp)
 	assert.Nil(t, stored(), "nothing open, no flag kept")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 
 	// Without storage, the same in memory.
 	h = newHarness(t)
 	h.setNow(4 * time.Second)
-	require.NoError(t, h.c.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, h.c.Start(t.Context(), componenttest.NewNopHost()))
 	s = newSession("s1")
 	h.feed(s.prompt("p1", 0, in("/p/b.jsonl")), s.call("c1", "m1", "toolu_1", "Bash", 1, in("/p/b.jsonl")))
 	h.feed(s.prompt("p2", 2, in("/p/a.jsonl")), s.call("c2", "m2", "toolu_2", "Bash", 3, in("/p/a.jsonl")))
 	assert.Equal(t, map[string]bool{"/p/a.jsonl": true}, h.c.asm.store.sessions[sk].caughtUp)
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }

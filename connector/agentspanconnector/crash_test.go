@@ -53,7 +53,6 @@ func splitLogs(ld plog.Logs, n int) []plog.Logs {
 					cur, count, open = plog.NewLogs(), 0, false
 				}
 			}
-			open = false
 		}
 	}
 	if count > 0 {
@@ -119,12 +118,12 @@ func testCrashes(t *testing.T, beforeRestart func(t *testing.T, host component.H
 				start := func() *harness {
 					h := newHarness(t, func(c *Config) { c.Storage = &id })
 					h.history()
-					require.NoError(t, h.c.Start(context.Background(), host()))
+					require.NoError(t, h.c.Start(t.Context(), host()))
 					return h
 				}
 				h := start()
-				for i := 0; i < len(batches); i++ {
-					require.NoError(t, h.c.ConsumeLogs(context.Background(), batches[i]))
+				for i := range batches {
+					require.NoError(t, h.c.ConsumeLogs(t.Context(), batches[i]))
 					if crashAfter(i) {
 						h.crash()
 						spans = append(spans, h.spans()...)
@@ -134,12 +133,12 @@ func testCrashes(t *testing.T, beforeRestart func(t *testing.T, host component.H
 						h = start()
 						// The receiver commits after ConsumeLogs returns: a
 						// kill in between reads the batch again.
-						require.NoError(t, h.c.ConsumeLogs(context.Background(), batches[i]))
+						require.NoError(t, h.c.ConsumeLogs(t.Context(), batches[i]))
 					}
 				}
 				h.setNow(365*24*time.Hour + time.Hour)
 				h.tick()
-				require.NoError(t, h.c.Shutdown(context.Background()))
+				require.NoError(t, h.c.Shutdown(t.Context()))
 				return append(spans, h.spans()...)
 			}
 
@@ -176,13 +175,13 @@ func FuzzConsumeLogs(f *testing.F) {
 		}
 		id := storagetest.NewStorageID("state")
 		h := newHarness(t, func(c *Config) { c.Storage = &id })
-		require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithInMemoryStorageExtension("state")))
+		require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithInMemoryStorageExtension("state")))
 		h.history()
-		_ = h.c.ConsumeLogs(context.Background(), ld)
-		_ = h.c.ConsumeLogs(context.Background(), ld) // delivered again
+		_ = h.c.ConsumeLogs(t.Context(), ld)
+		_ = h.c.ConsumeLogs(t.Context(), ld) // delivered again
 		h.setNow(2 * 365 * 24 * time.Hour)
 		h.tick()
-		require.NoError(t, h.c.Shutdown(context.Background()))
+		require.NoError(t, h.c.Shutdown(t.Context()))
 		roots := map[pcommon.TraceID]int{}
 		for _, sp := range h.spans() {
 			if sp.ParentSpanID().IsEmpty() {
@@ -218,19 +217,19 @@ func TestRefusedSpansComeAgainWithTheBatch(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	next := &refusing{refuse: true}
 	h.c.next = next
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
 	h.history()
 	s := newSession("s1")
 	batch := markCaughtUp(agentevent.EncodeLogs([]agentevent.Event{
 		s.prompt("p1", 0), s.answer("a1", "m1", 1), s.prompt("p2", 2), s.call("c2", "m2", "toolu_2", "Bash", 3),
 		s.result("r2", "toolu_2", "Bash", 4), s.answer("a2", "m3", 5),
 	}, "host1"))
-	require.Error(t, h.c.ConsumeLogs(context.Background(), batch))
+	require.Error(t, h.c.ConsumeLogs(t.Context(), batch))
 	h.tick() // nothing is left to close: the batch was dropped
 	assert.Empty(t, next.AllTraces())
 	next.refuse = false
-	require.NoError(t, h.c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.ConsumeLogs(t.Context(), batch)) // the receiver's retry
+	require.NoError(t, h.c.Shutdown(t.Context()))
 	var spans []ptrace.Span
 	for _, td := range next.AllTraces() {
 		spans = append(spans, allSpans(td)...)
@@ -297,7 +296,7 @@ func TestFailedWriteComesAgainWithTheBatch(t *testing.T) {
 		dir := t.TempDir()
 		start := func() *harness {
 			h := newHarness(t, func(c *Config) { c.Storage = &id })
-			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
+			require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
 			return h
 		}
 		h := start()
@@ -314,18 +313,18 @@ func TestFailedWriteComesAgainWithTheBatch(t *testing.T) {
 			}
 			if i == failAt {
 				fw.fail = true
-				require.Error(t, h.c.ConsumeLogs(context.Background(), b))
+				require.Error(t, h.c.ConsumeLogs(t.Context(), b))
 				assert.Empty(t, h.c.asm.store.dirty, "nothing unsaved is left in memory")
 				for sk := range h.c.asm.store.sessions {
 					assert.Equal(t, h.c.asm.store.active(sk), h.c.asm.saved.isIndexed(sk), "the index in memory is the saved one")
 				}
 				fw.fail = false
 			}
-			require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+			require.NoError(t, h.c.ConsumeLogs(t.Context(), b))
 		}
 		h.setNow(time.Hour)
 		h.tick()
-		require.NoError(t, h.c.Shutdown(context.Background()))
+		require.NoError(t, h.c.Shutdown(t.Context()))
 		return append(spans, h.spans()...)
 	}
 	want := run(-1)

@@ -8,4 +8,4 @@
 // user turn of a coding-agent session into a trace: an invoke_agent root,
 // chat spans for model calls, execute_tool spans for tool calls, and
 // subagents nested under the tool call that spawned them.
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"cmp"
@@ -13,11 +13,12 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// evict drops least recently used sessions from memory while more than max
-// are held, down to nine in ten of max. Only sessions with nothing unsaved
-// are dropped: with storage their state is there and is read back when the
-// session is next needed; without, they are forgotten (see the README), so
-// only those with nothing left to do (not active) go.
+// evict drops least recently used sessions from memory while more than
+// limit are held, down to nine in ten of limit. Only sessions with nothing
+// unsaved are dropped: with storage their state is there and is read back
+// when the session is next needed; without, they are forgotten (what that
+// costs: docs/design/memory.md, "The connector"), so only those with nothing
+// left to do (not active) go.
 //
 // With storage, a session with open work goes too (see evictable): its open
 // units' events are saved already. What stays of it in memory is one entry
@@ -29,16 +30,16 @@ import (
 // The sessions are taken from lru, oldest use first, so that an eviction
 // costs what it drops and O(log n) per session it passes over, not a walk
 // over every session held.
-func (ev *evictor) evict(max int) {
-	if len(ev.store.sessions) <= max {
+func (ev *evictor) evict(limit int) {
+	if len(ev.store.sessions) <= limit {
 		return
 	}
 	var want []sessKey
 	if verifyEvict != nil {
-		want = ev.evictionsByWalk(max)
+		want = ev.evictionsByWalk(limit)
 	}
 	var dropped, aside []sessKey
-	target := max - max/10
+	target := limit - limit/10
 	for len(ev.store.sessions) > target && len(ev.lru) > 0 {
 		e := ev.lru[0]
 		idx := ev.store.sessions[e.sk]

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -63,7 +62,7 @@ func withStorage(t *testing.T, maxCached int) *harness {
 		c.MaxCachedSessions = maxCached
 		c.MaxOpenToolDuration = 12 * time.Minute
 	})
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
 	return h
 }
 
@@ -90,7 +89,7 @@ func TestEvictedOpenTurnsGiveTheSameSpans(t *testing.T) {
 				h.afterBatch = func() { w.look(h) }
 				runInterleaved(h, seed)
 				assert.Empty(t, h.c.asm.evictor.asleep, "every evicted session woke when due (turns, waiting events)")
-				require.NoError(t, h.c.Shutdown(context.Background()))
+				require.NoError(t, h.c.Shutdown(t.Context()))
 				assert.Zero(t, h.c.asm.openUnits())
 				return fullSpanKeys(h.spans())
 			}
@@ -142,7 +141,7 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 				c.MaxOpenToolDuration = 12 * time.Minute
 			})
 			h.now = now
-			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+			require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
 			return h
 		}
 		h := start(t0.Add(365 * 24 * time.Hour))
@@ -154,13 +153,13 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 			if !ok {
 				break
 			}
-			require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
+			require.NoError(t, h.c.ConsumeLogs(t.Context(), queues[i][0]))
 			w.look(h)
 			if crash && crashes.IntN(8) == 0 {
 				h.crash()
 				spans = append(spans, h.spans()...)
 				h = start(h.clock())
-				require.NoError(t, h.c.ConsumeLogs(context.Background(), queues[i][0]))
+				require.NoError(t, h.c.ConsumeLogs(t.Context(), queues[i][0]))
 			}
 			queues[i] = queues[i][1:]
 			h.mu.Lock()
@@ -174,7 +173,7 @@ func TestEvictedGoldenSessionsGiveTheSameSpans(t *testing.T) {
 		h.now = h.now.Add(24 * time.Hour)
 		h.mu.Unlock()
 		h.tick()
-		require.NoError(t, h.c.Shutdown(context.Background()))
+		require.NoError(t, h.c.Shutdown(t.Context()))
 		assert.Zero(t, h.c.asm.openUnits())
 		return fullSpanKeys(append(spans, h.spans()...))
 	}
@@ -313,7 +312,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 			c.MaxOpenToolDuration = 12 * time.Minute
 		})
 		h.setNow(now)
-		require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+		require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
 		return h
 	}
 	rest := func(h *harness) []string {
@@ -323,7 +322,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 		h.tick()
 		h.setNow(30 * time.Minute)
 		h.tick()
-		require.NoError(t, h.c.Shutdown(context.Background()))
+		require.NoError(t, h.c.Shutdown(t.Context()))
 		assert.Zero(t, h.c.asm.openUnits())
 		return fullSpanKeys(h.spans())
 	}
@@ -332,7 +331,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 		c.Storage = &id
 		c.MaxOpenToolDuration = 12 * time.Minute
 	})
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
 	h.setNow(time.Minute)
 	h.feedPartial(first...)
 	want := rest(h)
@@ -341,7 +340,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 	h = start(100_000, time.Minute)
 	h.feedPartial(first...)
 	require.Empty(t, h.spans(), "every turn still open")
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 	require.Len(t, h.c.asm.store.sessions, n)
 
 	for _, maxCached := range []int{1, 2} {
@@ -354,7 +353,7 @@ func TestStartHoldsAtMostTheCap(t *testing.T) {
 				c.MaxOpenToolDuration = 12 * time.Minute
 			})
 			h.setNow(time.Minute + time.Second)
-			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
+			require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", dir)))
 			assert.LessOrEqual(t, len(h.c.asm.store.sessions), maxCached, "sessions in memory after start")
 			assert.Len(t, h.c.asm.evictor.asleep, n-len(h.c.asm.store.sessions), "the others wait as wake entries")
 			assert.Equal(t, n, h.c.asm.openUnits(), "every open turn still counts")

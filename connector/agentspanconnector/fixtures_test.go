@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -87,11 +86,11 @@ func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
 				h := newHarness(t)
 				h.history()
 				for _, b := range splitLogs(logs, size) {
-					require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+					require.NoError(t, h.c.ConsumeLogs(t.Context(), b))
 				}
 				h.setNow(2 * 365 * 24 * time.Hour)
 				h.tick()
-				require.NoError(t, h.c.Shutdown(context.Background()))
+				require.NoError(t, h.c.Shutdown(t.Context()))
 				return h.spans()
 			}
 			whole := run(1 << 20)

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -22,11 +21,11 @@ var update = flag.Bool("update", false, "rewrite the golden traces.yaml files fr
 
 // goldenCases lists the repository's testdata/<agent>/<case> folders that
 // hold golden events (written by the parsers' golden tests).
-func goldenCases(t testing.TB) []string {
-	t.Helper()
+func goldenCases(tb testing.TB) []string {
+	tb.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*", "events.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "no testdata/*/*/events.yaml")
+	require.NoError(tb, err)
+	require.NotEmpty(tb, files, "no testdata/*/*/events.yaml")
 	dirs := make([]string, 0, len(files))
 	for _, f := range files {
 		dirs = append(dirs, filepath.Dir(f))
@@ -44,7 +43,7 @@ func runGolden(t *testing.T, eventsFile string) ptrace.Traces {
 	require.NoError(t, err)
 	h := newHarness(t)
 	h.history()
-	require.NoError(t, h.c.ConsumeLogs(context.Background(), markCaughtUp(logs)))
+	require.NoError(t, h.c.ConsumeLogs(t.Context(), markCaughtUp(logs)))
 	h.setNow(365*24*time.Hour + time.Hour)
 	h.tick()
 	require.Empty(t, h.c.asm.store.units, "everything closed")

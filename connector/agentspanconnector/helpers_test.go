@@ -101,8 +101,6 @@ func tokens(in, out int64) mod {
 	}
 }
 
-func noTokens(e *agentevent.Event) { e.TokensInput, e.TokensOutput = nil, nil }
-
 func finish(r string) mod { return func(e *agentevent.Event) { e.FinishReason = r } }
 
 func text(s string) mod { return func(e *agentevent.Event) { e.Text = s } }
@@ -127,18 +125,18 @@ type harness struct {
 	afterBatch func()
 }
 
-func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
-	t.Helper()
+func newHarness(tb testing.TB, mutate ...func(*Config)) *harness {
+	tb.Helper()
 	cfg := createDefaultConfig().(*Config)
 	for _, m := range mutate {
 		m(cfg)
 	}
-	require.NoError(t, cfg.Validate())
-	h := &harness{t: t, sink: new(consumertest.TracesSink), now: t0}
+	require.NoError(tb, cfg.Validate())
+	h := &harness{t: tb, sink: new(consumertest.TracesSink), now: t0}
 	set := connectortest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type) // a fixed id: the storage client is keyed by it
 	c, err := newConnector(set, cfg, h.sink)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	c.now = h.clock
 	h.c = c
 	return h

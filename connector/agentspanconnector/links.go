@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 // linker resolves subagent links: a subagent thread known only by the id
 // of the tool call that spawned it, by the turn open when it started, or
@@ -67,8 +67,8 @@ func (lk *linker) resolve(all bool) {
 			}
 		}
 		// Nor may a session out of memory wait for an anchor it has.
-		for _, an := range lk.book.anchors {
-			for _, sk := range lk.sleepers.wokenBy(an) {
+		for i := range lk.book.anchors {
+			for _, sk := range lk.sleepers.wokenBy(lk.book.anchors[i]) {
 				verifyLinks(threadKey{Source: sk.Source, Session: sk.Session})
 			}
 		}

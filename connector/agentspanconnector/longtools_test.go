@@ -97,7 +97,7 @@ func TestFortyMinuteSubagentStaysInItsTurn(t *testing.T) {
 	assert.Equal(t, ts(2403), root.EndTimestamp())
 	for _, sp := range spans {
 		assert.Equal(t, root.TraceID(), sp.TraceID())
-		assert.False(t, sp.EndTimestamp() > root.EndTimestamp(), "the root covers %s", sp.Name())
+		assert.LessOrEqual(t, sp.EndTimestamp(), root.EndTimestamp(), "the root covers %s", sp.Name())
 	}
 }
 

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -36,7 +35,7 @@ import (
 func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	h := newHarness(t, func(c *Config) { c.Storage = &id; c.MaxCachedSessions = 5 })
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
 	h.history()
 	const n = 40
 	sessions := make([][]agentevent.Event, n)
@@ -69,7 +68,7 @@ func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 	require.Len(t, p3, 1)
 	assert.Equal(t, spanmodel.UnitSpanID(unitKey{Thread: threadKey{Source: agentevent.SourceClaudeCode, Session: "s00"}, Prompt: "p2"}).String(), p3[0])
 	checkTraceShape(t, mergedTraces(h))
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 // TestPassesLookOnlyAtWhatIsOpen: the work of a pass does not grow with
@@ -78,7 +77,7 @@ func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 func TestPassesLookOnlyAtWhatIsOpen(t *testing.T) {
 	h := newHarness(t)
 	h.history()
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		s := newSession(fmt.Sprintf("s%02d", i))
 		h.feed(s.ev(agentevent.TypeSessionSummary, "sum", 0), s.prompt("p1", 1), s.answer("a1", "m1", 2))
 	}
@@ -104,7 +103,9 @@ func mergedTraces(h *harness) ptrace.Traces {
 func copyOf(evs []agentevent.Event, r int) []agentevent.Event {
 	sfx := fmt.Sprintf("-copy%03d", r)
 	out := make([]agentevent.Event, len(evs))
-	for i, ev := range evs {
+	copy(out, evs)
+	for i := range out {
+		ev := &out[i] // a copy of evs[i]: evs stays as it is
 		ev.SessionID += sfx
 		ev.LogFile += sfx
 		if ev.ProjectRoot != "" {
@@ -114,7 +115,6 @@ func copyOf(evs []agentevent.Event, r int) []agentevent.Event {
 			ev.Attributes = maps.Clone(ev.Attributes)
 			ev.Attributes[agentevent.AttrRootSessionID] = root + sfx
 		}
-		out[i] = ev
 	}
 	return out
 }
@@ -202,14 +202,14 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 				c.MaxOpenToolDuration = 12 * time.Minute
 			})
 			h.history()
-			require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+			require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
 			return h
 		}
 		h := start()
 		var spans []ptrace.Span
 		read := func(evs []agentevent.Event) {
 			for _, b := range splitLogs(markFileEnds(agentevent.EncodeLogs(evs, "host1")), 100) {
-				require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+				require.NoError(t, h.c.ConsumeLogs(t.Context(), b))
 				n := held(h.c.asm)
 				res.peak = heldInMemory{max(res.peak.sessions, n.sessions), max(res.peak.units, n.units), max(res.peak.events, n.events), max(res.peak.preambleQueue, n.preambleQueue)}
 				waiting := 0
@@ -237,7 +237,7 @@ func TestOpenTurnsOfAHistoryLeaveMemory(t *testing.T) {
 		res.atEnd, res.open = held(h.c.asm), h.c.asm.openUnits()
 		h.setNow(365*24*time.Hour + time.Hour)
 		h.tick()
-		require.NoError(t, h.c.Shutdown(context.Background()))
+		require.NoError(t, h.c.Shutdown(t.Context()))
 		spans = append(spans, h.spans()...)
 		nested := 0
 		for _, sp := range named(spans, "invoke_agent review") {
@@ -326,7 +326,7 @@ func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
 	for i, p := range kept {
 		assert.Nil(t, p.Value(), "event %d of a session out of memory is still reachable", i)
 	}
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }
 
 // stringsOf is the start of the memory the connector gave an event's strings
@@ -374,5 +374,5 @@ func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
 	for i, p := range kept {
 		assert.Nil(t, p.Value(), "event %d of the emitted turn is still reachable", i)
 	}
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 }

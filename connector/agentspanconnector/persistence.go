@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"context"
@@ -223,10 +223,10 @@ func (ps *persistence) unflush() {
 }
 
 // loadAll reads the active sessions and the anchors back (at start). Past
-// max sessions in memory, each session read is put to sleep at once (see
-// evictor.settle), so that start-up holds about max sessions however many
+// limit sessions in memory, each session read is put to sleep at once (see
+// evictor.settle), so that start-up holds about limit sessions however many
 // are active; now is the wall clock at start.
-func (ps *persistence) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error), max int, now time.Time) error {
+func (ps *persistence) loadAll(ctx context.Context, client storage.Client, unreadable func(key string, err error), limit int, now time.Time) error {
 	ps.load = state.StorageLoader{Ctx: ctx, Client: client, Unreadable: unreadable}
 	ops := make([]*storage.Operation, 0, state.IndexShards)
 	for n := range state.IndexShards {
@@ -252,7 +252,7 @@ func (ps *persistence) loadAll(ctx context.Context, client storage.Client, unrea
 			ps.store.ensure(sk)
 			n := state.ShardOf(sk)
 			ps.indexed[n][sk] = true
-			if len(ps.store.sessions) > max && ps.loadErr == nil {
+			if len(ps.store.sessions) > limit && ps.loadErr == nil {
 				ps.sleep.settle(sk, now)
 			}
 		}

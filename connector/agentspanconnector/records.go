@@ -1,9 +1,10 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -147,9 +148,9 @@ const maxClosed = 16
 
 // closedFor is the marker of the emitted unit of this thread with prompt.
 func (t *thread) closedFor(prompt string) (closedUnit, bool) {
-	for i := len(t.closed) - 1; i >= 0; i-- {
-		if t.closed[i].Prompt == prompt {
-			return t.closed[i], true
+	for _, c := range slices.Backward(t.closed) {
+		if c.Prompt == prompt {
+			return c, true
 		}
 	}
 	return closedUnit{}, false

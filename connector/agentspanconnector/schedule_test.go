@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -123,7 +122,7 @@ func TestIncrementalPassesMatchFullPasses(t *testing.T) {
 				c.MaxOpenToolDuration = 12 * time.Minute
 			})
 			runInterleaved(h, seed)
-			require.NoError(t, h.c.Shutdown(context.Background()))
+			require.NoError(t, h.c.Shutdown(t.Context()))
 			assert.Zero(t, h.c.asm.openUnits())
 			assert.NotEmpty(t, h.spans())
 		})

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"strings"
@@ -38,7 +38,8 @@ func (st *sessionStore) ensure(sk sessKey) *sessIndex {
 // restore loads a saved session into memory (its index entry exists).
 func (st *sessionStore) restore(sk sessKey, rec *state.SessionRecord) error {
 	st.sessions[sk].caughtUp = rec.CaughtUp
-	for _, s := range rec.Threads {
+	for i := range rec.Threads {
+		s := &rec.Threads[i]
 		pre, err := state.DecodeEvents(s.Preamble)
 		if err != nil {
 			return err
@@ -71,21 +72,24 @@ func (st *sessionStore) restore(sk sessKey, rec *state.SessionRecord) error {
 		st.groups.changed(su.Key)
 	}
 	st.linksToTry[sk] = true
-	for _, sl := range rec.Links {
+	for i := range rec.Links {
+		sl := &rec.Links[i]
 		old, had := st.links[sl.Thread]
 		st.links[sl.Thread] = sl.Link
 		st.relink(sl.Thread, old, had, sl.Link, true)
 		st.sessions[sl.Thread.Sess()].links[sl.Thread] = struct{}{}
 	}
-	for _, sc := range rec.Calls {
+	for i := range rec.Calls {
 		// A call and its unit are of the record's session (see
 		// state.SavedCall).
-		sc.Call.Source, sc.Call.Session = sk.Source, sk.Session
-		sc.Ref.Unit.Thread.Source, sc.Ref.Unit.Thread.Session = sk.Source, sk.Session
-		st.calls[sc.Call] = sc.Ref
-		st.sessions[sc.Call.Sess()].calls[sc.Call] = struct{}{}
+		call, ref := rec.Calls[i].Call, rec.Calls[i].Ref
+		call.Source, call.Session = sk.Source, sk.Session
+		ref.Unit.Thread.Source, ref.Unit.Thread.Session = sk.Source, sk.Session
+		st.calls[call] = ref
+		st.sessions[call.Sess()].calls[call] = struct{}{}
 	}
-	for _, sl := range rec.Links {
+	for i := range rec.Links {
+		sl := &rec.Links[i]
 		if sl.Link.Resolved && sl.Link.Parent.Thread.Sess() != sk {
 			// A subagent linked by an anchor into another session: that
 			// session's open units group with this one's.

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"container/heap"
@@ -124,7 +124,8 @@ func (ev *evictor) unsleep(sk sessKey) {
 		heap.Remove(&ev.wake, s.index)
 	}
 	for g := range s.waits {
-		if delete(ev.waitingAsleep[g], sk); len(ev.waitingAsleep[g]) == 0 {
+		delete(ev.waitingAsleep[g], sk)
+		if len(ev.waitingAsleep[g]) == 0 {
 			delete(ev.waitingAsleep, g)
 		}
 	}

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -31,17 +30,17 @@ func TestStoredRecordsAreCompressed(t *testing.T) {
 	id := storagetest.NewStorageID("state")
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	h.history()
-	require.NoError(t, h.c.Start(context.Background(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
 	for _, dir := range goldenCases(t) {
 		logs, err := golden.ReadLogs(filepath.Join(dir, "events.yaml"))
 		require.NoError(t, err)
 		for _, b := range splitLogs(logs, 5) {
-			require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+			require.NoError(t, h.c.ConsumeLogs(t.Context(), b))
 		}
 	}
 	h.crash()
 
-	ctx := context.Background()
+	ctx := t.Context()
 	raw, err := adapter.GetStorageClient(ctx, storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir), &id, h.c.set.ID)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, raw.Close(ctx)) }()

@@ -43,11 +43,11 @@ func TestTelemetry(t *testing.T) {
 	bad := logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
 	agentevent.Encode(s.answer("x1", "m9", 4), bad)
 	bad.Attributes().PutStr(agentevent.AttrRaw, "{}")
-	require.NoError(t, c.ConsumeLogs(context.Background(), logs))
+	require.NoError(t, c.ConsumeLogs(t.Context(), logs))
 	// Turn 1 again (a re-read): its two events are at or below the thread's
 	// emitted mark, so they are skipped as replayed (before they make spans).
 	again := newSession("s1")
-	require.NoError(t, c.ConsumeLogs(context.Background(), agentevent.EncodeLogs([]agentevent.Event{again.prompt("p1", 0), again.answer("a1", "m1", 1)}, "")))
+	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{again.prompt("p1", 0), again.answer("a1", "m1", 1)}, "")))
 
 	metadatatest.AssertEqualAgentSpanTurnsEmitted(t, tel, []metricdata.DataPoint[int64]{
 		{Value: 1, Attributes: attribute.NewSet(attribute.String("turn_status", spanmodel.StatusCompleted))},
@@ -59,7 +59,7 @@ func TestTelemetry(t *testing.T) {
 		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropReplayed))},
 	}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualAgentSpanOpenTurns(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
-	require.NoError(t, c.Shutdown(context.Background()))
+	require.NoError(t, c.Shutdown(t.Context()))
 }
 
 // TestMalformedEventsAreLoggedOnce: agent events of the wrong shape in two
@@ -83,7 +83,7 @@ func TestMalformedEventsAreLoggedOnce(t *testing.T) {
 		ev.LogFile, ev.LogLine = "s1.jsonl", int64(line)
 		agentevent.Encode(ev, bad)
 		bad.Attributes().PutStr(agentevent.AttrRaw, "{}") // bytes written, a string found
-		require.NotPanics(t, func() { require.NoError(t, c.ConsumeLogs(context.Background(), ld)) })
+		require.NotPanics(t, func() { require.NoError(t, c.ConsumeLogs(t.Context(), ld)) })
 	}
 
 	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
@@ -93,7 +93,7 @@ func TestMalformedEventsAreLoggedOnce(t *testing.T) {
 	require.Len(t, warned, 1, "logged once")
 	assert.Equal(t, "s1.jsonl:7", warned[0].ContextMap()["first_record"])
 	assert.NotEmpty(t, warned[0].ContextMap()["first"])
-	require.NoError(t, c.Shutdown(context.Background()))
+	require.NoError(t, c.Shutdown(t.Context()))
 }
 
 // TestDebugLogSaysWhyEachTurnClosed: at debug level every emitted turn is
@@ -111,7 +111,7 @@ func TestDebugLogSaysWhyEachTurnClosed(t *testing.T) {
 		if caughtUp {
 			ld = markCaughtUp(ld)
 		}
-		require.NoError(t, c.ConsumeLogs(context.Background(), ld))
+		require.NoError(t, c.ConsumeLogs(t.Context(), ld))
 	}
 
 	s := newSession("s1")
@@ -119,7 +119,7 @@ func TestDebugLogSaysWhyEachTurnClosed(t *testing.T) {
 	consume(true, s.answer("a2", "m2", 3, endMarker(agentevent.TurnEndCompleted)))
 	consume(true, s.prompt("p3", 4), s.answer("a3", "m3", 5))
 	now = now.Add(5 * time.Minute)
-	c.tick(context.Background())
+	c.tick(t.Context())
 
 	var got []string
 	for _, e := range logs.FilterMessage("Turn emitted").All() {
@@ -159,7 +159,7 @@ func TestRowsAfterTheTurnWentOut(t *testing.T) {
 	c.now = func() time.Time { return now }
 
 	s := newSession("s1")
-	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(interruptedTurn(s), "h"))))
+	require.NoError(t, c.ConsumeLogs(t.Context(), markCaughtUp(agentevent.EncodeLogs(interruptedTurn(s), "h"))))
 	emitted := sink.SpanCount()
 	require.Positive(t, emitted, "the interrupted turn went out on its end marker")
 
@@ -173,10 +173,10 @@ func TestRowsAfterTheTurnWentOut(t *testing.T) {
 		require.Nil(t, ev.TokensInput, "rows after the turn carry no usage")
 		require.Equal(t, "p1", ev.ParentEventID, "the row belongs to the emitted turn")
 	}
-	require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(late, "h"))))
+	require.NoError(t, c.ConsumeLogs(t.Context(), markCaughtUp(agentevent.EncodeLogs(late, "h"))))
 	now = now.Add(time.Hour)
-	c.tick(context.Background())
-	require.NoError(t, c.Shutdown(context.Background()))
+	c.tick(t.Context())
+	require.NoError(t, c.Shutdown(t.Context()))
 	assert.Equal(t, emitted, sink.SpanCount(), "nothing more is emitted")
 
 	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
@@ -219,13 +219,13 @@ func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
 			}
 			c, err := newConnector(metadatatest.NewSettings(tel), cfg, next)
 			require.NoError(t, err)
-			require.NoError(t, c.Start(context.Background(), host))
+			require.NoError(t, c.Start(t.Context(), host))
 			now := t0.Add(time.Minute)
 			c.now = func() time.Time { return now }
 
 			s := newSession("s1")
 			first := interruptedTurn(s)
-			require.NoError(t, c.ConsumeLogs(context.Background(), markCaughtUp(agentevent.EncodeLogs(first, "h"))))
+			require.NoError(t, c.ConsumeLogs(t.Context(), markCaughtUp(agentevent.EncodeLogs(first, "h"))))
 			require.Positive(t, next.SpanCount(), "the interrupted turn went out")
 
 			// An event of the emitted turn again, two rows of it, then a
@@ -239,10 +239,10 @@ func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
 				s.ev(agentevent.TypeSystemMessage, "int2", 7, text("[Request interrupted by user]"), endMarker(agentevent.TurnEndInterrupted)),
 			}, "h"))
 			next.refuse = true
-			require.Error(t, c.ConsumeLogs(context.Background(), batch))
+			require.Error(t, c.ConsumeLogs(t.Context(), batch))
 			next.refuse = false
-			require.NoError(t, c.ConsumeLogs(context.Background(), batch)) // the receiver's retry
-			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.ConsumeLogs(t.Context(), batch)) // the receiver's retry
+			require.NoError(t, c.Shutdown(t.Context()))
 
 			metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
 				{Value: tc.afterTurn, Attributes: attribute.NewSet(attribute.String("reason", dropAfterTurn))},

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -54,12 +53,12 @@ func (u usageTotals) addAttrs(a pcommon.Map) {
 func eventUsage(evs []agentevent.Event) usageTotals {
 	u := newUsageTotals()
 	lr := plog.NewLogRecord()
-	for _, ev := range evs {
-		if ev.Unparsed != "" {
+	for i := range evs {
+		if evs[i].Unparsed != "" {
 			continue
 		}
 		lr.Attributes().Clear()
-		agentevent.Encode(ev, lr)
+		agentevent.Encode(evs[i], lr)
 		u.addAttrs(lr.Attributes())
 	}
 	return u
@@ -78,25 +77,23 @@ func chatUsage(spans []ptrace.Span) usageTotals {
 
 // assertSameUsage: every usage key sums to the same on both sides, costs
 // to within rounding.
-func assertSameUsage(t *testing.T, want, got usageTotals, msgAndArgs ...any) bool {
+func assertSameUsage(t *testing.T, want, got usageTotals, msgAndArgs ...any) {
 	t.Helper()
-	ok := assert.Equal(t, want.ints, got.ints, msgAndArgs...)
-	ok = assert.Equal(t, slices.Sorted(maps.Keys(want.floats)), slices.Sorted(maps.Keys(got.floats)), msgAndArgs...) && ok
+	assert.Equal(t, want.ints, got.ints, msgAndArgs...)
+	assert.Equal(t, slices.Sorted(maps.Keys(want.floats)), slices.Sorted(maps.Keys(got.floats)), msgAndArgs...)
 	for k, w := range want.floats {
-		ok = assert.InDelta(t, w, got.floats[k], 1e-9*max(1, w), append([]any{k}, msgAndArgs...)...) && ok
+		assert.InDelta(t, w, got.floats[k], 1e-9*max(1, w), append([]any{k}, msgAndArgs...)...)
 	}
-	return ok
 }
 
 // assertUsageOnlyOnChats: no span but a chat span carries a usage attribute,
 // and no span event does but a reasoning block its own reasoning tokens.
-func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) bool {
+func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) {
 	t.Helper()
-	ok := true
 	for _, sp := range spans {
 		if op, _ := sp.Attributes().Get(spanmodel.AttrOperationName); op.Str() != spanmodel.OpChat {
 			for k := range sp.Attributes().All() {
-				ok = assert.False(t, spanmodel.IsUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k) && ok
+				assert.False(t, spanmodel.IsUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k)
 			}
 		}
 		for i := 0; i < sp.Events().Len(); i++ {
@@ -105,11 +102,10 @@ func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) bool {
 				if e.Name() == spanmodel.EventReasoning && k == agentevent.AttrTokensThinking {
 					continue
 				}
-				ok = assert.False(t, spanmodel.IsUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k) && ok
+				assert.False(t, spanmodel.IsUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k)
 			}
 		}
 	}
-	return ok
 }
 
 // TestEveryTokenLandsOnOneChatSpan: over every golden case (real sessions),
@@ -127,11 +123,11 @@ func TestEveryTokenLandsOnOneChatSpan(t *testing.T) {
 				h := newHarness(t)
 				h.history()
 				for _, b := range splitLogs(markCaughtUp(logs), size) {
-					require.NoError(t, h.c.ConsumeLogs(context.Background(), b))
+					require.NoError(t, h.c.ConsumeLogs(t.Context(), b))
 				}
 				h.setNow(2 * 365 * 24 * time.Hour)
 				h.tick()
-				require.NoError(t, h.c.Shutdown(context.Background()))
+				require.NoError(t, h.c.Shutdown(t.Context()))
 				assertSameUsage(t, want, chatUsage(h.spans()), "reads of %d records", size)
 				assertUsageOnlyOnChats(t, h.spans())
 			}

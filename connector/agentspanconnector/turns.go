@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package agentspanconnector // import "github.com/agentotel/agentotel/connector/agentspanconnector"
+package agentspanconnector
 
 import (
 	"cmp"
@@ -114,8 +114,8 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			}
 			t.lastPrompt, t.lastPromptSeq = strings.Clone(ev.EventID), ev.Sequence
 		}
-		for _, p := range t.preamble {
-			u.addEvent(p)
+		for i := range t.preamble {
+			u.addEvent(t.preamble[i])
 		}
 		t.preamble, t.preambleHost = nil, ""
 		a.preambles.unpreamble(th)
@@ -346,7 +346,7 @@ func (a *assembler) prune() {
 		for th := range idx.links {
 			l := a.store.links[th]
 			child := unitKey{Thread: th}
-			if !known(child) && !(l.Resolved && known(l.Parent)) && !a.threadOpen(th) {
+			if !known(child) && (!l.Resolved || !known(l.Parent)) && !a.threadOpen(th) {
 				a.store.delLink(th)
 			}
 		}

@@ -4,7 +4,6 @@
 package agentspanconnector
 
 import (
-	"context"
 	"maps"
 	"math"
 	"os"
@@ -39,7 +38,7 @@ import (
 // stop_reason and the final usage with 1-hour cache writes — followed by the
 // tool result and a closing answer. No committed testdata file has a row
 // whose first block is a tool_use with ephemeral_1h_input_tokens > 0 (the
-// 149 rows of the newest fixture that do are under no licence, read in
+// 149 rows of the newest fixture that do are under no license, read in
 // place only), so the rows are written here with the shape of such a real
 // row (Claude Code 2.1.207: usage.cache_creation split into
 // ephemeral_1h/5m, iterations, caller) and made-up ids, text and counts.
@@ -162,7 +161,7 @@ func corpusLogs(t *testing.T, root string) []plog.Logs {
 		}
 	}
 	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	defer func() { require.NoError(t, tel.Shutdown(t.Context())) }()
 	set := receivertest.NewNopSettings(rf.Type())
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	sink := new(consumertest.LogsSink)
@@ -180,7 +179,7 @@ func corpusLogs(t *testing.T, root string) []plog.Logs {
 		return ok && len(g.DataPoints) == enabled
 	}
 	require.Eventually(t, done, 2*time.Minute, 50*time.Millisecond, "the backfill of %s", root)
-	require.NoError(t, rcv.Shutdown(context.Background()))
+	require.NoError(t, rcv.Shutdown(t.Context()))
 	logs := sink.AllLogs()
 	require.NotEmpty(t, logs, "no record from %s", root)
 	corpusRead.logs[root] = logs
@@ -202,12 +201,12 @@ func eventUsageBySession(batches []plog.Logs) map[sessionKey]usageTotals {
 	out := map[sessionKey]usageTotals{}
 	for _, ld := range batches {
 		evs, _ := agentevent.DecodeLogs(ld)
-		for _, ev := range evs {
-			k := sessionKey{string(ev.Source), ev.SessionID}
+		for i := range evs {
+			k := sessionKey{string(evs[i].Source), evs[i].SessionID}
 			if _, ok := out[k]; !ok {
 				out[k] = newUsageTotals()
 			}
-			u := eventUsage([]agentevent.Event{ev})
+			u := eventUsage(evs[i : i+1])
 			for n, v := range u.ints {
 				out[k].ints[n] += v
 			}
@@ -228,11 +227,11 @@ func connectorTraces(t *testing.T, batches []plog.Logs) []ptrace.Traces {
 	for _, ld := range batches {
 		c := plog.NewLogs()
 		ld.CopyTo(c)
-		require.NoError(t, h.c.ConsumeLogs(context.Background(), c))
+		require.NoError(t, h.c.ConsumeLogs(t.Context(), c))
 	}
 	h.setNow(2 * 365 * 24 * time.Hour)
 	h.tick()
-	require.NoError(t, h.c.Shutdown(context.Background()))
+	require.NoError(t, h.c.Shutdown(t.Context()))
 	return h.sink.AllTraces()
 }
 

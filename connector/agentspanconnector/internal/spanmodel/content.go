@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+package spanmodel
 
 import (
 	"encoding/json"

@@ -6,4 +6,4 @@
 // spawned) in, spans out, with ids hashed from the session, thread and
 // event ids. No clock, no I/O, no state: the same group always maps to the
 // same spans.
-package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+package spanmodel

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+package spanmodel
 
 import (
 	"time"
@@ -15,7 +15,7 @@ import (
 )
 
 // Attribute keys the connector emits beyond those agentevent already names.
-// The README lists them all.
+// docs/design/span-model.md, section Attributes, lists them all.
 const (
 	AttrOperationName    = "gen_ai.operation.name"
 	attrAgentName        = "gen_ai.agent.name"

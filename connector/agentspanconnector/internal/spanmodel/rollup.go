@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+package spanmodel
 
 import (
 	"bytes"
@@ -35,10 +35,6 @@ const (
 	AttrTurnErrors       = "agent.turn.errors"
 	AttrTurnPreviousID   = "agent.turn.previous_id"
 )
-
-// Facts the vendor parsers put on events (Event.Attributes); the rollup is
-// built from them, so it needs nothing vendor-specific.
-const ()
 
 // Values of the files' change_type.
 const (
@@ -137,8 +133,10 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 		r.commands = append(r.commands, commandRun{at: at, command: cmd, exit: exit})
 	}
 	if runner, ok := attrs[agentevent.AttrTestRunner].(string); ok && runner != "" && res != nil {
-		t := testRun{at: at, command: cmd, runner: runner, exit: exit, status: testPassed,
-			run: intFact(attrs, agentevent.AttrTestRun), passed: intFact(attrs, agentevent.AttrTestPassed)}
+		t := testRun{
+			at: at, command: cmd, runner: runner, exit: exit, status: testPassed,
+			run: intFact(attrs, agentevent.AttrTestRun), passed: intFact(attrs, agentevent.AttrTestPassed),
+		}
 		if failed || (t.run != nil && t.passed != nil && *t.passed < *t.run) {
 			t.status = testFailed
 		}
@@ -204,7 +202,7 @@ func mergeChange(prev, next string) string {
 	return next
 }
 
-// JSON shapes of the list attributes (see the README).
+// JSON shapes of the list attributes (the connector README, "Turn rollup").
 type fileJSON struct {
 	Path         string `json:"path"`
 	ChangeType   string `json:"change_type"`
@@ -269,8 +267,10 @@ func (r *rollup) facts() turnFacts {
 	}
 	f.tests = make([]testJSON, 0, len(r.tests))
 	for _, t := range r.tests {
-		f.tests = append(f.tests, testJSON{Command: t.command, Runner: t.runner, Status: t.status,
-			TestsRun: t.run, TestsPassed: t.passed, ExitCode: t.exit, Timestamp: timestamp(t.at)})
+		f.tests = append(f.tests, testJSON{
+			Command: t.command, Runner: t.runner, Status: t.status,
+			TestsRun: t.run, TestsPassed: t.passed, ExitCode: t.exit, Timestamp: timestamp(t.at),
+		})
 		// A run whose output gave no counts counts as one test.
 		switch {
 		case t.run != nil:

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package spanmodel // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
+package spanmodel
 
 import (
 	"maps"
@@ -216,9 +216,7 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 		fileLang = textutil.FirstNonEmpty(fileLang, ev.FileLanguage)
 		errType = textutil.FirstNonEmpty(errType, ev.ErrorType)
 		spawned = textutil.FirstNonEmpty(spawned, ev.SpawnedAgentID)
-		for k, v := range ev.Attributes {
-			attrs[k] = v
-		}
+		maps.Copy(attrs, ev.Attributes)
 	}
 	status := agentevent.ToolInProgress
 	if res != nil {

@@ -6,4 +6,4 @@
 // of the anchors, their storage keys, and reading them back. It holds no
 // state of its own and decides nothing: the connector decides what to save
 // and when.
-package state // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
+package state

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package state // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
+package state
 
 import (
 	"crypto/sha256"
@@ -67,8 +67,8 @@ func EventKey(k spanmodel.UnitKey, i int) string {
 func EncodeEvents(evs []agentevent.Event) ([]byte, error) {
 	logs := plog.NewLogs()
 	lrs := logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-	for _, ev := range evs {
-		agentevent.Encode(ev, lrs.AppendEmpty())
+	for i := range evs {
+		agentevent.Encode(evs[i], lrs.AppendEmpty())
 	}
 	var m plog.ProtoMarshaler
 	return m.MarshalLogs(logs)

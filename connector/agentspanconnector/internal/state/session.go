@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package state // import "github.com/agentotel/agentotel/connector/agentspanconnector/internal/state"
+package state
 
 import (
 	"encoding/json"
