@@ -12,18 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/memtest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
-
-// liveHeap is the live heap after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
 
 // BenchmarkTreeReaderMemoryPerSession: what OpenCode's tree reader keeps
 // per session once it has listed them, as at its first poll (every session
@@ -51,10 +43,10 @@ func treeReaderMemoryPerSession(b *testing.B) {
 	require.NoError(b, err)
 	// A first listing fills the JSON decoder's caches (once per process).
 	newTreeReader(rd, store.storage, false).listSessions(b.Context(), false)
-	before := liveHeap()
+	before := memtest.LiveHeap()
 	tr := newTreeReader(rd, store.storage, false)
 	tr.listSessions(b.Context(), false)
-	perSession := float64(int64(liveHeap())-int64(before)) / sessions
+	perSession := float64(int64(memtest.LiveHeap())-int64(before)) / sessions
 	b.ReportMetric(perSession, "live-B/session")
 	require.Len(b, tr.sessions, sessions)
 	require.Less(b, perSession, 400.0)

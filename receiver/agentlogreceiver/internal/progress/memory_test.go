@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/memtest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 )
 
@@ -30,9 +31,9 @@ func BenchmarkProgressMemoryPerFile(b *testing.B) {
 	var perFile float64
 	for range b.N {
 		p := New(zap.NewNop(), tb, 0, 0)
-		before := liveHeap()
+		before := memtest.LiveHeap()
 		p.Found(b.Context(), "claude_code", FileHistory([]string{include}, nil))
-		perFile = float64(int64(liveHeap())-int64(before)) / files
+		perFile = float64(int64(memtest.LiveHeap())-int64(before)) / files
 		require.Equal(b, files, p.agents["claude_code"].filesFound)
 		runtime.KeepAlive(p)
 	}
@@ -54,13 +55,4 @@ func writeHistory(tb testing.TB, n int) string {
 		require.NoError(tb, os.WriteFile(filepath.Join(dir, name), []byte(`{"type":"user","n":1}`+"\n"), 0o600))
 	}
 	return filepath.Join(root, "**", "*.jsonl")
-}
-
-// liveHeap is the live heap after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/memtest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 )
 
@@ -38,15 +39,6 @@ func writeMemoryHistory(tb testing.TB, n int) string {
 	return filepath.Join(root, "**", "*.jsonl")
 }
 
-// liveHeap is the live heap after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
 // nopTailStore is a tailStore that has nothing stored and keeps nothing, so
 // that what the test measures is the tailer's own memory.
 type nopTailStore struct{}
@@ -63,7 +55,7 @@ func memoryTailer(tb testing.TB) (tl *Tailer, include string, before uint64) {
 		tb.Skip("the tailer uses fileconsumer's matcher on Windows")
 	}
 	include = writeMemoryHistory(tb, memoryFiles)
-	before = liveHeap()
+	before = memtest.LiveHeap()
 	match, err := finder.NewMatcher([]string{include}, nil, 0)
 	require.NoError(tb, err)
 	tl = New(Config{Match: match, Poll: time.Second, Workers: 8, MaxLogSize: 256 << 20, HeadBytes: 1000})
@@ -93,7 +85,7 @@ func tailerMemoryPerFile(b *testing.B) {
 	// what is left is what an idle receiver keeps.
 	tl.pollOnce(b.Context())
 	tl.pollOnce(b.Context())
-	perFile := float64(int64(liveHeap())-int64(before)) / memoryFiles
+	perFile := float64(int64(memtest.LiveHeap())-int64(before)) / memoryFiles
 	b.ReportMetric(perFile, "live-B/file")
 	require.Len(b, tl.files, memoryFiles)
 	require.Less(b, perFile, 500.0)
@@ -116,7 +108,7 @@ func BenchmarkTailerIdlePoll(b *testing.B) {
 	ctx := b.Context()
 	tl.pollOnce(ctx)
 	tl.pollOnce(ctx)
-	live := liveHeap()
+	live := memtest.LiveHeap()
 	listed := m.Listed()
 	b.ReportAllocs()
 	b.ResetTimer()
