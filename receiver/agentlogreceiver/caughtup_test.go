@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // caughtUp returns the event ids of the records that carry
@@ -57,10 +58,10 @@ func TestCaughtUpAtEndOfFile(t *testing.T) {
 	exact := filepath.Join(dir, "p", "exact.jsonl")   // 100 lines: one full batch
 	longer := filepath.Join(dir, "p", "longer.jsonl") // 150 lines: a full batch, then 50
 	partial := filepath.Join(dir, "p", "partial.jsonl")
-	writeFile(t, exact, turnLines("exact", 0, 100)...)
-	writeFile(t, longer, turnLines("longer", 0, 150)...)
-	writeFile(t, partial, turnLines("partial", 0, 4)...)
-	appendFile(t, partial, `{"type":"user","sessionId":"partial"`) // no "\n" yet
+	testfiles.WriteFile(t, exact, turnLines("exact", 0, 100)...)
+	testfiles.WriteFile(t, longer, turnLines("longer", 0, 150)...)
+	testfiles.WriteFile(t, partial, turnLines("partial", 0, 4)...)
+	testfiles.AppendFile(t, partial, `{"type":"user","sessionId":"partial"`) // no "\n" yet
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
 	h.waitEvents(exact, 100)
@@ -82,7 +83,7 @@ func TestCaughtUpAtEndOfFile(t *testing.T) {
 	}
 
 	// Appended later: the new last record is flagged again.
-	appendFile(t, longer, joinLines(turnLines("longer", 150, 2)...))
+	testfiles.AppendFile(t, longer, testfiles.JoinLines(turnLines("longer", 150, 2)...))
 	h.waitEvents(longer, 152)
 	require.Eventually(t, func() bool {
 		return slices.Contains(h.caughtUp(), "longer-a151")

@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -62,7 +63,7 @@ func (h *harness) copilotBarrier(home string) {
 	h.t.Helper()
 	h.twoPolls(func(n int64) {
 		path := filepath.Join(home, "session-state", fmt.Sprintf("barrier-%d.jsonl", n))
-		writeFile(h.t, path, copilotLine(h.t, "user.message", fmt.Sprintf("barrier-%d", n), "2026-01-01T00:00:00Z", map[string]any{"content": "poll barrier"}))
+		testfiles.WriteFile(h.t, path, copilotLine(h.t, "user.message", fmt.Sprintf("barrier-%d", n), "2026-01-01T00:00:00Z", map[string]any{"content": "poll barrier"}))
 		h.waitEvents(path, 1)
 	})
 }
@@ -333,7 +334,7 @@ func TestCopilotLiveAppendAndWorkspace(t *testing.T) {
 	h.copilotBarrier(home)
 	before := len(h.eventsOf(path))
 	require.Less(t, before, want)
-	appendFile(t, path, string(bytes.Join(lines[cut:], nil)))
+	testfiles.AppendFile(t, path, string(bytes.Join(lines[cut:], nil)))
 	h.waitEvents(path, want)
 	h.copilotBarrier(home)
 	got := h.eventsOf(path)
@@ -398,7 +399,7 @@ func TestAmpLiveRewrite(t *testing.T) {
 func TestCopilotAmpRestart(t *testing.T) {
 	home, ampDir := t.TempDir(), t.TempDir()
 	jsonl := filepath.Join(home, "session-state", "s-1", "events.jsonl")
-	writeFile(t, jsonl,
+	testfiles.WriteFile(t, jsonl,
 		copilotLine(t, "session.start", "r1", "2026-01-01T10:00:00Z", map[string]any{"sessionId": "s-1", "copilotVersion": "1.0.10", "context": map[string]any{"cwd": "/w"}}),
 		copilotLine(t, "user.message", "r2", "2026-01-01T10:00:01Z", map[string]any{"content": "one"}),
 		copilotLine(t, "assistant.message", "r3", "2026-01-01T10:00:02Z", map[string]any{"messageId": "m1", "content": "one!", "outputTokens": 3}))
@@ -438,7 +439,7 @@ func TestCopilotAmpRestart(t *testing.T) {
 
 	// Written while down: one more prompt, one more history entry pair, the
 	// thread's final version.
-	appendFile(t, jsonl, joinLines(copilotLine(t, "user.message", "r4", "2026-01-01T10:01:00Z", map[string]any{"content": "two"})))
+	testfiles.AppendFile(t, jsonl, testfiles.JoinLines(copilotLine(t, "user.message", "r4", "2026-01-01T10:01:00Z", map[string]any{"content": "two"})))
 	writeAmpThread(t, history, hist(4))
 	b, err = os.ReadFile(snaps[2])
 	require.NoError(t, err)
@@ -479,13 +480,13 @@ func TestCopilotAmpDefaultPaths(t *testing.T) {
 				t.Setenv("AMP_DATA_DIR", ampDir)
 			}
 			folder := filepath.Join(copilotHome, "session-state", "s-folder", "events.jsonl")
-			writeFile(t, folder, copilotLine(t, "user.message", "f1", "2026-01-01T10:00:00Z", map[string]any{"content": "folder"}))
+			testfiles.WriteFile(t, folder, copilotLine(t, "user.message", "f1", "2026-01-01T10:00:00Z", map[string]any{"content": "folder"}))
 			flat := filepath.Join(copilotHome, "session-state", "s-flat.jsonl")
-			writeFile(t, flat, copilotLine(t, "user.message", "l1", "2026-01-01T10:00:00Z", map[string]any{"content": "flat"}))
+			testfiles.WriteFile(t, flat, copilotLine(t, "user.message", "l1", "2026-01-01T10:00:00Z", map[string]any{"content": "flat"}))
 			history := filepath.Join(copilotHome, "history-session-state", "session_s-hist_1700000000000.json")
 			writeAmpThread(t, history, map[string]any{"sessionId": "s-hist", "timeline": []any{map[string]any{"id": "t1", "type": "user", "text": "old", "timestamp": "2025-10-01T10:00:00Z"}}})
 			// Not session files: the CLI's own logs and config.
-			writeFile(t, filepath.Join(copilotHome, "logs", "process-1.jsonl"), copilotLine(t, "user.message", "x1", "2026-01-01T10:00:00Z", map[string]any{"content": "not a session"}))
+			testfiles.WriteFile(t, filepath.Join(copilotHome, "logs", "process-1.jsonl"), copilotLine(t, "user.message", "x1", "2026-01-01T10:00:00Z", map[string]any{"content": "not a session"}))
 			thread := filepath.Join(ampDir, "threads", "T-home.json")
 			writeAmpThread(t, thread, map[string]any{"id": "T-home", "messages": []any{map[string]any{"role": "user", "messageId": 0, "content": []any{map[string]any{"type": "text", "text": "hi"}}}}})
 
@@ -545,9 +546,9 @@ func TestCopilotAmpDefaultInclude(t *testing.T) {
 func TestCopilotAmpDisabledAndExcluded(t *testing.T) {
 	home, ampDir := t.TempDir(), t.TempDir()
 	kept := filepath.Join(home, "session-state", "keep", "events.jsonl")
-	writeFile(t, kept, copilotLine(t, "user.message", "k1", "2026-01-01T10:00:00Z", map[string]any{"content": "kept"}))
+	testfiles.WriteFile(t, kept, copilotLine(t, "user.message", "k1", "2026-01-01T10:00:00Z", map[string]any{"content": "kept"}))
 	skipped := filepath.Join(home, "session-state", "skip", "events.jsonl")
-	writeFile(t, skipped, copilotLine(t, "user.message", "s1", "2026-01-01T10:00:00Z", map[string]any{"content": "left out"}))
+	testfiles.WriteFile(t, skipped, copilotLine(t, "user.message", "s1", "2026-01-01T10:00:00Z", map[string]any{"content": "left out"}))
 	skippedHist := filepath.Join(home, "history-session-state", "session_skip_1.json")
 	writeAmpThread(t, skippedHist, map[string]any{"sessionId": "skip-h", "timeline": []any{map[string]any{"id": "t1", "type": "user", "text": "x"}}})
 	writeAmpThread(t, filepath.Join(ampDir, "threads", "T-off.json"), map[string]any{"id": "T-off", "messages": []any{map[string]any{"role": "user", "messageId": 0, "content": []any{map[string]any{"type": "text", "text": "off"}}}}})

@@ -15,6 +15,8 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // treeSnapshot records every entry below root: kind, mode, size, mtime and
@@ -46,14 +48,14 @@ func TestDefaultPaths(t *testing.T) {
 	claudeDir := filepath.Join(home, ".claude")
 	main := filepath.Join(claudeDir, "projects", "-home-dev-proj", "s1.jsonl")
 	sub := filepath.Join(claudeDir, "projects", "-home-dev-proj", "s1", "subagents", "agent-a1b2c3.jsonl")
-	writeFile(t, main, userLine("u1", "s1", "hi"))
-	writeFile(t, sub, userLine("w1", "s1", "warmup"))
+	testfiles.WriteFile(t, main, userLine("u1", "s1", "hi"))
+	testfiles.WriteFile(t, sub, userLine("w1", "s1", "warmup"))
 	// Not a transcript: large tool outputs live next to the sessions.
-	writeFile(t, filepath.Join(claudeDir, "projects", "-home-dev-proj", "s1", "tool-results", "x.txt"), "output")
+	testfiles.WriteFile(t, filepath.Join(claudeDir, "projects", "-home-dev-proj", "s1", "tool-results", "x.txt"), "output")
 
 	other := t.TempDir()
 	configured := filepath.Join(other, "projects", "-srv", "s2.jsonl")
-	writeFile(t, configured, userLine("v1", "s2", "there"))
+	testfiles.WriteFile(t, configured, userLine("v1", "s2", "there"))
 
 	before := treeSnapshot(t, claudeDir)
 

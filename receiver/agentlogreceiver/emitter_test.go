@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // TestBadRecordLogsAreRateLimited: the first bad record of each reason in
@@ -26,7 +27,7 @@ import (
 func TestBadRecordLogsAreRateLimited(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "one"),
 		unknownLine("x1", "s1"),
 		`{not json`,
@@ -55,7 +56,7 @@ func TestBadRecordLogsAreRateLimited(t *testing.T) {
 func TestRefusalPastMaxElapsedTimeIsDropped(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 	cfg := testConfig(dir)
 	cfg.RetryOnFailure.InitialInterval = time.Millisecond
 	cfg.RetryOnFailure.MaxInterval = time.Millisecond
@@ -98,7 +99,7 @@ func (b *blockingConsumer) ConsumeLogs(context.Context, plog.Logs) error {
 func TestShutdownHonoursItsContext(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 	next := &blockingConsumer{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	h := newHarness(t, testConfig(dir), nil)
 	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)

@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/gemini"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // geminiConfig reads only Gemini CLI files below home (a ~/.gemini-like
@@ -529,7 +530,7 @@ func TestGeminiLiveJSONL(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		`{"sessionId":"jl-live","projectHash":"5e1f","startTime":"2026-04-20T10:00:00.000Z","lastUpdated":"2026-04-20T10:00:00.000Z","kind":"main"}`,
 		rec(gemUser("u1", "one", 0)),
 		rec(gemAnswer("g1", "draft", 0)),
@@ -539,10 +540,10 @@ func TestGeminiLiveJSONL(t *testing.T) {
 	assert.Equal(t, []string{"u1", "g1"}, eventIDs(h.waitSession("jl-live", 2)))
 
 	// g1 rewritten (already emitted: ignored), then a new turn.
-	appendFile(t, path, joinLines(rec(gemAnswer("g1", "final", 0)), rec(gemUser("u2", "two", 1)), rec(gemAnswer("g2", "two!", 1))))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(rec(gemAnswer("g1", "final", 0)), rec(gemUser("u2", "two", 1)), rec(gemAnswer("g2", "two!", 1))))
 	h.waitSession("jl-live", 4)
 	// A rewind drops u2 and g2 from the chat; events already sent stay sent.
-	appendFile(t, path, joinLines(`{"$rewindTo":"u2"}`, rec(gemUser("u3", "three", 2))))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(`{"$rewindTo":"u2"}`, rec(gemUser("u3", "three", 2))))
 	h.waitSession("jl-live", 5)
 	// The same session as a legacy .json next to it.
 	writeChat(t, filepath.Join(dir, "session-l.json"), "jl-live", gemUser("u1", "one", 0), gemAnswer("g1", "final", 0))

@@ -6,9 +6,7 @@ package agentlogreceiver
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // harness runs one receiver against a sink, with observable self-telemetry
@@ -136,7 +135,7 @@ func (h *harness) barrier(dir string) {
 	h.t.Helper()
 	h.twoPolls(func(n int64) {
 		path := filepath.Join(dir, fmt.Sprintf("barrier-%d.jsonl", n))
-		writeFile(h.t, path, userLine(fmt.Sprintf("barrier-%d", n), "barrier-session", "poll barrier"))
+		testfiles.WriteFile(h.t, path, userLine(fmt.Sprintf("barrier-%d", n), "barrier-session", "poll barrier"))
 		h.waitEvents(path, 1)
 	})
 }
@@ -153,28 +152,6 @@ func (h *harness) twoPolls(one func(n int64)) {
 // warnings returns the Warn logs about bad records.
 func (h *harness) badRecordLogs() []observer.LoggedEntry {
 	return h.logs.FilterLevelExact(zapcore.WarnLevel).FilterMessageSnippet("could not be mapped").All()
-}
-
-func writeFile(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(joinLines(lines...)), 0o600))
-}
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-	require.NoError(t, err)
-	_, err = f.WriteString(s)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-}
-
-func joinLines(lines ...string) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 // Claude Code rows, shaped as in real transcripts (own content).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 func agentByKey(t *testing.T, key string) agent {
@@ -132,7 +133,7 @@ func TestLiveAppendOfEachJSONLAgent(t *testing.T) {
 			before := len(h.eventsOf(path))
 			require.Less(t, before, want, "the first half holds part of the session")
 
-			appendFile(t, path, string(bytes.Join(lines[cut:], nil)))
+			testfiles.AppendFile(t, path, string(bytes.Join(lines[cut:], nil)))
 			require.Eventually(t, func() bool { return len(h.eventsOf(path)) >= want }, 10*time.Second, 10*time.Millisecond)
 			got := h.eventsOf(path)
 			seen := map[string]bool{}

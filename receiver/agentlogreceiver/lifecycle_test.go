@@ -23,6 +23,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // fakeClock is the real clock moved forward by advance.
@@ -123,7 +124,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 			paths := make([]string, n)
 			for i := range paths {
 				paths[i] = filepath.Join(dir, fmt.Sprintf("p%02d", i%100), fmt.Sprintf("s%05d.jsonl", i))
-				writeFile(t, paths[i], userLine(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), "hello"))
+				testfiles.WriteFile(t, paths[i], userLine(fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), "hello"))
 			}
 			h := newHarness(t, cfg, host)
 			// A poll looks at every file: a barrier waits for up to two
@@ -140,7 +141,7 @@ func TestManySessionsWithASmallCap(t *testing.T) {
 
 			grown := []int{0, 1, n / 2, n - 1}
 			for _, i := range grown {
-				appendFile(t, paths[i], joinLines(assistantLine(fmt.Sprintf("a%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), fmt.Sprintf("msg_%d", i), "hi")))
+				testfiles.AppendFile(t, paths[i], testfiles.JoinLines(assistantLine(fmt.Sprintf("a%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("s%d", i), fmt.Sprintf("msg_%d", i), "hi")))
 			}
 			require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= n+len(grown)+int(h.barriers) }, h.patience, 10*time.Millisecond)
 			h.barrier(dir)
@@ -167,7 +168,7 @@ func TestRotationAndTruncation(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "p", "s1.jsonl")
 		moved := filepath.Join(dir, "p", "s1.rotated.jsonl")
-		writeFile(t, path, userLine("u1", "s1", "one"))
+		testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 		h := newHarness(t, testConfig(dir), nil)
 		h.start()
 		h.waitEvents(path, 1)
@@ -178,8 +179,8 @@ func TestRotationAndTruncation(t *testing.T) {
 		// reads it as lost). A poll after the rename reads it on as the
 		// moved file; the barrier orders the append after one.
 		h.barrier(dir)
-		appendFile(t, moved, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
-		writeFile(t, path, userLine("v1", "s2", "new session"))
+		testfiles.AppendFile(t, moved, testfiles.JoinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
+		testfiles.WriteFile(t, path, userLine("v1", "s2", "new session"))
 		h.waitEvents(moved, 1)
 		h.waitEvents(path, 2)
 		h.barrier(dir)
@@ -189,7 +190,7 @@ func TestRotationAndTruncation(t *testing.T) {
 	t.Run("copy_truncate", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "p", "s1.jsonl")
-		writeFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
+		testfiles.WriteFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
 		h := newHarness(t, testConfig(dir), nil)
 		h.start()
 		h.waitEvents(path, 2)
@@ -198,7 +199,7 @@ func TestRotationAndTruncation(t *testing.T) {
 		// A copy the include patterns do not match.
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "s1.jsonl.1"), b, 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 		require.NoError(t, os.Truncate(path, 0))
-		appendFile(t, path, joinLines(userLine("u2", "s1", "two")))
+		testfiles.AppendFile(t, path, testfiles.JoinLines(userLine("u2", "s1", "two")))
 		h.waitEvents(path, 3)
 		h.barrier(dir)
 		assert.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.eventsOf(path)))

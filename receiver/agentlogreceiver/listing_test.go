@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -40,7 +41,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 		require.NoError(t, err)
 		writeBytes(t, filepath.Join(dir, "threads", th.ID+".json"), c)
 	}
-	touchTree(t, dir, time.Now().Add(-time.Hour))
+	testfiles.TouchTree(t, dir, time.Now().Add(-time.Hour))
 	sink := new(consumertest.LogsSink)
 	srcs, stop := directSources(t, copilotAmpConfig("", dir), sink, componenttest.NewNopHost())
 	defer stop()
@@ -51,7 +52,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	// The same thread read alone.
 	one := t.TempDir()
 	writeBytes(t, filepath.Join(one, "threads", "T-7a1c0d2e-3f40-4a5b-8c6d-0000000a0001.json"), b)
-	touchTree(t, one, time.Now().Add(-time.Hour))
+	testfiles.TouchTree(t, one, time.Now().Add(-time.Hour))
 	alone := new(consumertest.LogsSink)
 	srcs1, stop1 := directSources(t, copilotAmpConfig("", one), alone, componenttest.NewNopHost())
 	defer stop1()
@@ -105,7 +106,7 @@ func snapshotStateDoesNotPinFiles(b *testing.B) {
 		writeChat(b, filepath.Join(home, "tmp", "p", "chats", s+".json"), s,
 			gemUser(s+"-u", big, 0), gemAnswer(s+"-a", "ok", 0))
 	}
-	touchTree(b, home, time.Now().Add(-time.Hour))
+	testfiles.TouchTree(b, home, time.Now().Add(-time.Hour))
 	cfg := geminiConfig(b, home)
 	cfg.IncludeContent = false
 	sink := new(consumertest.LogsSink)

@@ -4,10 +4,7 @@
 package agentlogreceiver
 
 import (
-	"io/fs"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,20 +15,6 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
-
-// touchTree sets the modification time of everything below dir.
-func touchTree(tb testing.TB, dir string, at time.Time) {
-	tb.Helper()
-	root, err := os.OpenRoot(dir)
-	require.NoError(tb, err)
-	defer root.Close()
-	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
-		if err == nil {
-			err = root.Chtimes(p, at, at)
-		}
-		return err
-	}))
-}
 
 // TestOpenCodeTreeBatchesSessions: the sessions read in one poll go to the
 // next consumer in few deliveries, each session's events in order, with

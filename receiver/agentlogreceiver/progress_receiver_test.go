@@ -23,6 +23,7 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // TestReceiverLogsBackfillOnClaudeTestdata runs the receiver over the Claude testdata, read in
@@ -71,7 +72,7 @@ func TestReceiverLogsBackfillOnClaudeTestdata(t *testing.T) {
 func TestReceiverCountsLiveWithoutBackfill(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.jsonl")
-	writeFile(t, path, userLine("u0", "s-live", "before the start: not read"))
+	testfiles.WriteFile(t, path, userLine("u0", "s-live", "before the start: not read"))
 	cfg := testConfig(dir)
 	cfg.StartAt = StartAtEnd
 	h := newHarness(t, cfg, nil)
@@ -81,7 +82,7 @@ func TestReceiverCountsLiveWithoutBackfill(t *testing.T) {
 	n := 0
 	require.Eventually(t, func() bool {
 		n++
-		appendFile(t, path, userLine(fmt.Sprintf("u%d", n), "s-live", "hello")+"\n")
+		testfiles.AppendFile(t, path, userLine(fmt.Sprintf("u%d", n), "s-live", "hello")+"\n")
 		return len(h.eventsOf(path)) > 0
 	}, 20*time.Second, 50*time.Millisecond)
 	h.barrier(dir) // every line appended has been read (the barrier's prompt is a turn too)

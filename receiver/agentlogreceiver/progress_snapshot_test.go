@@ -13,6 +13,8 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // geminiTestdataHome is a ~/.gemini-like tree holding every chat and
@@ -45,7 +47,7 @@ func geminiTestdataHome(t *testing.T) (home string, files int) {
 	}
 	chat := filepath.Join(home, "tmp", "solo", "chats", "session-solo.json")
 	writeChat(t, chat, "solo", gemUser("u1", "hello", 0), gemAnswer("g1", "hi", 0))
-	writeFile(t, filepath.Join(home, "tmp", "solo", "logs.json"),
+	testfiles.WriteFile(t, filepath.Join(home, "tmp", "solo", "logs.json"),
 		`[{"sessionId":"solo","messageId":0,"type":"user","message":"hello","timestamp":"2026-04-20T10:00:00.000Z"}]`)
 	// Settled: older than the settle delay.
 	old := time.Now().Add(-time.Hour)

@@ -30,6 +30,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 func agentSet(reason string) attribute.Set {
@@ -85,7 +86,7 @@ func eventIDs(evs []agentevent.Event) []string {
 func TestMalformedLine(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "first"),
 		`{"type":"user","uuid":"u-broken","message":{"content":"cut`,
 		assistantLine("a1", "u1", "s1", "msg_1", "answer"),
@@ -103,7 +104,7 @@ func TestMalformedLine(t *testing.T) {
 func TestUnknownRecordType(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "first"),
 		unknownLine("x1", "s1"),
 		assistantLine("a1", "u1", "s1", "msg_1", "answer"),
@@ -126,8 +127,8 @@ func TestHalfWrittenLastLine(t *testing.T) {
 	path := filepath.Join(dir, "p", "s1.jsonl")
 	second := assistantLine("a1", "u1", "s1", "msg_1", "a complete answer")
 	cut := len(second) / 2
-	writeFile(t, path, userLine("u1", "s1", "question"))
-	appendFile(t, path, second[:cut])
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "question"))
+	testfiles.AppendFile(t, path, second[:cut])
 
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
@@ -141,7 +142,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 	require.Len(t, h.eventsOf(path), 1, "a half-written line is not emitted")
 	assertNoUnparsed(t, h) // nor taken for a malformed record
 
-	appendFile(t, path, second[cut:]+"\n")
+	testfiles.AppendFile(t, path, second[cut:]+"\n")
 	h.waitEvents(path, 2)
 	h.barrier(dir)
 	evs := h.eventsOf(path)
@@ -155,8 +156,8 @@ func TestEmptyFile(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "p", "empty.jsonl")
 	full := filepath.Join(dir, "p", "full.jsonl")
-	writeFile(t, empty)
-	writeFile(t, full, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
+	testfiles.WriteFile(t, empty)
+	testfiles.WriteFile(t, full, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
 
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
@@ -166,7 +167,7 @@ func TestEmptyFile(t *testing.T) {
 	assertNoUnparsed(t, h)
 
 	// The empty file becomes a session later: it is read from its start.
-	appendFile(t, empty, joinLines(userLine("u2", "s2", "later")))
+	testfiles.AppendFile(t, empty, testfiles.JoinLines(userLine("u2", "s2", "later")))
 	evs := h.waitEvents(empty, 1)
 	assert.Equal(t, "u2", evs[0].EventID)
 	assert.Equal(t, int64(1), evs[0].LogLine)
@@ -177,7 +178,7 @@ func TestHugeLine(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
 	big := strings.Repeat("x", 20*1024*1024) // a 20 MB tool output, say
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "paste this"),
 		assistantLine("a1", "u1", "s1", "msg_1", big),
 		assistantLine("a2", "u1", "s1", "msg_2", "done"),
@@ -196,7 +197,7 @@ func TestHugeLine(t *testing.T) {
 func TestLineLongerThanMaxLogSize(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "paste this"),
 		assistantLine("a1", "u1", "s1", "msg_1", strings.Repeat("y", 300*1024)),
 		assistantLine("a2", "u1", "s1", "msg_2", "done"),
@@ -217,7 +218,7 @@ func TestLineLongerThanMaxLogSize(t *testing.T) {
 func TestEmitUnparsed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "s1", "first"),
 		`{"type":"user","uuid":"u-broken","message":{"content":"cut`,
 		unknownLine("x1", "s1"),
@@ -257,14 +258,14 @@ func TestEmitUnparsed(t *testing.T) {
 func TestLiveAppend(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"), assistantLine("a1", "u1", "s1", "msg_1", "one!"))
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
 	h.waitEvents(path, 2)
 
-	appendFile(t, path, joinLines(userLine("u2", "s1", "two"), assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(userLine("u2", "s1", "two"), assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 	h.waitEvents(path, 4)
-	appendFile(t, path, joinLines(userLine("u3", "s1", "three")))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(userLine("u3", "s1", "three")))
 	h.waitEvents(path, 5)
 	h.barrier(dir)
 	evs := h.eventsOf(path)
@@ -278,7 +279,7 @@ func TestLiveAppend(t *testing.T) {
 func TestEmittedRecordShape(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "hi"), assistantLine("a1", "u1", "s1", "msg_1", "hello"))
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
 	h.waitEvents(path, 2)
@@ -324,7 +325,7 @@ func TestContentOffByDefault(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "p", "s1.jsonl")
 			lines := []string{userLine("u1", "s1", "secret prompt"), assistantLine("a1", "u1", "s1", "msg_1", "secret answer")}
-			writeFile(t, path, lines...)
+			testfiles.WriteFile(t, path, lines...)
 			cfg := testConfig(dir)
 			cfg.IncludeContent, cfg.IncludeRaw = tt.content, tt.raw
 			h := newHarness(t, cfg, nil)
@@ -360,7 +361,7 @@ func TestContentOffByDefault(t *testing.T) {
 func TestBlankLinesAreNotBadRecords(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "a"), "", "  \r", assistantLine("a1", "u1", "s1", "msg_1", "b"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "a"), "", "  \r", assistantLine("a1", "u1", "s1", "msg_1", "b"))
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
 	evs := h.waitEvents(path, 2)
@@ -403,14 +404,14 @@ func TestLifecycle(t *testing.T) {
 func TestReplacedFileIsReadAgain(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "old"), assistantLine("a1", "u1", "s1", "msg_1", "old answer"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "old"), assistantLine("a1", "u1", "s1", "msg_1", "old answer"))
 	h := newHarness(t, testConfig(dir), nil)
 	h.start()
 	h.waitEvents(path, 2)
 
 	// Same path, new content (not an append): a new session file.
 	require.NoError(t, os.Remove(path))
-	writeFile(t, path, userLine("v1", "s9", "new"))
+	testfiles.WriteFile(t, path, userLine("v1", "s9", "new"))
 	evs := h.waitEvents(path, 3)
 	assert.Equal(t, []string{"u1", "a1", "v1"}, eventIDs(evs))
 	assert.Equal(t, 1, h.logs.FilterMessageSnippet("replaced").Len())
@@ -435,7 +436,7 @@ func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 func TestRetryableRefusalHoldsTheReadPosition(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 	cfg := testConfig(dir)
 	cfg.RetryOnFailure.InitialInterval = time.Millisecond
 	cfg.RetryOnFailure.MaxInterval = time.Millisecond
@@ -448,7 +449,7 @@ func TestRetryableRefusalHoldsTheReadPosition(t *testing.T) {
 	require.Eventually(t, func() bool { return next.failed.Load() }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, []string{"u1"}, eventIDs(h.waitEvents(path, 1)), "the refused batch is retried")
 
-	appendFile(t, path, joinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(assistantLine("a1", "u1", "s1", "msg_1", "one!")))
 	evs := h.waitEvents(path, 2)
 	assert.Equal(t, []string{"u1", "a1"}, eventIDs(evs))
 	assert.Equal(t, "u1", evs[1].ParentEventID)
@@ -481,7 +482,7 @@ func (r *refuseAll) ConsumeLogs(context.Context, plog.Logs) error {
 func TestPermanentRefusalIsDroppedAndCounted(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"), userLine("u2", "s1", "two"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"), userLine("u2", "s1", "two"))
 	h := newHarness(t, testConfig(dir), nil)
 	next := &refuseAll{permanent: true}
 	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
@@ -491,7 +492,7 @@ func TestPermanentRefusalIsDroppedAndCounted(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return h.logs.FilterMessageSnippet("refused agent events permanently").Len() == 1
 	}, 10*time.Second, 5*time.Millisecond)
-	appendFile(t, path, joinLines(userLine("u3", "s1", "three")))
+	testfiles.AppendFile(t, path, testfiles.JoinLines(userLine("u3", "s1", "three")))
 	require.Eventually(t, func() bool { return next.calls.Load() == 2 }, 10*time.Second, 5*time.Millisecond,
 		"reading goes on past a permanently refused batch, which is not retried")
 	h.stop()
@@ -526,7 +527,7 @@ func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
 	require.NoError(t, err)
 	h2.rcv = rcv
 	h2.start()
-	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 	require.Eventually(t, func() bool { return refusing.calls.Load() >= 2 }, 10*time.Second, 5*time.Millisecond)
 	h2.stop()
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // bashToolUseLine is an assistant row calling Bash with cmd.
@@ -50,7 +51,7 @@ func TestRedactsBeforeEventsLeave(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "s1.jsonl")
-			writeFile(t, path,
+			testfiles.WriteFile(t, path,
 				userLine("u1", "s1", "check my token"),
 				bashToolUseLine("a1", "u1", "s1", "msg_1", "toolu_1", secretCmd),
 				bashToolUseLine("a2", "u1", "s1", "msg_2", "toolu_2", plainCmd),

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/storagecodec"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // storedClient opens the storage the receiver uses, the way it does
@@ -43,7 +44,7 @@ type restartSetup struct {
 func newRestartSetup(t *testing.T) restartSetup {
 	s := restartSetup{logsDir: t.TempDir()}
 	s.path = filepath.Join(s.logsDir, "p", "s1.jsonl")
-	writeFile(t, s.path,
+	testfiles.WriteFile(t, s.path,
 		userLine("u1", "s1", "one"),
 		assistantLine("a1", "u1", "s1", "msg_1", "one!"),
 		userLine("u2", "s1", "two"),
@@ -86,7 +87,7 @@ func (s restartSetup) firstRun(t *testing.T) *harness {
 	require.Equal(t, []string{"u1", "a1", "u2"}, eventIDs(h.waitEvents(s.path, 3)))
 	h.barrier(s.logsDir)
 	h.stop()
-	appendFile(t, s.path, joinLines(
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(
 		assistantLine("a2", "u2", "s1", "msg_2", "two!"),
 		userLine("u3", "s1", "three"),
 		assistantLine("a3", "u3", "s1", "msg_3", "three!"),
@@ -172,7 +173,7 @@ func TestRestartReplayIsDropped(t *testing.T) {
 func TestRestartWithoutStorage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "s1.jsonl")
-	writeFile(t, path, userLine("u1", "s1", "one"))
+	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 	first := newHarness(t, testConfig(dir), nil)
 	first.start()
 	first.waitEvents(path, 1)
@@ -195,7 +196,7 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 		t.Helper()
 		require.NoError(t, os.Rename(from, to))
 		h.barrier(s.logsDir) // a poll saw the move before the append
-		appendFile(t, to, joinLines(line))
+		testfiles.AppendFile(t, to, testfiles.JoinLines(line))
 		h.waitEvents(to, want)
 		h.barrier(s.logsDir)
 	}
@@ -212,7 +213,7 @@ func TestMovedAwayAndBackIsReadOnce(t *testing.T) {
 	moveAndAppend(first, s.path, away, userLine("u4", "s1", "four"), 2)
 	first.stop()
 	require.NoError(t, os.Rename(away, s.path))
-	appendFile(t, s.path, joinLines(assistantLine("a4", "u4", "s1", "msg_4", "four!")))
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(assistantLine("a4", "u4", "s1", "msg_4", "four!")))
 
 	second := newHarness(t, s.cfg, s.host)
 	second.start()
@@ -251,7 +252,7 @@ func TestRestartStartAtEndBeforeAnyLine(t *testing.T) {
 	first.barrier(s.logsDir)
 	first.stop()
 	assert.Empty(t, first.eventsOf(s.path), "start_at: end")
-	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 
 	second := s.startPolled(t)
 	second.barrier(s.logsDir)
@@ -271,18 +272,18 @@ func TestRestartStartAtEndReplacedFile(t *testing.T) {
 	s := newRestartSetup(t)
 	s.cfg.StartAt = StartAtEnd
 	first := s.startPolled(t)
-	appendFile(t, s.path, joinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(assistantLine("a2", "u2", "s1", "msg_2", "two!")))
 	first.waitEvents(s.path, 1)
 	first.barrier(s.logsDir)
 	first.stop()
 
 	// Replaced (another inode) by a shorter file while stopped.
 	tmp := s.path + ".new"
-	writeFile(t, tmp, userLine("n1", "s1", "new"))
+	testfiles.WriteFile(t, tmp, userLine("n1", "s1", "new"))
 	require.NoError(t, os.Rename(tmp, s.path))
 
 	second := s.startPolled(t)
-	appendFile(t, s.path, joinLines(assistantLine("b1", "n1", "s1", "msg_b", "b!"), userLine("n2", "s1", "more")))
+	testfiles.AppendFile(t, s.path, testfiles.JoinLines(assistantLine("b1", "n1", "s1", "msg_b", "b!"), userLine("n2", "s1", "more")))
 	second.barrier(s.logsDir)
 	second.barrier(s.logsDir)
 	assert.Equal(t, []string{"b1", "n2"}, eventIDs(second.eventsOf(s.path)), "the lines written to the new file after the start")

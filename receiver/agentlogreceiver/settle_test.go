@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // rowWithoutStop is a Claude Code ≤2.0 assistant row: no stop_reason, so
@@ -52,7 +53,7 @@ func usageEvents(evs []agentevent.Event) []agentevent.Event {
 func TestHeldUsageWaitsForTheFileToSettle(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "live.jsonl")
-	writeFile(t, path,
+	testfiles.WriteFile(t, path,
 		userLine("u1", "live", "q"),
 		rowWithoutStop("a1", "u1", "live", "msg_live", 7, time.Now()),
 	)
@@ -113,7 +114,7 @@ func TestHeldUsageOfHistoryGoesOutAtTheEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "p", "old.jsonl")
-			writeFile(t, path,
+			testfiles.WriteFile(t, path,
 				userLine("u1", "old", "q"),
 				rowWithoutStop("a1", "u1", "old", "msg_old", 3, tc.rows),
 				rowWithoutStop("a2", "u1", "old", "msg_old", 9, tc.rows),

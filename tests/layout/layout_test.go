@@ -37,7 +37,7 @@ const module = "github.com/agentotel/agentotel"
 var levels = map[string][][]string{
 	"receiver/agentlogreceiver": {
 		{"internal/metadata"},
-		{"internal/metadatatest", "internal/finder", "internal/progress", "internal/checkpoint"},
+		{"internal/metadatatest", "internal/finder", "internal/progress", "internal/checkpoint", "internal/testfiles"},
 		{"internal/tailer", "internal/source"},
 		{"internal/jsonl", "internal/snapshot", "internal/opencode"},
 		{""},

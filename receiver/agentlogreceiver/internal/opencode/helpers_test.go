@@ -6,7 +6,6 @@ package opencode
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,20 +99,6 @@ func touch(t *testing.T, at time.Time, paths ...string) {
 	for _, p := range paths {
 		require.NoError(t, os.Chtimes(p, at, at))
 	}
-}
-
-// touchTree sets the modification time of everything below dir.
-func touchTree(tb testing.TB, dir string, at time.Time) {
-	tb.Helper()
-	root, err := os.OpenRoot(dir)
-	require.NoError(tb, err)
-	defer root.Close()
-	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
-		if err == nil {
-			err = root.Chtimes(p, at, at)
-		}
-		return err
-	}))
 }
 
 // treeStore writes OpenCode 1.1 storage objects below <data>/storage, each

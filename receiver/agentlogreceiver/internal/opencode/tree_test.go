@@ -18,6 +18,7 @@ import (
 
 	oc "github.com/agentotel/agentotel/internal/vendors/opencode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // TestOpenCodeTreeChangeDetection drives the JSON tree reader poll by poll
@@ -32,7 +33,7 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 	st.session(ses, 1771000000000)
 	st.user(ses, "msg_c001", 1771000000000, "one")
 	old := time.Now().Add(-time.Hour)
-	touchTree(t, st.storage, old)
+	testfiles.TouchTree(t, st.storage, old)
 
 	rec := &recorder{}
 	rd := newTestSource(t, data, rec)
@@ -106,7 +107,7 @@ func TestOpenCodeTreeChangeDetection(t *testing.T) {
 	// under message/ nor under part/ (a message without parts; here the
 	// roots' times are put back) is not looked for by an ordinary poll —
 	// the sweep finds it.
-	touchTree(t, st.storage, old)
+	testfiles.TouchTree(t, st.storage, old)
 	rd.Poll(ctx)
 	rd.Poll(ctx)
 	require.True(t, tree.sessions[ses].settled())

@@ -5,7 +5,6 @@ package snapshot
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // sorted reads files in path order and maps nothing.
@@ -33,20 +33,6 @@ func touch(t *testing.T, at time.Time, paths ...string) {
 	for _, p := range paths {
 		require.NoError(t, os.Chtimes(p, at, at))
 	}
-}
-
-// touchTree sets the modification time of everything below dir.
-func touchTree(tb testing.TB, dir string, at time.Time) {
-	tb.Helper()
-	root, err := os.OpenRoot(dir)
-	require.NoError(tb, err)
-	defer root.Close()
-	require.NoError(tb, fs.WalkDir(root.FS(), ".", func(p string, _ fs.DirEntry, err error) error {
-		if err == nil {
-			err = root.Chtimes(p, at, at)
-		}
-		return err
-	}))
 }
 
 // TestSnapshotMatchesFollowTheTree: the snapshot sources' matching (finder), which
@@ -103,7 +89,7 @@ func TestSnapshotMatchesFollowTheTree(t *testing.T) {
 		require.Equal(t, want, got, step)
 	}
 	old := time.Now().Add(-time.Hour)
-	touchTree(t, root, old)
+	testfiles.TouchTree(t, root, old)
 	// Listings taken as made long after the directories' last change (their
 	// change times are those of the touch, now), as on an idle tree.
 	find.WithClock(func() time.Time { return time.Now().Add(time.Minute) })
@@ -125,7 +111,7 @@ func TestSnapshotMatchesFollowTheTree(t *testing.T) {
 
 	// Everything old again; a chats directory appears in an old project
 	// directory whose time is put back: the fixed segment is looked for.
-	touchTree(t, root, old)
+	testfiles.TouchTree(t, root, old)
 	check("old")
 	write("tmp/c/chats/session-6.json")
 	touch(t, old, filepath.Join(home, "tmp", "c"), filepath.Join(home, "tmp"))

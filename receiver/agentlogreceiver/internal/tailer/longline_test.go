@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // longSeen is a line as the tailer handed it out, with its too-long mark.
@@ -45,7 +47,7 @@ func TestTailLongLines(t *testing.T) {
 	const maxLogSize = 1 << 20
 	long := strings.Repeat("a", 3*tailReadBuffer+17) // under max_log_size
 	over := strings.Repeat("b", maxLogSize)          // max_log_size: too long
-	writeFile(t, path, `{"n":1}`, long, `{"n":3}`, over, `{"n":5}`)
+	testfiles.WriteFile(t, path, `{"n":1}`, long, `{"n":3}`, over, `{"n":5}`)
 	tl, got := longRig(t, dir, maxLogSize)
 	tl.pollOnce(t.Context())
 	off := func(lines ...string) (n int64) {
@@ -65,20 +67,20 @@ func TestTailLongLines(t *testing.T) {
 	// A long line written in parts, then one too long, then a short one.
 	end := off(`{"n":1}`, long, `{"n":3}`, over, `{"n":5}`)
 	part := strings.Repeat("c", 2*tailReadBuffer)
-	appendFile(t, path, part)
+	testfiles.AppendFile(t, path, part)
 	tl.pollOnce(t.Context())
 	assert.Empty(t, got(), "unterminated")
 	assert.Equal(t, lineScan{start: end, end: end + int64(len(part)), ino: tl.files[path].pos.ino}, tl.scans[path],
 		"how far the line was looked at")
-	appendFile(t, path, part)
+	testfiles.AppendFile(t, path, part)
 	tl.pollOnce(t.Context())
 	assert.Empty(t, got(), "unterminated")
 	assert.Equal(t, end+2*int64(len(part)), tl.scans[path].end)
-	appendFile(t, path, "\n"+over+"b") // ends the line; the next is too long
+	testfiles.AppendFile(t, path, "\n"+over+"b") // ends the line; the next is too long
 	tl.pollOnce(t.Context())
 	assert.Equal(t, []longSeen{{part + part, 6, end, false}}, got())
 	assert.Equal(t, end+off(part+part)+int64(len(over))+1, tl.scans[path].end, "the too-long line is looked at to its end, not kept")
-	appendFile(t, path, "b\n"+`{"n":8}`+"\n")
+	testfiles.AppendFile(t, path, "b\n"+`{"n":8}`+"\n")
 	tl.pollOnce(t.Context())
 	assert.Equal(t, []longSeen{
 		{"", 7, end + off(part+part), true},

@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
 // memTailStore is a Store in memory.
@@ -94,7 +96,7 @@ func twoLinesRead(t *testing.T, rel string) (dir, path string, r *tailRig) {
 	t.Helper()
 	dir = t.TempDir()
 	path = filepath.Join(dir, rel)
-	writeFile(t, path, `{"r":1}`, `{"r":2}`)
+	testfiles.WriteFile(t, path, `{"r":1}`, `{"r":2}`)
 	r = newTailRig(t, dir, 1<<20)
 	r.poll()
 	require.Len(t, r.lines(path), 2)
@@ -162,7 +164,7 @@ func (r *tailRig) moveAndAppendThird(orig string) string {
 	moved := filepath.Join(filepath.Dir(filepath.Dir(orig)), "archived", "r1.jsonl")
 	require.NoError(r.t, os.MkdirAll(filepath.Dir(moved), 0o755))
 	require.NoError(r.t, os.Rename(orig, moved))
-	appendFile(r.t, moved, `{"r":3}`+"\n")
+	testfiles.AppendFile(r.t, moved, `{"r":3}`+"\n")
 	r.poll()
 	assert.Equal(r.t, []tailSeen{{moved, `{"r":3}`, 3, 16}}, r.lines(moved), "the moved file is read on from its position, not again")
 	return moved
@@ -192,8 +194,8 @@ func TestTailLinesAndOffsets(t *testing.T) {
 	for i := range 250 { // more than a batch
 		lines = append(lines, `{"n":`+strings.Repeat("1", i%7+1)+`}`)
 	}
-	writeFile(t, path, lines...)
-	appendFile(t, path, `{"unterminated":`)
+	testfiles.WriteFile(t, path, lines...)
+	testfiles.AppendFile(t, path, `{"unterminated":`)
 
 	r := newTailRig(t, dir, 4096)
 	r.poll()
@@ -215,7 +217,7 @@ func TestTailLinesAndOffsets(t *testing.T) {
 	assert.Equal(t, []int{tailBatchLines, len(lines) - tailBatchLines}, r.sizes)
 
 	// The last line completed: handed out once, numbered and placed on.
-	appendFile(t, path, `1}`+"\n")
+	testfiles.AppendFile(t, path, `1}`+"\n")
 	r.poll()
 	got = r.lines(path)
 	require.Len(t, got, len(lines)+1)
@@ -233,8 +235,8 @@ func TestTailLeavesUnchangedFilesAlone(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")
 	b := filepath.Join(dir, "b.jsonl")
-	writeFile(t, a, `{"a":1}`)
-	writeFile(t, b, `{"b":1}`)
+	testfiles.WriteFile(t, a, `{"a":1}`)
+	testfiles.WriteFile(t, b, `{"b":1}`)
 	r := newTailRig(t, dir, 1<<20)
 	r.poll()
 	require.Equal(t, int64(2), r.tail.reads.Load())
@@ -249,7 +251,7 @@ func TestTailLeavesUnchangedFilesAlone(t *testing.T) {
 	assert.Equal(t, 2, r.emitted(), "a touch reads nothing")
 	assert.Equal(t, int64(2), r.tail.reads.Load(), "a touch without new bytes is not read")
 
-	appendFile(t, b, `{"b":2}`+"\n")
+	testfiles.AppendFile(t, b, `{"b":2}`+"\n")
 	r.poll()
 	require.Len(t, r.lines(b), 2)
 	assert.Equal(t, tailSeen{b, `{"b":2}`, 2, 8}, r.lines(b)[1])
@@ -280,7 +282,7 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	r.poll()
 	assert.Empty(t, r.lines(cp), "a copy is not read again")
 	// ... until something is appended to it, which is its own.
-	appendFile(t, cp, `{"c":1}`+"\n")
+	testfiles.AppendFile(t, cp, `{"c":1}`+"\n")
 	r.poll()
 	assert.Equal(t, []tailSeen{{cp, `{"c":1}`, 4, int64(len(b))}}, r.lines(cp), "numbered on as the file it copies")
 
@@ -290,37 +292,37 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 	require.NoError(t, err)
 	firstLine := string(b[:bytes.IndexByte(b, '\n')])
 	other := filepath.Join(dir, "sessions", "other.jsonl")
-	writeFile(t, other, firstLine, `{"o":1}`)
+	testfiles.WriteFile(t, other, firstLine, `{"o":1}`)
 	r.poll()
 	assert.Len(t, r.lines(other), 2, "same first line, other content: a file of its own")
 	require.NoError(t, os.Rename(cp, cp+".gone"))
 	r.poll()
 	resumed := filepath.Join(dir, "sessions", "resumed.jsonl")
-	writeFile(t, resumed, firstLine, `{"x":1}`, `{"x":2}`, `{"x":3}`)
+	testfiles.WriteFile(t, resumed, firstLine, `{"x":1}`, `{"x":2}`, `{"x":3}`)
 	r.poll()
 	assert.Len(t, r.lines(resumed), 4, "same first line as a file gone, other content: read whole")
 
 	// Two copies met in one poll: read once.
 	two := []string{filepath.Join(dir, "x", "t1.jsonl"), filepath.Join(dir, "y", "t1.jsonl")}
 	for _, p := range two {
-		writeFile(t, p, `{"t":1}`)
+		testfiles.WriteFile(t, p, `{"t":1}`)
 	}
 	r.poll()
 	assert.Len(t, append(r.lines(two[0]), r.lines(two[1])...), 1, "copies in one poll are read once")
 
 	// Replaced at the same path (a new inode), and cut shorter: from the start.
 	repl := filepath.Join(dir, "sessions", "n.jsonl")
-	writeFile(t, repl, `{"n":1}`, `{"n":2}`)
+	testfiles.WriteFile(t, repl, `{"n":1}`, `{"n":2}`)
 	r.poll()
 	tmp := repl + ".tmp"
-	writeFile(t, tmp, `{"m":1}`, `{"m":2}`, `{"m":3}`)
+	testfiles.WriteFile(t, tmp, `{"m":1}`, `{"m":2}`, `{"m":3}`)
 	require.NoError(t, os.Rename(tmp, repl))
 	r.poll()
 	got := r.lines(repl)
 	require.Len(t, got, 5)
 	assert.Equal(t, tailSeen{repl, `{"m":1}`, 1, 0}, got[2], "a new file at the path is read from its start")
 	require.NoError(t, os.Truncate(repl, 0))
-	appendFile(t, repl, `{"k":1}`+"\n")
+	testfiles.AppendFile(t, repl, `{"k":1}`+"\n")
 	r.poll()
 	got = r.lines(repl)
 	require.Len(t, got, 6)
@@ -328,7 +330,7 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 
 	// A restart: a new tailer on the same store reads only what is new.
 	before := len(r.got)
-	appendFile(t, moved, `{"r":4}`+"\n")
+	testfiles.AppendFile(t, moved, `{"r":4}`+"\n")
 	r2 := newTailRig(t, dir, 1<<20)
 	r2.store = r.store
 	r2.tail.store = r.store
@@ -344,11 +346,11 @@ func TestTailMovedCopiedReplaced(t *testing.T) {
 func TestTailFileEmptyAtFirstSightThenMoved(t *testing.T) {
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "sessions", "r1.jsonl")
-	writeFile(t, orig)
-	appendFile(t, orig, `{"r":`)
+	testfiles.WriteFile(t, orig)
+	testfiles.AppendFile(t, orig, `{"r":`)
 	r := newTailRig(t, dir, 1<<20)
 	r.poll()
-	appendFile(t, orig, `1}`+"\n"+`{"r":2}`+"\n")
+	testfiles.AppendFile(t, orig, `1}`+"\n"+`{"r":2}`+"\n")
 	r.poll()
 	require.Len(t, r.lines(orig), 2)
 	assert.NotZero(t, r.store.pos[orig].HeadLen, "the head is stored once the file has a first line")
@@ -361,14 +363,14 @@ func TestTailFileEmptyAtFirstSightThenMoved(t *testing.T) {
 func TestTailStartAtEnd(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.jsonl")
-	writeFile(t, old, `{"o":1}`)
+	testfiles.WriteFile(t, old, `{"o":1}`)
 	r := newTailRig(t, dir, 1<<20)
 	r.tail.startAtEnd = true
 	r.poll()
 	assert.Empty(t, r.lines(old))
-	appendFile(t, old, `{"o":2}`+"\n")
+	testfiles.AppendFile(t, old, `{"o":2}`+"\n")
 	fresh := filepath.Join(dir, "new.jsonl")
-	writeFile(t, fresh, `{"f":1}`)
+	testfiles.WriteFile(t, fresh, `{"f":1}`)
 	r.poll()
 	assert.Equal(t, []tailSeen{{old, `{"o":2}`, 1, 8}}, r.lines(old), "numbered from where reading started")
 	assert.Equal(t, []tailSeen{{fresh, `{"f":1}`, 1, 0}}, r.lines(fresh))
@@ -381,7 +383,7 @@ func TestTailStartAtEnd(t *testing.T) {
 func TestTailOneFileUnderTwoPaths(t *testing.T) {
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "a", "s.jsonl")
-	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	testfiles.WriteFile(t, orig, `{"r":1}`, `{"r":2}`)
 	link := hardLink(t, orig, filepath.Join(dir, "b", "s.jsonl"))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "c")))
 	r := newTailRig(t, dir, 1<<20)
@@ -400,12 +402,12 @@ func TestTailOneFileUnderTwoPaths(t *testing.T) {
 	// A link that sorts first, made after: the file stays read where it is.
 	first := filepath.Join(dir, "0.jsonl")
 	require.NoError(t, os.Link(orig, first))
-	appendFile(t, link, `{"r":3}`+"\n")
+	testfiles.AppendFile(t, link, `{"r":3}`+"\n")
 	r.poll()
 	assert.Equal(t, []string{orig + ` {"r":3}`}, all()[2:], "an append is read once")
 
 	// A restart: still under the path with the stored position.
-	appendFile(t, orig, `{"r":4}`+"\n")
+	testfiles.AppendFile(t, orig, `{"r":4}`+"\n")
 	r2 := newTailRig(t, dir, 1<<20)
 	r2.store = r.store
 	r2.tail.store = r.store
@@ -415,7 +417,7 @@ func TestTailOneFileUnderTwoPaths(t *testing.T) {
 	// The path read goes (and the symlinked one with it): read on under
 	// another, from the position.
 	require.NoError(t, os.Remove(orig))
-	appendFile(t, link, `{"r":5}`+"\n")
+	testfiles.AppendFile(t, link, `{"r":5}`+"\n")
 	r2.poll()
 	require.Len(t, r2.got, 2)
 	assert.Equal(t, tailSeen{first, `{"r":5}`, 5, 32}, r2.got[1], "read on under the path left")
@@ -427,18 +429,18 @@ func TestTailOneFileUnderTwoPaths(t *testing.T) {
 func TestTailFileSwappedBetweenStatAndOpen(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
-	writeFile(t, path, `{"o":1}`, `{"o":2}`)
+	testfiles.WriteFile(t, path, `{"o":1}`, `{"o":2}`)
 	r := newTailRig(t, dir, 1<<20)
 	r.poll()
 	require.Len(t, r.lines(path), 2)
 
 	// The poll's view: the old file, appended to.
-	appendFile(t, path, `{"o":3}`+"\n")
+	testfiles.AppendFile(t, path, `{"o":3}`+"\n")
 	st, ok := statFile(path)
 	require.True(t, ok)
 	// Replaced before the read opens it.
 	tmp := path + ".tmp"
-	writeFile(t, tmp, `{"new":1}`, `{"new":2}`, `{"new":3}`, `{"new":4}`)
+	testfiles.WriteFile(t, tmp, `{"new":1}`, `{"new":2}`, `{"new":3}`, `{"new":4}`)
 	require.NoError(t, os.Rename(tmp, path))
 	r.tail.read(t.Context(), tailJob{path: path, f: r.tail.files[path], st: st})
 	r.poll()
@@ -552,7 +554,7 @@ func TestTailSameFileNoLongerMatchedUnderItsPath(t *testing.T) {
 	dir, orig, r := twoLinesRead(t, filepath.Join("a", "s.jsonl"))
 
 	link := hardLink(t, orig, filepath.Join(dir, "b", "s.jsonl"))
-	appendFile(t, orig, `{"r":3}`+"\n")
+	testfiles.AppendFile(t, orig, `{"r":3}`+"\n")
 	r2 := newTailRig(t, dir, 1<<20) // a restart with other include patterns
 	r2.store = r.store
 	r2.tail.store = r.store
@@ -568,19 +570,19 @@ func TestTailSameFileNoLongerMatchedUnderItsPath(t *testing.T) {
 func TestTailStartAtEndThenMoved(t *testing.T) {
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "sessions", "r1.jsonl")
-	writeFile(t, orig, `{"r":1}`, `{"r":2}`)
+	testfiles.WriteFile(t, orig, `{"r":1}`, `{"r":2}`)
 	r := newTailRig(t, dir, 1<<20)
 	r.tail.startAtEnd = true
 	r.poll()
 	assert.Empty(t, r.lines(orig), "start_at: end")
-	appendFile(t, orig, `{"r":3}`+"\n")
+	testfiles.AppendFile(t, orig, `{"r":3}`+"\n")
 	r.poll()
 	require.Equal(t, []tailSeen{{orig, `{"r":3}`, 1, 16}}, r.lines(orig))
 
 	moved := filepath.Join(dir, "archived", "r1.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(moved), 0o755))
 	require.NoError(t, os.Rename(orig, moved))
-	appendFile(t, moved, `{"r":4}`+"\n")
+	testfiles.AppendFile(t, moved, `{"r":4}`+"\n")
 	r.poll()
 	assert.Equal(t, []tailSeen{{moved, `{"r":4}`, 2, 24}}, r.lines(moved), "read on from the position, not again")
 }
