@@ -54,6 +54,7 @@ const (
 	nattrErrorClass      = "agent.error.class"
 	nattrParentAgentID   = "agent.subagent.parent_agent.id"
 	nattrDeprecatedSys   = "gen_ai.system"
+	nattrChatPrefix      = "agent.chat."
 	nattrSpanUserPrompt  = "user_prompt"
 	nopInvokeAgent       = "invoke_agent"
 	nopChat              = "chat"
@@ -232,6 +233,17 @@ func (n *nspan) llmRequest() {
 	}
 	n.usage()
 	n.cost()
+	// The call's facts under agent.chat., the keys the api_request log
+	// event's mapping gives them.
+	n.setInt(nattrChatPrefix+"duration_ms", "duration_ms")
+	n.setInt(nattrChatPrefix+"ttft_ms", "ttft_ms")
+	n.setStr(nattrChatPrefix+"speed", "speed")
+	n.setStr(nattrChatPrefix+"client_request_id", "client_request_id")
+	if qs := n.str("query_source"); qs != "" {
+		n.p.Set[nattrChatPrefix+"query_source"] = qs
+	} else {
+		n.setStr(nattrChatPrefix+"query_source", "query_source_safe")
+	}
 	if failed, _ := n.outcome(); failed {
 		n.fail(ErrAPIError)
 	}

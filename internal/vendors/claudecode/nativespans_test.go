@@ -77,6 +77,8 @@ func TestNativeSpansCapture(t *testing.T) {
 			}
 			success, _ := agentevent.NativeBool(src["success"])
 			require.Equal(t, !success, p.Error, where)
+			require.Equal(t, nspanInt(t, src["duration_ms"]), g.Attrs["agent.chat.duration_ms"], where)
+			require.Equal(t, src["query_source_safe"], g.Attrs["agent.chat.query_source"], where)
 		case nspanTool:
 			require.Equal(t, "execute_tool "+src["tool_name"].(string), p.Name, where)
 			require.Equal(t, src["tool_name"], g.Attrs[agentevent.AttrToolName], where)
