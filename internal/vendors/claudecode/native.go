@@ -306,7 +306,9 @@ func (n *nativeRec) responseID() string {
 // chatEvent is an assistant_message of a model call.
 func (n *nativeRec) chatEvent() *agentevent.Event {
 	ev := n.event(agentevent.TypeAssistantMessage, agentevent.RoleAssistant, agentevent.ChannelChat)
-	ev.Model = n.rec.Str("model")
+	if model := n.rec.Str("model"); realText(model) {
+		ev.Model = model
+	}
 	ev.Provider = providerAnthropic
 	ev.ResponseID = n.responseID()
 	n.putStr(ev, attrChatPrefix+"query_source", "query_source")
@@ -627,8 +629,10 @@ func (n *nativeRec) putNum(ev *agentevent.Event, key, attr string) {
 	}
 }
 
+// putStr copies a string attribute; a redaction marker in its place is no
+// value.
 func (n *nativeRec) putStr(ev *agentevent.Event, key, attr string) {
-	if v := n.rec.Str(attr); v != "" {
+	if v := n.rec.Str(attr); realText(v) {
 		ev.Attributes[key] = v
 	}
 }
