@@ -610,14 +610,23 @@ func (n *nativeRec) hookComplete() {
 	}
 }
 
+// maxCount bounds what count accepts: no real token count, size or
+// duration in ms comes near it, and sums of a few of them, or a duration
+// of it, cannot overflow.
+const maxCount = 1 << 40
+
 // count reads a non-negative whole number sent as int, double or decimal
-// string (a fractional double is rounded).
+// string (a fractional double is rounded); a value out of [0, maxCount] is
+// no count.
 func (n *nativeRec) count(k string) (int64, bool) {
 	if v, ok := n.rec.Int(k); ok {
-		return v, v >= 0
+		if v < 0 || v > maxCount {
+			return 0, false
+		}
+		return v, true
 	}
 	f, ok := n.rec.Float(k)
-	if !ok || f < 0 || f >= math.MaxInt64 {
+	if !ok || f < 0 || f > maxCount {
 		return 0, false
 	}
 	return int64(math.Round(f)), true
