@@ -202,13 +202,13 @@ func storedLogs(t *testing.T, logs plog.Logs) plog.Logs {
 }
 
 const (
-	nativeSession = "665c92e5-9fea-4682-b7ff-54fb20c36033"
-	nativePromptID  = "0e168937-7a27-48c5-ba7e-716c321775fd"
+	nativeSession  = "665c92e5-9fea-4682-b7ff-54fb20c36033"
+	nativePromptID = "0e168937-7a27-48c5-ba7e-716c321775fd"
 )
 
 var nativeTime = time.Date(2026, 1, 8, 14, 30, 2, 695_000_000, time.UTC)
 
-// nativeRec builds a record of event name with the standard attributes
+// nativeRecord builds a record of event name with the standard attributes
 // every Claude Code event carries (session, prompt, sequence, timestamp,
 // account identity) and attrs.
 func nativeRecord(name string, seq int64, attrs map[string]any) *agentevent.NativeRecord {
