@@ -239,8 +239,8 @@ func (n *nativeRec) event(typ agentevent.EventType, role agentevent.Role, ch age
 	ev := agentevent.Event{
 		Source:       agentevent.SourceClaudeCode,
 		SessionID:    n.session,
-		EventID:      agentevent.NativeID(string(agentevent.SourceClaudeCode), n.session, strconv.FormatInt(n.seq, 10), strconv.Itoa(idx)),
-		Sequence:     n.seq*4 + int64(idx),
+		EventID:      agentevent.NativeID(string(agentevent.SourceClaudeCode), n.session, n.prompt, strconv.FormatInt(n.ts.UnixMilli(), 10), strconv.FormatInt(n.seq, 10), strconv.Itoa(idx)),
+		Sequence:     nativeSequence(n.ts, n.seq, idx),
 		Timestamp:    n.ts,
 		Type:         typ,
 		Role:         role,
@@ -259,6 +259,16 @@ func (n *nativeRec) event(typ agentevent.EventType, role agentevent.Role, ch age
 	n.putStr(&ev, attrWorkflowName, "workflow.name")
 	n.out = append(n.out, ev)
 	return &n.out[idx]
+}
+
+// nativeSequence orders a session's native events. event.sequence counts
+// from 1 in each Claude Code process, so a session resumed by a new process
+// starts it again: the record's millisecond time leads, and event.sequence
+// (its low 18 bits) orders the records of one millisecond. The event id
+// holds the time and the prompt for the same reason.
+func nativeSequence(ts time.Time, seq int64, idx int) int64 {
+	ms := max(ts.UnixMilli(), 0)
+	return ms<<20 | (seq&(1<<18-1))<<2 | int64(idx)
 }
 
 // promptEventID is the event id of a turn's user_message: every event of

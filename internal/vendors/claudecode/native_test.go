@@ -424,7 +424,7 @@ func TestNativeMapping(t *testing.T) {
 		assert.Empty(t, ev.Text)
 		assert.Equal(t, "/model", ev.Attributes[attrCommandName])
 		assert.Equal(t, "builtin", ev.Attributes[attrCommandSource])
-		assert.Equal(t, int64(13*4), ev.Sequence)
+		assert.Equal(t, nativeSequence(ev.Timestamp, 13, 0), ev.Sequence)
 		assert.Equal(t, "2.1.273", ev.AgentVersion)
 		assert.Equal(t, agentevent.SourceClaudeCode, ev.Source)
 		assert.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
