@@ -23,6 +23,10 @@ import (
 const (
 	maxNativeConversations = 4096
 	maxNativeCalls         = 1024
+	// maxCallMs bounds the duration_ms a call's start is derived from
+	// (beyond it time.Duration would overflow; the call then starts at its
+	// result).
+	maxCallMs = int64(1<<63-1) / int64(time.Millisecond)
 )
 
 // AttrChatDurationMs, on an assistant_message that stands for one model
@@ -507,7 +511,7 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 	switch {
 	case call == nil:
 		at := x.ts
-		if hasDur && dur > 0 {
+		if hasDur && dur > 0 && dur <= maxCallMs {
 			at = x.ts.Add(-time.Duration(dur) * time.Millisecond)
 		}
 		ev := x.toolCall(id, name, at)
