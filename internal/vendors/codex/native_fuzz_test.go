@@ -4,7 +4,6 @@
 package codex
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -70,11 +69,12 @@ func FuzzNativeMap(f *testing.F) {
 		for range 2 {
 			evs, err := m.Map(rec)
 			if err != nil {
-				require.True(t, errors.Is(err, agentevent.ErrNativeUnmapped), "%v", err)
+				require.ErrorIs(t, err, agentevent.ErrNativeUnmapped)
 				require.Empty(t, evs)
 				continue
 			}
-			for _, ev := range evs {
+			for i := range evs {
+				ev := &evs[i]
 				require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
 				require.NotEmpty(t, ev.EventID)
 				require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)

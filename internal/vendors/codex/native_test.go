@@ -6,7 +6,6 @@ package codex
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-// The captures in ../shared/fixtures/native_otel/codex have no licence: they
+// The captures in ../shared/fixtures/native_otel/codex have no license: they
 // are read in place, never copied; testdata/native holds only what the
 // mapping derives from them.
 
@@ -215,6 +214,5 @@ func TestNativeGolden(t *testing.T) {
 // errUnmapped asserts that err says the record is not mapped.
 func errUnmapped(t *testing.T, err error) {
 	t.Helper()
-	require.Error(t, err)
-	require.True(t, errors.Is(err, agentevent.ErrNativeUnmapped), "%v", err)
+	require.ErrorIs(t, err, agentevent.ErrNativeUnmapped)
 }

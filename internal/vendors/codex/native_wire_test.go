@@ -5,6 +5,7 @@ package codex
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 )
 
 // The records below are built in Go from the shapes of the Codex log
-// captures (../shared/fixtures/native_otel/codex, no licence: never copied);
+// captures (../shared/fixtures/native_otel/codex, no license: never copied);
 // each row names the capture whose record shape it follows. Ids and values
 // are made up.
 
@@ -73,9 +74,7 @@ func sseCompleted(at time.Time, attrs map[string]any) *agentevent.NativeRecord {
 		"reasoning_token_count":   int64(500),
 		"tool_token_count":        "1067300",
 	}
-	for k, v := range attrs {
-		base[k] = v
-	}
+	maps.Copy(base, attrs)
 	return codexRecord("codex.sse_event", at, base)
 }
 
@@ -95,9 +94,7 @@ func toolResult(at time.Time, callID string, seq int64, attrs map[string]any) *a
 		"mcp_server":        "",
 		"mcp_server_origin": "",
 	}
-	for k, v := range attrs {
-		base[k] = v
-	}
+	maps.Copy(base, attrs)
 	return codexRecord("codex.tool_result", at, base)
 }
 
@@ -143,7 +140,9 @@ func TestNativeWireTypes(t *testing.T) {
 		require.Equal(t, "openai", ev.Provider)
 	}
 	rows := []row{
-		{"sse counts as strings", capSSE, []*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{"duration_ms": "3120", "ttft_ms": int64(800)})},
+		{
+			"sse counts as strings", capSSE,
+			[]*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{"duration_ms": "3120", "ttft_ms": int64(800)})},
 			func(t *testing.T, evs [][]agentevent.Event, errs []error) {
 				require.NoError(t, errs[0])
 				require.Len(t, evs[0], 1)
@@ -151,7 +150,8 @@ func TestNativeWireTypes(t *testing.T) {
 				require.Nil(t, evs[0][0].TokensCacheCreation, "a cache write of 0 is not reported")
 				require.Equal(t, int64(3120), evs[0][0].Attributes[AttrChatDurationMs])
 				require.Equal(t, int64(800), evs[0][0].Attributes[attrNativeTTFTMs])
-			}},
+			},
+		},
 		{"sse counts as ints, cached and reasoning as strings", capSSE, []*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{
 			"input_token_count": int64(1065300), "output_token_count": int64(2000), "tool_token_count": int64(1067300),
 			"cached_token_count": "1047808", "reasoning_token_count": "500", "duration_ms": int64(3120),
@@ -169,8 +169,11 @@ func TestNativeWireTypes(t *testing.T) {
 				require.Equal(t, int64(1200), *evs[i][0].TokensCacheCreation)
 			}
 		}},
-		{"sse count that is no number", capSSE, []*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{"input_token_count": "12a"})},
-			func(t *testing.T, evs [][]agentevent.Event, errs []error) { errUnmapped(t, errs[0]) }},
+		{
+			"sse count that is no number", capSSE,
+			[]*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{"input_token_count": "12a"})},
+			func(t *testing.T, _ [][]agentevent.Event, errs []error) { errUnmapped(t, errs[0]) },
+		},
 		{"sse progress row and completion without usage", capSSE, []*agentevent.NativeRecord{
 			codexRecord("codex.sse_event", at(0), map[string]any{"event.kind": "response.output_item.done", "duration_ms": "12"}),
 			codexRecord("codex.sse_event", at(1), map[string]any{"event.kind": "response.completed"}),
@@ -357,6 +360,9 @@ func TestNativeWireTypes(t *testing.T) {
 			codexRecord("codex.turn_cost", at(1), map[string]any{"turn.id": "t2", "usage.estimated_usd": "0.5"}),
 			codexRecord("codex.turn_cost", at(2), map[string]any{"turn.id": "t3"}),
 		}, func(t *testing.T, evs [][]agentevent.Event, errs []error) {
+			for i := range errs {
+				require.NoError(t, errs[i])
+			}
 			require.InDelta(t, 0.0425, *evs[0][0].CostUSD, 1e-12)
 			require.Equal(t, false, evs[0][0].Attributes[attrNativeInterrupted])
 			require.InDelta(t, 0.5, *evs[1][0].CostUSD, 1e-12)
