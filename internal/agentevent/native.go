@@ -35,9 +35,15 @@ const AttrNativeTraceID = "agent.native.trace_id"
 // builds no second trace from it. Every other consumer still counts it.
 const AttrNativeCovered = "agent.native.covered"
 
-// ErrNativeUnmapped is returned (wrapped with the reason) by a per-agent
-// native mapping for a record of its agent that it cannot map.
+// ErrNativeUnmapped is wrapped by a per-agent mapping's error for a record of
+// its agent that it cannot map (unknown event name, missing session id,
+// malformed required field); the processor counts and logs it once.
 var ErrNativeUnmapped = errors.New("native record not mapped")
+
+// AttrChatDurationMs, on an event of a model call, is the call's duration as
+// the agent stated it: agent_span starts the chat span that long before its
+// end (a native record arrives once, at the end of the call).
+const AttrChatDurationMs = "agent.chat.duration_ms"
 
 // NativeRecord is one log record of an agent's own telemetry.
 type NativeRecord struct {

@@ -35,7 +35,7 @@ const (
 	attrChatPrefix = "agent.chat."
 	// attrChatDuration is the model call's duration as Claude Code measured
 	// it: agent_span starts the chat span that long before its end.
-	attrChatDuration = attrChatPrefix + "duration_ms"
+	attrChatDuration = agentevent.AttrChatDurationMs
 
 	attrPromptLength      = "agent.prompt.length"
 	attrCommandSource     = "agent.command.source"

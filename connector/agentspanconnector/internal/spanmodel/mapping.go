@@ -38,10 +38,9 @@ const (
 	// (an agent's own telemetry: time to first token, query source, ...):
 	// the call's chat span carries them, the first stated value of each.
 	AttrChatPrefix = "agent.chat."
-	// AttrChatDurationMs, on an event of a model call, is the call's
-	// duration as the agent measured it: the chat span then starts that
-	// long before its end (the latest event of the call).
-	AttrChatDurationMs = AttrChatPrefix + "duration_ms"
+	// AttrChatDurationMs: the chat span starts that long before its end
+	// (the latest event of the call).
+	AttrChatDurationMs = agentevent.AttrChatDurationMs
 	attrLate           = "agent.span.late"
 
 	opInvokeAgent = "invoke_agent"
