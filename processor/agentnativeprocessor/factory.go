@@ -25,7 +25,14 @@ func NewFactory() processor.Factory {
 // newFactory is NewFactory with the agent registry given (tests inject
 // fake mappings).
 func newFactory(agents func() []agentDef) processor.Factory {
-	f := &factory{agents: agents, shared: map[component.ID]*nativeProcessor{}}
+	return newSharedFactory(agents).processorFactory()
+}
+
+func newSharedFactory(agents func() []agentDef) *factory {
+	return &factory{agents: agents, shared: map[component.ID]*nativeProcessor{}}
+}
+
+func (f *factory) processorFactory() processor.Factory {
 	return processor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
