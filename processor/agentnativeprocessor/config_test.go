@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/agentotel/agentotel/internal/readmetest"
 	"github.com/agentotel/agentotel/processor/agentnativeprocessor/internal/metadata"
 )
 
@@ -67,4 +68,11 @@ func TestValidateNamesEverySetting(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "`session_owner` must be \"first\" or \"files\", got \"latest\"")
 	assert.ErrorContains(t, err, "`max_sessions` must be a positive number of sessions, got -1")
+}
+
+// TestREADMEExamples loads every agent_native block of the README's YAML
+// examples: each must load and validate, and the full example must be
+// agent_native/full of testdata/config.yaml.
+func TestREADMEExamples(t *testing.T) {
+	readmetest.LoadExamples(t, "processors", "agent_native", NewFactory().CreateDefaultConfig)
 }
