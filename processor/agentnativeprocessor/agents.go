@@ -4,6 +4,7 @@
 package agentnativeprocessor
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -102,10 +103,8 @@ func (r *registry) match(service, scope string, span bool) *agentDef {
 		if span && a.spansByScopeOnly {
 			continue
 		}
-		for _, s := range a.services {
-			if svc == s {
-				return a
-			}
+		if slices.Contains(a.services, svc) {
+			return a
 		}
 		for _, p := range a.servicePrefixes {
 			if strings.HasPrefix(svc, p) {

@@ -25,7 +25,7 @@ type outcomes struct{ mapped, ignored, unmapped, passed int64 }
 
 // captureOutcomes are the record outcomes of each native log capture
 // (../shared/fixtures/native_otel, read in place: the captures carry no
-// licence). Every record of every file is accounted for.
+// license). Every record of every file is accounted for.
 //
 // Unmapped: the one Codex record per session file that has no event.name
 // (scope codex_otel::metrics::client, event name a source location), which
@@ -56,7 +56,7 @@ func readOTLPLines(t *testing.T, path string) [][]byte {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var out [][]byte
-	for _, l := range bytes.Split(data, []byte("\n")) {
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
 		if len(bytes.TrimSpace(l)) > 0 {
 			out = append(out, l)
 		}

@@ -74,7 +74,7 @@ func TestOwnerSurvivesCrash(t *testing.T) {
 	h = newHarness(t, fakeAgents, host, withStorage)
 	defer func() {
 		h.shutdown()
-		require.NoError(t, host.ext.Shutdown(context.Background()))
+		require.NoError(t, host.ext.Shutdown(t.Context()))
 	}()
 	assert.Empty(t, h.consume(fileLogs("S", 0, 2*time.Second)), "S stays native after the restart")
 	assert.Len(t, h.consume(nativeLogs(nrec{name: "mapped", session: "S", at: 3 * time.Second, seq: "3"})), 1)
@@ -101,7 +101,7 @@ func TestLastNativeTimeSurvivesCrash(t *testing.T) {
 	h = newHarness(t, fakeAgents, host, withStorage)
 	defer func() {
 		h.shutdown()
-		require.NoError(t, host.ext.Shutdown(context.Background()))
+		require.NoError(t, host.ext.Shutdown(t.Context()))
 	}()
 	got := h.consumeEvents(fileLogs("S", 0, time.Second, 2*time.Second))
 	require.Len(t, got, 1, "files up to the saved last native time are dropped")

@@ -28,6 +28,15 @@ func newFactory(agents func() []agentDef) processor.Factory {
 	return newSharedFactory(agents).processorFactory()
 }
 
+// factory keeps the one processor per component id that its logs and
+// traces pipelines share (the otlp receiver's pattern): the owner table
+// and the covered traces must be the same for both signals.
+type factory struct {
+	agents func() []agentDef
+	mu     sync.Mutex
+	shared map[component.ID]*nativeProcessor
+}
+
 func newSharedFactory(agents func() []agentDef) *factory {
 	return &factory{agents: agents, shared: map[component.ID]*nativeProcessor{}}
 }
@@ -43,15 +52,6 @@ func (f *factory) processorFactory() processor.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{SessionOwner: OwnerFirst, MaxSessions: defaultMaxSessions}
-}
-
-// factory keeps the one processor per component id that its logs and
-// traces pipelines share (the otlp receiver's pattern): the owner table
-// and the covered traces must be the same for both signals.
-type factory struct {
-	agents func() []agentDef
-	mu     sync.Mutex
-	shared map[component.ID]*nativeProcessor
 }
 
 func (f *factory) get(set processor.Settings, cfg *Config) (*nativeProcessor, error) {

@@ -31,7 +31,7 @@ const (
 	fakeService = "fake-agent"
 	fakeScope   = "fake.scope"
 	// A credential in a command line, which redaction must replace.
-	secretCommand = "curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' https://example.test"
+	secretCommand = "curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789' https://example.test" //nolint:gosec // G101: a fake credential that redaction must replace
 )
 
 // fakeMapper maps by event name: "mapped" gives a tool call (with Text and

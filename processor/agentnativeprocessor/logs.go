@@ -199,11 +199,12 @@ func (p *nativeProcessor) admitMapped(ctx context.Context, txn *owners.Txn, ev *
 		p.dropOtherSource(ctx, k, owners.Native)
 		return false, nil
 	}
-	covered := false
-	if tid, _ := ev.Attributes[agentevent.AttrNativeTraceID].(string); p.traces.contains(tid) {
-		covered = true
-	} else if covered, err = txn.HasSpans(ctx, k); err != nil {
-		return false, err
+	tid, _ := ev.Attributes[agentevent.AttrNativeTraceID].(string)
+	covered := p.traces.contains(tid)
+	if !covered {
+		if covered, err = txn.HasSpans(ctx, k); err != nil {
+			return false, err
+		}
 	}
 	if covered {
 		agentevent.SetAttr(ev, agentevent.AttrNativeCovered, true)

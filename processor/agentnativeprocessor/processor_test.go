@@ -56,13 +56,13 @@ func TestOtherServicesPassByteIdentical(t *testing.T) {
 		nativeTraces(fakeService, "github.com/agentotel/agentotel/connector/agentspanconnector", nspan{name: "fake.turn", session: "S", trace: 1, span: 1}),
 		nativeTraces("claude-code", "github.com/agentotel/agentotel/connector/agentspanconnector", nspan{name: "fake.turn", session: "S", trace: 1, span: 1}),
 	} {
-		want, err := tm.MarshalTraces(td)
-		require.NoError(t, err)
+		wantSpans, wantErr := tm.MarshalTraces(td)
+		require.NoError(t, wantErr)
 		require.Len(t, h.consumeSpans(td), 1)
 		all := h.ts.AllTraces()
-		got, err := tm.MarshalTraces(all[len(all)-1])
-		require.NoError(t, err)
-		assert.Equal(t, want, got)
+		gotSpans, gotErr := tm.MarshalTraces(all[len(all)-1])
+		require.NoError(t, gotErr)
+		assert.Equal(t, wantSpans, gotSpans)
 	}
 
 	// In a batch with native records, the other service's resource stays

@@ -5,6 +5,7 @@ package agentnativeprocessor
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -196,12 +197,7 @@ func redactSpanAttrs(a pcommon.Map) {
 }
 
 func isSpanContent(k string) bool {
-	for _, c := range spanContentAttrs {
-		if k == c {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(spanContentAttrs, k)
 }
 
 // carryToolOutcomes puts the outcome of each Claude Code tool execution
