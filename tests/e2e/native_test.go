@@ -194,12 +194,16 @@ func attrInt(m pcommon.Map, key string) (int64, bool) {
 type tokenSum struct{ In, Out int64 }
 
 // nativeExpectation is what the captured log events must become: per agent and session, the
-// tokens of the model calls that belong to a turn, and the sessions that hold a whole turn (a
-// prompt, a model call and a tool call).
+// tokens of the model calls that belong to a turn, and for each turn whose prompt is in the
+// captures (a turn of its own, rooted in invoke_agent) the children its root must have.
 type nativeExpectation struct {
-	tokens    map[string]tokenSum // service|session → tokens
-	fullTurns map[string]bool     // service|session → holds a turn with prompt, model call and tool call
+	tokens map[string]tokenSum  // service|session → tokens
+	turns  map[string]turnShape // service|session|turn → the children of a turn with its prompt
 }
+
+// turnShape says which children a turn's root has: chat spans (model calls with usage) and
+// execute_tool spans.
+type turnShape struct{ chat, tool bool }
 
 // expectedFromCaptures walks the log exports in the order they are sent and sums, per session,
 // the tokens of each model call that belongs to a turn, by the rules of the model (NATIVE.md):
@@ -211,7 +215,7 @@ type nativeExpectation struct {
 //     no turn. Tokens: input_token_count (cache reads included), output_token_count.
 func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 	t.Helper()
-	exp := nativeExpectation{tokens: map[string]tokenSum{}, fullTurns: map[string]bool{}}
+	exp := nativeExpectation{tokens: map[string]tokenSum{}, turns: map[string]turnShape{}}
 	prompted := map[string]bool{}         // codex conversation → a user_prompt was sent
 	parts := map[string]map[string]bool{} // service|session|turn → kinds of event seen
 	note := func(key, kind string) {
@@ -283,10 +287,8 @@ func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 		})
 	}
 	for turn, kinds := range parts {
-		if kinds["prompt"] && kinds["chat"] && kinds["tool"] {
-			service, rest, _ := strings.Cut(turn, "|")
-			session, _, _ := strings.Cut(rest, "|")
-			exp.fullTurns[service+"|"+session] = true
+		if kinds["prompt"] {
+			exp.turns[turn] = turnShape{chat: kinds["chat"], tool: kinds["tool"]}
 		}
 	}
 	return exp
@@ -362,7 +364,9 @@ func TestNativeCapturesThroughCollector(t *testing.T) {
 	inAgentOrder(traceLines)
 	exp := expectedFromCaptures(t, logLines)
 	require.NotEmpty(t, exp.tokens)
-	require.True(t, exp.fullTurns["claude-code|c7592d4c-20b0-4440-b167-09f9f0e2e6c4"], "the Claude captures hold a whole turn")
+	require.Equal(t, turnShape{chat: true, tool: true},
+		exp.turns["claude-code|c7592d4c-20b0-4440-b167-09f9f0e2e6c4|3bc10a7f-ce7c-4432-8022-7a7458702814"],
+		"the Claude captures hold a whole turn: prompt, model calls, a tool call")
 	native := nativeSpanIDs(t, traceLines)
 	require.NotEmpty(t, native)
 
@@ -407,7 +411,7 @@ func TestNativeCapturesThroughCollector(t *testing.T) {
 	time.Sleep(3 * time.Second) // a last turn closing after the first ones: let it arrive
 	_, _, traces = j.allSpans(t)
 	got = map[string]tokenSum{}
-	wholeTurns := map[string]bool{}
+	rooted := map[string][]turnShape{} // service|session → the children of each rooted turn
 	for _, tr := range traces {
 		var roots []jSpan
 		children := map[string]int{}
@@ -452,20 +456,37 @@ func TestNativeCapturesThroughCollector(t *testing.T) {
 				children["tool"]++
 			}
 		}
-		if root.SpanID != "" && children["chat"] > 0 && children["tool"] > 0 {
-			wholeTurns[svc+"|"+root.tagString("gen_ai.conversation.id")] = true
+		if root.SpanID != "" {
+			key := svc + "|" + root.tagString("gen_ai.conversation.id")
+			rooted[key] = append(rooted[key], turnShape{chat: children["chat"] > 0, tool: children["tool"] > 0})
 		}
 	}
 	assert.Equal(t, exp.tokens, got, "tokens per session: the captured model calls of each turn, once")
-	for key := range exp.fullTurns {
-		assert.True(t, wholeTurns[key], "%s: a turn rooted in invoke_agent with chat and execute_tool children", key)
+	bySession := map[string][]turnShape{}
+	for turn, shape := range exp.turns {
+		service, rest, _ := strings.Cut(turn, "|")
+		session, _, _ := strings.Cut(rest, "|")
+		bySession[service+"|"+session] = append(bySession[service+"|"+session], shape)
 	}
 	for _, svc := range []string{"claude-code", "codex"} {
-		found := false
-		for key := range wholeTurns {
-			found = found || strings.HasPrefix(key, svc+"|")
+		n := 0
+		for key, shapes := range bySession {
+			if !strings.HasPrefix(key, svc+"|") {
+				continue
+			}
+			n++
+			// Every captured turn with its prompt is a trace rooted in invoke_agent, whose
+			// children include what the captures hold of it.
+			assert.Len(t, rooted[key], len(shapes), "%s: one rooted trace per captured prompt", key)
+			for _, want := range shapes {
+				found := false
+				for _, got := range rooted[key] {
+					found = found || ((!want.chat || got.chat) && (!want.tool || got.tool))
+				}
+				assert.True(t, found, "%s: a turn with chat spans %v, execute_tool spans %v", key, want.chat, want.tool)
+			}
 		}
-		assert.True(t, found, "a whole %s turn built from its log events", svc)
+		assert.Positive(t, n, "%s: a turn with its prompt in the captures", svc)
 	}
 
 	// Then the agents' own spans.
