@@ -505,7 +505,12 @@ func TestNativeCapturesThroughCollector(t *testing.T) {
 		}
 		return n == len(native), fmt.Sprintf("%d of %d", n, len(native))
 	})
-	wantPrefix := map[string]string{"interaction": "invoke_agent ", "llm_request": "chat ", "tool": "execute_tool "}
+	// Claude Code's span.type, Codex's span names: the turn, a model call, the one span per tool
+	// call (Codex's holds the call's codex.tool_result event).
+	wantPrefix := map[string]string{
+		"interaction": "invoke_agent ", "llm_request": "chat ", "tool": "execute_tool ",
+		"session_task.turn": "invoke_agent ", "dispatch_tool_call_with_terminal_outcome": "execute_tool ",
+	}
 	for id, kind := range native {
 		sp := spans[id]
 		assert.Equal(t, "otlp", sp.tagString(agentevent.AttrOrigin), "span %s (%s)", id, kind)
