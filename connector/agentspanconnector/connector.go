@@ -38,6 +38,7 @@ const (
 	dropReplayed      = "replayed"
 	dropMalformed     = "malformed"
 	dropAfterTurn     = "after_turn"
+	dropNativeCovered = "native_covered"
 )
 
 type agentSpanConnector struct {
@@ -164,7 +165,7 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		caughtUp bool
 	}
 	var evs []hosted
-	notEvents, malformed := 0, 0
+	notEvents, malformed, nativeCovered := 0, 0, 0
 	var firstBad error
 	firstPlace := ""
 	rls := ld.ResourceLogs()
@@ -189,11 +190,18 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 					notEvents++
 					continue
 				}
+				if covered, _ := ev.Attributes[agentevent.AttrNativeCovered].(bool); covered {
+					// agent_native saw the agent's own spans for this
+					// turn: they are its trace, a second one is not built.
+					nativeCovered++
+					continue
+				}
 				evs = append(evs, hosted{ev, host, agentevent.CaughtUp(lrs.At(k))})
 			}
 		}
 	}
 	c.dropped(ctx, dropNotAgentEvent, notEvents, "log records that are not agent events were ignored")
+	c.dropped(ctx, dropNativeCovered, nativeCovered, "events of turns the agent's own spans cover (agent_native) were not turned into a second trace")
 	c.dropped(ctx, dropMalformed, malformed, "malformed agent events were skipped", zap.NamedError("first", firstBad), zap.String("first_record", firstPlace))
 
 	c.mu.Lock()

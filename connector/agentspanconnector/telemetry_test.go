@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -250,4 +252,47 @@ func TestDropsOfARefusedBatchCountOnce(t *testing.T) {
 			}, metricdatatest.IgnoreTimestamp())
 		})
 	}
+}
+
+// TestNativeCoveredEventsMakeNoTrace: events agent_native marks as covered
+// by the agent's own spans are counted and build no turn; the same session's
+// unmarked events still do.
+func TestNativeCoveredEventsMakeNoTrace(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := metadatatest.NewSettings(tel)
+	sink := new(consumertest.TracesSink)
+	c, err := newConnector(set, createDefaultConfig().(*Config), sink)
+	require.NoError(t, err)
+	now := t0.Add(time.Hour)
+	c.now = func() time.Time { return now }
+
+	covered := func(e *agentevent.Event) { agentevent.SetAttr(e, agentevent.AttrNativeCovered, true) }
+	s := newSession("s1")
+	turn1 := []agentevent.Event{
+		s.prompt("p1", 0, covered),
+		s.answer("a1", "r1", 1, tokens(10, 5), covered),
+	}
+	turn2 := []agentevent.Event{
+		s.prompt("p2", 2),
+		s.answer("a2", "r2", 3, tokens(20, 7)),
+	}
+	require.NoError(t, c.ConsumeLogs(t.Context(), markCaughtUp(agentevent.EncodeLogs(append(turn1, turn2...), "h"))))
+	require.NoError(t, c.Shutdown(t.Context()))
+
+	var spans []ptrace.Span
+	for _, td := range sink.AllTraces() {
+		spans = append(spans, allSpans(td)...)
+	}
+	require.Len(t, roots(spans), 1, "only the uncovered turn becomes a trace")
+	var inputs []any
+	for _, sp := range spans {
+		if v, ok := sp.Attributes().Get(agentevent.AttrTokensInput); ok && sp.ParentSpanID() != (pcommon.SpanID{}) {
+			inputs = append(inputs, v.Int())
+		}
+	}
+	assert.Equal(t, []any{int64(20)}, inputs, "the one chat span is the uncovered turn's")
+	metadatatest.AssertEqualAgentSpanInputDropped(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(attribute.String("reason", dropNativeCovered))},
+	}, metricdatatest.IgnoreTimestamp())
 }

@@ -6,6 +6,7 @@ package agentevent
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ const AttrNativeTraceID = "agent.native.trace_id"
 // agent's own spans already cover the turn the event belongs to: agent_span
 // builds no second trace from it. Every other consumer still counts it.
 const AttrNativeCovered = "agent.native.covered"
+
+// ErrNativeUnmapped is returned (wrapped with the reason) by a per-agent
+// native mapping for a record of its agent that it cannot map.
+var ErrNativeUnmapped = errors.New("native record not mapped")
 
 // NativeRecord is one log record of an agent's own telemetry.
 type NativeRecord struct {

@@ -34,7 +34,15 @@ const (
 	AttrTurnSummary      = "agent.turn.summary"
 	attrTurnUsagePrefix  = "agent.turn.usage."
 	attrLinkType         = "agent.link.type"
-	attrLate             = "agent.span.late"
+	// AttrChatPrefix marks the facts of a model call that an event states
+	// (an agent's own telemetry: time to first token, query source, ...):
+	// the call's chat span carries them, the first stated value of each.
+	AttrChatPrefix = "agent.chat."
+	// AttrChatDurationMs, on an event of a model call, is the call's
+	// duration as the agent measured it: the chat span then starts that
+	// long before its end (the latest event of the call).
+	AttrChatDurationMs = AttrChatPrefix + "duration_ms"
+	attrLate           = "agent.span.late"
 
 	opInvokeAgent = "invoke_agent"
 	OpChat        = "chat"
@@ -184,6 +192,14 @@ func isAssistantType(t agentevent.EventType) bool {
 	return t == agentevent.TypeAssistantMessage || t == agentevent.TypeReasoning || t == agentevent.TypeToolCall
 }
 
+// nativeCall reports whether an event is a tool call mapped from an agent's
+// own telemetry (agentevent.AttrOrigin). Such a call names no model
+// response: the model call that asked for it is an event of its own, with
+// its own usage, so the call gets no chat span of its own either.
+func nativeCall(ev *agentevent.Event) bool {
+	return ev.Type == agentevent.TypeToolCall && ev.Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
+}
+
 // promptIndex is the index of the run's prompt: a main turn's user_message,
 // a subagent's first user_message; -1 when it is not there.
 func promptIndex(t *Tree) int {
@@ -242,7 +258,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 			continue
 		}
 		inChat := false
-		if ev.Type != agentevent.TypeUserMessage && ev.Type != agentevent.TypeToolResult {
+		if ev.Type != agentevent.TypeUserMessage && ev.Type != agentevent.TypeToolResult && !nativeCall(ev) {
 			key := ev.ResponseID
 			if key == "" && isAssistantType(ev.Type) {
 				// No response id: a run of assistant events is one response.

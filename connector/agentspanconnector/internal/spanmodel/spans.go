@@ -30,10 +30,20 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	model, provider, responseID, errType := "", "", "", ""
 	var finish []string
 	end := time.Time{}
+	chatAttrs := map[string]any{}
+	stated := int64(-1)
 	for _, i := range g.members {
 		ev := &evs[i]
 		u.addEvent(ev)
 		rest.addEvent(ev)
+		for k, v := range ev.Attributes {
+			if _, seen := chatAttrs[k]; !seen && strings.HasPrefix(k, AttrChatPrefix) {
+				chatAttrs[k] = v
+			}
+		}
+		if d, ok := ev.Attributes[AttrChatDurationMs].(int64); ok && d > stated {
+			stated = d
+		}
 		if ev.CostUSD != nil {
 			cost += *ev.CostUSD
 			hasCost = true
@@ -68,6 +78,11 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		}
 		break
 	}
+	if stated >= 0 && !end.IsZero() {
+		// The agent measured the call: that, not the gap to the event
+		// before, is how long the model took.
+		start = end.Add(-time.Duration(stated) * time.Millisecond)
+	}
 
 	key := g.key
 	if t.Late {
@@ -93,6 +108,9 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	u.put(a, usagePrefixGenAI)
 	for _, k := range slices.Sorted(maps.Keys(rest)) {
 		agentevent.PutValue(a, k, rest[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(chatAttrs)) {
+		agentevent.PutValue(a, k, chatAttrs[k])
 	}
 	if t.Late {
 		// Say so: the turn's root went out before this span.

@@ -1,0 +1,152 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package copilotcli
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
+)
+
+// GitHub Copilot (the CLI, and VS Code Copilot Chat, which the processor
+// routes here too) already sends GenAI semantic-convention spans:
+// invoke_agent, chat and execute_tool keep their names. NormalizeNativeSpan
+// fixes what differs from our span model: usage totals on invoke_agent, the
+// billing multiplier that is not a cost, Error status from error.type.
+
+const (
+	nattrOperation     = "gen_ai.operation.name"
+	nattrDeprecatedSys = "gen_ai.system"
+	nattrUsagePrefix   = "gen_ai.usage."
+	nattrTurnUsage     = "agent.turn.usage."
+	// nattrReasoningOld is VS Code's legacy key of the reasoning tokens.
+	nattrReasoningOld = "gen_ai.usage.reasoning_tokens"
+	nopInvokeAgent    = "invoke_agent"
+	nopChat           = "chat"
+	nopExecuteTool    = "execute_tool"
+	nspanKindClient   = 3
+	nspanErrTool      = "tool_error"
+	nspanErrAPI       = "api_error"
+)
+
+// nspanRenames are Copilot's billing attributes. github.copilot.cost is a
+// per-request model multiplier, not money: it must never reach
+// agent.usage.cost_usd (gen_ai_cost keeps a stated cost), so it goes under
+// a name that says what it is. AIU are premium-request units; the root
+// invoke_agent states the session's, chat spans repeat them.
+var nspanRenames = []struct {
+	from, to string
+	integer  bool
+}{
+	{"github.copilot.cost", "agent.copilot.cost_multiplier", false},
+	{"github.copilot.nano_aiu", "agent.copilot.nano_aiu", true},
+	{"github.copilot.aiu", "agent.copilot.aiu", false},
+}
+
+// NormalizeNativeSpan maps one Copilot span to the span model. ok is false
+// for a span without gen_ai.operation.name (session.provisioning,
+// session.first_turn and the like: bookkeeping the model has no place for).
+//
+//   - invoke_agent: its gen_ai.usage.* are totals over the session's turns;
+//     they move to agent.turn.usage.* as on our turn roots, so that a token
+//     is counted once (on the chat spans).
+//   - chat: CLIENT; input tokens as sent (the convention says inclusive);
+//     the legacy reasoning key moves to gen_ai.usage.reasoning.output_tokens.
+//   - every span: github.copilot.cost → agent.copilot.cost_multiplier,
+//     nano_aiu → agent.copilot.nano_aiu; Error status when error.type is set
+//     and the status is not; never gen_ai.system.
+func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch, ok bool) {
+	op := agentevent.NativeStr(sp.Attrs[nattrOperation])
+	if op == "" {
+		return agentevent.SpanPatch{}, false
+	}
+	p := agentevent.SpanPatch{
+		Source:    agentevent.SourceCopilotCLI,
+		SessionID: agentevent.NativeStr(sp.Attrs[agentevent.AttrSessionID]),
+		Set:       map[string]any{},
+	}
+	remove := func(k string) {
+		if _, has := sp.Attrs[k]; has {
+			p.Remove = append(p.Remove, k)
+		}
+	}
+	for _, r := range nspanRenames {
+		if v, has := sp.Attrs[r.from]; has {
+			if n, isInt := agentevent.NativeInt(v); isInt && r.integer {
+				p.Set[r.to] = n
+			} else if f, isNum := agentevent.NativeFloat(v); isNum && !r.integer {
+				p.Set[r.to] = f
+			}
+			remove(r.from)
+		}
+	}
+	if sys := agentevent.NativeStr(sp.Attrs[nattrDeprecatedSys]); sys != "" && agentevent.NativeStr(sp.Attrs[agentevent.AttrProvider]) == "" {
+		p.Set[agentevent.AttrProvider] = sys
+	}
+	remove(nattrDeprecatedSys)
+	switch op {
+	case nopInvokeAgent:
+		var keys []string
+		for k := range sp.Attrs {
+			if strings.HasPrefix(k, nattrUsagePrefix) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := sp.Attrs[k]
+			suffix := strings.TrimPrefix(k, nattrUsagePrefix)
+			if k == nattrReasoningOld {
+				suffix = "reasoning.output_tokens"
+			}
+			if n, isInt := agentevent.NativeInt(v); isInt {
+				p.Set[nattrTurnUsage+suffix] = n
+			}
+			p.Remove = append(p.Remove, k)
+		}
+	case nopChat:
+		if sp.Kind != nspanKindClient {
+			p.Kind = nspanKindClient
+		}
+		for _, k := range []string{agentevent.AttrTokensInput, agentevent.AttrTokensOutput, agentevent.AttrTokensCached, agentevent.AttrTokensCacheCreation, agentevent.AttrTokensThinking} {
+			// Numbers as sent, as integers whatever their wire type.
+			if n, isInt := agentevent.NativeInt(sp.Attrs[k]); isInt {
+				if _, already := sp.Attrs[k].(int64); !already {
+					p.Set[k] = n
+				}
+			}
+		}
+		if _, has := sp.Attrs[agentevent.AttrTokensThinking]; !has {
+			if n, isInt := agentevent.NativeInt(sp.Attrs[nattrReasoningOld]); isInt {
+				p.Set[agentevent.AttrTokensThinking] = n
+				remove(nattrReasoningOld)
+			}
+		}
+	}
+	errType := agentevent.NativeStr(sp.Attrs[agentevent.AttrErrorType])
+	failed := sp.StatusError || errType != ""
+	if failed {
+		p.Error = true
+		p.ErrorMessage = sp.StatusMessage
+		if p.ErrorMessage == "" {
+			p.ErrorMessage = errType
+		}
+		if errType == "" {
+			errType = nspanErrAPI
+			if op == nopExecuteTool {
+				errType = nspanErrTool
+			}
+			p.Set[agentevent.AttrErrorType] = errType
+		}
+	}
+	if op == nopExecuteTool {
+		if failed {
+			p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolError)
+		} else {
+			p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolSuccess)
+		}
+	}
+	return p, true
+}
