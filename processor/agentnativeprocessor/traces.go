@@ -60,6 +60,7 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			service = v.AsString()
 		}
 		sss := rs.ScopeSpans()
+		var seen *agentDef
 		for j := 0; j < sss.Len() && err == nil; j++ {
 			ss := sss.At(j)
 			scope := ss.Scope().Name()
@@ -67,6 +68,7 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			if agent == nil {
 				continue
 			}
+			seen = agent
 			if res == nil {
 				r := liftResource(rs.Resource())
 				res = &r
@@ -125,6 +127,9 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				return false
 			})
 		}
+		if seen != nil {
+			nameService(rs.Resource(), service, seen.source)
+		}
 	}
 	if err != nil {
 		return td, err
@@ -143,6 +148,26 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		}
 	}
 	return td, nil
+}
+
+// nameService gives a resource of an agent's own spans the service.name
+// agentotel's traces of that agent carry (claude-code, codex, copilot-cli),
+// so that span_metrics, the alerts (invoke_agent <service.name>) and the
+// dashboard group both alike; the name the agent sent (codex-app-server,
+// Codex Desktop, claude-code-desktop, github-copilot, …) stays as
+// agent.entrypoint, as the files' originator does.
+func nameService(res pcommon.Resource, sent string, source agentevent.Source) {
+	want := source.ServiceName()
+	if sent == want {
+		return
+	}
+	a := res.Attributes()
+	if sent != "" {
+		if _, ok := a.Get(agentevent.AttrEntrypoint); !ok {
+			a.PutStr(agentevent.AttrEntrypoint, sent)
+		}
+	}
+	a.PutStr(agentevent.ResourceServiceName, want)
 }
 
 // applyPatch changes s as a normalizer asked.
