@@ -20,7 +20,8 @@ import (
 // syncProcessors are the processor types that hand each batch on before they return: they may sit
 // in a pipeline of agent_log or agent_span. A processor that holds data and returns first (batch,
 // groupbytrace, tail_sampling) would break the crash guarantee (docs/design/crash-guarantee.md).
-var syncProcessors = []string{"gen_ai_cost", "resource", "attributes", "transform", "filter", "redaction"}
+// agent_native maps and rewrites each batch in place before it hands it on.
+var syncProcessors = []string{"agent_native", "gen_ai_cost", "resource", "attributes", "transform", "filter", "redaction"}
 
 // syncExporters are the exporter types that write before they return (no sending queue).
 var syncExporters = []string{"agent_event", "file", "debug", "nop", "prometheus"}

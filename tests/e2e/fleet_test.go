@@ -17,9 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
-// TestFleetMachinesThroughGateway runs the two-tier topology on loopback as the README shows it:
+// TestFleetMachinesThroughGateway runs the two-tier topology on loopback as the recipe shows it:
 // two "developer machines" (two collectors with config/fleet-machine.yaml as written, each with
 // its own HOME holding part of the Claude testdata, its own state and its own
 // AGENTOTEL_INSTANCE_ID) send to one gateway (config/fleet-gateway.yaml as written), which
@@ -35,9 +36,12 @@ func TestFleetMachinesThroughGateway(t *testing.T) {
 	hostname, err := os.Hostname()
 	require.NoError(t, err)
 
-	gatewayPort := freePort(t)
+	gatewayPorts := testenv.FreePorts(t, 2)
+	gatewayPort := gatewayPorts[0]
 	gateway := start(t, "gateway", bin, []string{
 		fmt.Sprintf("GATEWAY_LISTEN=127.0.0.1:%d", gatewayPort),
+		fmt.Sprintf("GATEWAY_LISTEN_HTTP=127.0.0.1:%d", gatewayPorts[1]),
+		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "gateway-state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
 	}, "--config", filepath.Join(root, "config", "fleet-gateway.yaml"))
 
@@ -106,6 +110,8 @@ func TestFleetMachinesThroughGateway(t *testing.T) {
 			if strings.HasPrefix(sp.OperationName, "chat ") && sp.tagString("agent.usage.cost_source") == "table" {
 				priced++
 			}
+			// agent_native on the gateway leaves the machines' finished turns as they are.
+			assert.Empty(t, sp.tagString(agentevent.AttrOrigin), "span %s %s", sp.OperationName, sp.SpanID)
 			if sp.parent() != "" || sp.OperationName != "invoke_agent claude-code" {
 				continue
 			}

@@ -25,7 +25,8 @@ var docConfigs = map[string][]string{
 	"docs/recipes/jaeger-tempo.md": {"jaeger.yaml"},
 	"docs/recipes/alerting.md":     {"alerting.yaml"},
 	"docs/recipes/seed-formats.md": {"export.yaml"},
-	"docs/recipes/team-gateway.md": {"fleet-machine.yaml", "fleet-gateway.yaml"},
+	"docs/recipes/team-gateway.md": {"fleet-machine.yaml", "fleet-gateway.yaml", "fleet-front.yaml"},
+	"docs/recipes/native-otlp.md":  {"native.yaml"},
 }
 
 // docLinkedConfigs are the files of config/ that are not collector configurations (Prometheus'

@@ -58,6 +58,11 @@ var levels = map[string][][]string{
 		{"internal/metadatatest"},
 		{""},
 	},
+	"processor/agentnativeprocessor": {
+		{"internal/metadata", "internal/owners"},
+		{"internal/metadatatest"},
+		{""},
+	},
 	"processor/genaicostprocessor": {
 		{"internal/metadata", "internal/pricing", "internal/pricing/gen"},
 		{"internal/metadatatest"},

@@ -24,6 +24,7 @@ const (
 	// nattrReasoningOld is VS Code's legacy key of the reasoning tokens.
 	nattrReasoningOld = "gen_ai.usage.reasoning_tokens"
 	nopInvokeAgent    = "invoke_agent"
+	nattrAgentName    = "gen_ai.agent.name"
 	nopChat           = "chat"
 	nopExecuteTool    = "execute_tool"
 	nspanKindClient   = 3
@@ -88,6 +89,19 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 	remove(nattrDeprecatedSys)
 	switch op {
 	case nopInvokeAgent:
+		if sp.ParentSpanID == "" {
+			// The run of a user message: named as our turn roots
+			// (invoke_agent copilot-cli), which the turn alerts and the
+			// dashboard select; the agent's own name stays in
+			// gen_ai.agent.name. A subagent (under its execute_tool span)
+			// keeps "invoke_agent <name>".
+			p.Name = nopInvokeAgent + " " + agentevent.SourceCopilotCLI.ServiceName()
+			if agentevent.NativeStr(sp.Attrs[nattrAgentName]) == "" {
+				if name := strings.TrimSpace(strings.TrimPrefix(sp.Name, nopInvokeAgent)); name != "" {
+					p.Set[nattrAgentName] = name
+				}
+			}
+		}
 		var keys []string
 		for k := range sp.Attrs {
 			if strings.HasPrefix(k, nattrUsagePrefix) {

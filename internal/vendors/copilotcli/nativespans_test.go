@@ -44,7 +44,8 @@ func TestNativeSpans(t *testing.T) {
 		ok:      true,
 		session: nspanConv,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
-			require.Empty(t, p.Name, "the name stays")
+			require.Equal(t, "invoke_agent copilot-cli", p.Name, "the run of a user message is named as our turn roots")
+			require.Equal(t, "copilot", a["gen_ai.agent.name"])
 			require.Zero(t, p.Kind)
 			require.Equal(t, int64(52000), a["agent.turn.usage.input_tokens"])
 			require.Equal(t, int64(1800), a["agent.turn.usage.output_tokens"])
@@ -135,6 +136,21 @@ func TestNativeSpans(t *testing.T) {
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.False(t, p.Error)
 			require.Equal(t, "success", a[agentevent.AttrToolStatus])
+		},
+	}, {
+		name: "a subagent's invoke_agent (under its execute_tool span) keeps its name",
+		span: func() *agentevent.NativeSpan {
+			sp := nspanCopilot("invoke_agent explore", 1, map[string]any{
+				"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "explore", "gen_ai.conversation.id": nspanConv,
+			})
+			sp.ParentSpanID = "00f067aa0ba902b7"
+			return sp
+		}(),
+		ok:      true,
+		session: nspanConv,
+		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
+			require.Empty(t, p.Name)
+			require.Equal(t, "explore", a["gen_ai.agent.name"])
 		},
 	}, {
 		name: "session.provisioning has no operation: left alone",
