@@ -205,11 +205,11 @@ func (s *claudeSession) userPrompt(prompt string, at time.Time, length int) reco
 
 // apiCall is what one api_request states.
 type apiCall struct {
-	model                            string
-	in, out, cacheRead, cacheCreate  int64
-	costUSD                          float64
-	durationMs, ttftMs               int64
-	requestID                        string
+	model                           string
+	in, out, cacheRead, cacheCreate int64
+	costUSD                         float64
+	durationMs, ttftMs              int64
+	requestID                       string
 }
 
 // apiRequest: logs-claude-code-2.1.272-api.otlp.jsonl (api_request,

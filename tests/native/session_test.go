@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
