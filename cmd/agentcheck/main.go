@@ -47,6 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
 	idle := fs.Duration("turn-idle-timeout", 6*time.Second, "the connector's turn_idle_timeout: the check reads a finished history, so what the default (5m of wall clock) waits for comes out within the run; keep it above the receiver's 5s settle delay")
 	keep := fs.Bool("keep", false, "keep the temporary directory (state, events.jsonl, traces.jsonl)")
+	native := fs.Bool("native", true, "also post the native OTLP log captures (<fixtures>/native_otel) through otlp → agent_native and compare (fixture roots only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -63,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 	}
 
-	var notes, opencodeDirs []string
+	var notes, opencodeDirs, roots []string
 	dir := *home
 	staged := dir == ""
 	if *quiet == 0 {
@@ -74,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if staged {
 		dir = tmp + "/home"
-		roots := fixtureRoots(fixtures, *fixturesNew)
+		roots = fixtureRoots(fixtures, *fixturesNew)
 		st, errStage := stageFixtures(roots, dir)
 		if errStage != nil {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", errStage)
@@ -144,6 +145,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		reports = append(reports, r)
 	}
 	printSummary(stdout, reports, *ccusage != "")
+	if *native && staged {
+		nr, note, err := checkNative(ctx, *collector, roots, out, *timeout)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentcheck:", err)
+			return 2
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		if len(nr) > 0 {
+			printNative(stdout, nr)
+			for _, r := range nr {
+				failures = append(failures, r.failures()...)
+			}
+		}
+	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", n)
 	}
