@@ -10,7 +10,10 @@
 // traces without exactly one root, root spans ending before a child,
 // per-session tokens three ways (summed over events, over chat spans, and
 // from ccusage) and per-session dollars with gen_ai_cost in the logs
-// pipeline and in the traces pipeline, next to ccusage's. It exits non-zero
+// pipeline and in the traces pipeline, next to ccusage's; over the fixtures
+// it also posts the agents' own OTLP log captures (native_otel) through
+// otlp → agent_native and compares the events' tokens with the captures'
+// and the processor's record counts with the records sent. It exits non-zero
 // on any problem or unexplained difference. README.md lists the definitions
 // that explain a difference.
 package main
