@@ -3,12 +3,12 @@
 
 // Package native tests turn assembly from agents' own telemetry end to end:
 // whole Claude Code and Codex sessions, built record by record in the shape
-// the agents send (records_test.go), go through the native mapping into the
-// agent_span connector made by its factory, and the traces that come out
-// are held to the span model: one trace per turn, chat spans with the
-// stated durations and the tokens of the records, tool spans with their
-// outcome, every parent link, and the same traces when the records come
-// twice.
+// the agents send (records_test.go), go as OTLP logs through the
+// agent_native processor into the agent_span connector, each made by its
+// factory, and the traces that come out are held to the span model: one
+// trace per turn, chat spans with the stated durations and the tokens of
+// the records, tool spans with their outcome, every parent link, and the
+// same traces when the records come twice.
 package native
 
 import (
