@@ -148,6 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		reports = append(reports, r)
 	}
 	printSummary(stdout, reports, *ccusage != "")
+	nativeRan := false
 	if *native && staged {
 		nr, note, err := checkNative(ctx, *collector, roots, out, *timeout)
 		if err != nil {
@@ -158,6 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			notes = append(notes, note)
 		}
 		if len(nr) > 0 {
+			nativeRan = true
 			printNative(stdout, nr)
 			for _, r := range nr {
 				failures = append(failures, r.failures()...)
@@ -174,7 +176,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintln(stdout, "\nOK: every session's event and span tokens agree with each other and with ccusage, and its dollars in both placements of gen_ai_cost with each other and with ccusage, up to the documented definitions")
+	ok := "\nOK: every session's event and span tokens agree with each other and with ccusage, and its dollars in both placements of gen_ai_cost with each other and with ccusage, up to the documented definitions"
+	if nativeRan {
+		ok += "; every native OTLP record is accounted for and the native events' tokens are the captures'"
+	}
+	fmt.Fprintln(stdout, ok)
 	return 0
 }
 

@@ -346,15 +346,15 @@ func runNativeCollector(ctx context.Context, bin, out string, lines [][]byte, wa
 		return nil, err
 	}
 	cfg := filepath.Join(out, "native-config.yaml")
-	if err = os.WriteFile(cfg, []byte(nativeConfig(out, otlpPort, metricsPort)), 0o600); err != nil {
-		return nil, err
+	if werr := os.WriteFile(cfg, []byte(nativeConfig(out, otlpPort, metricsPort)), 0o600); werr != nil {
+		return nil, werr
 	}
 	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	cmd := exec.CommandContext(ctx, bin, "--config", cfg) //nolint:gosec // G204, G702: bin is the collector the user named
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err = cmd.Start(); err != nil {
-		return nil, err
+	if serr := cmd.Start(); serr != nil {
+		return nil, serr
 	}
 	done := make(chan struct{})
 	var waitErr error // set before done is closed

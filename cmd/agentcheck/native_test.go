@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,7 +174,7 @@ func TestNativeCaptures(t *testing.T) {
 	}
 	roots := testenv.FixtureRoots(t)
 	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "native_otel"))
-	reports, note, err := checkNative(context.Background(), collector, roots, t.TempDir(), 2*time.Minute)
+	reports, note, err := checkNative(t.Context(), collector, roots, t.TempDir(), 2*time.Minute)
 	require.NoError(t, err)
 	require.Empty(t, note)
 	var out bytes.Buffer
@@ -190,7 +189,7 @@ func TestNativeCaptures(t *testing.T) {
 }
 
 func TestNativeSkippedWithoutCaptures(t *testing.T) {
-	reports, note, err := checkNative(context.Background(), "/nonexistent/collector", []string{t.TempDir()}, t.TempDir(), time.Second)
+	reports, note, err := checkNative(t.Context(), "/nonexistent/collector", []string{t.TempDir()}, t.TempDir(), time.Second)
 	require.NoError(t, err)
 	assert.Nil(t, reports)
 	assert.Contains(t, note, "skipped")

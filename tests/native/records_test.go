@@ -17,7 +17,7 @@ import (
 // order and their wire types (stringValue, intValue, doubleValue,
 // boolValue) from a real record of the named capture in
 // ../shared/fixtures/native_otel (read in place there; the captures have no
-// licence and are never copied here). The values are this test's own.
+// license and are never copied here). The values are this test's own.
 
 // attr is one attribute as it goes on the wire: a Go string is a
 // stringValue, int64 an intValue, float64 a doubleValue, bool a boolValue.
@@ -78,7 +78,8 @@ func logs(exps ...export) plog.Logs {
 		sl := rl.ScopeLogs().AppendEmpty()
 		sl.Scope().SetName(e.scope)
 		sl.Scope().SetVersion(e.scopeVersion)
-		for _, r := range e.records {
+		for i := range e.records {
+			r := &e.records[i]
 			lr := sl.LogRecords().AppendEmpty()
 			if !r.time.IsZero() {
 				lr.SetTimestamp(pcommon.NewTimestampFromTime(r.time))
@@ -153,8 +154,11 @@ func newClaudeSession(id string) *claudeSession {
 // claudeResource is the resource of logs-claude-code-2.1.272-*.otlp.jsonl.
 func claudeResource() []attr {
 	return []attr{
-		{"host.arch", "arm64"}, {"os.type", "darwin"}, {"os.version", "27.0.0"},
-		{"service.name", "claude-code"}, {"service.version", claudeVersion},
+		{"host.arch", "arm64"},
+		{"os.type", "darwin"},
+		{"os.version", "27.0.0"},
+		{"service.name", "claude-code"},
+		{"service.version", claudeVersion},
 	}
 }
 
@@ -189,7 +193,8 @@ func (s *claudeSession) rec(name, prompt string, at time.Time, extra ...attr) re
 		}
 		r.traceID, r.spanID = tid, fmt.Sprintf("5ba0de%010x", s.seq)
 	}
-	r.attrs = append(attrs, extra...)
+	attrs = append(attrs, extra...)
+	r.attrs = attrs
 	return r
 }
 
@@ -252,11 +257,11 @@ func (s *claudeSession) assistantResponse(prompt string, at time.Time, c apiCall
 
 // toolDecision: logs-claude-code-2.1.272-tools.otlp.jsonl (tool_decision
 // accept, event.sequence 16; reject, event.sequence 137: tool_name
-// mcp_tool, source config, tool_source mcp).
-func (s *claudeSession) toolDecision(prompt string, at time.Time, tool, useID, decision, source, toolSource string) record {
+// mcp_tool, tool_source mcp): both decided by source config, a rule.
+func (s *claudeSession) toolDecision(prompt string, at time.Time, tool, useID, decision, toolSource string) record {
 	return s.rec("tool_decision", prompt, at,
 		attr{"decision", decision},
-		attr{"source", source},
+		attr{"source", "config"},
 		attr{"tool_name", tool},
 		attr{"tool_use_id", useID},
 		attr{"tool_source", toolSource},
@@ -310,9 +315,13 @@ const codexVersion = "0.155.0-alpha.9.2"
 // logs-codex-app-server-0.155.0-alpha.9.2-*.otlp.jsonl.
 func codexResource() []attr {
 	return []attr{
-		{"host.name", "host-redacted"}, {"service.version", codexVersion},
-		{"telemetry.sdk.language", "rust"}, {"telemetry.sdk.version", "0.31.0"},
-		{"env", "local"}, {"service.name", "codex-app-server"}, {"telemetry.sdk.name", "opentelemetry"},
+		{"host.name", "host-redacted"},
+		{"service.version", codexVersion},
+		{"telemetry.sdk.language", "rust"},
+		{"telemetry.sdk.version", "0.31.0"},
+		{"env", "local"},
+		{"service.name", "codex-app-server"},
+		{"telemetry.sdk.name", "opentelemetry"},
 	}
 }
 

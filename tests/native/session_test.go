@@ -57,7 +57,7 @@ type pipeline struct {
 
 func newPipeline(t *testing.T) *pipeline {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := &pipeline{t: t, sink: new(consumertest.TracesSink), tel: componenttest.NewTelemetry()}
 	t.Cleanup(func() { _ = p.tel.Shutdown(ctx) })
 
@@ -106,7 +106,7 @@ func (p *pipeline) settle(n int) {
 
 // stop waits out the idle time and shuts the pipeline down: turns still
 // open are closed by the idle rule first.
-func (p *pipeline) stop() []span {
+func (p *pipeline) stop() []*span {
 	p.t.Helper()
 	time.Sleep(2 * idle)
 	require.NoError(p.t, p.in.Shutdown(context.Background()))
@@ -141,8 +141,8 @@ type span struct {
 	attrs                   map[string]any
 }
 
-func spansOf(tds []ptrace.Traces) []span {
-	var out []span
+func spansOf(tds []ptrace.Traces) []*span {
+	var out []*span
 	for _, td := range tds {
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
 			rs := td.ResourceSpans().At(i)
@@ -158,7 +158,7 @@ func spansOf(tds []ptrace.Traces) []span {
 					if !s.ParentSpanID().IsEmpty() {
 						sp.parent = s.ParentSpanID().String()
 					}
-					out = append(out, sp)
+					out = append(out, &sp)
 				}
 			}
 		}
@@ -175,8 +175,8 @@ func (s *span) num(k string) int64 {
 
 func (s *span) op() string { return s.str("gen_ai.operation.name") }
 
-func roots(spans []span) []span {
-	var out []span
+func roots(spans []*span) []*span {
+	var out []*span
 	for _, s := range spans {
 		if s.parent == "" {
 			out = append(out, s)
@@ -264,7 +264,7 @@ func claudeScenario() scenario {
 	sc.batches = append(sc.batches, logs(claudeExport(
 		s.userPrompt(p1, t1, 162),
 		s.apiRequest(p1, at(t1, 4000), r1),
-		s.toolDecision(p1, at(t1, 4100), "Bash", "toolu_01TurnOneBash000000000", "accept", "config", "builtin"),
+		s.toolDecision(p1, at(t1, 4100), "Bash", "toolu_01TurnOneBash000000000", "accept", "builtin"),
 		s.toolResultOK(p1, at(t1, 4720), "Bash", "toolu_01TurnOneBash000000000", 504),
 		s.apiRequest(p1, at(t1, 9000), r2),
 		s.assistantResponse(p1, at(t1, 9000), r2),
@@ -281,7 +281,7 @@ func claudeScenario() scenario {
 	sc.batches = append(sc.batches, logs(claudeExport(
 		s.userPrompt(p2, t2, 48),
 		s.apiRequest(p2, at(t2, 3000), r3),
-		s.toolDecision(p2, at(t2, 3050), "Bash", "toolu_01TurnTwoBash000000000", "accept", "config", "builtin"),
+		s.toolDecision(p2, at(t2, 3050), "Bash", "toolu_01TurnTwoBash000000000", "accept", "builtin"),
 		s.toolResultShellError(p2, at(t2, 3130), "toolu_01TurnTwoBash000000000", 72),
 		s.apiRequest(p2, at(t2, 8400), r4),
 		s.assistantResponse(p2, at(t2, 8400), r4),
@@ -298,7 +298,7 @@ func claudeScenario() scenario {
 	r6 := call("req_011CTurnThreeCallTwo00", 3, 77, 53902, 640, 0.033871, 1894)
 	sc.batches = append(sc.batches, logs(claudeExport(
 		s.apiRequest(p3, at(t3, 3500), r5),
-		s.toolDecision(p3, at(t3, 3600), "Read", "toolu_01TurnThreeRead0000000", "accept", "config", "builtin"),
+		s.toolDecision(p3, at(t3, 3600), "Read", "toolu_01TurnThreeRead0000000", "accept", "builtin"),
 		s.toolResultOK(p3, at(t3, 3640), "Read", "toolu_01TurnThreeRead0000000", 19),
 		s.apiRequest(p3, at(t3, 6000), r6),
 		s.assistantResponse(p3, at(t3, 6000), r6),
@@ -315,7 +315,7 @@ func claudeScenario() scenario {
 	sc.batches = append(sc.batches, logs(claudeExport(
 		s.userPrompt(p4, t4, 31),
 		s.apiRequest(p4, at(t4, 2600), r7),
-		s.toolDecision(p4, at(t4, 2700), "mcp_tool", "toolu_01TurnFourMcp00000000", "reject", "config", "mcp"),
+		s.toolDecision(p4, at(t4, 2700), "mcp_tool", "toolu_01TurnFourMcp00000000", "reject", "mcp"),
 		s.apiRequest(p4, at(t4, 6100), r8),
 		s.assistantResponse(p4, at(t4, 6100), r8),
 	)))
@@ -422,9 +422,9 @@ func recordTokens(batches []plog.Logs) tokenSums {
 // --- the assertions ---
 
 // checkSession holds the spans of a session to its scenario.
-func checkSession(t *testing.T, sc scenario, spans []span) {
+func checkSession(t *testing.T, sc scenario, spans []*span) {
 	t.Helper()
-	byTrace := map[string][]span{}
+	byTrace := map[string][]*span{}
 	for _, s := range spans {
 		byTrace[s.traceID] = append(byTrace[s.traceID], s)
 	}
@@ -442,12 +442,12 @@ func checkSession(t *testing.T, sc scenario, spans []span) {
 			chatOut += s.num("gen_ai.usage.output_tokens")
 		}
 	}
-	assert.Equal(t, sc.tokens, tokenSums{chatIn, chatOut}, "tokens over the chat spans = tokens of the records")
+	assert.Equal(t, tokenSums{chatIn, chatOut}, sc.tokens, "tokens over the chat spans = tokens of the records")
 	for i, turn := range sc.turns {
 		t.Run(fmt.Sprintf("turn%d", i+1), func(t *testing.T) {
 			trace := traceOf(t, byTrace, turn)
 			rs := roots(trace)
-			var root span
+			var root *span
 			if assert.Len(t, rs, 1, "one root span: a turn whose user_prompt never arrived is still a turn (NATIVE.md)") {
 				root = rs[0]
 				assert.Equal(t, "invoke_agent "+sc.agent, root.name)
@@ -465,11 +465,11 @@ func checkSession(t *testing.T, sc scenario, spans []span) {
 			} else {
 				// Hold the rest to the span model under the parent the
 				// spans name.
-				root = span{spanID: trace[0].parent}
+				root = &span{spanID: trace[0].parent}
 			}
 
-			chats := map[string]span{}
-			tools := map[string]span{}
+			chats := map[string]*span{}
+			tools := map[string]*span{}
 			for _, s := range trace {
 				if s.spanID == root.spanID {
 					continue
@@ -538,7 +538,7 @@ func checkSession(t *testing.T, sc scenario, spans []span) {
 }
 
 // traceOf finds the trace holding the turn's first model call.
-func traceOf(t *testing.T, byTrace map[string][]span, turn wantTurn) []span {
+func traceOf(t *testing.T, byTrace map[string][]*span, turn wantTurn) []*span {
 	t.Helper()
 	for _, trace := range byTrace {
 		for _, s := range trace {
@@ -553,7 +553,7 @@ func traceOf(t *testing.T, byTrace map[string][]span, turn wantTurn) []span {
 
 type spanKey struct{ trace, id, parent, name string }
 
-func keys(spans []span) []spanKey {
+func keys(spans []*span) []spanKey {
 	out := make([]spanKey, 0, len(spans))
 	for _, s := range spans {
 		out = append(out, spanKey{s.traceID, s.spanID, s.parent, s.name})
