@@ -109,7 +109,21 @@ func TestLoadBalancedGateways(t *testing.T) {
 				}
 			}
 		}
-		return roots >= len(want), fmt.Sprintf("%d traces, %d roots", len(traces), roots)
+		dbg := ""
+		for _, tr := range traces {
+			r := 0
+			for _, sp := range tr.Spans {
+				if sp.parent() == "" {
+					r++
+				}
+			}
+			if r == 0 && dbg == "" {
+				for _, sp := range tr.Spans {
+					dbg += fmt.Sprintf(" [%s %s parent=%s]", sp.OperationName, sp.SpanID, sp.parent())
+				}
+			}
+		}
+		return roots >= len(want), fmt.Sprintf("%d traces, %d roots%s", len(traces), roots, dbg)
 	})
 	time.Sleep(3 * time.Second) // a turn built twice would arrive about now
 	traces = j.traces(t, "claude-code")

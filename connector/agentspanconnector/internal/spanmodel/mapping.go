@@ -32,8 +32,12 @@ const (
 	AttrTurnFilesChanged = "agent.turn.files_changed"
 	AttrTurnSubagents    = "agent.turn.subagents"
 	AttrTurnSummary      = "agent.turn.summary"
-	attrTurnUsagePrefix  = "agent.turn.usage."
-	attrLinkType         = "agent.link.type"
+	// AttrTurnPromptMissing marks the root of a turn whose prompt record
+	// never arrived (an agent's own telemetry): the turn is built from the
+	// records that name it.
+	AttrTurnPromptMissing = "agent.turn.prompt_missing"
+	attrTurnUsagePrefix   = "agent.turn.usage."
+	attrLinkType          = "agent.link.type"
 	// AttrChatPrefix marks the facts of a model call that an event states
 	// (an agent's own telemetry: time to first token, query source, ...):
 	// the call's chat span carries them, the first stated value of each.
@@ -199,6 +203,18 @@ func nativeCall(ev *agentevent.Event) bool {
 	return ev.Type == agentevent.TypeToolCall && ev.Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
 }
 
+// promptLost reports whether t is a main turn of an agent's own telemetry
+// (agentevent.AttrOrigin) that has not gone out before and whose prompt
+// never came: it gets a root span all the same, starting at its first
+// event. A turn read from files always has its prompt in the group unless
+// the group is more of a turn that went out.
+func promptLost(t *Tree) bool {
+	if t.Late || t.Key.Thread.Subagent() || t.Key.Prompt == "" || len(t.Events) == 0 {
+		return false
+	}
+	return t.Events[0].Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
+}
+
 // promptIndex is the index of the run's prompt: a main turn's user_message,
 // a subagent's first user_message; -1 when it is not there.
 func promptIndex(t *Tree) int {
@@ -217,13 +233,17 @@ func promptIndex(t *Tree) int {
 // run emits the spans of one turn or subagent run under parent and returns
 // what it did. A main turn whose prompt is not in the group (events that
 // arrived after the turn went out) has no root span of its own: its spans
-// join the deterministic root id that went out before.
+// join the deterministic root id that went out before. The exception is a
+// turn of an agent's own telemetry that never went out: its prompt record
+// may have been sent before the collector listened, or lost on the way,
+// and the events still name their turn (promptLost).
 func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	th := t.Key.Thread
 	self := UnitSpanID(t.Key)
 	evs := t.Events
 	prompt := promptIndex(t)
-	hasSpan := prompt >= 0 || th.Subagent()
+	lost := prompt < 0 && promptLost(t)
+	hasSpan := prompt >= 0 || th.Subagent() || lost
 	var span ptrace.Span
 	if hasSpan {
 		span = m.spans.AppendEmpty() // first, so a run's own span precedes its children
@@ -375,6 +395,10 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	putStr(a, agentevent.AttrEntrypoint, ctx.Entrypoint)
 	if prompt >= 0 {
 		putStr(a, agentevent.AttrEventID, evs[prompt].EventID)
+	}
+	if lost {
+		a.PutStr(agentevent.AttrEventID, t.Key.Prompt)
+		a.PutBool(AttrTurnPromptMissing, true)
 	}
 
 	status, errType := runStatus(evs, m.reason)

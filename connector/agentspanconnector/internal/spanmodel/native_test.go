@@ -128,3 +128,56 @@ func TestFileToolCallWithoutResponseKeepsItsChat(t *testing.T) {
 	assert.Equal(t, t0.Add(12*time.Second), last.EndTimestamp().AsTime())
 	assert.Equal(t, t0.Add(10*time.Second), last.StartTimestamp().AsTime(), "without a stated duration: from the tool result")
 }
+
+// TestNativeTurnWithoutItsPrompt: a native turn whose prompt record never
+// came still has its root span (from its first event, marked
+// agent.turn.prompt_missing) over its chat and tool spans; more of a turn
+// that went out (Late) and a file turn without its prompt add no root.
+func TestNativeTurnWithoutItsPrompt(t *testing.T) {
+	t0 := time.Date(2026, 1, 8, 14, 30, 0, 0, time.UTC)
+	key := UnitKey{Thread: ThreadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, Prompt: "p1"}
+	spansOf := func(tree *Tree) []ptrace.Span {
+		td := MapGroup(Group{TraceID: TurnTraceID(key.Thread, key.Prompt), Root: tree, Reason: ClosedByIdle}, MapOptions{})
+		var out []ptrace.Span
+		for _, sp := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+			out = append(out, sp)
+		}
+		return out
+	}
+	rootOf := func(spans []ptrace.Span) (ptrace.Span, int) {
+		var root ptrace.Span
+		n := 0
+		for _, sp := range spans {
+			if sp.ParentSpanID().IsEmpty() {
+				root = sp
+				n++
+			}
+		}
+		return root, n
+	}
+
+	evs := nativeTurn(t0)[1:] // no prompt
+	spans := spansOf(&Tree{Key: key, Events: evs})
+	root, n := rootOf(spans)
+	require.Equal(t, 1, n, "one root")
+	assert.Equal(t, "invoke_agent claude-code", root.Name())
+	assert.Equal(t, UnitSpanID(key), root.SpanID())
+	assert.Equal(t, t0.Add(9*time.Second), root.StartTimestamp().AsTime(), "from the first event")
+	missing, _ := root.Attributes().Get(AttrTurnPromptMissing)
+	assert.True(t, missing.Bool())
+	for _, sp := range spans {
+		if sp.SpanID() != root.SpanID() {
+			assert.Equal(t, root.SpanID(), sp.ParentSpanID(), "%s under the root", sp.Name())
+		}
+	}
+
+	_, n = rootOf(spansOf(&Tree{Key: key, Events: nativeTurn(t0)[1:], Late: true}))
+	assert.Zero(t, n, "more of a turn that went out: its root went out with it")
+
+	files := nativeTurn(t0)[1:]
+	for i := range files {
+		delete(files[i].Attributes, agentevent.AttrOrigin)
+	}
+	_, n = rootOf(spansOf(&Tree{Key: key, Events: files}))
+	assert.Zero(t, n, "a file turn without its prompt is more of a turn that went out")
+}
