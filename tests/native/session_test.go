@@ -209,6 +209,8 @@ type wantTool struct {
 type wantTurn struct {
 	chats []wantChat
 	tools []wantTool
+	// promptMissing: the turn's user_prompt never arrived.
+	promptMissing bool
 }
 
 // scenario is a whole session: the batches the agent sends, in order, and
@@ -304,8 +306,9 @@ func claudeScenario() scenario {
 		s.assistantResponse(p3, at(t3, 6000), r6),
 	)))
 	sc.turns = append(sc.turns, wantTurn{
-		chats: []wantChat{chat(r5, at(t3, 3500)), chat(r6, at(t3, 6000))},
-		tools: []wantTool{{callID: "toolu_01TurnThreeRead0000000", name: "Read", start: at(t3, 3640-19), end: at(t3, 3640)}},
+		chats:         []wantChat{chat(r5, at(t3, 3500)), chat(r6, at(t3, 6000))},
+		tools:         []wantTool{{callID: "toolu_01TurnThreeRead0000000", name: "Read", start: at(t3, 3640-19), end: at(t3, 3640)}},
+		promptMissing: true,
 	})
 
 	// Turn 4: a rule rejects the MCP tool call; the model answers anyway.
@@ -462,6 +465,11 @@ func checkSession(t *testing.T, sc scenario, spans []*span) {
 					}
 				}
 				assert.Equal(t, int64(failures), root.num("agent.turn.tool_errors"))
+				if turn.promptMissing {
+					assert.Equal(t, true, root.attrs["agent.turn.prompt_missing"], "the root says its prompt never came")
+				} else {
+					assert.NotContains(t, root.attrs, "agent.turn.prompt_missing")
+				}
 			} else {
 				// Hold the rest to the span model under the parent the
 				// spans name.
