@@ -205,8 +205,8 @@ func nativeCall(ev *agentevent.Event) bool {
 
 // promptLost reports whether t is a main turn of an agent's own telemetry
 // (agentevent.AttrOrigin) that has not gone out before and whose prompt
-// never came: it gets a root span all the same, starting at its first
-// event. A turn read from files always has its prompt in the group unless
+// never came: it gets a root span all the same, starting with the earliest
+// of its spans. A turn read from files always has its prompt in the group unless
 // the group is more of a turn that went out.
 func promptLost(t *Tree) bool {
 	if t.Late || t.Key.Thread.Subagent() || t.Key.Prompt == "" || len(t.Events) == 0 {
@@ -245,6 +245,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	lost := prompt < 0 && promptLost(t)
 	hasSpan := prompt >= 0 || th.Subagent() || lost
 	var span ptrace.Span
+	first := m.spans.Len() // the run's own span, then its children
 	if hasSpan {
 		span = m.spans.AppendEmpty() // first, so a run's own span precedes its children
 	}
@@ -368,6 +369,16 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	span.SetParentSpanID(parent)
 	span.SetName(opInvokeAgent + " " + name)
 	span.SetKind(ptrace.SpanKindInternal)
+	if lost {
+		// No prompt to start at: the root starts with the earliest of its
+		// spans (a model call stated its duration: it began before its
+		// record was sent).
+		for i := first + 1; i < m.spans.Len(); i++ {
+			if st := m.spans.At(i).StartTimestamp().AsTime(); st.Before(start) {
+				start = st
+			}
+		}
+	}
 	span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	span.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, r.end)))
 	a := span.Attributes()
