@@ -26,7 +26,6 @@ import (
 var (
 	repoRoot        = testenv.RepoRoot
 	collectorBinary = testenv.CollectorBinary
-	freePort        = testenv.FreePort
 	start           = testenv.Start
 	copyTree        = testenv.CopyTree
 	waitFor         = testenv.WaitFor

@@ -34,7 +34,7 @@ func TestLoadBalancedGateways(t *testing.T) {
 	const (
 		sessions = 16
 		turns    = 3
-		model    = "claude-opus-5"
+		model    = claudeModel
 	)
 	root := repoRoot(t)
 	bin := collectorBinary(t)
@@ -80,9 +80,9 @@ func TestLoadBalancedGateways(t *testing.T) {
 			out1, out2 := int64(100+si*10+k), int64(1000+si*10+k)
 			recs := []claudeRecord{
 				s.userPrompt(prompt, 40+k),
-				s.apiRequest(prompt, model, 2, out1, 10000, 500, 0.01),
+				s.apiRequest(prompt, 2, out1, 10000, 500, 0.01),
 				s.toolResult(prompt, "Bash", callID, k%2 == 0, 300+k),
-				s.apiRequest(prompt, model, 7, out2, 10500, 20, 0.02),
+				s.apiRequest(prompt, 7, out2, 10500, 20, 0.02),
 			}
 			want[turnKey{s.id, callID}] = tokenSum{In: 2 + 10000 + 500 + 7 + 10500 + 20, Out: out1 + out2}
 			for i, r := range recs {

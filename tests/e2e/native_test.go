@@ -95,7 +95,7 @@ type captureLine struct {
 }
 
 // nativeCaptures reads the log or trace exports of an agent's captures in place
-// (../shared/fixtures/native_otel/<agent>/<signal>-*.otlp.jsonl; no licence, never copied), and
+// (../shared/fixtures/native_otel/<agent>/<signal>-*.otlp.jsonl; no license, never copied), and
 // skips the test when the corpus is absent.
 func nativeCaptures(t *testing.T, agent, signal string) []captureLine {
 	t.Helper()
@@ -375,10 +375,13 @@ func (j *jaeger) allSpans(t *testing.T) (map[string]jSpan, map[string]string, []
 	service := map[string]string{}
 	var traces []jTrace
 	for _, svc := range j.services(t) {
-		for _, tr := range j.traces(t, svc) {
-			traces = append(traces, tr)
-			for _, sp := range tr.Spans {
-				spans[sp.SpanID] = sp
+		got := j.traces(t, svc)
+		for i := range got {
+			tr := &got[i]
+			traces = append(traces, *tr)
+			for k := range tr.Spans {
+				sp := &tr.Spans[k]
+				spans[sp.SpanID] = *sp
 				service[sp.SpanID] = tr.Processes[sp.ProcessID].ServiceName
 			}
 		}
@@ -601,14 +604,14 @@ func TestNativeClaudeSessionStory(t *testing.T) {
 	session := testUUID(0x5e55, 1)
 	prompt := testUUID(0x9e07, 1)
 	s := newClaudeSessionOTLP(session, time.Now().Add(-10*time.Minute).Truncate(time.Millisecond))
-	const model = "claude-opus-5"
+	const model = claudeModel
 	first := []claudeRecord{
 		s.userPrompt(prompt, 42),
-		s.apiRequest(prompt, model, 2, 86, 10126, 12344, 0.130663),
+		s.apiRequest(prompt, 2, 86, 10126, 12344, 0.130663),
 	}
 	second := []claudeRecord{
 		s.toolResult(prompt, "Bash", "toolu_e2eStory0000000000001", true, 504),
-		s.apiRequest(prompt, model, 506, 14, 22470, 69, 0.037787),
+		s.apiRequest(prompt, 506, 14, 22470, 69, 0.037787),
 	}
 	postOTLP(t, ports[1], "logs", claudeExport(t, first))
 	postOTLP(t, ports[1], "logs", claudeExport(t, second))

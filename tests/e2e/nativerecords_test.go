@@ -17,7 +17,7 @@ import (
 // CLAUDE_CODE_ENABLE_TELEMETRY=1 and OTEL_LOGS_EXPORTER=otlp. Every shape — the resource, the
 // scope, the body "claude_code.<name>", the standard attributes on each record and each event's
 // own attributes with their wire types (numbers of api_request as ints and a double, those of
-// tool_result as strings) — is copied from the captures, which carry no licence and are read in
+// tool_result as strings) — is copied from the captures, which carry no license and are read in
 // place only:
 //   - user_prompt: ../shared/fixtures/native_otel/claude_code/logs-claude-code-2.1.272-session.otlp.jsonl
 //   - api_request: ../shared/fixtures/native_otel/claude_code/logs-claude-code-2.1.272-api.otlp.jsonl
@@ -67,10 +67,13 @@ func (s *claudeSessionOTLP) userPrompt(prompt string, length int) claudeRecord {
 	)
 }
 
+// claudeModel is the model of the Go-built sessions' calls.
+const claudeModel = "claude-opus-5"
+
 // apiRequest is one model call: input_tokens exclude the cache, as Anthropic counts them.
-func (s *claudeSessionOTLP) apiRequest(prompt, model string, in, out, cacheRead, cacheCreation int64, cost float64) claudeRecord {
+func (s *claudeSessionOTLP) apiRequest(prompt string, in, out, cacheRead, cacheCreation int64, cost float64) claudeRecord {
 	return s.record("api_request", prompt,
-		nativeAttr{"model", model},
+		nativeAttr{"model", claudeModel},
 		nativeAttr{"input_tokens", in},
 		nativeAttr{"output_tokens", out},
 		nativeAttr{"cache_read_tokens", cacheRead},

@@ -129,7 +129,7 @@ func NewNativeMapper() *NativeMapper { return &NativeMapper{} }
 // error wrapping agentevent.ErrNativeUnmapped for one it cannot map (no
 // session.id, no event.sequence, an unknown event name, a tool_decision
 // without a decision).
-func (m *NativeMapper) Map(rec *agentevent.NativeRecord) ([]agentevent.Event, error) {
+func (*NativeMapper) Map(rec *agentevent.NativeRecord) ([]agentevent.Event, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("%w: no record", agentevent.ErrNativeUnmapped)
 	}
@@ -328,9 +328,14 @@ func (n *nativeRec) chatEvent() *agentevent.Event {
 // apiRequestAttrs are the facts of an api_request copied as they are, under
 // agent.chat.: the call's settings and what it is attributed to.
 var apiRequestAttrs = [][2]string{
-	{"speed", "speed"}, {"effort", "effort"}, {"client_request_id", "client_request_id"},
-	{"agent.name", "agent_name"}, {"skill.name", "skill_name"}, {"plugin.name", "plugin_name"},
-	{"marketplace.name", "marketplace_name"}, {"mcp_server.name", "mcp_server_name"},
+	{"speed", "speed"},
+	{"effort", "effort"},
+	{"client_request_id", "client_request_id"},
+	{"agent.name", "agent_name"},
+	{"skill.name", "skill_name"},
+	{"plugin.name", "plugin_name"},
+	{"marketplace.name", "marketplace_name"},
+	{"mcp_server.name", "mcp_server_name"},
 	{"mcp_tool.name", "mcp_tool_name"},
 }
 
@@ -482,7 +487,7 @@ func (n *nativeRec) toolCall(t toolIdentity, ts time.Time) {
 	}
 }
 
-func (n *nativeRec) toolFile(ev *agentevent.Event, t toolIdentity) {
+func (*nativeRec) toolFile(ev *agentevent.Event, t toolIdentity) {
 	ev.FilePath = t.path
 	ev.FileOp = fileOp(t.name)
 	if t.path != "" {

@@ -18,9 +18,11 @@ import (
 // fuzzNativeNames are the event names the fuzz target picks from: every
 // name the mapping knows or ignores, a prefixed one, an unknown one.
 var fuzzNativeNames = func() []string {
-	names := []string{"user_prompt", "api_request", "assistant_response", "api_error", "api_retries_exhausted",
+	names := []string{
+		"user_prompt", "api_request", "assistant_response", "api_error", "api_retries_exhausted",
 		"api_refusal", "tool_result", "tool_decision", "compaction", "subagent_completed", "internal_error",
-		"claude_code.api_request", "claude_code.tool_result", "brand_new_event", ""}
+		"claude_code.api_request", "claude_code.tool_result", "brand_new_event", "",
+	}
 	for n := range nativeTurnOnly {
 		names = append(names, n)
 	}

@@ -5,7 +5,7 @@ package claudecode
 
 import (
 	"bytes"
-	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +23,7 @@ import (
 )
 
 // The native captures (../shared/fixtures/native_otel/claude_code) have no
-// licence: they are read in place, never copied. The records the tables
+// license: they are read in place, never copied. The records the tables
 // below need are built in Go from the documented wire shape, each naming
 // the capture file whose record it copies the shape of.
 
@@ -185,8 +185,10 @@ func TestNativeGolden(t *testing.T) {
 	}
 	// The captures hold these kinds of turn records (compaction and the API
 	// errors are documented but not captured: the tables cover them).
-	for _, name := range []string{"user_prompt", "api_request", "assistant_response", "tool_result", "tool_decision",
-		"subagent_completed", "skill_activated", "at_mention", "hook_execution_complete", "permission_mode_changed"} {
+	for _, name := range []string{
+		"user_prompt", "api_request", "assistant_response", "tool_result", "tool_decision",
+		"subagent_completed", "skill_activated", "at_mention", "hook_execution_complete", "permission_mode_changed",
+	} {
 		assert.Positive(t, seen[name], "no %s in the captures", name)
 	}
 }
@@ -304,9 +306,7 @@ func TestNativeWireTypes(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				attrs := map[string]any{"model": "claude-haiku-4-5-20251001", "input_tokens": int64(1066), "output_tokens": int64(13)}
-				for k, v := range tc.attrs {
-					attrs[k] = v
-				}
+				maps.Copy(attrs, tc.attrs)
 				ev := mapOne(t, nativeRecord("api_request", 12, attrs))[0]
 				if tc.want == nil {
 					assert.Nil(t, ev.CostUSD)
@@ -501,8 +501,11 @@ func TestNativeMapping(t *testing.T) {
 		// logs-claude-code-2.1.272-tools.otlp.jsonl: rejections by config
 		// and by the user; an accept is followed by its tool_result.
 		for _, tc := range []struct{ source, class string }{
-			{"config", ErrPermissionDenied}, {"hook", ErrPermissionDenied}, {"user_reject", ErrRejected},
-			{"user_temporary", ErrRejected}, {"user_abort", ErrInterrupted},
+			{"config", ErrPermissionDenied},
+			{"hook", ErrPermissionDenied},
+			{"user_reject", ErrRejected},
+			{"user_temporary", ErrRejected},
+			{"user_abort", ErrInterrupted},
 		} {
 			evs := mapOne(t, nativeRecord("tool_decision", 137, map[string]any{
 				"decision": "reject", "source": tc.source, "tool_name": "mcp_tool", "tool_source": "mcp",
@@ -598,11 +601,11 @@ func TestNativeMapping(t *testing.T) {
 			{"no event.sequence", nativeRecord("api_request", 5, map[string]any{"event.sequence": nil})},
 			{"negative event.sequence", nativeRecord("api_request", -1, nil)},
 		} {
-			_, err := m.Map(tc.rec)
-			require.ErrorIs(t, err, agentevent.ErrNativeUnmapped, tc.name)
+			_, mapErr := m.Map(tc.rec)
+			require.ErrorIs(t, mapErr, agentevent.ErrNativeUnmapped, tc.name)
 		}
 		_, err = m.Map(nil)
-		require.True(t, errors.Is(err, agentevent.ErrNativeUnmapped))
+		require.ErrorIs(t, err, agentevent.ErrNativeUnmapped)
 	})
 	t.Run("turn facts", func(t *testing.T) {
 		// logs-claude-code-2.1.272-session.otlp.jsonl and -2.1.269-generic.

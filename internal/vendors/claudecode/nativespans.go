@@ -357,13 +357,13 @@ func nspanRealText(s string) string {
 	return s
 }
 
-// nspanCut cuts s to at most max bytes on a rune boundary.
-func nspanCut(s string, max int) string {
-	if len(s) <= max {
+// nspanCut cuts s to at most limit bytes on a rune boundary.
+func nspanCut(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	s = s[:max]
-	for len(s) > 0 && !utf8.ValidString(s) {
+	s = s[:limit]
+	for s != "" && !utf8.ValidString(s) {
 		s = s[:len(s)-1]
 	}
 	return s

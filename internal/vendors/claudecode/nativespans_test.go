@@ -4,6 +4,7 @@
 package claudecode
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,10 @@ func nspanInt(t *testing.T, v any) int64 {
 // deprecated gen_ai.system and no identity attributes left.
 func TestNativeSpansCapture(t *testing.T) {
 	got := vendortest.GoldenSpanPatches(t, *update, vendortest.NativeSpanCaptures(t, "claude_code"), NormalizeNativeSpan)
-	known := map[string]bool{nspanInteraction: true, nspanLLMRequest: true, nspanTool: true,
-		nspanToolExec: true, nspanToolBlocked: true, nspanHook: true}
+	known := map[string]bool{
+		nspanInteraction: true, nspanLLMRequest: true, nspanTool: true,
+		nspanToolExec: true, nspanToolBlocked: true, nspanHook: true,
+	}
 	executeTools := map[string]int{}
 	toolSpans := map[string]bool{}
 	names := map[string]int{}
@@ -117,11 +120,11 @@ func TestNativeSpansCapture(t *testing.T) {
 // with made-up ids and values.
 func nspanClaude(name string, attrs map[string]any) *agentevent.NativeSpan {
 	a := map[string]any{"session.id": "s-1", "user.email": "u@example.test", "user.id": "h"}
-	for k, v := range attrs {
-		a[k] = v
+	maps.Copy(a, attrs)
+	return &agentevent.NativeSpan{
+		Service: "claude-code", Scope: "com.anthropic.claude_code.tracing", Name: name, Kind: 1,
+		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: a,
 	}
-	return &agentevent.NativeSpan{Service: "claude-code", Scope: "com.anthropic.claude_code.tracing", Name: name, Kind: 1,
-		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: a}
 }
 
 // TestNativeSpansWireTraps: one row per trap of the wire (NATIVE_OTEL.md
@@ -129,8 +132,10 @@ func nspanClaude(name string, attrs map[string]any) *agentevent.NativeSpan {
 // missing model, a span that kept only its span.type, a subagent's ids.
 func TestNativeSpansWireTraps(t *testing.T) {
 	usage := func(in, out, read, created any) map[string]any {
-		return map[string]any{"gen_ai.request.model": "claude-opus-4-7", "input_tokens": in, "output_tokens": out,
-			"cache_read_tokens": read, "cache_creation_tokens": created, "success": true}
+		return map[string]any{
+			"gen_ai.request.model": "claude-opus-4-7", "input_tokens": in, "output_tokens": out,
+			"cache_read_tokens": read, "cache_creation_tokens": created, "success": true,
+		}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -243,8 +248,10 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		},
 	}, {
 		name: "tool: execute_tool with the call id, command cut, no status of its own",
-		span: nspanClaude(nspanTool, map[string]any{"tool_name": "Bash", "tool_use_id": "toolu_1", "duration_ms": "221",
-			"full_command": strings.Repeat("é", 3000)}),
+		span: nspanClaude(nspanTool, map[string]any{
+			"tool_name": "Bash", "tool_use_id": "toolu_1", "duration_ms": "221",
+			"full_command": strings.Repeat("é", 3000),
+		}),
 		ok: true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "execute_tool Bash", p.Name)

@@ -4,6 +4,7 @@
 package codex
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,20 +110,20 @@ func TestNativeSpansCapture(t *testing.T) {
 // §2.4), which the capture holds no example of.
 func nspanCodex(name string, attrs map[string]any, events ...agentevent.NativeSpanEvent) *agentevent.NativeSpan {
 	a := map[string]any{"thread.id": int64(3594), "code.module.name": "codex_core::tasks", "busy_ns": int64(1)}
-	for k, v := range attrs {
-		a[k] = v
+	maps.Copy(a, attrs)
+	return &agentevent.NativeSpan{
+		Service: "codex-app-server", Scope: "codex-app-server", Name: name, Kind: 1,
+		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: a, Events: events,
 	}
-	return &agentevent.NativeSpan{Service: "codex-app-server", Scope: "codex-app-server", Name: name, Kind: 1,
-		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: a, Events: events}
 }
 
 func nspanResultEvent(attrs map[string]any) agentevent.NativeSpanEvent {
-	a := map[string]any{"event.name": "codex.tool_result", "target": "codex_otel.trace_safe",
+	a := map[string]any{
+		"event.name": "codex.tool_result", "target": "codex_otel.trace_safe",
 		"conversation.id": "0ed88707-8b12-7b72-ba46-8f41c37bb4e7", "tool_name": "exec_command",
-		"tool_namespace": "functions", "call_id": "call_1", "tool_result_seq": "12"}
-	for k, v := range attrs {
-		a[k] = v
+		"tool_namespace": "functions", "call_id": "call_1", "tool_result_seq": "12",
 	}
+	maps.Copy(a, attrs)
 	return agentevent.NativeSpanEvent{Name: "event otel/src/tool_result.rs:54", Time: time.Unix(100, 0), Attrs: a}
 }
 
@@ -136,14 +137,10 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		"codex.turn.token_usage.cache_write_input_tokens": int64(0), "codex.turn.token_usage.output_tokens": int64(3177),
 		"codex.turn.token_usage.reasoning_output_tokens": int64(1214), "model": "gpt-6-astra",
 	}
-	with := func(base map[string]any, more map[string]any) map[string]any {
+	with := func(base, more map[string]any) map[string]any {
 		out := map[string]any{}
-		for k, v := range base {
-			out[k] = v
-		}
-		for k, v := range more {
-			out[k] = v
-		}
+		maps.Copy(out, base)
+		maps.Copy(out, more)
 		return out
 	}
 	for _, tc := range []struct {

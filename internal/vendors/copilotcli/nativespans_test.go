@@ -21,8 +21,10 @@ import (
 const nspanConv = "3f2b1c9e-5d41-4f7a-9a0e-2c6b8d1e4f70"
 
 func nspanCopilot(name string, kind int, attrs map[string]any) *agentevent.NativeSpan {
-	return &agentevent.NativeSpan{Service: "github-copilot", Scope: "github.copilot", Name: name, Kind: kind,
-		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: attrs}
+	return &agentevent.NativeSpan{
+		Service: "github-copilot", Scope: "github.copilot", Name: name, Kind: kind,
+		Start: time.Unix(100, 0), End: time.Unix(101, 0), Attrs: attrs,
+	}
 }
 
 func TestNativeSpans(t *testing.T) {

@@ -4,6 +4,7 @@
 package vendortest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,7 +27,7 @@ type NativeSpan struct {
 
 // NativeSpanCaptures reads every traces capture of agent
 // (native_otel/<agent>/traces-*.otlp.jsonl) in each fixture root, in place:
-// the captures carry no licence and are never copied. It skips when the
+// the captures carry no license and are never copied. It skips when the
 // first root has no captures of agent.
 func NativeSpanCaptures(t *testing.T, agent string) []NativeSpan {
 	t.Helper()
@@ -61,8 +62,10 @@ func readNativeSpans(t *testing.T, path string) []NativeSpan {
 			for j := 0; j < rs.ScopeSpans().Len(); j++ {
 				ss := rs.ScopeSpans().At(j)
 				for k := 0; k < ss.Spans().Len(); k++ {
-					out = append(out, NativeSpan{File: filepath.Base(path), Line: int(l.No),
-						Span: LiftSpan(rs.Resource().Attributes(), ss.Scope().Name(), ss.Spans().At(k))})
+					out = append(out, NativeSpan{
+						File: filepath.Base(path), Line: int(l.No),
+						Span: LiftSpan(rs.Resource().Attributes(), ss.Scope().Name(), ss.Spans().At(k)),
+					})
 				}
 			}
 		}
@@ -109,15 +112,11 @@ func rawAttrs(m pcommon.Map) map[string]any {
 // attributes: p.Remove deleted, then p.Set written.
 func ApplySpanPatch(attrs map[string]any, p agentevent.SpanPatch) map[string]any {
 	out := make(map[string]any, len(attrs)+len(p.Set))
-	for k, v := range attrs {
-		out[k] = v
-	}
+	maps.Copy(out, attrs)
 	for _, k := range p.Remove {
 		delete(out, k)
 	}
-	for k, v := range p.Set {
-		out[k] = v
-	}
+	maps.Copy(out, p.Set)
 	return out
 }
 
@@ -178,8 +177,10 @@ func GoldenSpanPatches(t *testing.T, update bool, spans []NativeSpan, normalize 
 		g := spanGolden{File: c.File, Line: c.Line, SpanID: c.Span.SpanID, Span: c.Span.Name, OK: ok}
 		if ok {
 			RequirePatchTypes(t, p)
-			g.Patch = &patchYAML{Name: p.Name, Kind: p.Kind, Set: p.Set, Remove: p.Remove, Error: p.Error,
-				ErrorMessage: p.ErrorMessage, SessionID: p.SessionID, Source: string(p.Source)}
+			g.Patch = &patchYAML{
+				Name: p.Name, Kind: p.Kind, Set: p.Set, Remove: p.Remove, Error: p.Error,
+				ErrorMessage: p.ErrorMessage, SessionID: p.SessionID, Source: string(p.Source),
+			}
 		} else {
 			require.Equal(t, agentevent.SpanPatch{}, p, "%s:%d %s: a span left alone gets no patch", c.File, c.Line, c.Span.Name)
 		}

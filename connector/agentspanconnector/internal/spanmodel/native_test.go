@@ -4,6 +4,7 @@
 package spanmodel
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,7 @@ import (
 func nativeTurn(t0 time.Time) []agentevent.Event {
 	origin := func(attrs map[string]any) map[string]any {
 		a := map[string]any{agentevent.AttrOrigin: agentevent.OriginNative}
-		for k, v := range attrs {
-			a[k] = v
-		}
+		maps.Copy(a, attrs)
 		return a
 	}
 	ev := func(id string, typ agentevent.EventType, at time.Duration) agentevent.Event {
