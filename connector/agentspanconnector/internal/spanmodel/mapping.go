@@ -262,6 +262,17 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 			r.end = ts
 		}
 	}
+	for i := range evs {
+		// A model call the agent measured (agent.chat.duration_ms) began
+		// that long before its event, and its chat span starts there: the
+		// run's span covers it (a native turn without its prompt starts
+		// at its first event, the end of its first call).
+		if d, ok := evs[i].Attributes[AttrChatDurationMs].(int64); ok && d > 0 && !evs[i].Timestamp.IsZero() {
+			if s := evs[i].Timestamp.Add(-time.Duration(d) * time.Millisecond); s.Before(start) {
+				start = s
+			}
+		}
+	}
 
 	// Classify: model responses, tool calls, and the rest (span events).
 	var chats []*chatGroup

@@ -4,6 +4,7 @@
 package spanmodel
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,7 @@ import (
 func nativeTurn(t0 time.Time) []agentevent.Event {
 	origin := func(attrs map[string]any) map[string]any {
 		a := map[string]any{agentevent.AttrOrigin: agentevent.OriginNative}
-		for k, v := range attrs {
-			a[k] = v
-		}
+		maps.Copy(a, attrs)
 		return a
 	}
 	ev := func(id string, typ agentevent.EventType, at time.Duration) agentevent.Event {
@@ -130,7 +129,7 @@ func TestFileToolCallWithoutResponseKeepsItsChat(t *testing.T) {
 }
 
 // TestNativeTurnWithoutItsPrompt: a native turn whose prompt record never
-// came still has its root span (from its first event, marked
+// came still has its root span (from the start of its first call, marked
 // agent.turn.prompt_missing) over its chat and tool spans; more of a turn
 // that went out (Late) and a file turn without its prompt add no root.
 func TestNativeTurnWithoutItsPrompt(t *testing.T) {
@@ -162,7 +161,10 @@ func TestNativeTurnWithoutItsPrompt(t *testing.T) {
 	require.Equal(t, 1, n, "one root")
 	assert.Equal(t, "invoke_agent claude-code", root.Name())
 	assert.Equal(t, UnitSpanID(key), root.SpanID())
-	assert.Equal(t, t0.Add(9*time.Second), root.StartTimestamp().AsTime(), "from the first event")
+	assert.Equal(t, t0.Add(5*time.Second), root.StartTimestamp().AsTime(), "from the start of the first call, its first event less the stated 4000 ms")
+	for _, sp := range spans {
+		assert.False(t, sp.StartTimestamp() < root.StartTimestamp() || sp.EndTimestamp() > root.EndTimestamp(), "the root covers %s", sp.Name())
+	}
 	missing, _ := root.Attributes().Get(AttrTurnPromptMissing)
 	assert.True(t, missing.Bool())
 	for _, sp := range spans {
