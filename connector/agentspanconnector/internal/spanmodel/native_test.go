@@ -129,7 +129,7 @@ func TestFileToolCallWithoutResponseKeepsItsChat(t *testing.T) {
 }
 
 // TestNativeTurnWithoutItsPrompt: a native turn whose prompt record never
-// came still has its root span (from its first event, marked
+// came still has its root span (from the start of its first call, marked
 // agent.turn.prompt_missing) over its chat and tool spans; more of a turn
 // that went out (Late) and a file turn without its prompt add no root.
 func TestNativeTurnWithoutItsPrompt(t *testing.T) {
@@ -162,6 +162,9 @@ func TestNativeTurnWithoutItsPrompt(t *testing.T) {
 	assert.Equal(t, "invoke_agent claude-code", root.Name())
 	assert.Equal(t, UnitSpanID(key), root.SpanID())
 	assert.Equal(t, t0.Add(5*time.Second), root.StartTimestamp().AsTime(), "from its earliest span: the first call began its stated 4000 ms before its record at 9 s")
+	for _, sp := range spans {
+		assert.False(t, sp.StartTimestamp() < root.StartTimestamp() || sp.EndTimestamp() > root.EndTimestamp(), "the root covers %s", sp.Name())
+	}
 	missing, _ := root.Attributes().Get(AttrTurnPromptMissing)
 	assert.True(t, missing.Bool())
 	for _, sp := range spans {
