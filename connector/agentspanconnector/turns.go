@@ -87,6 +87,16 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
 		t.notePrompt(ev.EventID, ev.Timestamp)
 	}
+	native := ev.Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
+	if !inTurn && native && !th.Subagent() && t.lastPrompt != "" {
+		// A record of an agent's own telemetry that names no turn while one
+		// is open (Claude Code's title and summary calls, a Codex record
+		// whose prompt came before a restart): it is part of that turn.
+		if open := (unitKey{Thread: th, Prompt: t.lastPrompt}); a.store.units[open] != nil {
+			key, inTurn = open, true
+			ev.ParentEventID = t.lastPrompt
+		}
+	}
 	if !inTurn {
 		t.preamble = appendUnique(t.preamble, ev)
 		if t.preambleHost == "" {
@@ -97,7 +107,8 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	}
 
 	u := a.store.units[key]
-	if u == nil {
+	created := u == nil
+	if created {
 		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
 		a.store.setUnit(key, u)
 	}
@@ -105,14 +116,25 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if u.host == "" {
 		u.host = host
 	}
-	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage {
-		if t.lastPrompt != ev.EventID && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
+	// The turn's prompt: its user_message; for an agent's own telemetry
+	// also the first record of a turn whose prompt record has not come
+	// (the records name their turn: it opens all the same).
+	prompt := ""
+	if !th.Subagent() {
+		if ev.Type == agentevent.TypeUserMessage {
+			prompt = ev.EventID
+		} else if created && native {
+			prompt = key.Prompt
+		}
+	}
+	if prompt != "" {
+		if t.lastPrompt != prompt && (t.lastPrompt == "" || ev.Sequence >= t.lastPromptSeq) {
 			if prev, onBranch := ev.Attributes[agentevent.AttrPreviousPrompt].(string); onBranch {
 				u.prevPrompt = prev // a tree log: the previous turn on this branch
 			} else if u.prevPrompt == "" {
 				u.prevPrompt = t.lastPrompt
 			}
-			t.lastPrompt, t.lastPromptSeq = strings.Clone(ev.EventID), ev.Sequence
+			t.lastPrompt, t.lastPromptSeq = strings.Clone(prompt), ev.Sequence
 		}
 		for i := range t.preamble {
 			u.addEvent(t.preamble[i])

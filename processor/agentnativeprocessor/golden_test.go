@@ -244,10 +244,13 @@ func runAgentSpan(t *testing.T, events plog.Logs) (ptrace.Traces, int) {
 // turnUsage sums the usage of the events that belong to a turn, and counts
 // those that do not. An event of a main thread that names no turn (no
 // parent event: a Codex record before any prompt of its conversation, a
-// Claude Code request without a prompt.id such as a session title) waits in
-// agent_span for the next prompt of its thread, and joins that turn; with no
-// later prompt in the capture (the captures are samples, not sessions) it
-// is dropped, counted no_turn, and its usage is on no span.
+// Claude Code request without a prompt.id such as a session title) joins
+// the thread's open turn, the latest one started (all are open while one
+// batch is added); before any turn of its thread it waits in agent_span for
+// the next turn to start (a prompt, or the first record of a native turn
+// whose prompt never came), and joins it; with no later turn in the capture
+// (the captures are samples, not sessions) it is dropped, counted no_turn,
+// and its usage is on no span.
 func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 	t.Helper()
 	type thread struct {
@@ -256,6 +259,7 @@ func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 	}
 	u := newUsageTotals()
 	waiting := map[thread][]pcommon.Map{}
+	started := map[thread]bool{} // a turn of the thread has started
 	for _, rl := range ld.ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
@@ -263,12 +267,13 @@ func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 				require.NoError(t, err)
 				th := thread{ev.Source, agentevent.TreeSession(&ev), ev.AgentID}
 				switch {
-				case ev.AgentID == "" && ev.Type == agentevent.TypeUserMessage:
+				case ev.AgentID == "" && (ev.Type == agentevent.TypeUserMessage || ev.ParentEventID != ""):
+					started[th] = true
 					for _, a := range waiting[th] {
 						u.add(a)
 					}
 					delete(waiting, th)
-				case ev.AgentID == "" && ev.ParentEventID == "":
+				case ev.AgentID == "" && !started[th]:
 					waiting[th] = append(waiting[th], lr.Attributes())
 					continue
 				}
