@@ -208,7 +208,8 @@ type turnShape struct{ chat, tool bool }
 // expectedFromCaptures walks the log exports in the order they are sent and sums, per session,
 // the tokens of each model call that belongs to a turn, by the rules of the model (NATIVE.md):
 //   - Claude Code: an api_request with a prompt.id belongs to that prompt's turn, whether or not
-//     its user_prompt is in the captures. Tokens: input_tokens + cache_read_tokens +
+//     its user_prompt is in the captures; one without (a session title) belongs to the session's
+//     open turn, or waits for the next turn to start. Tokens: input_tokens + cache_read_tokens +
 //     cache_creation_tokens (Anthropic's input excludes the cache), output_tokens.
 //   - Codex: a codex.sse_event response.completed with usage belongs to the turn of the
 //     conversation's latest codex.user_prompt sent before it; one sent before any prompt waits as
@@ -219,7 +220,8 @@ func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 	t.Helper()
 	exp := nativeExpectation{tokens: map[string]tokenSum{}, turns: map[string]turnShape{}}
 	prompted := map[string]bool{}         // codex conversation → a user_prompt was sent
-	pending := map[string]tokenSum{}      // codex conversation → usage sent before its first prompt
+	pending := map[string]tokenSum{}      // session → usage sent before its first turn
+	started := map[string]bool{}          // Claude Code session → a turn has started
 	parts := map[string]map[string]bool{} // service|session|turn → kinds of event seen
 	note := func(key, kind string) {
 		if parts[key] == nil {
@@ -236,12 +238,38 @@ func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 			switch {
 			case r.Body().Str() == "claude_code."+name.Str():
 				session, _ := a.Get("session.id")
+				key := "claude-code|" + session.Str()
 				prompt, ok := a.Get("prompt.id")
 				if !ok || prompt.Str() == "" {
+					// A call that names no turn (a session title): part of the session's open
+					// turn, or of the next one to start.
+					if name.Str() == "api_request" {
+						in, _ := attrInt(a, "input_tokens")
+						cr, _ := attrInt(a, "cache_read_tokens")
+						cc, _ := attrInt(a, "cache_creation_tokens")
+						out, _ := attrInt(a, "output_tokens")
+						dst := &pending
+						if started[key] {
+							dst = &exp.tokens
+						}
+						v := (*dst)[key]
+						v.In += in + cr + cc
+						v.Out += out
+						(*dst)[key] = v
+					}
 					return
 				}
-				key := "claude-code|" + session.Str()
 				turn := key + "|" + prompt.Str()
+				if claudeTurnEvent(name.Str(), a) && !started[key] {
+					started[key] = true
+					if p, ok := pending[key]; ok {
+						v := exp.tokens[key]
+						v.In += p.In
+						v.Out += p.Out
+						exp.tokens[key] = v
+						delete(pending, key)
+					}
+				}
 				if claudeTurnEvent(name.Str(), a) {
 					note(turn, "turn")
 				}
