@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -330,4 +331,41 @@ func TestSpansNormalized(t *testing.T) {
 	v, ok := kept[0].Attributes().Get("gen_ai.input.messages")
 	require.True(t, ok, "content kept with include_content")
 	assert.Equal(t, "[{\"role\":\"user\"}]", v.Str())
+}
+
+// TestCodexChatSpanTakesItsModelFromAbove: Codex's completed response span
+// (the chat span) names no model; the sampling request above it does. The
+// chat span takes it, so it is named and priced like ours. Shapes from
+// traces-codex-app-server-0.155.0-alpha.9.2-spans.otlp.jsonl.
+func TestCodexChatSpanTakesItsModelFromAbove(t *testing.T) {
+	h := newHarness(t, defaultAgents, nil, nil)
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "codex-app-server")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("codex-app-server")
+	sampling := ss.Spans().AppendEmpty()
+	sampling.SetName("try_run_sampling_request")
+	sampling.SetTraceID(traceID(7))
+	sampling.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
+	sampling.Attributes().PutStr("model", "gpt-5.5-codex")
+	sampling.Attributes().PutStr("turn_id", "turn-1")
+	resp := ss.Spans().AppendEmpty()
+	resp.SetName("handle_responses")
+	resp.SetTraceID(traceID(7))
+	resp.SetSpanID(pcommon.SpanID{2, 2, 3, 4, 5, 6, 7, 8})
+	resp.SetParentSpanID(sampling.SpanID())
+	resp.Attributes().PutStr("otel.name", "completed")
+	resp.Attributes().PutInt("gen_ai.usage.input_tokens", 1200)
+	resp.Attributes().PutInt("gen_ai.usage.output_tokens", 80)
+
+	var chat ptrace.Span
+	for _, sp := range h.consumeSpans(td) {
+		if op, ok := sp.Attributes().Get("gen_ai.operation.name"); ok && op.Str() == "chat" {
+			chat = sp
+		}
+	}
+	require.Equal(t, "chat gpt-5.5-codex", chat.Name())
+	m, _ := chat.Attributes().Get("gen_ai.request.model")
+	assert.Equal(t, "gpt-5.5-codex", m.Str())
 }

@@ -35,7 +35,9 @@ var spanContentAttrs = []string{
 // Span attribute keys the tool outcome carry uses.
 const (
 	attrOperationName = "gen_ai.operation.name"
+	attrRequestModel  = "gen_ai.request.model"
 	opExecuteTool     = "execute_tool"
+	opChat            = "chat"
 )
 
 // processTraces normalizes the native spans of known agents in place and
@@ -50,6 +52,7 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		err        error
 		dropped    bool
 		executions []ptrace.Span
+		chats      []ptrace.Span
 	)
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len() && err == nil; i++ {
@@ -114,6 +117,9 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 					if s.Name() == claudecode.SpanToolExecution {
 						executions = append(executions, s)
 					}
+					if unnamedChat(s) {
+						chats = append(chats, s)
+					}
 				}
 				p.traces.add(hexID(s.TraceID()))
 				a := s.Attributes()
@@ -138,6 +144,7 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		return td, err
 	}
 	carryToolOutcomes(td, executions)
+	nameChats(td, chats)
 	if dropped {
 		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
 			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
@@ -276,4 +283,66 @@ func carryToolOutcomes(td ptrace.Traces, executions []ptrace.Span) {
 			}
 		}
 	}
+}
+
+// unnamedChat reports whether s is a normalized chat span that names no
+// model (Codex's completed response: its model is on the sampling request
+// above it).
+func unnamedChat(s ptrace.Span) bool {
+	if op, ok := s.Attributes().Get(attrOperationName); !ok || op.Str() != opChat {
+		return false
+	}
+	_, named := s.Attributes().Get(attrRequestModel)
+	return !named
+}
+
+// maxModelHops bounds the walk from a chat span up to the span that names
+// its model.
+const maxModelHops = 8
+
+// nameChats gives each chat span that names no model the model of its
+// nearest ancestor in the batch that has one (attribute model or
+// gen_ai.request.model), so that gen_ai_cost can price it and the span is
+// named chat <model> like ours.
+func nameChats(td ptrace.Traces, chats []ptrace.Span) {
+	if len(chats) == 0 {
+		return
+	}
+	bySpan := map[pcommon.SpanID]ptrace.Span{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				bySpan[s.SpanID()] = s
+			}
+		}
+	}
+	for _, c := range chats {
+		at := c
+		for range maxModelHops {
+			p, ok := bySpan[at.ParentSpanID()]
+			if !ok {
+				break
+			}
+			if m := spanModel(p); m != "" {
+				a := c.Attributes()
+				a.PutStr(attrRequestModel, m)
+				if _, ok := a.Get(agentevent.AttrModel); !ok {
+					a.PutStr(agentevent.AttrModel, m)
+				}
+				c.SetName(opChat + " " + m)
+				break
+			}
+			at = p
+		}
+	}
+}
+
+// spanModel is the model a span names, "" when none.
+func spanModel(s ptrace.Span) string {
+	for _, k := range []string{attrRequestModel, "model"} {
+		if v, ok := s.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return v.Str()
+		}
+	}
+	return ""
 }
