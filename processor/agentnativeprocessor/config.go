@@ -52,6 +52,11 @@ type Config struct {
 	// storage the others are read back when needed, without they are
 	// forgotten.
 	MaxSessions int `mapstructure:"max_sessions"`
+	// Redact replaces well-known credential shapes (internal/redact) in
+	// what leaves, exactly as agent_log's redact does for file events: the
+	// events' file paths, every string fact and tool call arguments, and
+	// every string attribute of native spans but content. On by default.
+	Redact bool `mapstructure:"redact"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -26,10 +26,10 @@ func TestLoadConfig(t *testing.T) {
 		want    *Config
 		wantErr []string
 	}{
-		{id: component.NewID(metadata.Type), want: &Config{SessionOwner: OwnerFirst, MaxSessions: 256}},
+		{id: component.NewID(metadata.Type), want: &Config{SessionOwner: OwnerFirst, MaxSessions: 256, Redact: true}},
 		{
 			id:   component.NewIDWithName(metadata.Type, "full"),
-			want: &Config{IncludeContent: true, Storage: &storageID, SessionOwner: OwnerFiles, MaxSessions: 4096},
+			want: &Config{IncludeContent: true, Storage: &storageID, SessionOwner: OwnerFiles, MaxSessions: 4096, Redact: true},
 		},
 		{
 			id:      component.NewIDWithName(metadata.Type, "invalid_owner"),

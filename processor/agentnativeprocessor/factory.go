@@ -51,7 +51,7 @@ func (f *factory) processorFactory() processor.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{SessionOwner: OwnerFirst, MaxSessions: defaultMaxSessions}
+	return &Config{SessionOwner: OwnerFirst, MaxSessions: defaultMaxSessions, Redact: true}
 }
 
 func (f *factory) get(set processor.Settings, cfg *Config) (*nativeProcessor, error) {

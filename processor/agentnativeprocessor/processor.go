@@ -190,7 +190,9 @@ func (p *nativeProcessor) prepareEvent(ev *agentevent.Event) {
 	if !p.cfg.IncludeContent {
 		agentevent.StripContent(ev)
 	}
-	redactEvent(ev)
+	if p.cfg.Redact {
+		redactEvent(ev)
+	}
 }
 
 // redactEvent replaces the credentials internal/redact recognizes in what

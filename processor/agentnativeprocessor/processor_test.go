@@ -153,6 +153,20 @@ func TestIncludeContent(t *testing.T) {
 	assert.Equal(t, "--- a\n+++ b", evs[0].Attributes[agentevent.AttrFileDiff])
 }
 
+// TestRedactOff: with redact: false the credentials go on as the agent sent
+// them, on events and on spans, as agent_log's redact: false does.
+func TestRedactOff(t *testing.T) {
+	h := newHarness(t, fakeAgents, nil, func(c *Config) { c.IncludeContent, c.Redact = true, false })
+	defer h.shutdown()
+	evs := h.consumeEvents(nativeLogs(nrec{name: "mapped", session: "S", seq: "1"}))
+	require.Len(t, evs, 1)
+	assert.Equal(t, "tool arguments "+secretCommand, evs[0].Text)
+	spans := h.consumeSpans(nativeTraces(fakeService, fakeScope, nspan{name: "fake.turn", session: "S2", trace: 3, span: 1, end: time.Second}))
+	require.NotEmpty(t, spans)
+	cmd, _ := spans[0].Attributes().Get("agent.tool.command")
+	assert.Equal(t, secretCommand, cmd.Str())
+}
+
 // TestDuplicateKeyKeepsString: Codex sends thread.id twice, as a number
 // and as a string; the string wins, in either order.
 func TestDuplicateKeyKeepsString(t *testing.T) {

@@ -129,7 +129,9 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 						a.Remove(key)
 					}
 				}
-				redactSpanAttrs(a)
+				if p.cfg.Redact {
+					redactSpanAttrs(a)
+				}
 				return false
 			})
 		}
