@@ -6,7 +6,6 @@ package agentnativeprocessor
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
@@ -191,28 +190,7 @@ func (p *nativeProcessor) prepareEvent(ev *agentevent.Event) {
 		agentevent.StripContent(ev)
 	}
 	if p.cfg.Redact {
-		redactEvent(ev)
-	}
-}
-
-// redactEvent replaces the credentials internal/redact recognizes in what
-// an event carries that can hold one, as agent_log does: the file path,
-// every string attribute but content (agent.content.*), and a tool call's
-// arguments (its Text). Prompts, responses and tool results are content,
-// dropped unless include_content is set, and left as they are when kept.
-func redactEvent(ev *agentevent.Event) {
-	ev.FilePath = redact.String(ev.FilePath)
-	for k, v := range ev.Attributes {
-		s, ok := v.(string)
-		if !ok || strings.HasPrefix(k, agentevent.ContentAttrPrefix) {
-			continue
-		}
-		if r := redact.String(s); r != s {
-			ev.Attributes[k] = r
-		}
-	}
-	if ev.Type == agentevent.TypeToolCall && ev.Text != "" {
-		ev.Text = redact.String(ev.Text)
+		redact.Event(ev)
 	}
 }
 

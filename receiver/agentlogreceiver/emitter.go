@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/redact"
 	"github.com/agentotel/agentotel/internal/textutil"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
@@ -161,7 +162,7 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 		ev.Raw = nil
 	}
 	if e.cfg.Redact {
-		redactEvent(ev)
+		redact.Event(ev)
 	}
 	return true
 }
