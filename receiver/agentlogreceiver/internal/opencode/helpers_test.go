@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,9 +30,12 @@ type recorder struct {
 	// deliveries are the deliveries with events, as the next consumer
 	// would receive them (one ConsumeLogs each).
 	deliveries [][]agentevent.Event
+	// read is the records read, as otelcol_agent_log_records_read counts
+	// them.
+	read atomic.Int64
 }
 
-func (*recorder) Read(context.Context, int64)                {}
+func (r *recorder) Read(_ context.Context, n int64)          { r.read.Add(n) }
 func (*recorder) Bad(context.Context, string, int64, string) {}
 func (*recorder) Forget(...string)                           {}
 func (*recorder) FileRead(context.Context, string, bool)     {}

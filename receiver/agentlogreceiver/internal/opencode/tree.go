@@ -43,7 +43,11 @@ import (
 //     (a message without any part, the one change those two directories do
 //     not show, is seen then, at the latest after a minute).
 //   - A session still being written (a message held back until final) is
-//     looked at every poll.
+//     looked at every poll, but its held message is read again only when
+//     it changed (heldStamp: a stat of the message file, of its part
+//     directory and of each part file, no read) or when it stayed
+//     unfinished and unchanged for AbandonAfter, when it is taken as it
+//     is, as the database reader does.
 //
 // Sessions are handed to the next consumer several at a time
 // (source.Batch).
@@ -74,7 +78,34 @@ type treeReader struct {
 	// seen in its parent's parts (sessions are read oldest first, so the
 	// parent's running task is seen before the child's messages).
 	spawnedBy map[string]string
-	batch     *source.Batch
+	// held are the sessions whose last message is unfinished, with what
+	// the reader saw of it and since when (see abandoned).
+	held  map[string]treeHeld
+	batch *source.Batch
+}
+
+// treeHeld is the unfinished last message of a session.
+type treeHeld struct {
+	id    string
+	stamp heldStamp
+	// since is when the reader first saw the message in this state (on
+	// the reader's clock).
+	since time.Time
+}
+
+// heldStamp is what the reader sees of a message and its parts without
+// reading them. OpenCode rewrites an object in place: a part updated (a
+// running tool's output, the child session a task starts) changes its own
+// file's time only, neither the message's nor the part directory's.
+type heldStamp struct {
+	msg source.FileSig
+	// dir is part/<msg>/'s modification time (parts created or removed),
+	// newest the newest part file's, parts their number.
+	dir, newest int64
+	parts       int
+	// clean: every time was older than racyWindow when looked at, so the
+	// same stamp later means nothing changed.
+	clean bool
 }
 
 type cachedObject[T any] struct {
@@ -155,6 +186,7 @@ func newTreeReader(rd *Source, storage string, skipExisting bool) *treeReader {
 		sessions:     map[string]*treeSession{},
 		dirs:         map[string]*sessionDir{},
 		spawnedBy:    map[string]string{},
+		held:         map[string]treeHeld{},
 	}
 	t.marks = checkpoint.NewTable(rd.Checkpoints, "tree."+storage, markCodec(), rd.Life, rd.StorageError)
 	t.marks.OnForget = func(key string, probes []string) {
@@ -166,6 +198,7 @@ func newTreeReader(rd *Source, storage string, skipExisting bool) *treeReader {
 			t.unlist(s)
 		}
 		delete(t.spawnedBy, id)
+		delete(t.held, id)
 		rd.Emitter.Forget(probes...)
 	}
 	t.batch = source.NewBatch(rd.Emitter, rd.Checkpoints, rd.StorageError)
@@ -447,6 +480,7 @@ func (t *treeReader) unlist(s *treeSession) {
 	}
 	if t.sessions[s.id] == s {
 		delete(t.sessions, s.id)
+		delete(t.held, s.id)
 	}
 }
 
@@ -497,6 +531,9 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	if s.settled() && fi.ModTime().UnixNano() == s.msgDir.mod {
 		return
 	}
+	if t.stillHeld(s, dir, fi.ModTime()) {
+		return
+	}
 	listed := stampOf(fi.ModTime(), time.Now())
 	entries, err := jsonFiles(dir)
 	if err != nil {
@@ -519,6 +556,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 	if len(pending) == 0 {
 		s.msgDir, s.idle, s.info = listed, true, nil
+		delete(t.held, s.id)
 		return
 	}
 
@@ -531,9 +569,17 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	var events []agentevent.Event
 	var read int64
 	done := 0
+	holding := false // stopped at an unfinished last message, in t.held
 	for i, id := range pending {
 		later := i < len(pending)-1
 		path := filepath.Join(dir, id+".json")
+		// The last message's stamp is taken before it is read: a change
+		// made while it is read changes the stamp again.
+		var st heldStamp
+		stamped := false
+		if !later {
+			st, stamped = t.heldStampOf(path, id)
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			break // removed (a revert) or unreadable: look again next poll
@@ -556,7 +602,8 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		for child, call := range oc.SpawnedSessions(parts) {
 			t.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
-		if !oc.Finished(msg, parts, later) {
+		if !oc.Finished(msg, parts, later) && !(stamped && t.abandoned(s.id, id, st)) {
+			holding = stamped
 			break
 		}
 		// A part that cannot be decoded once its message is final is bad,
@@ -579,19 +626,89 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		s.info = nil // read again when the session has news
 	}
 	t.rd.Emitter.Read(ctx, read)
+	if !holding && mark == before {
+		delete(t.held, s.id)
+	}
 	if mark == before {
 		return
 	}
 	// The watermark moves once the next consumer accepted the events.
 	held = true
+	id := s.id
 	t.batch.Add(ctx, m.Key, file, events, s.idle, func(accepted bool) *storage.Operation {
 		if !accepted {
 			s.idle = false
+			// Read again at the next poll: the messages before the held
+			// one are still to be emitted.
+			delete(t.held, id)
 			return nil
+		}
+		if !holding {
+			delete(t.held, id)
 		}
 		m.State.mark = mark
 		return t.marks.CommitOp(m)
 	}, func() { t.marks.Release(m) })
+}
+
+// stillHeld reports whether the session's unfinished last message, the
+// only one not emitted, is as it was when last read, and not yet to be
+// abandoned: nothing to read (listed is message/<ses>/'s time now).
+func (t *treeReader) stillHeld(s *treeSession, dir string, listed time.Time) bool {
+	h, ok := t.held[s.id]
+	if !ok || !s.msgDir.unchanged(listed) || t.rd.Now().Sub(h.since) >= AbandonAfter {
+		return false
+	}
+	st, ok := t.heldStampOf(filepath.Join(dir, h.id+".json"), h.id)
+	return ok && st.clean && st == h.stamp
+}
+
+// abandoned reports whether the unfinished last message id of session ses,
+// seen as st, has stayed so for AbandonAfter: the rule and the clock of
+// dbReader.abandoned. A stamp taken within racyWindow of a change counts
+// as a change.
+func (t *treeReader) abandoned(ses, id string, st heldStamp) bool {
+	now := t.rd.Now()
+	h, ok := t.held[ses]
+	if !ok || h.id != id || h.stamp != st || !st.clean {
+		t.held[strings.Clone(ses)] = treeHeld{id: strings.Clone(id), stamp: st, since: now}
+		return false
+	}
+	return now.Sub(h.since) >= AbandonAfter
+}
+
+// heldStampOf stats the message file at path and the parts of message id;
+// false when the message file cannot be stat'ed.
+func (t *treeReader) heldStampOf(path, id string) (heldStamp, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return heldStamp{}, false
+	}
+	st := heldStamp{msg: source.SigOf(fi)}
+	newest := fi.ModTime()
+	// The directory is stat'ed before it is listed: a part created after
+	// the listing changes it again.
+	dir := filepath.Join(t.storage, "part", id)
+	if di, err := os.Stat(dir); err == nil {
+		st.dir = di.ModTime().UnixNano()
+		if di.ModTime().After(newest) {
+			newest = di.ModTime()
+		}
+		entries, _ := jsonFiles(dir)
+		for _, e := range entries {
+			pi, err := e.Info()
+			if err != nil {
+				continue // removed meanwhile: the directory's time moved
+			}
+			st.parts++
+			st.newest = max(st.newest, pi.ModTime().UnixNano())
+			if pi.ModTime().After(newest) {
+				newest = pi.ModTime()
+			}
+		}
+	}
+	st.clean = time.Since(newest) >= racyWindow
+	return st, true
 }
 
 // readParts decodes the parts of a message; parts that cannot be decoded

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/agentevent"
 	oc "github.com/agentotel/agentotel/internal/vendors/opencode"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
@@ -145,4 +146,134 @@ func TestListedOpenCodeSessionDoesNotPinItsFile(t *testing.T) {
 	assert.Equal(t, "A title", s.info.Title)
 	assert.Equal(t, "/home/u/proj", s.info.Directory)
 	runtime.KeepAlive(s)
+}
+
+// heldTree is a JSON tree whose session ends in an assistant message
+// OpenCode never finished (killed in the middle of a step), every file an
+// hour old, read by a source whose clock the test moves.
+type heldTree struct {
+	st     treeStore
+	rd     *Source
+	rec    *recorder
+	offset time.Duration // added to the source's clock
+	old    time.Time
+}
+
+const heldSession = "ses_held01"
+
+func newHeldTree(t *testing.T) *heldTree {
+	t.Helper()
+	data := t.TempDir()
+	h := &heldTree{st: newTreeStore(t, data), rec: &recorder{}, old: time.Now().Add(-time.Hour)}
+	h.st.session(heldSession, 1771000000000)
+	h.st.user(heldSession, "msg_h001", 1771000000000, "run the tests")
+	h.st.assistant(heldSession, "msg_h002", "msg_h001", 1771000000100, 0) // never completed
+	h.st.bash(heldSession, "msg_h002", "prt_h002a", 1771000000200)
+	testfiles.TouchTree(t, h.st.storage, h.old)
+	h.rd = newTestSource(t, data, h.rec)
+	h.rd.Now = func() time.Time { return time.Now().Add(h.offset) }
+	return h
+}
+
+func (h *heldTree) poll(t *testing.T) []string {
+	t.Helper()
+	h.rd.Poll(t.Context())
+	return eventIDs(h.rec.events(t))
+}
+
+// TestOpenCodeTreeAbandonedLastMessage: a last message that stays
+// unfinished is not read again while its files do not change, and is
+// taken as it is, once, after AbandonAfter on the reader's clock.
+func TestOpenCodeTreeAbandonedLastMessage(t *testing.T) {
+	h := newHeldTree(t)
+	require.Equal(t, []string{"msg_h001"}, h.poll(t), "the unfinished message is held back")
+	read := h.rec.read.Load()
+	require.Positive(t, read)
+	for range 3 {
+		require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	}
+	assert.Equal(t, read, h.rec.read.Load(), "an unchanged held message is not read again")
+
+	h.offset = AbandonAfter - time.Minute
+	h.rd.swept = time.Time{} // a sweep looks at every session too
+	require.Equal(t, []string{"msg_h001"}, h.poll(t), "held while it may still finish")
+	assert.Equal(t, read, h.rec.read.Load())
+
+	h.offset = AbandonAfter
+	evs := func() []agentevent.Event { h.rd.Poll(t.Context()); return h.rec.events(t) }()
+	require.Equal(t, []string{"msg_h001", "prt_h002a", "prt_h002a:result"}, eventIDs(evs), "taken as it is")
+	assert.Equal(t, "msg_h001", evs[1].ParentEventID)
+	assert.Equal(t, int64(2), evs[1].Sequence)
+	assert.Equal(t, read+2, h.rec.read.Load(), "read once more: the message and its part")
+
+	tree := h.rd.trees[h.st.storage]
+	assert.Empty(t, tree.held)
+	h.offset = 3 * AbandonAfter
+	for range 3 {
+		require.Len(t, h.poll(t), 3, "taken once")
+	}
+	assert.True(t, tree.sessions[heldSession].settled())
+	assert.Equal(t, read+2, h.rec.read.Load())
+}
+
+// TestOpenCodeTreeHeldMessageFinishes: a held message that becomes final
+// before AbandonAfter is emitted final, once. OpenCode rewrites the message
+// file in place: only the file's own time moves.
+func TestOpenCodeTreeHeldMessageFinishes(t *testing.T) {
+	h := newHeldTree(t)
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	h.offset = AbandonAfter / 2
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+
+	h.st.assistant(heldSession, "msg_h002", "msg_h001", 1771000000100, 1771000001000)
+	touch(t, h.old, filepath.Join(h.st.storage, "message", heldSession), filepath.Join(h.st.storage, "message"))
+	h.rd.Poll(t.Context())
+	evs := h.rec.events(t)
+	require.Equal(t, []string{"msg_h001", "prt_h002a", "prt_h002a:result"}, eventIDs(evs))
+	assert.Empty(t, agentevent.Validate(evs).OpenToolCalls)
+	
+
+	h.offset = 2 * AbandonAfter
+	for range 3 {
+		require.Len(t, h.poll(t), 3, "emitted once")
+	}
+}
+
+// TestOpenCodeTreeHeldMessageChanges: a change to a held message (a part
+// added, a part rewritten in place) restarts its AbandonAfter and has it
+// read again.
+func TestOpenCodeTreeHeldMessageChanges(t *testing.T) {
+	h := newHeldTree(t)
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	read := h.rec.read.Load()
+	partDir := filepath.Join(h.st.storage, "part", "msg_h002")
+	partRoot := filepath.Join(h.st.storage, "part")
+
+	// A part added: part/msg_h002/ changes (times put an hour back, past
+	// racyWindow, but not the old ones).
+	h.offset = 6 * time.Minute
+	h.st.bash(heldSession, "msg_h002", "prt_h002b", 1771000000900)
+	changed := h.old.Add(time.Minute)
+	touch(t, changed, filepath.Join(partDir, "prt_h002b.json"), partDir, partRoot)
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	assert.Equal(t, read+3, h.rec.read.Load(), "read again: the message and its two parts")
+	read = h.rec.read.Load()
+
+	h.offset = AbandonAfter + time.Minute // AbandonAfter after the first look
+	require.Equal(t, []string{"msg_h001"}, h.poll(t), "the change restarted the clock")
+	assert.Equal(t, read, h.rec.read.Load(), "unchanged since: not read")
+
+	// A part rewritten in place: only its own file's time moves.
+	h.st.bash(heldSession, "msg_h002", "prt_h002a", 1771000000300)
+	touch(t, changed.Add(time.Minute), filepath.Join(partDir, "prt_h002a.json"))
+	touch(t, changed, partDir)
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	assert.Equal(t, read+3, h.rec.read.Load(), "a part rewritten in place is seen")
+	restarted := h.offset
+
+	h.offset = restarted + AbandonAfter - time.Second
+	require.Equal(t, []string{"msg_h001"}, h.poll(t))
+	h.offset = restarted + AbandonAfter
+	require.Equal(t, []string{"msg_h001", "prt_h002a", "prt_h002a:result", "prt_h002b", "prt_h002b:result"}, h.poll(t),
+		"taken as it is AbandonAfter after its last change")
 }
