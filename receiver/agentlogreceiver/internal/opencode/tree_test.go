@@ -231,7 +231,7 @@ func TestOpenCodeTreeHeldMessageFinishes(t *testing.T) {
 	evs := h.rec.events(t)
 	require.Equal(t, []string{"msg_h001", "prt_h002a", "prt_h002a:result"}, eventIDs(evs))
 	assert.Empty(t, agentevent.Validate(evs).OpenToolCalls)
-	
+	assert.Empty(t, h.rd.trees[h.st.storage].held)
 
 	h.offset = 2 * AbandonAfter
 	for range 3 {
