@@ -602,7 +602,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 		for child, call := range oc.SpawnedSessions(parts) {
 			t.spawnedBy[strings.Clone(child)] = strings.Clone(call)
 		}
-		if !oc.Finished(msg, parts, later) && !(stamped && t.abandoned(s.id, id, st)) {
+		if !oc.Finished(msg, parts, later) && (!stamped || !t.abandoned(s.id, id, st)) {
 			holding = stamped
 			break
 		}
