@@ -34,7 +34,8 @@ func skipWS(b []byte, i int) int {
 // Skip returns the length of the one JSON value at the start of b (after
 // leading whitespace, which is counted), validating it strictly as it goes
 // (string escapes, literals, numbers, nesting), without unescaping or
-// allocating. Long strings are skipped eight bytes at a time.
+// allocating. Long strings are skipped with a vectorized search for the
+// next quote and backslash.
 func Skip(b []byte) (int, error) {
 	return skipValue(b, skipWS(b, 0), 0)
 }
@@ -174,51 +175,71 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special tells, for eight bytes, whether one of them ends a plain run of
-// string bytes: a quote, a backslash or a control character. The tests are
-// the classic "has a zero byte" / "has a byte less than n" word tricks; a
-// false positive is impossible for the first special byte, which is all the
-// caller needs (it then looks byte by byte).
-func special(w uint64) bool {
-	q := w ^ (lsb * '"')
-	s := w ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(w-lsb*0x20)&^w)&msb != 0
+// hasCtl reports whether b holds a control character (a byte below 0x20),
+// sixteen bytes at a time: (w - 0x20 in each byte) &^ w has a byte's top
+// bit set only if that byte, or one below it that borrowed, is below 0x20.
+func hasCtl(b []byte) bool {
+	for len(b) >= 16 {
+		w1 := binary.LittleEndian.Uint64(b)
+		w2 := binary.LittleEndian.Uint64(b[8:])
+		if ((w1-lsb*0x20)&^w1|(w2-lsb*0x20)&^w2)&msb != 0 {
+			return true
+		}
+		b = b[16:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // skipString returns the index past the string starting at b[i] == '"'.
 // Like encoding/json it rejects control characters and bad escapes and does
-// not check UTF-8.
+// not check UTF-8. The next quote and the next backslash are found with
+// bytes.IndexByte (vectorized) and remembered until passed, so that a long
+// string with many escapes is still read once.
 func skipString(b []byte, i int) (int, error) {
 	i++
+	q, bs := -1, -1 // next '"' and next '\\' (q when none before it), at or after i
 	for {
-		for len(b)-i >= 8 && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+		if q < i {
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return 0, ErrSyntax
+			}
+			q = i + k
 		}
-		if i >= len(b) {
+		if bs < i {
+			if k := bytes.IndexByte(b[i:q], '\\'); k >= 0 {
+				bs = i + k
+			} else {
+				bs = q
+			}
+		}
+		end := min(q, bs)
+		if hasCtl(b[i:end]) {
 			return 0, ErrSyntax
 		}
-		switch c := b[i]; {
-		case c == '"':
+		i = end
+		if b[i] == '"' {
 			return i + 1, nil
-		case c == '\\':
-			if i+1 >= len(b) {
-				return 0, ErrSyntax
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, ErrSyntax
-				}
-				i += 6
-			default:
-				return 0, ErrSyntax
-			}
-		case c < 0x20:
+		}
+		// b[i] is a backslash.
+		if i+1 >= len(b) {
 			return 0, ErrSyntax
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+				return 0, ErrSyntax
+			}
+			i += 6
 		default:
-			i++
+			return 0, ErrSyntax
 		}
 	}
 }
@@ -238,6 +259,12 @@ type Obj struct {
 	name, value []byte
 	first, done bool
 	err         error
+	// depth is the nesting of the object's members (1 at the top).
+	depth int
+	// vstart: where the value NextMember stopped at starts; pending: that
+	// value is not read yet.
+	vstart  int
+	pending bool
 }
 
 // NewObj starts walking the object at the start of b (after leading
@@ -247,12 +274,15 @@ func NewObj(b []byte) (Obj, bool) {
 	if i >= len(b) || b[i] != '{' {
 		return Obj{done: true}, false
 	}
-	return Obj{b: b, i: i + 1, first: true}, true
+	return Obj{b: b, i: i + 1, first: true, depth: 1}, true
 }
 
 // Next moves to the next member; false at the end of the object or on
 // malformed input (see Err).
 func (o *Obj) Next() bool {
+	if o.pending && !o.skipPending() {
+		return false
+	}
 	if o.done {
 		return false
 	}
@@ -291,7 +321,7 @@ func (o *Obj) Next() bool {
 		return o.fail()
 	}
 	i = skipWS(b, i+1)
-	end, err = skipValue(b, i, 1)
+	end, err = skipValue(b, i, o.depth)
 	if err != nil {
 		return o.fail()
 	}
@@ -300,7 +330,7 @@ func (o *Obj) Next() bool {
 }
 
 func (o *Obj) fail() bool {
-	o.done, o.err, o.name, o.value = true, ErrSyntax, nil, nil
+	o.done, o.err, o.name, o.value, o.pending = true, ErrSyntax, nil, nil, false
 	return false
 }
 
@@ -310,7 +340,12 @@ func (o *Obj) Name() []byte { return o.name }
 
 // Value is the current member's raw value, a sub-slice of the input without
 // surrounding whitespace.
-func (o *Obj) Value() []byte { return o.value }
+func (o *Obj) Value() []byte {
+	if o.pending {
+		o.skipPending()
+	}
+	return o.value
+}
 
 // Err is the error that ended the walk, nil at a well-formed end.
 func (o *Obj) Err() error { return o.err }
@@ -326,6 +361,9 @@ type Arr struct {
 	value       []byte
 	first, done bool
 	err         error
+	depth       int
+	vstart      int
+	pending     bool
 }
 
 // NewArr starts walking the array at the start of b (after leading
@@ -335,12 +373,15 @@ func NewArr(b []byte) (Arr, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return Arr{done: true}, false
 	}
-	return Arr{b: b, i: i + 1, first: true}, true
+	return Arr{b: b, i: i + 1, first: true, depth: 1}, true
 }
 
 // Next moves to the next element; false at the end of the array or on
 // malformed input (see Err).
 func (a *Arr) Next() bool {
+	if a.pending && !a.skipPending() {
+		return false
+	}
 	if a.done {
 		return false
 	}
@@ -366,7 +407,7 @@ func (a *Arr) Next() bool {
 			return a.fail()
 		}
 	}
-	end, err := skipValue(b, i, 1)
+	end, err := skipValue(b, i, a.depth)
 	if err != nil {
 		return a.fail()
 	}
@@ -375,12 +416,17 @@ func (a *Arr) Next() bool {
 }
 
 func (a *Arr) fail() bool {
-	a.done, a.err, a.value = true, ErrSyntax, nil
+	a.done, a.err, a.value, a.pending = true, ErrSyntax, nil, false
 	return false
 }
 
 // Value is the current element's raw value, a sub-slice of the input.
-func (a *Arr) Value() []byte { return a.value }
+func (a *Arr) Value() []byte {
+	if a.pending {
+		a.skipPending()
+	}
+	return a.value
+}
 
 // Err is the error that ended the walk, nil at a well-formed end.
 func (a *Arr) Err() error { return a.err }
@@ -556,3 +602,164 @@ func Bool(raw []byte) (v, ok bool) {
 
 // IsNull reports whether raw is the JSON null.
 func IsNull(raw []byte) bool { return string(raw) == "null" }
+
+// NextMember is Next without reading the member's value: it stops after the
+// colon, so that the caller reads the value once, either whole with Value
+// (which then skips it) or in place with Enter/EnterArr and Leave. A value
+// the caller does not read is skipped by the following NextMember or Next.
+// After NextMember, Value is nil when the value is malformed (Err tells).
+func (o *Obj) NextMember() bool {
+	if o.pending && !o.skipPending() {
+		return false
+	}
+	if o.done {
+		return false
+	}
+	b := o.b
+	i := skipWS(b, o.i)
+	if i >= len(b) {
+		return o.fail()
+	}
+	if o.first {
+		o.first = false
+		if b[i] == '}' {
+			o.i, o.done = i+1, true
+			return false
+		}
+	} else {
+		switch b[i] {
+		case '}':
+			o.i, o.done = i+1, true
+			return false
+		case ',':
+			i = skipWS(b, i+1)
+		default:
+			return o.fail()
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return o.fail()
+	}
+	end, err := skipString(b, i)
+	if err != nil {
+		return o.fail()
+	}
+	o.name = b[i+1 : end-1]
+	i = skipWS(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return o.fail()
+	}
+	i = skipWS(b, i+1)
+	if i >= len(b) {
+		return o.fail()
+	}
+	o.vstart, o.pending, o.value = i, true, nil
+	return true
+}
+
+// skipPending skips the value NextMember stopped at.
+func (o *Obj) skipPending() bool {
+	end, err := skipValue(o.b, o.vstart, o.depth)
+	if err != nil {
+		return o.fail()
+	}
+	o.value, o.i, o.pending = o.b[o.vstart:end], end, false
+	return true
+}
+
+// First is the first byte of the value NextMember stopped at (or of the
+// current value), which tells its JSON type; 0 when there is none.
+func (o *Obj) First() byte {
+	switch {
+	case o.pending:
+		return o.b[o.vstart]
+	case len(o.value) > 0:
+		return o.value[0]
+	}
+	return 0
+}
+
+// Enter walks the object value NextMember stopped at, in place; ok is false
+// when it is no object. Once the walk has ended without error, Leave(child)
+// moves o past it.
+func (o *Obj) Enter() (child Obj, ok bool) {
+	if !o.pending || o.b[o.vstart] != '{' || o.depth+1 > maxDepth {
+		return Obj{done: true}, false
+	}
+	return Obj{b: o.b, i: o.vstart + 1, first: true, depth: o.depth + 1}, true
+}
+
+// EnterArr walks the array value NextMember stopped at, in place (see
+// Enter); Leave(child.End()) moves o past it.
+func (o *Obj) EnterArr() (child Arr, ok bool) {
+	if !o.pending || o.b[o.vstart] != '[' || o.depth+1 > maxDepth {
+		return Arr{done: true}, false
+	}
+	return Arr{b: o.b, i: o.vstart + 1, first: true, depth: o.depth + 1}, true
+}
+
+// Leave moves o past the value entered with Enter or EnterArr, whose walk
+// ended without error at end (the child's End); Value is then that value.
+func (o *Obj) Leave(end int) {
+	o.value, o.i, o.pending = o.b[o.vstart:end], end, false
+}
+
+// NextElem is NextMember for an array: it stops at the element without
+// reading it (see Obj.NextMember).
+func (a *Arr) NextElem() bool {
+	if a.pending && !a.skipPending() {
+		return false
+	}
+	if a.done {
+		return false
+	}
+	b := a.b
+	i := skipWS(b, a.i)
+	if i >= len(b) {
+		return a.fail()
+	}
+	if a.first {
+		a.first = false
+		if b[i] == ']' {
+			a.i, a.done = i+1, true
+			return false
+		}
+	} else {
+		switch b[i] {
+		case ']':
+			a.i, a.done = i+1, true
+			return false
+		case ',':
+			i = skipWS(b, i+1)
+		default:
+			return a.fail()
+		}
+	}
+	if i >= len(b) {
+		return a.fail()
+	}
+	a.vstart, a.pending, a.value = i, true, nil
+	return true
+}
+
+func (a *Arr) skipPending() bool {
+	end, err := skipValue(a.b, a.vstart, a.depth)
+	if err != nil {
+		return a.fail()
+	}
+	a.value, a.i, a.pending = a.b[a.vstart:end], end, false
+	return true
+}
+
+// Enter walks the object element NextElem stopped at (see Obj.Enter).
+func (a *Arr) Enter() (child Obj, ok bool) {
+	if !a.pending || a.b[a.vstart] != '{' || a.depth+1 > maxDepth {
+		return Obj{done: true}, false
+	}
+	return Obj{b: a.b, i: a.vstart + 1, first: true, depth: a.depth + 1}, true
+}
+
+// Leave moves a past the element entered with Enter (see Obj.Leave).
+func (a *Arr) Leave(end int) {
+	a.value, a.i, a.pending = a.b[a.vstart:end], end, false
+}

@@ -158,14 +158,17 @@ func fastType(t []byte) bool {
 }
 
 // kind checks: the JSON types the typed decoder accepts for a Go type.
-func strOK(v []byte) bool  { return v[0] == '"' || v[0] == 'n' }
+func strOK(v []byte) bool  { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
 func boolOK(v []byte) bool { return v[0] == 't' || v[0] == 'f' || v[0] == 'n' }
 func nullOrObj(v []byte) bool {
-	return v[0] == '{' || v[0] == 'n'
+	return len(v) > 0 && (v[0] == '{' || v[0] == 'n')
 }
 
 // setStr decodes a string member (null leaves it empty).
 func setStr(dst *string, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
 	if v[0] == 'n' {
 		return true
 	}
@@ -176,6 +179,9 @@ func setStr(dst *string, v []byte) bool {
 
 // setStrPtr decodes a *string member (null leaves it nil).
 func setStrPtr(dst **string, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
 	if v[0] == 'n' {
 		return true
 	}
@@ -186,6 +192,9 @@ func setStrPtr(dst **string, v []byte) bool {
 
 // setBool decodes a bool member (null leaves it false).
 func setBool(dst *bool, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
 	if v[0] == 'n' {
 		return true
 	}
@@ -205,15 +214,21 @@ func setNum(dst *num, v []byte) {
 }
 
 // fastDecode decodes a user or assistant row; ok is false when the line
-// must go to decodeRecord (see above).
+// must go to decodeRecord (see above). It reads the line in one pass: the
+// message and the toolUseResult object are walked where they are, the other
+// members' values skipped once. The text of an assistant row is skipped when
+// the row says it is one (type or message.role) before its content; if the
+// record then turns out to be of another type, the line falls back.
 func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
 	o, ok := jsonx.NewObj(line)
 	if !ok {
 		return nil, false
 	}
-	var vals [nRecordFields][]byte
+	r = new(record)
 	var seen uint64
-	for o.Next() {
+	var tur []byte
+	skippedText := false
+	for o.NextMember() {
 		id, known := fieldIDs[string(o.Name())]
 		if !known {
 			if !unknownOK(o.Name(), recordNames) {
@@ -225,36 +240,49 @@ func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
 			return nil, false
 		}
 		seen |= 1 << id
-		vals[id] = o.Value()
+		switch id {
+		case fMessage:
+			m, ok := o.Enter()
+			if !ok {
+				return nil, false
+			}
+			skip, ok := decodeMessage(r, &m, omitContent, seen&(1<<fType) != 0)
+			if !ok {
+				return nil, false
+			}
+			skippedText = skip
+			o.Leave(m.End())
+		case fToolUseResult:
+			if o.First() != '{' {
+				// A string, a list or null: decoded when used, as
+				// decodeRecord's second way leaves it.
+				tur = o.Value()
+				break
+			}
+			t, _ := o.Enter()
+			var f toolUseResultFields
+			if !decodeToolUseResultFields(&f, &t) {
+				return nil, false
+			}
+			o.Leave(t.End())
+			r.decoded.turDone, r.decoded.tur = true, f.result()
+		default:
+			v := o.Value()
+			if v == nil || !r.set(id, v) {
+				return nil, false
+			}
+			if id == fType && !fastType(v) {
+				return nil, false
+			}
+		}
 	}
 	if o.Err() != nil || !onlySpace(line[o.End():]) {
 		return nil, false
 	}
-	if vals[fType] == nil || !fastType(vals[fType]) || vals[fMessage] == nil {
+	if seen&(1<<fType) == 0 || seen&(1<<fMessage) == 0 || (skippedText && r.Type != "assistant") {
 		return nil, false
 	}
-	r = new(record)
-	for id, v := range vals {
-		if v != nil && !r.set(id, v) {
-			return nil, false
-		}
-	}
-	if !decodeMessage(r, vals[fMessage], omitContent && r.Type == "assistant", omitContent) {
-		return nil, false
-	}
-	if tur := vals[fToolUseResult]; tur != nil {
-		if tur[0] == '{' {
-			var f toolUseResultFields
-			if !decodeToolUseResultFields(&f, tur) {
-				return nil, false
-			}
-			r.decoded.turDone, r.decoded.tur = true, f.result()
-		} else {
-			// A string, a list or null: decoded when used, as decodeRecord's
-			// second way leaves it.
-			r.ToolUseResult = tur
-		}
-	}
+	r.ToolUseResult = tur
 	return r, true
 }
 
@@ -371,86 +399,90 @@ func (r *record) set(id int, v []byte) bool {
 }
 
 // decodeMessage decodes the message object into r.decoded as decodeRecord
-// does. skipText: the text of text blocks and of string content is not
-// read; skipThinking: nor the thinking of thinking blocks.
-func decodeMessage(r *record, raw []byte, skipText, skipThinking bool) bool {
-	o, ok := jsonx.NewObj(raw)
-	if !ok {
-		return false
-	}
+// does. Without content, the text of an assistant row's text blocks and
+// string content is skipped when the type read so far (typeSeen) or the
+// message's role says it is one; skippedText tells whether it was. The
+// thinking of thinking blocks is skipped without content.
+func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skippedText, ok bool) {
 	d := &r.decoded
 	m := &d.msg
 	var seen uint8
-	var content []byte
-	for o.Next() {
-		name, v := o.Name(), o.Value()
+	content := false
+	for o.NextMember() {
+		name := o.Name()
 		var bit uint8
+		ok := true
 		switch string(name) {
 		case "id":
 			bit = 1
-			if !setStr(&m.ID, v) {
-				return false
-			}
+			ok = setStr(&m.ID, o.Value())
 		case "model":
 			bit = 2
-			if !setStr(&m.Model, v) {
-				return false
-			}
+			ok = setStr(&m.Model, o.Value())
 		case "role":
 			bit = 4
-			if !setStr(&m.Role, v) {
-				return false
-			}
+			ok = setStr(&m.Role, o.Value())
 		case "content":
 			bit = 8
-			content = v
+			skipText := omitContent && ((typeSeen && r.Type == "assistant") || (!typeSeen && m.Role == "assistant"))
+			skippedText = skipText
+			content = true
+			ok = decodeContentMember(d, o, skipText, omitContent)
 		case "stop_reason":
 			bit = 16
-			if !setStrPtr(&m.StopReason, v) {
-				return false
-			}
+			ok = setStrPtr(&m.StopReason, o.Value())
 		case "usage":
 			bit = 32
-			if !decodeUsage(m, v) {
-				return false
-			}
+			ok = decodeUsage(m, o.Value())
 		default:
 			if !unknownOK(name, messageNames) {
-				return false
+				return false, false
 			}
 			continue
 		}
-		if seen&bit != 0 {
-			return false
+		if !ok || seen&bit != 0 {
+			return false, false
 		}
 		seen |= bit
 	}
 	if o.Err() != nil {
-		return false
+		return false, false
 	}
 	d.msgDone, d.msgOK = true, true
 	d.contentDone = true
-	if content == nil || jsonx.IsNull(content) {
-		return true
+	if !content {
+		d.contentKind = contentAbsent
 	}
-	switch content[0] {
+	return skippedText, true
+}
+
+// decodeContentMember decodes the message content NextMember stopped at.
+func decodeContentMember(d *decodedRow, o *jsonx.Obj, skipText, skipThinking bool) bool {
+	m := &d.msg
+	switch o.First() {
+	case 'n':
+		return jsonx.IsNull(o.Value())
 	case '[':
 		// decodeRecord leaves no raw content next to decoded blocks.
-		blocks, ok := decodeBlocks(content, skipText, skipThinking)
+		a, _ := o.EnterArr()
+		blocks, ok := decodeBlocks(&a, skipText, skipThinking)
 		if !ok {
 			return false
 		}
+		o.Leave(a.End())
 		d.contentKind, d.contentBlocks = contentBlocks, blocks
 	case '"':
 		// decodeRecord leaves such content raw and decodes it when used.
-		d.contentKind = contentString
-		m.Content = content
+		v := o.Value()
+		d.contentKind, m.Content = contentString, v
 		if !skipText {
-			d.contentStr, _ = jsonx.Str(content)
+			d.contentStr, _ = jsonx.Str(v)
 		}
+		return v != nil
 	default:
-		d.contentKind = contentOther
-		m.Content = content
+		v := o.Value()
+		d.contentKind, m.Content = contentOther, v
+		return v != nil
 	}
 	return true
 }
@@ -526,59 +558,59 @@ func decodeUsage(m *message, v []byte) bool {
 	return o.Err() == nil
 }
 
-// decodeBlocks decodes a list of content blocks.
-func decodeBlocks(raw []byte, skipText, skipThinking bool) ([]block, bool) {
-	a, _ := jsonx.NewArr(raw)
+// decodeBlocks decodes a list of content blocks, walked in place.
+func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
 	blocks := []block{}
-	for a.Next() {
-		v := a.Value()
-		o, ok := jsonx.NewObj(v)
+	for a.NextElem() {
+		o, ok := a.Enter()
 		if !ok {
 			return nil, false
 		}
 		blocks = append(blocks, block{})
 		b := &blocks[len(blocks)-1]
 		var seen uint16
-		for o.Next() {
-			name, v := o.Name(), o.Value()
+		for o.NextMember() {
+			name := o.Name()
 			var bit uint16
 			ok := true
 			switch string(name) {
 			case "type":
 				bit = 1
-				ok = setStr(&b.Type, v)
+				ok = setStr(&b.Type, o.Value())
 			case "text":
 				bit = 2
 				if skipText {
-					ok = strOK(v)
+					ok = strOK(o.Value())
 				} else {
-					ok = setStr(&b.Text, v)
+					ok = setStr(&b.Text, o.Value())
 				}
 			case "thinking":
 				bit = 4
 				if skipThinking {
-					ok = strOK(v)
+					ok = strOK(o.Value())
 				} else {
-					ok = setStr(&b.Thinking, v)
+					ok = setStr(&b.Thinking, o.Value())
 				}
 			case "id":
 				bit = 8
-				ok = setStr(&b.ID, v)
+				ok = setStr(&b.ID, o.Value())
 			case "name":
 				bit = 16
-				ok = setStr(&b.Name, v)
+				ok = setStr(&b.Name, o.Value())
 			case "input":
 				bit = 32
-				b.Input = v
+				b.Input = o.Value()
+				ok = b.Input != nil
 			case "tool_use_id":
 				bit = 64
-				ok = setStr(&b.ToolUseID, v)
+				ok = setStr(&b.ToolUseID, o.Value())
 			case "content":
 				bit = 128
-				b.Content = v
+				b.Content = o.Value()
+				ok = b.Content != nil
 			case "is_error":
 				bit = 256
-				ok = setBool(&b.IsError, v)
+				ok = setBool(&b.IsError, o.Value())
 			default:
 				if !unknownOK(name, blockNames) {
 					return nil, false
@@ -593,19 +625,20 @@ func decodeBlocks(raw []byte, skipText, skipThinking bool) ([]block, bool) {
 		if o.Err() != nil {
 			return nil, false
 		}
+		a.Leave(o.End())
 	}
 	return blocks, a.Err() == nil
 }
 
 // decodeToolUseResultFields decodes a toolUseResult object.
-func decodeToolUseResultFields(f *toolUseResultFields, raw []byte) bool {
-	o, ok := jsonx.NewObj(raw)
-	if !ok {
-		return false
-	}
+func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 	var seen uint16
-	for o.Next() {
-		name, v := o.Name(), o.Value()
+	for o.NextMember() {
+		name := o.Name()
+		v := o.Value()
+		if v == nil {
+			return false
+		}
 		var bit uint16
 		ok := true
 		switch string(name) {
