@@ -49,7 +49,8 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	case '"':
 		return skipString(b, i)
 	case '{':
-		if depth++; depth > maxDepth {
+		depth++
+		if depth > maxDepth {
 			return 0, ErrSyntax
 		}
 		i = skipWS(b, i+1)
@@ -85,7 +86,8 @@ func skipValue(b []byte, i, depth int) (int, error) {
 			}
 		}
 	case '[':
-		if depth++; depth > maxDepth {
+		depth++
+		if depth > maxDepth {
 			return 0, ErrSyntax
 		}
 		i = skipWS(b, i+1)
@@ -133,6 +135,14 @@ func skipLit(b []byte, i int, lit string) (int, error) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// skipDigits returns the index of the first non-digit at or after i.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
 // skipNumber returns the index past the number literal at b[i]:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func skipNumber(b []byte, i int) (int, error) {
@@ -143,8 +153,7 @@ func skipNumber(b []byte, i int) (int, error) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i++; i < len(b) && isDigit(b[i]); i++ {
-		}
+		i = skipDigits(b, i+1)
 	default:
 		return 0, ErrSyntax
 	}
@@ -153,8 +162,7 @@ func skipNumber(b []byte, i int) (int, error) {
 		if i >= len(b) || !isDigit(b[i]) {
 			return 0, ErrSyntax
 		}
-		for i++; i < len(b) && isDigit(b[i]); i++ {
-		}
+		i = skipDigits(b, i+1)
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -164,8 +172,7 @@ func skipNumber(b []byte, i int) (int, error) {
 		if i >= len(b) || !isDigit(b[i]) {
 			return 0, ErrSyntax
 		}
-		for i++; i < len(b) && isDigit(b[i]); i++ {
-		}
+		i = skipDigits(b, i+1)
 	}
 	return i, nil
 }
@@ -537,7 +544,7 @@ func StrEq(raw []byte, s string) bool {
 	var buf [utf8.UTFMax]byte
 	for i := 0; i < len(body); {
 		if body[i] != '\\' {
-			if len(s) == 0 || s[0] != body[i] {
+			if s == "" || s[0] != body[i] {
 				return false
 			}
 			s, i = s[1:], i+1
@@ -683,7 +690,7 @@ func (o *Obj) First() byte {
 // when it is no object. Once the walk has ended without error, Leave(child)
 // moves o past it.
 func (o *Obj) Enter() (child Obj, ok bool) {
-	if !o.pending || o.b[o.vstart] != '{' || o.depth+1 > maxDepth {
+	if !o.pending || o.b[o.vstart] != '{' || o.depth >= maxDepth {
 		return Obj{done: true}, false
 	}
 	return Obj{b: o.b, i: o.vstart + 1, first: true, depth: o.depth + 1}, true
@@ -692,7 +699,7 @@ func (o *Obj) Enter() (child Obj, ok bool) {
 // EnterArr walks the array value NextMember stopped at, in place (see
 // Enter); Leave(child.End()) moves o past it.
 func (o *Obj) EnterArr() (child Arr, ok bool) {
-	if !o.pending || o.b[o.vstart] != '[' || o.depth+1 > maxDepth {
+	if !o.pending || o.b[o.vstart] != '[' || o.depth >= maxDepth {
 		return Arr{done: true}, false
 	}
 	return Arr{b: o.b, i: o.vstart + 1, first: true, depth: o.depth + 1}, true
@@ -753,7 +760,7 @@ func (a *Arr) skipPending() bool {
 
 // Enter walks the object element NextElem stopped at (see Obj.Enter).
 func (a *Arr) Enter() (child Obj, ok bool) {
-	if !a.pending || a.b[a.vstart] != '{' || a.depth+1 > maxDepth {
+	if !a.pending || a.b[a.vstart] != '{' || a.depth >= maxDepth {
 		return Obj{done: true}, false
 	}
 	return Obj{b: a.b, i: a.vstart + 1, first: true, depth: a.depth + 1}, true

@@ -141,8 +141,8 @@ func TestArr(t *testing.T) {
 	require.NoError(t, a.Err())
 
 	for _, bad := range []string{`[1,]`, `[1 2]`, `[`, `[,]`, `[1,`} {
-		a, ok := jsonx.NewArr([]byte(bad))
-		require.True(t, ok, bad)
+		a, isArr := jsonx.NewArr([]byte(bad))
+		require.True(t, isArr, bad)
 		for a.Next() {
 		}
 		assert.Error(t, a.Err(), bad)
@@ -206,13 +206,13 @@ func TestScalars(t *testing.T) {
 	assert.True(t, ok)
 	assert.InDelta(t, -250.0, f, 0)
 	for _, raw := range []string{`1e400`, `"1"`, `1.`, `null`} {
-		_, ok := jsonx.Float([]byte(raw))
-		assert.False(t, ok, raw)
+		_, isFloat := jsonx.Float([]byte(raw))
+		assert.False(t, isFloat, raw)
 	}
 
 	for raw, want := range map[string]bool{`true`: true, `false`: false} {
-		v, ok := jsonx.Bool([]byte(raw))
-		assert.True(t, ok)
+		v, isBool := jsonx.Bool([]byte(raw))
+		assert.True(t, isBool)
 		assert.Equal(t, want, v)
 	}
 	_, ok = jsonx.Bool([]byte(`"true"`))
@@ -223,7 +223,9 @@ func TestScalars(t *testing.T) {
 
 // corpusLines are the lines of every JSONL file of the fixture corpus (all
 // agents), read in place.
-func corpusLines(t testing.TB) [][]byte {
+func corpusLines(tb testing.TB) [][]byte {
+	tb.Helper()
+	t := tb
 	var lines [][]byte
 	for _, root := range vendortest.FixtureRoots(t) {
 		if _, err := os.Stat(root); err != nil {
@@ -233,7 +235,7 @@ func corpusLines(t testing.TB) [][]byte {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
 				return err
 			}
-			data, err := os.ReadFile(path)
+			data, err := os.ReadFile(path) //nolint:gosec // the test's own fixture corpus
 			if err != nil {
 				return err
 			}

@@ -108,8 +108,10 @@ func BenchmarkDecodeRows(b *testing.B) {
 		}
 		benchSink.id = r.decoded.msg.ID
 	})
-	paths := []string{"type", "uuid", "parentUuid", "timestamp", "sessionId", "cwd", "version", "gitBranch", "agentId",
-		"isSidechain", "isMeta", "message"}
+	paths := []string{
+		"type", "uuid", "parentUuid", "timestamp", "sessionId", "cwd", "version", "gitBranch", "agentId",
+		"isSidechain", "isMeta", "message",
+	}
 	run("Gjson", func(line []byte) {
 		var r benchRow
 		v := gjson.GetManyBytes(line, paths...)

@@ -158,8 +158,8 @@ func fastType(t []byte) bool {
 }
 
 // kind checks: the JSON types the typed decoder accepts for a Go type.
-func strOK(v []byte) bool  { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
-func boolOK(v []byte) bool { return v[0] == 't' || v[0] == 'f' || v[0] == 'n' }
+func strOK(v []byte) bool { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
+
 func nullOrObj(v []byte) bool {
 	return len(v) > 0 && (v[0] == '{' || v[0] == 'n')
 }
@@ -411,7 +411,7 @@ func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skipped
 	for o.NextMember() {
 		name := o.Name()
 		var bit uint8
-		ok := true
+		var ok bool
 		switch string(name) {
 		case "id":
 			bit = 1
@@ -572,7 +572,7 @@ func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
 		for o.NextMember() {
 			name := o.Name()
 			var bit uint16
-			ok := true
+			var ok bool
 			switch string(name) {
 			case "type":
 				bit = 1

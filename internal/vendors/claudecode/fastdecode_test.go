@@ -40,7 +40,9 @@ func parseBoth(name string, lines []vendortest.Line, opts Options) (fast, typed 
 // requireSameEvents holds the fast decode to decodeRecord on one file: the
 // same events, ids, lines and all, with content and without (where the
 // events are compared as the receiver keeps them, stripped).
-func requireSameEvents(t testing.TB, name string, lines []vendortest.Line) {
+func requireSameEvents(tb testing.TB, name string, lines []vendortest.Line) {
+	tb.Helper()
+	t := tb
 	fast, typed := parseBoth(name, lines, Options{})
 	require.Equal(t, typed, fast, "%s: fast decode with content", name)
 	fast, typed = parseBoth(name, lines, Options{OmitContent: true, OmitRaw: true})
