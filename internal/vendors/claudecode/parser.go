@@ -71,6 +71,9 @@ type Parser struct {
 	// whose rows are held until the end of its data (see aside.go).
 	aside bool
 	st    state
+	// typedOnly decodes every line with decodeRecord, never fastDecode: the
+	// tests' reference.
+	typedOnly bool
 	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
 	hashedRoot, rootHash string
 }
@@ -185,7 +188,14 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail := agentevent.NotAnObject(trimmed)
 		return append(pre, p.unparsed(c, reason, detail)...)
 	}
-	r, err := decodeRecord(line)
+	r, fast := (*record)(nil), false
+	if !p.typedOnly {
+		r, fast = fastDecode(line, p.opts.OmitContent)
+	}
+	var err error
+	if !fast {
+		r, err = decodeRecord(line)
+	}
 	if err != nil {
 		pre := p.flushHeld()
 		reason, detail := agentevent.DecodeFailure(line, err)

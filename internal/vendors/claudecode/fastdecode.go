@@ -1,0 +1,684 @@
+// Copyright agentotel authors
+// SPDX-License-Identifier: Apache-2.0
+
+package claudecode
+
+import (
+	"strings"
+
+	"github.com/agentotel/agentotel/internal/jsonx"
+)
+
+// The fast decode reads user and assistant rows, the bulk of a session's
+// bytes, with the in-place scanner (jsonx.Obj) straight into a record and its
+// decodedRow, as decodeRecord would fill them. It takes only the members the
+// mapping reads; a member the mapping does not read is checked for its JSON
+// type (a type decodeRecord's typed decoding would reject fails the line
+// there) and skipped. Raw members (tool input, tool result content,
+// toolUseResult parts) are sub-slices of the line: the record lives during
+// Parse only, and what outlives it is copied by the mapping. With
+// OmitContent, the text and thinking of assistant rows, which only become
+// Event.Text, are skipped without being unescaped or copied.
+//
+// Anything decodeRecord might read otherwise falls back to it for the whole
+// line: another record type, a member of an unexpected JSON type, a member
+// named twice or with escapes in its name, a name the typed decoder would
+// match case-insensitively, a message that is not an object. The corpus
+// test and FuzzFastDecode hold the two to the same events.
+
+// field ids of the record members (a bit each in a seen mask).
+const (
+	fType = iota
+	fSubtype
+	fUUID
+	fParentUUID
+	fTimestamp
+	fSessionID
+	fVersion
+	fCwd
+	fGitBranch
+	fEntrypoint
+	fIsSidechain
+	fAgentID
+	fIsMeta
+	fMessage
+	fToolUseResult
+	fIsCompactSummary
+	fIsAPIErrorMessage
+	fAPIErrorStatus
+	fError
+	fRequestID
+	fContent
+	fLevel
+	fCompactMetadata
+	fDurationMs
+	fMessageCount
+	fHookCount
+	fHookErrors
+	fPreventedContinuation
+	fRetryAttempt
+	fMaxRetries
+	fURL
+	fSummary
+	fLeafUUID
+	fMessageID
+	fSnapshot
+	fIsSnapshotUpdate
+	fSnapshotMessageID
+	fTrackingPath
+	fAttachment
+	fAITitle
+	fCustomTitle
+	fAgentName
+	fPermissionMode
+	fMode
+	fPRNumber
+	fPRURL
+	fPRRepository
+	fRemoteSessionID
+	fBranch
+	nRecordFields
+)
+
+// recordFields are the JSON names of record's members, by field id.
+var recordFields = [nRecordFields]string{
+	fType: "type", fSubtype: "subtype", fUUID: "uuid", fParentUUID: "parentUuid",
+	fTimestamp: "timestamp", fSessionID: "sessionId", fVersion: "version", fCwd: "cwd",
+	fGitBranch: "gitBranch", fEntrypoint: "entrypoint", fIsSidechain: "isSidechain",
+	fAgentID: "agentId", fIsMeta: "isMeta", fMessage: "message", fToolUseResult: "toolUseResult",
+	fIsCompactSummary: "isCompactSummary", fIsAPIErrorMessage: "isApiErrorMessage",
+	fAPIErrorStatus: "apiErrorStatus", fError: "error", fRequestID: "requestId",
+	fContent: "content", fLevel: "level", fCompactMetadata: "compactMetadata",
+	fDurationMs: "durationMs", fMessageCount: "messageCount", fHookCount: "hookCount",
+	fHookErrors: "hookErrors", fPreventedContinuation: "preventedContinuation",
+	fRetryAttempt: "retryAttempt", fMaxRetries: "maxRetries", fURL: "url",
+	fSummary: "summary", fLeafUUID: "leafUuid", fMessageID: "messageId", fSnapshot: "snapshot",
+	fIsSnapshotUpdate: "isSnapshotUpdate", fSnapshotMessageID: "snapshotMessageId",
+	fTrackingPath: "trackingPath", fAttachment: "attachment", fAITitle: "aiTitle",
+	fCustomTitle: "customTitle", fAgentName: "agentName", fPermissionMode: "permissionMode",
+	fMode: "mode", fPRNumber: "prNumber", fPRURL: "prUrl", fPRRepository: "prRepository",
+	fRemoteSessionID: "remoteSessionId", fBranch: "branch",
+}
+
+// fieldIDs finds a record member by its exact name.
+var fieldIDs = func() map[string]int {
+	m := make(map[string]int, nRecordFields)
+	for i, n := range recordFields {
+		m[n] = i
+	}
+	return m
+}()
+
+// A member the fast decode does not take is skipped only when the typed
+// decoder would not take it either: it matches names case-insensitively, so
+// a name that folds to one of the struct's member names (and a name with
+// escapes) sends the line to decodeRecord. Each set holds the lower-case
+// names of one struct's members.
+var (
+	recordNames  = foldSet(recordFields[:]...)
+	messageNames = foldSet("id", "model", "role", "content", "stop_reason", "usage")
+	usageNames   = foldSet("input_tokens", "output_tokens", "cache_creation_input_tokens",
+		"cache_read_input_tokens", "cache_creation")
+	cacheCreationNames = foldSet("ephemeral_1h_input_tokens")
+	blockNames         = foldSet("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
+	toolUseResultNames = foldSet("agentId", "interrupted", "returnCodeInterpretation", "backgroundTaskId",
+		"type", "content", "structuredPatch", "stdout", "stderr")
+)
+
+func foldSet(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[strings.ToLower(n)] = true
+	}
+	return m
+}
+
+// unknownOK tells whether a member name the fast decode does not take can be
+// skipped: no escapes, and no case-insensitive match of a name of set.
+func unknownOK(name []byte, set map[string]bool) bool {
+	var buf [48]byte
+	if len(name) > len(buf) {
+		return true // longer than any name we take
+	}
+	for i, c := range name {
+		switch {
+		case c == '\\':
+			return false
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return !set[string(buf[:len(name)])]
+}
+
+// fastTypes are the record types the fast decode takes.
+func fastType(t []byte) bool {
+	return jsonx.StrEq(t, "user") || jsonx.StrEq(t, "assistant")
+}
+
+// kind checks: the JSON types the typed decoder accepts for a Go type.
+func strOK(v []byte) bool { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
+
+func nullOrObj(v []byte) bool {
+	return len(v) > 0 && (v[0] == '{' || v[0] == 'n')
+}
+
+// setStr decodes a string member (null leaves it empty).
+func setStr(dst *string, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	if v[0] == 'n' {
+		return true
+	}
+	s, ok := jsonx.Str(v)
+	*dst = s
+	return ok
+}
+
+// setStrPtr decodes a *string member (null leaves it nil).
+func setStrPtr(dst **string, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	if v[0] == 'n' {
+		return true
+	}
+	s, ok := jsonx.Str(v)
+	*dst = &s
+	return ok
+}
+
+// setBool decodes a bool member (null leaves it false).
+func setBool(dst *bool, v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	if v[0] == 'n' {
+		return true
+	}
+	b, ok := jsonx.Bool(v)
+	*dst = b
+	return ok
+}
+
+// setNum decodes a num member as num.UnmarshalJSON does, without a copy for
+// a plain integer.
+func setNum(dst *num, v []byte) {
+	if i, ok := jsonx.Int(v); ok {
+		*dst = num{V: i, Set: true}
+		return
+	}
+	_ = dst.UnmarshalJSON(v) // never fails
+}
+
+// fastDecode decodes a user or assistant row; ok is false when the line
+// must go to decodeRecord (see above). It reads the line in one pass: the
+// message and the toolUseResult object are walked where they are, the other
+// members' values skipped once. The text of an assistant row is skipped when
+// the row says it is one (type or message.role) before its content; if the
+// record then turns out to be of another type, the line falls back.
+func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
+	o, ok := jsonx.NewObj(line)
+	if !ok {
+		return nil, false
+	}
+	r = new(record)
+	var seen uint64
+	var tur []byte
+	skippedText := false
+	for o.NextMember() {
+		id, known := fieldIDs[string(o.Name())]
+		if !known {
+			if !unknownOK(o.Name(), recordNames) {
+				return nil, false
+			}
+			continue
+		}
+		if seen&(1<<id) != 0 {
+			return nil, false
+		}
+		seen |= 1 << id
+		switch id {
+		case fMessage:
+			m, ok := o.Enter()
+			if !ok {
+				return nil, false
+			}
+			skip, ok := decodeMessage(r, &m, omitContent, seen&(1<<fType) != 0)
+			if !ok {
+				return nil, false
+			}
+			skippedText = skip
+			o.Leave(m.End())
+		case fToolUseResult:
+			if o.First() != '{' {
+				// A string, a list or null: decoded when used, as
+				// decodeRecord's second way leaves it.
+				tur = o.Value()
+				break
+			}
+			t, _ := o.Enter()
+			var f toolUseResultFields
+			if !decodeToolUseResultFields(&f, &t) {
+				return nil, false
+			}
+			o.Leave(t.End())
+			r.decoded.turDone, r.decoded.tur = true, f.result()
+		default:
+			v := o.Value()
+			if v == nil || !r.set(id, v) {
+				return nil, false
+			}
+			if id == fType && !fastType(v) {
+				return nil, false
+			}
+		}
+	}
+	if o.Err() != nil || !onlySpace(line[o.End():]) {
+		return nil, false
+	}
+	if seen&(1<<fType) == 0 || seen&(1<<fMessage) == 0 || (skippedText && r.Type != "assistant") {
+		return nil, false
+	}
+	r.ToolUseResult = tur
+	return r, true
+}
+
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// set decodes one top-level member into r; false on a JSON type the typed
+// decoder rejects (or a member the fast decode leaves to it).
+func (r *record) set(id int, v []byte) bool {
+	switch id {
+	case fType:
+		return setStr(&r.Type, v)
+	case fSubtype:
+		return setStr(&r.Subtype, v)
+	case fUUID:
+		return setStr(&r.UUID, v)
+	case fParentUUID:
+		return setStrPtr(&r.ParentUUID, v)
+	case fTimestamp:
+		_ = r.Timestamp.UnmarshalJSON(v) // never fails
+	case fSessionID:
+		return setStr(&r.SessionID, v)
+	case fVersion:
+		return setStrPtr(&r.Version, v)
+	case fCwd:
+		return setStrPtr(&r.Cwd, v)
+	case fGitBranch:
+		return setStrPtr(&r.GitBranch, v)
+	case fEntrypoint:
+		return setStrPtr(&r.Entrypoint, v)
+	case fIsSidechain:
+		return setBool(&r.IsSidechain, v)
+	case fAgentID:
+		return setStr(&r.AgentID, v)
+	case fIsMeta:
+		return setBool(&r.IsMeta, v)
+	case fMessage, fToolUseResult:
+		// decoded by fastDecode
+	case fIsCompactSummary:
+		return setBool(&r.IsCompactSummary, v)
+	case fIsAPIErrorMessage:
+		return setBool(&r.IsAPIErrorMessage, v)
+	case fAPIErrorStatus:
+		setNum(&r.APIErrorStatus, v)
+	case fError:
+		r.Error = v
+	case fRequestID:
+		return setStr(&r.RequestID, v)
+	case fContent:
+		r.Content = v
+	case fLevel:
+		return setStr(&r.Level, v)
+	case fCompactMetadata, fSnapshot:
+		// Not on user and assistant rows: left to the typed decoder.
+		return jsonx.IsNull(v)
+	case fDurationMs:
+		setNum(&r.DurationMs, v)
+	case fMessageCount:
+		setNum(&r.MessageCount, v)
+	case fHookCount:
+		setNum(&r.HookCount, v)
+	case fHookErrors:
+		r.HookErrors = v
+	case fPreventedContinuation:
+		return setBool(&r.PreventedContinuation, v)
+	case fRetryAttempt:
+		setNum(&r.RetryAttempt, v)
+	case fMaxRetries:
+		setNum(&r.MaxRetries, v)
+	case fURL:
+		r.URL = v
+	case fSummary:
+		return setStr(&r.Summary, v)
+	case fLeafUUID:
+		return setStr(&r.LeafUUID, v)
+	case fMessageID:
+		return setStr(&r.MessageID, v)
+	case fIsSnapshotUpdate:
+		return setBool(&r.IsSnapshotUpdate, v)
+	case fSnapshotMessageID:
+		return setStr(&r.SnapshotMessageID, v)
+	case fTrackingPath:
+		return setStr(&r.TrackingPath, v)
+	case fAttachment:
+		r.Attachment = v
+	case fAITitle:
+		return setStr(&r.AITitle, v)
+	case fCustomTitle:
+		return setStr(&r.CustomTitle, v)
+	case fAgentName:
+		return setStr(&r.AgentName, v)
+	case fPermissionMode:
+		return setStr(&r.PermissionMode, v)
+	case fMode:
+		return setStr(&r.Mode, v)
+	case fPRNumber:
+		setNum(&r.PRNumber, v)
+	case fPRURL:
+		return setStr(&r.PRURL, v)
+	case fPRRepository:
+		return setStr(&r.PRRepository, v)
+	case fRemoteSessionID:
+		return setStr(&r.RemoteSessionID, v)
+	case fBranch:
+		return setStr(&r.Branch, v)
+	}
+	return true
+}
+
+// decodeMessage decodes the message object into r.decoded as decodeRecord
+// does. Without content, the text of an assistant row's text blocks and
+// string content is skipped when the type read so far (typeSeen) or the
+// message's role says it is one; skippedText tells whether it was. The
+// thinking of thinking blocks is skipped without content.
+func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skippedText, ok bool) {
+	d := &r.decoded
+	m := &d.msg
+	var seen uint8
+	content := false
+	for o.NextMember() {
+		name := o.Name()
+		var bit uint8
+		var ok bool
+		switch string(name) {
+		case "id":
+			bit = 1
+			ok = setStr(&m.ID, o.Value())
+		case "model":
+			bit = 2
+			ok = setStr(&m.Model, o.Value())
+		case "role":
+			bit = 4
+			ok = setStr(&m.Role, o.Value())
+		case "content":
+			bit = 8
+			skipText := omitContent && ((typeSeen && r.Type == "assistant") || (!typeSeen && m.Role == "assistant"))
+			skippedText = skipText
+			content = true
+			ok = decodeContentMember(d, o, skipText, omitContent)
+		case "stop_reason":
+			bit = 16
+			ok = setStrPtr(&m.StopReason, o.Value())
+		case "usage":
+			bit = 32
+			ok = decodeUsage(m, o.Value())
+		default:
+			if !unknownOK(name, messageNames) {
+				return false, false
+			}
+			continue
+		}
+		if !ok || seen&bit != 0 {
+			return false, false
+		}
+		seen |= bit
+	}
+	if o.Err() != nil {
+		return false, false
+	}
+	d.msgDone, d.msgOK = true, true
+	d.contentDone = true
+	if !content {
+		d.contentKind = contentAbsent
+	}
+	return skippedText, true
+}
+
+// decodeContentMember decodes the message content NextMember stopped at.
+func decodeContentMember(d *decodedRow, o *jsonx.Obj, skipText, skipThinking bool) bool {
+	m := &d.msg
+	switch o.First() {
+	case 'n':
+		return jsonx.IsNull(o.Value())
+	case '[':
+		// decodeRecord leaves no raw content next to decoded blocks.
+		a, _ := o.EnterArr()
+		blocks, ok := decodeBlocks(&a, skipText, skipThinking)
+		if !ok {
+			return false
+		}
+		o.Leave(a.End())
+		d.contentKind, d.contentBlocks = contentBlocks, blocks
+	case '"':
+		// decodeRecord leaves such content raw and decodes it when used.
+		v := o.Value()
+		d.contentKind, m.Content = contentString, v
+		if !skipText {
+			d.contentStr, _ = jsonx.Str(v)
+		}
+		return v != nil
+	default:
+		v := o.Value()
+		d.contentKind, m.Content = contentOther, v
+		return v != nil
+	}
+	return true
+}
+
+// decodeUsage decodes message.usage (null leaves it nil).
+func decodeUsage(m *message, v []byte) bool {
+	if !nullOrObj(v) {
+		return false
+	}
+	if v[0] == 'n' {
+		return true
+	}
+	u := new(usage)
+	o, _ := jsonx.NewObj(v)
+	var seen uint8
+	for o.Next() {
+		name, v := o.Name(), o.Value()
+		var bit uint8
+		switch string(name) {
+		case "input_tokens":
+			bit = 1
+			setNum(&u.InputTokens, v)
+		case "output_tokens":
+			bit = 2
+			setNum(&u.OutputTokens, v)
+		case "cache_creation_input_tokens":
+			bit = 4
+			setNum(&u.CacheCreationInputTokens, v)
+		case "cache_read_input_tokens":
+			bit = 8
+			setNum(&u.CacheReadInputTokens, v)
+		case "cache_creation":
+			bit = 16
+			if !nullOrObj(v) {
+				return false
+			}
+			if v[0] == 'n' {
+				break
+			}
+			cc := &u.CacheCreation
+			*cc = new(struct {
+				Ephemeral1h num `json:"ephemeral_1h_input_tokens"`
+			})
+			co, _ := jsonx.NewObj(v)
+			found := false
+			for co.Next() {
+				switch n := co.Name(); {
+				case string(n) == "ephemeral_1h_input_tokens":
+					if found {
+						return false
+					}
+					found = true
+					setNum(&(*cc).Ephemeral1h, co.Value())
+				case !unknownOK(n, cacheCreationNames):
+					return false
+				}
+			}
+			if co.Err() != nil {
+				return false
+			}
+		default:
+			if !unknownOK(name, usageNames) {
+				return false
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	m.Usage = u
+	return o.Err() == nil
+}
+
+// decodeBlocks decodes a list of content blocks, walked in place.
+func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
+	blocks := []block{}
+	for a.NextElem() {
+		o, ok := a.Enter()
+		if !ok {
+			return nil, false
+		}
+		blocks = append(blocks, block{})
+		b := &blocks[len(blocks)-1]
+		var seen uint16
+		for o.NextMember() {
+			name := o.Name()
+			var bit uint16
+			var ok bool
+			switch string(name) {
+			case "type":
+				bit = 1
+				ok = setStr(&b.Type, o.Value())
+			case "text":
+				bit = 2
+				if skipText {
+					ok = strOK(o.Value())
+				} else {
+					ok = setStr(&b.Text, o.Value())
+				}
+			case "thinking":
+				bit = 4
+				if skipThinking {
+					ok = strOK(o.Value())
+				} else {
+					ok = setStr(&b.Thinking, o.Value())
+				}
+			case "id":
+				bit = 8
+				ok = setStr(&b.ID, o.Value())
+			case "name":
+				bit = 16
+				ok = setStr(&b.Name, o.Value())
+			case "input":
+				bit = 32
+				b.Input = o.Value()
+				ok = b.Input != nil
+			case "tool_use_id":
+				bit = 64
+				ok = setStr(&b.ToolUseID, o.Value())
+			case "content":
+				bit = 128
+				b.Content = o.Value()
+				ok = b.Content != nil
+			case "is_error":
+				bit = 256
+				ok = setBool(&b.IsError, o.Value())
+			default:
+				if !unknownOK(name, blockNames) {
+					return nil, false
+				}
+				continue
+			}
+			if !ok || seen&bit != 0 {
+				return nil, false
+			}
+			seen |= bit
+		}
+		if o.Err() != nil {
+			return nil, false
+		}
+		a.Leave(o.End())
+	}
+	return blocks, a.Err() == nil
+}
+
+// decodeToolUseResultFields decodes a toolUseResult object.
+func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
+	var seen uint16
+	for o.NextMember() {
+		name := o.Name()
+		v := o.Value()
+		if v == nil {
+			return false
+		}
+		var bit uint16
+		ok := true
+		switch string(name) {
+		case "agentId":
+			bit = 1
+			ok = setStr(&f.AgentID, v)
+		case "interrupted":
+			bit = 2
+			ok = setBool(&f.Interrupted, v)
+		case "returnCodeInterpretation":
+			bit = 4
+			ok = setStr(&f.ReturnCodeInterpretation, v)
+		case "backgroundTaskId":
+			bit = 8
+			ok = setStr(&f.BackgroundTaskID, v)
+		case "type":
+			bit = 16
+			ok = setStr(&f.Type, v)
+		case "content":
+			bit = 32
+			f.Content = v
+		case "structuredPatch":
+			bit = 64
+			f.StructuredPatch = v
+		case "stdout":
+			bit = 128
+			f.Stdout = v
+		case "stderr":
+			bit = 256
+			f.Stderr = v
+		default:
+			if !unknownOK(name, toolUseResultNames) {
+				return false
+			}
+			continue
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+	return o.Err() == nil
+}
