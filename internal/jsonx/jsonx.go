@@ -17,6 +17,14 @@
 //   - State a parser writes itself (MarshalState / UnmarshalState) is read
 //     back with encoding/json, the encoder's counterpart.
 //
+// The in-place scanner (scan.go: Obj, Arr, Skip, Str and the other scalar
+// readers) is for the hot paths that need a few members of a long record:
+// it walks the bytes where they are, validating strictly as encoding/json's
+// Valid does, and unescapes and copies only the strings asked for, so that a
+// member the caller does not need (message text, tool output) is passed over
+// eight bytes at a time. Unmarshal stays the way to fill a struct whenever
+// most of a value is wanted, and the fallback of every fast path.
+//
 // Not used: bytedance/sonic, whose gain over goccy is small next to what it
 // brings (more modules, a JIT and links into runtime internals that a Go
 // release may break), and simdjson-go, which parses into a tape, not into
