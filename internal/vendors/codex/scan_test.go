@@ -177,7 +177,7 @@ func TestScanEdgeCases(t *testing.T) {
 	// Long outputs read by their head without content: escapes and a
 	// surrogate pair around the cut, a JSON dialect after leading space.
 	for _, pad := range []int{headRaw - 14, headRaw - 8, headRaw - 3, headRaw} {
-		body := `Exit code: 5\nWall time: 1.5 seconds\n` + strings.Repeat("a", pad-38) + `\ud83d\ude00\u00e9\n` + strings.Repeat("b\\", 600)
+		body := `Exit code: 5\nWall time: 1.5 seconds\n` + strings.Repeat("a", pad-38) + `\ud83d\ude00\u00e9\n` + strings.Repeat(`b\\`, 600)
 		rows = append(rows,
 			`{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"`+body+`"}}`,
 			`{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"\n {\"metadata\":{\"exit_code\":6}}`+body+`"}}`)
