@@ -119,3 +119,71 @@ func BenchmarkDecodeFastjson(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeScan is the adopted decoder, in place, as the parser
+// without content runs it.
+func BenchmarkDecodeScan(b *testing.B) { benchmarkScan(b, true) }
+
+// BenchmarkDecodeScanWithContent unescapes every content member the
+// mapping reads.
+func BenchmarkDecodeScanWithContent(b *testing.B) { benchmarkScan(b, false) }
+
+func benchmarkScan(b *testing.B, omitContent bool) {
+	lines, size := fastCorpusLines(b)
+	p := NewParserWithOptions("f.jsonl", Options{OmitContent: omitContent})
+	p.decoder = decodeScan
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			if _, ok := p.scanLine(l); !ok {
+				b.Fatal("not decoded in place")
+			}
+		}
+	}
+}
+
+// BenchmarkParseCorpus parses every Codex rollout of the fixture corpus
+// (read in place), with the in-place decoder (scan) and the typed one only
+// (typed), with and without content (and Raw).
+func BenchmarkParseCorpus(b *testing.B) {
+	var files [][]vendortest.Line
+	var size int64
+	for _, dir := range testenv.FixturePaths(b, "codex") {
+		for _, name := range vendortest.Files(b, dir, ".jsonl") {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			files = append(files, splitLines(data))
+			size += int64(len(data))
+		}
+	}
+	if len(files) == 0 {
+		b.Skip("no Codex corpus")
+	}
+	for _, mode := range []struct {
+		name      string
+		opts      Options
+		decoder   decoder
+	}{
+		{"scan", Options{}, decodeScan},
+		{"typed", Options{}, decodeTyped},
+		{"scan_without_content", Options{OmitContent: true, OmitRaw: true}, decodeScan},
+		{"typed_without_content", Options{OmitContent: true, OmitRaw: true}, decodeTyped},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, lines := range files {
+					p := NewParserWithOptions("f.jsonl", mode.opts)
+					p.decoder = mode.decoder
+					for _, l := range lines {
+						p.Parse(l.Data, l.No, l.Offset)
+					}
+				}
+			}
+		})
+	}
+}

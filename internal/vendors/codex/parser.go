@@ -50,9 +50,21 @@ type Parser struct {
 	fileID string // the session id the file name carries
 	st     state
 	buf    []byte // scratch of scanLine
-	// typedOnly leaves scanLine out (tests compare the two decoders).
-	typedOnly bool
+	// decoder picks how response_item / event_msg lines are decoded;
+	// tests set it to compare the decoders.
+	decoder decoder
 }
+
+type decoder uint8
+
+const (
+	// decodeAuto: in place (scanLine) without content, where it is
+	// faster; typed with content, where unescaping every content member
+	// makes it no faster than goccy (README.md: Decoding).
+	decodeAuto decoder = iota
+	decodeTyped
+	decodeScan
+)
 
 var fileIDRe = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
 
@@ -97,7 +109,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	// In place first; the typed one-pass decode for what the scanner
 	// leaves to it; the envelope, then the payload, for other records.
 	fl, ok := fastLine{}, false
-	if !p.typedOnly {
+	if p.decoder == decodeScan || (p.decoder == decodeAuto && p.opts.OmitContent) {
 		fl, ok = p.scanLine(line)
 	}
 	if !ok {

@@ -19,36 +19,84 @@ import (
 // another type, a name that matches a field only case-insensitively or
 // through an escape, a member given twice, an integer out of range).
 func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
-	o, isObj := jsonx.NewObj(line)
-	if !isObj {
+	var ts, typ []byte
+	var f [nPayloadFields][]byte
+	payload := false
+	// The envelope is walked here rather than with jsonx.Obj, whose walk
+	// would validate the payload once more before it is walked: its other
+	// members are skipped (jsonx.Skip), the payload walked in one pass.
+	i := wsEnd(line, 0)
+	if i >= len(line) || line[i] != '{' {
 		return r, false
 	}
-	var ts, typ, pl []byte
-	for o.Next() {
-		v := o.Value()
-		switch name := o.Name(); string(name) {
-		case "timestamp":
-			if ts != nil {
+	i = wsEnd(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return r, false // no type
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return r, false
+		}
+		n, err := jsonx.Skip(line[i:])
+		if err != nil {
+			return r, false
+		}
+		name := line[i+1 : i+n-1]
+		i = wsEnd(line, i+n)
+		if i >= len(line) || line[i] != ':' {
+			return r, false
+		}
+		i = wsEnd(line, i+1)
+		if string(name) == "payload" && i < len(line) && line[i] == '{' {
+			if payload {
 				return r, false
 			}
-			ts = v
-		case "type":
-			if typ != nil {
+			payload = true
+			n, ok = walkPayload(line[i:], &f)
+			if !ok {
 				return r, false
 			}
-			typ = v
-		case "payload":
-			if pl != nil {
+		} else {
+			n, err = jsonx.Skip(line[i:])
+			if err != nil {
 				return r, false
 			}
-			pl = v
-		default:
-			if folds(name, envelopeField) {
+			v := line[i : i+n]
+			if deep(v) {
 				return r, false
+			}
+			switch string(name) {
+			case "timestamp":
+				if ts != nil {
+					return r, false
+				}
+				ts = v
+			case "type":
+				if typ != nil {
+					return r, false
+				}
+				typ = v
+			case "payload":
+				return r, false // not an object: decoded as before
+			default:
+				if folds(name, envelopeField) {
+					return r, false
+				}
 			}
 		}
+		i = wsEnd(line, i+n)
+		if i >= len(line) {
+			return r, false
+		}
+		if line[i] == '}' {
+			break
+		}
+		if line[i] != ',' {
+			return r, false
+		}
+		i = wsEnd(line, i+1)
 	}
-	if o.Err() != nil || !isSpace(line[o.End():]) {
+	if !payload || !isSpace(line[i+1:]) {
 		return r, false
 	}
 	switch string(typ) {
@@ -61,32 +109,77 @@ func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
 	}
 	var d scanDec
 	r.Timestamp = d.str(ts)
-	if d.bad || len(pl) == 0 || pl[0] != '{' {
+	if d.bad || !d.fill(p, &r, &f) {
 		return r, false
 	}
-	var f [nPayloadFields][]byte
-	po, _ := jsonx.NewObj(pl)
+	return r, true
+}
+
+// walkPayload walks the payload object at the start of b into f by field;
+// n is its length. false on malformed input, a member given twice, or a
+// name the typed decoder might take for a field (folds).
+func walkPayload(b []byte, f *[nPayloadFields][]byte) (n int, ok bool) {
+	po, _ := jsonx.NewObj(b)
 	for po.Next() {
-		name := po.Name()
+		name, v := po.Name(), po.Value()
+		if deep(v) {
+			return 0, false
+		}
 		i := payloadField(name)
 		if i < 0 {
 			if folds(name, payloadField) {
-				return r, false
+				return 0, false
 			}
 			continue
 		}
 		if f[i] != nil {
-			return r, false
+			return 0, false
 		}
-		f[i] = po.Value()
+		f[i] = v
 	}
 	if po.Err() != nil {
-		return r, false
+		return 0, false
 	}
-	if !d.fill(p, &r, &f) {
-		return r, false
+	return po.End(), true
+}
+
+// deep reports whether the container v may nest near the nesting limit of
+// the decoders (10000): walked on its own it counts two levels fewer than
+// within the line, so such a value is left to the typed decoder. Only a
+// value of 19990 bytes or more can; it is measured.
+func deep(v []byte) bool {
+	const limit = 10000 - 5
+	if len(v) < 2*limit || (v[0] != '{' && v[0] != '[') {
+		return false
 	}
-	return r, true
+	depth, inStr := 0, false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth++; depth >= limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+func wsEnd(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // Members of a response_item / event_msg payload (item and eventFields).

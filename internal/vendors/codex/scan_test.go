@@ -21,7 +21,7 @@ import (
 func parseBoth(lines []vendortest.Line, omitContent bool) (scanned, typed []agentevent.Event, scanState, typedState []byte) {
 	opts := Options{OmitContent: omitContent}
 	ps, pt := NewParserWithOptions("f.jsonl", opts), NewParserWithOptions("f.jsonl", opts)
-	pt.typedOnly = true
+	pt.decoder, ps.decoder = decodeTyped, decodeScan
 	for _, l := range lines {
 		scanned = append(scanned, ps.Parse(l.Data, l.No, l.Offset)...)
 		typed = append(typed, pt.Parse(l.Data, l.No, l.Offset)...)
