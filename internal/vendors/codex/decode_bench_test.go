@@ -163,9 +163,9 @@ func BenchmarkParseCorpus(b *testing.B) {
 		b.Skip("no Codex corpus")
 	}
 	for _, mode := range []struct {
-		name      string
-		opts      Options
-		decoder   decoder
+		name    string
+		opts    Options
+		decoder decoder
 	}{
 		{"scan", Options{}, decodeScan},
 		{"typed", Options{}, decodeTyped},

@@ -157,15 +157,17 @@ func deep(v []byte) bool {
 		c := v[i]
 		switch {
 		case inStr:
-			if c == '\\' {
+			switch c {
+			case '\\':
 				i++
-			} else if c == '"' {
+			case '"':
 				inStr = false
 			}
 		case c == '"':
 			inStr = true
 		case c == '{' || c == '[':
-			if depth++; depth >= limit {
+			depth++
+			if depth >= limit {
 				return true
 			}
 		case c == '}' || c == ']':
@@ -603,7 +605,7 @@ func (p *Parser) output(raw []byte, callID string, content bool) string {
 		return unquote(raw)
 	}
 	cut := escapeCut(body, headRaw)
-	head := ""
+	var head string
 	if bytes.IndexByte(body[:cut], '\\') < 0 {
 		head = string(body[:cut])
 	} else {
@@ -631,15 +633,15 @@ func jsonLike(s string) bool {
 	return true
 }
 
-// escapeCut is the first index at or after min (or len(body)) that is no
+// escapeCut is the first index at or after atLeast (or len(body)) that is not
 // inside an escape of the JSON string body, nor between the two escapes of
 // a surrogate pair: the body cut there unescapes to a prefix of the whole.
-func escapeCut(body []byte, min int) int {
+func escapeCut(body []byte, atLeast int) int {
 	i := 0
 	for {
 		j := bytes.IndexByte(body[i:], '\\')
-		if j < 0 || i+j >= min {
-			return minInt(min, len(body))
+		if j < 0 || i+j >= atLeast {
+			return minInt(atLeast, len(body))
 		}
 		i += j
 		n := 2
@@ -652,7 +654,7 @@ func escapeCut(body []byte, min int) int {
 			}
 		}
 		i += n
-		if i >= min {
+		if i >= atLeast {
 			return i
 		}
 	}
