@@ -49,7 +49,22 @@ type Parser struct {
 	opts   Options
 	fileID string // the session id the file name carries
 	st     state
+	buf    []byte // scratch of scanLine
+	// decoder picks how response_item / event_msg lines are decoded;
+	// tests set it to compare the decoders.
+	decoder decoder
 }
+
+type decoder uint8
+
+const (
+	// decodeAuto: in place (scanLine) without content, where it is
+	// faster; typed with content, where unescaping every content member
+	// makes it no faster than goccy (README.md: Decoding).
+	decodeAuto decoder = iota
+	decodeTyped
+	decodeScan
+)
 
 var fileIDRe = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
 
@@ -91,17 +106,26 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	defer agentevent.RecoverRecord(&events, func(reason, detail string) []agentevent.Event {
 		return p.unparsed(c, reason, detail)
 	})
-	if r, ok := decodeFast(line); ok {
-		p.timestamp(c, r.Timestamp)
-		p.forkOrSpawn(r.Type)
+	// In place first; the typed one-pass decode for what the scanner
+	// leaves to it; the envelope, then the payload, for other records.
+	fl, ok := fastLine{}, false
+	if p.decoder == decodeScan || (p.decoder == decodeAuto && p.opts.OmitContent) {
+		fl, ok = p.scanLine(line)
+	}
+	if !ok {
+		fl, ok = decodeFast(line)
+	}
+	if ok {
+		p.timestamp(c, fl.Timestamp)
+		p.forkOrSpawn(fl.Type)
 		var out []agentevent.Event
 		var reason, detail string
-		if r.Type == "response_item" {
-			out, reason, detail = p.responseItem(&r.item, c)
+		if fl.Type == "response_item" {
+			out, reason, detail = p.responseItem(&fl.item, c)
 		} else {
-			out, reason, detail = p.eventMsg(&r.msg, c)
+			out, reason, detail = p.eventMsg(&fl.msg, c)
 		}
-		return p.result(c, r.Type, out, reason, detail)
+		return p.result(c, fl.Type, out, reason, detail)
 	}
 	var r record
 	if err := jsonx.Unmarshal(line, &r); err != nil {
