@@ -30,7 +30,7 @@ func fixtureEvents(t *testing.T, path string) []agentevent.Event {
 
 // parseFixture parses a JSONL file of agent's (a folder of
 // ../shared/fixtures: claude_code, codex or pi) as the receiver would.
-func parseFixture(t *testing.T, agent, path string) []agentevent.Event {
+func parseFixture(t testing.TB, agent, path string) []agentevent.Event {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
