@@ -45,13 +45,23 @@ type unit struct {
 	// unspawned: an event of the unit said that no tool call spawned this
 	// subagent (agentevent.SubagentLinkNone), so no claim is waited for.
 	unspawned bool
+	// mem holds the strings of the events added to the unit (ingest).
+	mem unitMemory
 }
 
-func (u *unit) addEvent(ev agentevent.Event) {
-	if u.see(&ev) {
-		u.events = append(u.events, ev)
-		u.note(&ev)
+func (u *unit) addEvent(ev *agentevent.Event) {
+	if u.see(ev) {
+		u.events = append(u.events, *ev)
+		u.note(ev)
 	}
+}
+
+// last is the unit's latest event, nil when it has none.
+func (u *unit) last() *agentevent.Event {
+	if len(u.events) == 0 {
+		return nil
+	}
+	return &u.events[len(u.events)-1]
 }
 
 // see records an event's id, false when the unit has it already (the same

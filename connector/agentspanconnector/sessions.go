@@ -22,6 +22,7 @@ func (st *sessionStore) ensure(sk sessKey) *sessIndex {
 	st.use.unsleep(sk)
 	sk = ownKey(sk)
 	idx := newSessIndex()
+	idx.key = sk
 	idx.used = st.uses
 	st.sessions[sk] = idx
 	st.use.enqueue(sk, idx.used)
@@ -102,8 +103,15 @@ func (st *sessionStore) restore(sk sessKey, rec *state.SessionRecord) error {
 // touch loads the session and marks it changed.
 func (st *sessionStore) touch(sk sessKey) {
 	idx := st.ensure(sk)
-	st.dirty[sk] = true
-	st.linksToTry[sk] = true
+	if idx.key != (sessKey{}) {
+		sk = idx.key // the session's own copy, not the caller's (an event's)
+	}
+	if !st.dirty[sk] {
+		st.dirty[sk] = true
+	}
+	if !st.linksToTry[sk] {
+		st.linksToTry[sk] = true
+	}
 	st.use.enqueue(sk, idx.used)
 }
 

@@ -16,20 +16,28 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// add ingests one event.
+// add ingests one event (ingest on a copy).
 func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
+	return a.ingest(&ev, host, now)
+}
+
+// ingest ingests one event. Its strings may share memory with the request
+// (see ownStrings): what ingest keeps of them is given memory of its own —
+// the event's strings where it is kept (the unit's memory, or ownStrings
+// for an event waiting for a prompt), each key and id by the store as it
+// keeps it. It changes *ev (content stripped, strings owned).
+func (a *assembler) ingest(ev *agentevent.Event, host string, now time.Time) addResult {
 	if ev.Unparsed != "" {
 		return unparsed
 	}
 	ev.Raw = nil // never emitted; don't hold it
 	if !a.opts.IncludeContent {
-		agentevent.StripContent(&ev)
+		agentevent.StripContent(ev)
 	}
-	ownStrings(&ev)
-	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.AgentID}
 	a.store.touch(th.Sess())
 	t := a.store.threads[th]
-	key, inTurn := unitOf(&ev)
+	key, inTurn := unitOf(ev)
 	_, open := a.store.units[key]
 	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq && (!open || !inTurn) {
 		return replayed
@@ -48,7 +56,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	t.lastArrival = now
 
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
-		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), CallID: ev.ToolCallID}
+		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(ev), CallID: ev.ToolCallID}
 		ref := a.store.calls[ck]
 		ref.Unit = key
 		if ev.SubagentType != "" && !th.Subagent() {
@@ -57,7 +65,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		a.store.setCall(ck, ref)
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
-		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.SpawnedAgentID}
+		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.SpawnedAgentID}
 		if child != th {
 			a.store.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}
@@ -98,9 +106,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		}
 	}
 	if !inTurn {
-		t.preamble = appendUnique(t.preamble, ev)
+		ownStrings(ev)
+		t.preamble = appendUnique(t.preamble, *ev)
 		if t.preambleHost == "" {
-			t.preambleHost = host
+			t.preambleHost = strings.Clone(host)
 		}
 		a.preambles.note(th, t.lastArrival)
 		return added
@@ -109,13 +118,15 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	u := a.store.units[key]
 	created := u == nil
 	if created {
-		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
-		a.store.setUnit(key, u)
+		u = &unit{seen: map[string]struct{}{}}
+		u.key = u.mem.key(key)
+		a.store.setUnit(u.key, u)
 	}
 	u.lastArrival = now
 	if u.host == "" {
-		u.host = host
+		u.host = u.mem.str(host)
 	}
+	u.mem.own(ev, u.last(), &a.keys)
 	// The turn's prompt: its user_message; for an agent's own telemetry
 	// also the first record of a turn whose prompt record has not come
 	// (the records name their turn: it opens all the same).
@@ -137,7 +148,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			t.lastPrompt, t.lastPromptSeq = strings.Clone(prompt), ev.Sequence
 		}
 		for i := range t.preamble {
-			u.addEvent(t.preamble[i])
+			u.addEvent(&t.preamble[i])
 		}
 		t.preamble, t.preambleHost = nil, ""
 		a.preambles.unpreamble(th)
