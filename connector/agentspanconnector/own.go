@@ -195,9 +195,9 @@ func (m *unitMemory) str(s string) string {
 
 // field gives *f memory of the unit's: prev's when equal.
 func (m *unitMemory) field(f *string, prev string) {
-	switch s := *f; {
-	case s == "":
-	case s == prev:
+	switch s := *f; s {
+	case "":
+	case prev:
 		*f = prev
 	default:
 		*f = m.str(s)

@@ -169,11 +169,12 @@ func (t *thread) closedFor(prompt string) (closedUnit, bool) {
 // maxPrompts bounds the prompts a thread remembers for turn links.
 const maxPrompts = 512
 
-// notePrompt records a main-thread prompt, keeping the list in time order.
-func (t *thread) notePrompt(id string, at time.Time) {
+// notePrompt records a main-thread prompt, keeping the list in time order,
+// and returns the id as kept (memory of its own).
+func (t *thread) notePrompt(id string, at time.Time) string {
 	for _, p := range t.prompts {
 		if p.ID == id {
-			return
+			return p.ID
 		}
 	}
 	i := len(t.prompts)
@@ -182,10 +183,12 @@ func (t *thread) notePrompt(id string, at time.Time) {
 	}
 	t.prompts = append(t.prompts, promptRef{})
 	copy(t.prompts[i+1:], t.prompts[i:])
-	t.prompts[i] = promptRef{At: at, ID: strings.Clone(id)}
+	id = strings.Clone(id)
+	t.prompts[i] = promptRef{At: at, ID: id}
 	if len(t.prompts) > maxPrompts {
 		t.prompts = t.prompts[len(t.prompts)-maxPrompts:]
 	}
+	return id
 }
 
 // promptAt is the latest prompt at or before at ("" when none is).

@@ -183,7 +183,19 @@ func (st *sessionStore) delLink(child threadKey) {
 }
 
 func (st *sessionStore) setCall(c callKey, ref callRef) {
-	c, ref = ownCall(c), ownRef(ref)
+	// Memory of their own, in one allocation: the session's strings are
+	// those of the session's own key (ensure) when it has one.
+	if sk := st.ensure(c.Sess()).key; sk != (sessKey{}) {
+		c.Source, c.Session = sk.Source, sk.Session
+		if ref.Unit.Thread.Sess() == sk {
+			ref.Unit.Thread.Source, ref.Unit.Thread.Session = sk.Source, sk.Session
+		} else {
+			ownAll((*string)(&ref.Unit.Thread.Source), &ref.Unit.Thread.Session)
+		}
+		ownAll(&c.CallID, &ref.Unit.Thread.Agent, &ref.Unit.Prompt, &ref.SubagentType)
+	} else {
+		c, ref = ownCall(c), ownRef(ref)
+	}
 	st.touch(c.Sess())
 	st.calls[c] = ref
 	st.sessions[c.Sess()].calls[c] = struct{}{}

@@ -16,9 +16,9 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// add ingests one event (ingest on a copy).
-func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
-	return a.ingest(&ev, host, now)
+// add ingests a copy of one event (ingest).
+func (a *assembler) add(ev agentevent.Event, host string, now time.Time) {
+	a.ingest(&ev, host, now)
 }
 
 // ingest ingests one event. Its strings may share memory with the request
@@ -92,8 +92,9 @@ func (a *assembler) ingest(ev *agentevent.Event, host string, now time.Time) add
 	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.Subagent() && inTurn {
 		a.links.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
 	}
+	noted := "" // the prompt's id as the thread keeps it
 	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
-		t.notePrompt(ev.EventID, ev.Timestamp)
+		noted = t.notePrompt(ev.EventID, ev.Timestamp)
 	}
 	native := ev.Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
 	if !inTurn && native && !th.Subagent() && t.lastPrompt != "" {
@@ -145,7 +146,10 @@ func (a *assembler) ingest(ev *agentevent.Event, host string, now time.Time) add
 			} else if u.prevPrompt == "" {
 				u.prevPrompt = t.lastPrompt
 			}
-			t.lastPrompt, t.lastPromptSeq = strings.Clone(prompt), ev.Sequence
+			if noted != prompt {
+				noted = strings.Clone(prompt)
+			}
+			t.lastPrompt, t.lastPromptSeq = noted, ev.Sequence
 		}
 		for i := range t.preamble {
 			u.addEvent(&t.preamble[i])
