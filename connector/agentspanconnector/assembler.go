@@ -35,6 +35,8 @@ type assembler struct {
 	links     *linker
 	evictor   *evictor
 	saved     *persistence
+	// keys holds the attribute keys of the events held (unitMemory.own).
+	keys keyInterner
 }
 
 func newAssembler(idleTimeout time.Duration, opts spanmodel.MapOptions) *assembler {

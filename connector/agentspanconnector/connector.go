@@ -159,12 +159,17 @@ func (c *agentSpanConnector) Start(ctx context.Context, host component.Host) err
 // took the spans and before the write ends: the batch is then emitted again,
 // with the same ids.
 func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	type hosted struct {
-		ev       agentevent.Event
-		host     string
-		caughtUp bool
+	buf := hostedPool.Get().(*[]hosted)
+	evs := (*buf)[:0]
+	if n := ld.LogRecordCount(); cap(evs) < n {
+		evs = make([]hosted, 0, n)
 	}
-	var evs []hosted
+	defer func() {
+		// The events' strings share memory with ld: not kept past the call.
+		clear(evs)
+		*buf = evs[:0]
+		hostedPool.Put(buf)
+	}()
 	notEvents, malformed, nativeCovered := 0, 0, 0
 	var firstBad error
 	firstPlace := ""
@@ -178,7 +183,12 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				ev, err := agentevent.Decode(lrs.At(k))
+				evs = append(evs, hosted{})
+				covered, err := decodeRecord(lrs.At(k), host, &evs[len(evs)-1])
+				if err != nil || covered {
+					evs[len(evs)-1] = hosted{} // not kept in the pool either
+					evs = evs[:len(evs)-1]
+				}
 				if errors.Is(err, agentevent.ErrMalformed) {
 					if malformed == 0 {
 						firstBad, firstPlace = err, agentevent.RecordPlace(lrs.At(k))
@@ -190,13 +200,9 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 					notEvents++
 					continue
 				}
-				if covered, _ := ev.Attributes[agentevent.AttrNativeCovered].(bool); covered {
-					// agent_native saw the agent's own spans for this
-					// turn: they are its trace, a second one is not built.
+				if covered {
 					nativeCovered++
-					continue
 				}
-				evs = append(evs, hosted{ev, host, agentevent.CaughtUp(lrs.At(k))})
 			}
 		}
 	}
@@ -211,13 +217,12 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 	var late []agentevent.Event
 	for i := range evs {
 		h := &evs[i]
-		switch c.asm.add(h.ev, h.host, now) {
+		switch c.addRecord(h, now) {
 		case replayed:
 			replays++
 		case lateResult:
 			late = append(late, h.ev)
 		}
-		c.asm.store.noteRead(sessKey{Source: h.ev.Source, Session: agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
 	}
 	if err := c.asm.saved.takeLoadErr(); err != nil {
 		return errors.Join(fmt.Errorf("read saved state: %w", err), c.rollback(ctx))
@@ -226,6 +231,42 @@ func (c *agentSpanConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) erro
 	out.replays, out.lateResults = replays, late
 	return c.emitAndSave(ctx, out)
 }
+
+// hosted is a decoded event, with the host of its resource and the
+// reader's caught-up flag of its record.
+type hosted struct {
+	ev       agentevent.Event
+	host     string
+	caughtUp bool
+}
+
+// decodeRecord decodes a record into h, the per-record work of ConsumeLogs
+// before it takes the lock. covered is an event of a turn that agent_native
+// saw the agent's own spans of: they are its trace, a second one is not
+// built.
+func decodeRecord(lr plog.LogRecord, host string, h *hosted) (covered bool, err error) {
+	if h.ev, err = agentevent.Decode(lr); err != nil {
+		return false, err
+	}
+	if covered, _ = h.ev.Attributes[agentevent.AttrNativeCovered].(bool); covered {
+		return true, nil
+	}
+	h.host, h.caughtUp = host, agentevent.CaughtUp(lr)
+	return false, nil
+}
+
+// addRecord adds a decoded event, the per-record work of ConsumeLogs under
+// the lock (the turns it completes close after the whole request).
+func (c *agentSpanConnector) addRecord(h *hosted, now time.Time) addResult {
+	res := c.asm.ingest(&h.ev, h.host, now)
+	c.asm.store.noteRead(sessKey{Source: h.ev.Source, Session: agentevent.TreeSession(&h.ev)}, h.ev.LogFile, h.caughtUp)
+	return res
+}
+
+// hostedPool holds the slices ConsumeLogs decodes a request's events into,
+// emptied after each call: an event is hundreds of bytes, and a slice grown
+// anew per call would cost a backfill as much as the turns built of them.
+var hostedPool = sync.Pool{New: func() any { return new([]hosted) }}
 
 // emitAndSave hands out to the next consumer, then saves every change (with
 // storage). Called with mu held.

@@ -30,10 +30,10 @@ func fixtureEvents(t *testing.T, path string) []agentevent.Event {
 
 // parseFixture parses a JSONL file of agent's (a folder of
 // ../shared/fixtures: claude_code, codex or pi) as the receiver would.
-func parseFixture(t *testing.T, agent, path string) []agentevent.Event {
-	t.Helper()
+func parseFixture(tb testing.TB, agent, path string) []agentevent.Event {
+	tb.Helper()
 	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	type parser interface {
 		Parse(line []byte, lineNo, offset int64) []agentevent.Event
 	}
@@ -46,7 +46,7 @@ func parseFixture(t *testing.T, agent, path string) []agentevent.Event {
 	case "pi":
 		p = pi.NewParser(path)
 	default:
-		t.Fatalf("no parser for %s", agent)
+		tb.Fatalf("no parser for %s", agent)
 	}
 	var evs []agentevent.Event
 	for _, l := range vendortest.SplitLines(data) {

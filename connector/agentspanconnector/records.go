@@ -45,13 +45,23 @@ type unit struct {
 	// unspawned: an event of the unit said that no tool call spawned this
 	// subagent (agentevent.SubagentLinkNone), so no claim is waited for.
 	unspawned bool
+	// mem holds the strings of the events added to the unit (ingest).
+	mem unitMemory
 }
 
-func (u *unit) addEvent(ev agentevent.Event) {
-	if u.see(&ev) {
-		u.events = append(u.events, ev)
-		u.note(&ev)
+func (u *unit) addEvent(ev *agentevent.Event) {
+	if u.see(ev) {
+		u.events = append(u.events, *ev)
+		u.note(ev)
 	}
+}
+
+// last is the unit's latest event, nil when it has none.
+func (u *unit) last() *agentevent.Event {
+	if len(u.events) == 0 {
+		return nil
+	}
+	return &u.events[len(u.events)-1]
 }
 
 // see records an event's id, false when the unit has it already (the same
@@ -159,11 +169,12 @@ func (t *thread) closedFor(prompt string) (closedUnit, bool) {
 // maxPrompts bounds the prompts a thread remembers for turn links.
 const maxPrompts = 512
 
-// notePrompt records a main-thread prompt, keeping the list in time order.
-func (t *thread) notePrompt(id string, at time.Time) {
+// notePrompt records a main-thread prompt, keeping the list in time order,
+// and returns the id as kept (memory of its own).
+func (t *thread) notePrompt(id string, at time.Time) string {
 	for _, p := range t.prompts {
 		if p.ID == id {
-			return
+			return p.ID
 		}
 	}
 	i := len(t.prompts)
@@ -172,10 +183,12 @@ func (t *thread) notePrompt(id string, at time.Time) {
 	}
 	t.prompts = append(t.prompts, promptRef{})
 	copy(t.prompts[i+1:], t.prompts[i:])
-	t.prompts[i] = promptRef{At: at, ID: strings.Clone(id)}
+	id = strings.Clone(id)
+	t.prompts[i] = promptRef{At: at, ID: id}
 	if len(t.prompts) > maxPrompts {
 		t.prompts = t.prompts[len(t.prompts)-maxPrompts:]
 	}
+	return id
 }
 
 // promptAt is the latest prompt at or before at ("" when none is).

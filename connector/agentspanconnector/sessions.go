@@ -22,6 +22,7 @@ func (st *sessionStore) ensure(sk sessKey) *sessIndex {
 	st.use.unsleep(sk)
 	sk = ownKey(sk)
 	idx := newSessIndex()
+	idx.key = sk
 	idx.used = st.uses
 	st.sessions[sk] = idx
 	st.use.enqueue(sk, idx.used)
@@ -102,8 +103,15 @@ func (st *sessionStore) restore(sk sessKey, rec *state.SessionRecord) error {
 // touch loads the session and marks it changed.
 func (st *sessionStore) touch(sk sessKey) {
 	idx := st.ensure(sk)
-	st.dirty[sk] = true
-	st.linksToTry[sk] = true
+	if idx.key != (sessKey{}) {
+		sk = idx.key // the session's own copy, not the caller's (an event's)
+	}
+	if !st.dirty[sk] {
+		st.dirty[sk] = true
+	}
+	if !st.linksToTry[sk] {
+		st.linksToTry[sk] = true
+	}
 	st.use.enqueue(sk, idx.used)
 }
 
@@ -175,7 +183,19 @@ func (st *sessionStore) delLink(child threadKey) {
 }
 
 func (st *sessionStore) setCall(c callKey, ref callRef) {
-	c, ref = ownCall(c), ownRef(ref)
+	// Memory of their own, in one allocation: the session's strings are
+	// those of the session's own key (ensure) when it has one.
+	if sk := st.ensure(c.Sess()).key; sk != (sessKey{}) {
+		c.Source, c.Session = sk.Source, sk.Session
+		if ref.Unit.Thread.Sess() == sk {
+			ref.Unit.Thread.Source, ref.Unit.Thread.Session = sk.Source, sk.Session
+		} else {
+			ownAll((*string)(&ref.Unit.Thread.Source), &ref.Unit.Thread.Session)
+		}
+		ownAll(&c.CallID, &ref.Unit.Thread.Agent, &ref.Unit.Prompt, &ref.SubagentType)
+	} else {
+		c, ref = ownCall(c), ownRef(ref)
+	}
 	st.touch(c.Sess())
 	st.calls[c] = ref
 	st.sessions[c.Sess()].calls[c] = struct{}{}

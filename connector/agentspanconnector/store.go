@@ -125,6 +125,8 @@ type sessIndex struct {
 	caughtUp map[string]bool
 	// used is when the session was last used (sessionStore.uses).
 	used uint64
+	// key is the session's key, with memory of its own (ensure).
+	key sessKey
 }
 
 func newSessIndex() *sessIndex {

@@ -16,20 +16,28 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// add ingests one event.
-func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResult {
+// add ingests a copy of one event (ingest).
+func (a *assembler) add(ev agentevent.Event, host string, now time.Time) {
+	a.ingest(&ev, host, now)
+}
+
+// ingest ingests one event. Its strings may share memory with the request
+// (see ownStrings): what ingest keeps of them is given memory of its own —
+// the event's strings where it is kept (the unit's memory, or ownStrings
+// for an event waiting for a prompt), each key and id by the store as it
+// keeps it. It changes *ev (content stripped, strings owned).
+func (a *assembler) ingest(ev *agentevent.Event, host string, now time.Time) addResult {
 	if ev.Unparsed != "" {
 		return unparsed
 	}
 	ev.Raw = nil // never emitted; don't hold it
 	if !a.opts.IncludeContent {
-		agentevent.StripContent(&ev)
+		agentevent.StripContent(ev)
 	}
-	ownStrings(&ev)
-	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.AgentID}
+	th := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.AgentID}
 	a.store.touch(th.Sess())
 	t := a.store.threads[th]
-	key, inTurn := unitOf(&ev)
+	key, inTurn := unitOf(ev)
 	_, open := a.store.units[key]
 	if t != nil && ev.Sequence > 0 && ev.Sequence <= t.closedSeq && (!open || !inTurn) {
 		return replayed
@@ -48,7 +56,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	t.lastArrival = now
 
 	if ev.Type == agentevent.TypeToolCall && ev.ToolCallID != "" && inTurn {
-		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), CallID: ev.ToolCallID}
+		ck := callKey{Source: ev.Source, Session: agentevent.TreeSession(ev), CallID: ev.ToolCallID}
 		ref := a.store.calls[ck]
 		ref.Unit = key
 		if ev.SubagentType != "" && !th.Subagent() {
@@ -57,7 +65,7 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		a.store.setCall(ck, ref)
 	}
 	if ev.SpawnedAgentID != "" && ev.ToolCallID != "" && inTurn {
-		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(&ev), Agent: ev.SpawnedAgentID}
+		child := threadKey{Source: ev.Source, Session: agentevent.TreeSession(ev), Agent: ev.SpawnedAgentID}
 		if child != th {
 			a.store.setLink(child, link{CallID: ev.ToolCallID, Parent: key, Resolved: true})
 		}
@@ -84,8 +92,9 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	if kind, ok := ev.Attributes[agentevent.AttrSubagentAnchor].(string); ok && kind != "" && !th.Subagent() && inTurn {
 		a.links.addAnchor(anchor{Source: ev.Source, Kind: kind, Project: ev.ProjectRoot, At: ev.Timestamp, Unit: key})
 	}
+	noted := "" // the prompt's id as the thread keeps it
 	if !th.Subagent() && ev.Type == agentevent.TypeUserMessage && ev.EventID != "" {
-		t.notePrompt(ev.EventID, ev.Timestamp)
+		noted = t.notePrompt(ev.EventID, ev.Timestamp)
 	}
 	native := ev.Attributes[agentevent.AttrOrigin] == agentevent.OriginNative
 	if !inTurn && native && !th.Subagent() && t.lastPrompt != "" {
@@ -98,9 +107,10 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 		}
 	}
 	if !inTurn {
-		t.preamble = appendUnique(t.preamble, ev)
+		ownStrings(ev)
+		t.preamble = appendUnique(t.preamble, *ev)
 		if t.preambleHost == "" {
-			t.preambleHost = host
+			t.preambleHost = strings.Clone(host)
 		}
 		a.preambles.note(th, t.lastArrival)
 		return added
@@ -109,13 +119,15 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 	u := a.store.units[key]
 	created := u == nil
 	if created {
-		u = &unit{key: key, seen: map[string]struct{}{}, host: host}
-		a.store.setUnit(key, u)
+		u = &unit{seen: map[string]struct{}{}}
+		u.key = u.mem.key(key)
+		a.store.setUnit(u.key, u)
 	}
 	u.lastArrival = now
 	if u.host == "" {
-		u.host = host
+		u.host = u.mem.str(host)
 	}
+	u.mem.own(ev, u.last(), &a.keys)
 	// The turn's prompt: its user_message; for an agent's own telemetry
 	// also the first record of a turn whose prompt record has not come
 	// (the records name their turn: it opens all the same).
@@ -134,10 +146,13 @@ func (a *assembler) add(ev agentevent.Event, host string, now time.Time) addResu
 			} else if u.prevPrompt == "" {
 				u.prevPrompt = t.lastPrompt
 			}
-			t.lastPrompt, t.lastPromptSeq = strings.Clone(prompt), ev.Sequence
+			if noted != prompt {
+				noted = strings.Clone(prompt)
+			}
+			t.lastPrompt, t.lastPromptSeq = noted, ev.Sequence
 		}
 		for i := range t.preamble {
-			u.addEvent(t.preamble[i])
+			u.addEvent(&t.preamble[i])
 		}
 		t.preamble, t.preambleHost = nil, ""
 		a.preambles.unpreamble(th)
