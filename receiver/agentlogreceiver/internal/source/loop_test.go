@@ -52,7 +52,7 @@ func TestWatchLoopCoalesces(t *testing.T) {
 	// One run for the writes made during the second (and at most one more
 	// for their events still queued when it reset the watcher), not 20.
 	assert.LessOrEqual(t, runs.Load(), int64(4))
-	require.NoError(t, l.Halt(context.Background()))
+	require.NoError(t, l.Halt(t.Context()))
 }
 
 // TestLoopWithoutWatch runs at once, then every interval.
@@ -61,5 +61,5 @@ func TestLoopWithoutWatch(t *testing.T) {
 	var runs atomic.Int64
 	l := StartLoop(10*time.Millisecond, func(context.Context) { runs.Add(1) })
 	require.Eventually(t, func() bool { return runs.Load() >= 3 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, l.Halt(context.Background()))
+	require.NoError(t, l.Halt(t.Context()))
 }

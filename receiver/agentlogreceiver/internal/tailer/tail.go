@@ -32,7 +32,9 @@
 // files at a time, in batches of at most tailBatchLines lines, each handed
 // to emit; emit returns once the lines are delivered and committed. A
 // batch emit refuses (the receiver is stopping) ends the file's read for
-// this poll without moving its position.
+// this poll without moving its position. Between polls, a watcher
+// (internal/watch) wakes the tailer to read the files written to, each
+// as a poll would, or to poll at once when files came or went.
 package tailer
 
 import (

@@ -185,7 +185,7 @@ func Start(c Config) *Watcher {
 	return w
 }
 
-// Wake is signalled when something changed since the last Take.
+// Wake is signaled when something changed since the last Take.
 func (w *Watcher) Wake() <-chan struct{} {
 	if w == nil {
 		return nil

@@ -82,7 +82,7 @@ func TestPatternWants(t *testing.T) {
 	}{
 		{deep, j("projects"), true},
 		{deep, j("projects/a/b/c"), true},
-		{deep, root, true},       // an ancestor of the base
+		{deep, root, true},        // an ancestor of the base
 		{deep, j("other"), false}, // beside it
 		{deep, j("projectsX"), false},
 		{fixed, j("tmp"), true},
