@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // The watch tests poll once an hour: what arrives after the first poll was
@@ -28,7 +29,11 @@ import (
 const watchPatience = 5 * time.Second
 
 // watchConfig reads Claude Code files below dir, polling once an hour.
-func watchConfig(dir string) *Config {
+func watchConfig(t *testing.T, dir string) *Config {
+	t.Helper()
+	if !watch.Supported {
+		t.Skip("nothing is watched on this platform")
+	}
 	cfg := testConfig(dir)
 	cfg.PollInterval = time.Hour
 	return cfg
@@ -40,7 +45,7 @@ func TestWatchReadsAppend(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "proj", "s1.jsonl")
 	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
-	h := newHarness(t, watchConfig(dir), nil)
+	h := newHarness(t, watchConfig(t, dir), nil)
 	h.patience = watchPatience
 	h.start()
 	h.waitEvents(path, 1)
@@ -57,7 +62,7 @@ func TestWatchFindsNewProjectFolder(t *testing.T) {
 	dir := t.TempDir()
 	first := filepath.Join(dir, "proj", "s1.jsonl")
 	testfiles.WriteFile(t, first, userLine("u1", "s1", "one"))
-	h := newHarness(t, watchConfig(dir), nil)
+	h := newHarness(t, watchConfig(t, dir), nil)
 	h.patience = watchPatience
 	h.start()
 	h.waitEvents(first, 1)
@@ -95,7 +100,7 @@ func TestWatchCoalescesBurst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "proj", "s1.jsonl")
 	testfiles.WriteFile(t, path, userLine("u0", "s1", "zero"))
-	h := newHarness(t, watchConfig(dir), nil)
+	h := newHarness(t, watchConfig(t, dir), nil)
 	h.patience = watchPatience
 	g := &gated{LogsSink: h.sink, entered: make(chan struct{}), release: make(chan struct{})}
 	h.rcv.next = g
@@ -132,7 +137,7 @@ func TestWatchOff(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "proj", "s1.jsonl")
 	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
-	cfg := watchConfig(dir)
+	cfg := watchConfig(t, dir)
 	cfg.Watch = false
 	h := newHarness(t, cfg, nil)
 	h.start()
@@ -152,7 +157,7 @@ func TestWatchOff(t *testing.T) {
 // files are still read at every poll.
 func TestWatchLimit(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testConfig(dir)
+	cfg := watchConfig(t, dir)
 	cfg.PollInterval = 20 * time.Millisecond
 	cfg.CopilotCLI.Enabled = true // a tailer and a snapshot poller: two watchers, one agent
 	cfg.CopilotCLI.Include = []string{

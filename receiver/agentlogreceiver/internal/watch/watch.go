@@ -26,7 +26,9 @@
 // not be watched. When adding a watch fails for any reason but the
 // directory being gone (the usual one: fs.inotify.max_user_watches
 // reached), no more are added, those set are kept, and the limit is logged
-// once per agent. Nothing is ever written into the watched folders.
+// once per agent. Nothing is ever written into the watched folders. On
+// macOS and the BSDs nothing is watched: fsnotify's kqueue backend holds a
+// descriptor per file of a watched directory.
 package watch
 
 import (
@@ -171,6 +173,10 @@ func Start(c Config) *Watcher {
 	}
 	for _, inc := range c.Include {
 		w.pats = append(w.pats, newPattern(inc))
+	}
+	if !Supported {
+		close(w.done)
+		return w // never wakes: polling alone
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
