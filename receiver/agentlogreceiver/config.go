@@ -56,6 +56,11 @@ type Config struct {
 	// PollInterval is how often the include patterns are matched and files
 	// are checked for new lines.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// Watch wakes the reading of an agent's files when the system reports
+	// a change in their directories (inotify, FSEvents/kqueue,
+	// ReadDirectoryChangesW), so that a line is read as it is written rather
+	// than at the next poll. Polling goes on in any case. false: poll only.
+	Watch bool `mapstructure:"watch"`
 	// MaxLogSize is the longest line read; a line of this size or more is
 	// reported as a bad record (reason line_too_long) and skipped.
 	MaxLogSize helper.ByteSize `mapstructure:"max_log_size"`

@@ -42,6 +42,7 @@ func TestLoadConfig(t *testing.T) {
 		Storage:            &storageID,
 		StartAt:            StartAtEnd,
 		PollInterval:       500 * time.Millisecond,
+		Watch:              false,
 		MaxLogSize:         helper.ByteSize(64 * 1024 * 1024),
 		MaxConcurrentFiles: 64,
 		FingerprintSize:    helper.ByteSize(2000),
@@ -118,6 +119,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Nil(t, cfg.Storage, "no storage extension unless configured: positions in memory")
 	assert.Equal(t, StartAtBeginning, cfg.StartAt, "history matters: agents delete old transcripts")
 	assert.Equal(t, time.Second, cfg.PollInterval)
+	assert.True(t, cfg.Watch, "changes are read as they are written, between polls")
 	assert.Equal(t, helper.ByteSize(256*1024*1024), cfg.MaxLogSize, "transcript lines reach many MB")
 	assert.False(t, cfg.IncludeContent, "content is off by default")
 	assert.False(t, cfg.IncludeRaw, "raw records are off by default")

@@ -52,6 +52,7 @@ func createDefaultConfig() component.Config {
 	cfg := &Config{
 		StartAt:            defaultStartAt,
 		PollInterval:       defaultPollInterval,
+		Watch:              true,
 		MaxLogSize:         helper.ByteSize(defaultMaxLogSize),
 		MaxConcurrentFiles: defaultMaxConcurrentFiles,
 		FingerprintSize:    helper.ByteSize(defaultFingerprintSize),

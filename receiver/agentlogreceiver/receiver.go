@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // defaultSettleDelay is how long a rewritten file must stay unchanged
@@ -49,6 +51,9 @@ type logsReceiver struct {
 	// progressEvery is how often the backfill's progress is logged (and
 	// agents gone quiet are taken as done).
 	progressEvery time.Duration
+	// watchAdd, when set, replaces the adding of a directory watch (tests
+	// inject the watch limit with it).
+	watchAdd func(w *fsnotify.Watcher, dir string) error
 	// readSlots bound the JSONL files being read across agents: one per
 	// core and one more, so that the cores stay busy while a batch waits
 	// for its delivery, and the lines and events in memory do not grow with
@@ -79,6 +84,11 @@ func withSweepInterval(d time.Duration) option { return func(r *logsReceiver) { 
 // withProgressInterval sets how often the backfill's progress is logged.
 func withProgressInterval(d time.Duration) option {
 	return func(r *logsReceiver) { r.progressEvery = d }
+}
+
+// withWatchAdd replaces the adding of a directory watch.
+func withWatchAdd(add func(w *fsnotify.Watcher, dir string) error) option {
+	return func(r *logsReceiver) { r.watchAdd = add }
 }
 
 // withSettleDelay sets how long a rewritten file must stay unchanged.
@@ -173,10 +183,15 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	scope := func(key string) *checkpoint.Store {
 		return checkpoint.New(r.client, key, r.cfg.Storage != nil).WithBlobs(r.blobs, key)
 	}
+	var group *watch.Group
+	if r.cfg.Watch {
+		group = &watch.Group{Add: r.watchAdd} // the agent's watch limit is logged once
+	}
 	set := source.Settings{
 		Agent: a.key, Source: a.source,
 		Include: include, Exclude: exclude, ExcludeOlderThan: ac.ExcludeOlderThan,
 		PollInterval: r.cfg.PollInterval,
+		Watch:        group,
 		StartAtEnd:   r.cfg.StartAt == StartAtEnd,
 		Emitter:      em,
 		Checkpoints:  scope(a.key),

@@ -14,6 +14,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // buildSource makes the source of one agent, of the kind of its data, on
@@ -61,6 +62,12 @@ func newJSONLSource(a agent, cfg *Config, set source.Settings, readSlots chan st
 	opts := parseOptionsFor(cfg)
 	tc := tailerConfig(cfg, nil)
 	tc.Slots = readSlots
+	if set.Watch != nil {
+		tc.Watch = &watch.Config{
+			Include: set.Include, Exclude: set.Exclude, ExcludeOlderThan: set.ExcludeOlderThan,
+			Group: set.Watch,
+		}
+	}
 	return jsonl.New(set, jsonl.Config{
 		NewParser: func(path string) jsonl.Parser { return a.newParser(path, opts) },
 		Tail:      tc,

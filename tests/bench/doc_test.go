@@ -55,13 +55,16 @@ const docHeader = "# Benchmark\n" +
 	"- **Live latency** appends real Claude Code and Codex sessions one turn at a time to an empty `HOME`\n" +
 	"  and times each turn from the write of the line that completes it to its root span at an OTLP/HTTP\n" +
 	"  endpoint. The last turn of a session, which nothing completes, closes at `turn_idle_timeout` by\n" +
-	"  design and is not timed. `poll_interval` bounds it: a line written just after a poll waits for the\n" +
-	"  next one.\n" +
+	"  design and is not timed. It runs twice: with `watch: true` (the default) the write wakes the\n" +
+	"  receiver; with `watch: false` `poll_interval` bounds it, as a line written just after a poll waits\n" +
+	"  for the next one. The live pipeline has no `batch` processor: one in front of the exporter adds up\n" +
+	"  to its `timeout` (200 ms by default) to every turn.\n" +
 	"- **Where the CPU goes.** Reading agent logs costs more per byte than `file_log`: a typed decode per\n" +
 	"  record, the agent event and its pdata encoding, a storage commit per batch per file, and the\n" +
 	"  connector's state writes. ccusage reads only the usage rows it sums.\n" +
 	"- **Run parts of it**: `BENCH_ROWS` (`end_to_end,events,file_log,ccusage,floor,growth`),\n" +
-	"  `BENCH_LIVE=0` or `only`, `BENCH_IDLE=1` for the idle cost per `poll_interval`,\n" +
+	"  `BENCH_LIVE=0` or `only`, `BENCH_IDLE=1` for the idle cost at the default `poll_interval` with\n" +
+	"  `watch` on and off (`BENCH_IDLE=1s,200ms` for a list of intervals, each on and off),\n" +
 	"  `BENCH_PPROF=<dir>` for CPU profiles, `BENCH_AGENT_LOG='poll_interval: 200ms'` to try a receiver\n" +
 	"  setting. The JSON of each run goes to `_build/bench/`.\n" +
 	"\n"
@@ -130,12 +133,22 @@ func writeMarkdown(w io.Writer, rep report) {
 			g.SmallMB, g.FullMB, len(g.Rows[0].Small))
 		writeGrowthTable(w, g)
 	}
-	if l := rep.Latency; l != nil {
-		fmt.Fprintf(w, "\n## Live latency\n\nFrom the write of the line that completes a turn to the turn's root span at the exporter:\n\n"+
-			"- p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns, %d missed\n- setup: %s\n",
-			l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed, l.Setup)
-		if reasons := closedBy(l); reasons != "" {
-			fmt.Fprintf(w, "- turns by what closed them: %s\n", reasons)
+	if len(rep.Latency) > 0 {
+		fmt.Fprintln(w, "\n## Live latency\n\nFrom the write of the line that completes a turn to the turn's root span at the exporter:")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| watch | p50 | p90 | p99 | max | turns | missed |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		for _, l := range rep.Latency {
+			fmt.Fprintf(w, "| %t | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %d |\n",
+				l.Watch, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
+		}
+		fmt.Fprintln(w)
+		for _, l := range rep.Latency {
+			fmt.Fprintf(w, "- watch %t: %s", l.Watch, l.Setup)
+			if reasons := closedBy(l); reasons != "" {
+				fmt.Fprintf(w, "; turns by what closed them: %s", reasons)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	if len(rep.Idle) > 0 {
@@ -230,12 +243,12 @@ func at(v []float64, i int) float64 {
 
 // writeIdleTable is the idle table, as benchIdle prints it.
 func writeIdleTable(w io.Writer, runs []idleRun) {
-	fmt.Fprintln(w, "| poll_interval | backfill | idle CPU per minute | of one core | RSS | records read while idle |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| poll_interval | watch | backfill | idle CPU per minute | of one core | RSS | records read while idle |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for i := range runs {
 		r := &runs[i]
-		fmt.Fprintf(w, "| %s | %.1f s | %.2f s | %.1f %% | %.0f MB | %.0f |\n",
-			r.PollInterval, r.BackfillS, r.CPUPerMinute, r.PercentOfCore, r.RSSMB, r.RecordsDuring)
+		fmt.Fprintf(w, "| %s | %t | %.1f s | %.2f s | %.1f %% | %.0f MB | %.0f |\n",
+			r.PollInterval, r.Watch, r.BackfillS, r.CPUPerMinute, r.PercentOfCore, r.RSSMB, r.RecordsDuring)
 	}
 }
 
@@ -307,9 +320,19 @@ func TestBenchmarkDoc(t *testing.T) {
 			SmallFile: []float64{49, 47, 48}, Full: []float64{171, 171, 171}, FullAnon: []float64{103, 109, 106},
 			FullFile: []float64{84, 84, 84}, SmallMedian: 104, FullMedian: 171, Growth: 171.0/104 - 1,
 		}}},
-		Latency: &latency{
-			Setup: "agent_log defaults (poll_interval 1s), turn_idle_timeout 5s, batch, otlphttp",
-			Turns: 60, P50ms: 477, P90ms: 981, P99ms: 1053, MaxMs: 1070, ByReason: map[string]int{"connector end_marker": 40, "connector next_prompt": 20},
+		Latency: []*latency{
+			{
+				Setup: "agent_log watch: true, poll_interval: 1s, turn_idle_timeout 5s, no batch, otlphttp", Watch: true,
+				Turns: 60, P50ms: 12, P90ms: 20, P99ms: 41, MaxMs: 55, ByReason: map[string]int{"connector end_marker": 40, "connector next_prompt": 20},
+			},
+			{
+				Setup: "agent_log watch: false, poll_interval: 1s, turn_idle_timeout 5s, no batch, otlphttp",
+				Turns: 60, P50ms: 477, P90ms: 981, P99ms: 1053, MaxMs: 1070, Missed: 1, ByReason: map[string]int{"connector end_marker": 40, "connector next_prompt": 20},
+			},
+		},
+		Idle: []idleRun{
+			{PollInterval: "1s", Watch: true, BackfillS: 40.5, CPUPerMinute: 4.75, PercentOfCore: 7.9, RSSMB: 128},
+			{PollInterval: "1s", BackfillS: 41.2, CPUPerMinute: 4.80, PercentOfCore: 8.0, RSSMB: 127},
 		},
 	}
 	var b strings.Builder
@@ -328,15 +351,25 @@ func TestBenchmarkDoc(t *testing.T) {
 			"- file_log + json_parser → nop: 162 MB anonymous + 35 MB file-backed\n",
 		"agent_log → agent_span → nop (end to end), this build against the baseline: time 0.50×, CPU 0.50×, peak RSS 0.50×.\n",
 		"| agent_log → agent_span → nop (end to end) | 104 MB | 171 MB | +64 % | 104 (62 + 49), 102 (62 + 47), 109 (71 + 48) | 171 (103 + 84), 171 (109 + 84), 171 (106 + 84) |\n",
-		"- p50 477 ms, p90 981 ms, p99 1053 ms, max 1070 ms over 60 turns, 0 missed\n" +
-			"- setup: agent_log defaults (poll_interval 1s), turn_idle_timeout 5s, batch, otlphttp\n" +
-			"- turns by what closed them: connector end_marker: 40, connector next_prompt: 20\n",
+		"| watch | p50 | p90 | p99 | max | turns | missed |\n|---|---|---|---|---|---|---|\n" +
+			"| true | 12 ms | 20 ms | 41 ms | 55 ms | 60 | 0 |\n" +
+			"| false | 477 ms | 981 ms | 1053 ms | 1070 ms | 60 | 1 |\n",
+		"- watch true: agent_log watch: true, poll_interval: 1s, turn_idle_timeout 5s, no batch, otlphttp; " +
+			"turns by what closed them: connector end_marker: 40, connector next_prompt: 20\n" +
+			"- watch false: agent_log watch: false, poll_interval: 1s, turn_idle_timeout 5s, no batch, otlphttp; " +
+			"turns by what closed them: connector end_marker: 40, connector next_prompt: 20\n",
+		"| poll_interval | watch | backfill | idle CPU per minute | of one core | RSS | records read while idle |\n|---|---|---|---|---|---|---|\n" +
+			"| 1s | true | 40.5 s | 4.75 s | 7.9 % | 128 MB | 0 |\n" +
+			"| 1s | false | 41.2 s | 4.80 s | 8.0 % | 127 MB | 0 |\n",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/benchmark.md lacks\n%s\nin\n%s", want, doc)
 		}
 	}
-	if strings.Contains(doc, "## Idle cost") {
+	rep.Idle = nil
+	b.Reset()
+	writeMarkdown(&b, rep)
+	if strings.Contains(b.String(), "## Idle cost") {
 		t.Error("an idle section without idle runs")
 	}
 	if got := thousands(103648); got != "103,648" {

@@ -19,13 +19,15 @@ import (
 // The idle part (`BENCH_IDLE=1 make bench`): what agent_log costs while nothing is written. For
 // each poll_interval the events-only collector reads the history to its end, its metrics stand
 // still for BENCH_SETTLE, and then its CPU time is measured over BENCH_IDLE_WINDOW (default a
-// minute) with nothing appended: the polls over the whole history, the sweeps, the flushes.
-// BENCH_IDLE lists the intervals ("1s,250ms"; "1" for 1s, 500ms, 250ms, 200ms); with
-// BENCH_PPROF=<dir> the CPU profile of each window is written to <dir>/idle-<interval>.pprof.
+// minute) with nothing appended: the polls over the whole history, the sweeps, the flushes, and
+// the directory watches. Each interval runs with watch on and off. BENCH_IDLE lists the intervals
+// ("1s,250ms"; "1" for the default, 1s); with BENCH_PPROF=<dir> the CPU profile of each window is
+// written to <dir>/idle-<interval>-watch-<bool>.pprof.
 
 // idleRun is one poll_interval's idle figures.
 type idleRun struct {
 	PollInterval   string  `json:"poll_interval"`
+	Watch          bool    `json:"watch"`
 	BackfillS      float64 `json:"backfill_s"`
 	WindowS        float64 `json:"window_s"`
 	CPUPerMinute   float64 `json:"cpu_s_per_minute"`
@@ -39,7 +41,7 @@ type idleRun struct {
 func idleIntervals(tb testing.TB) []time.Duration {
 	v := os.Getenv("BENCH_IDLE")
 	if v == "1" {
-		v = "1s,500ms,250ms,200ms"
+		v = "1s"
 	}
 	var out []time.Duration
 	for s := range strings.SplitSeq(v, ",") {
@@ -63,24 +65,21 @@ func idleWindow() time.Duration {
 func benchIdle(b *testing.B, bin, home string, h testenv.History) []idleRun {
 	var runs []idleRun
 	for _, interval := range idleIntervals(b) {
-		runs = append(runs, idleOnce(b, bin, home, interval))
+		for _, watch := range []bool{true, false} {
+			runs = append(runs, idleOnce(b, bin, home, interval, watch))
+		}
 	}
 	fmt.Printf("\nIdle: %d MB in %d files, nothing appended; %s; load average: %s\n\n",
 		h.Bytes>>20, len(h.Files), machine(), loadAverage())
-	fmt.Println("| poll_interval | backfill | idle CPU per minute | of one core | RSS | records read while idle |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for _, r := range runs {
-		fmt.Printf("| %s | %.1f s | %.2f s | %.1f %% | %.0f MB | %.0f |\n",
-			r.PollInterval, r.BackfillS, r.CPUPerMinute, r.PercentOfCore, r.RSSMB, r.RecordsDuring)
-	}
+	writeIdleTable(os.Stdout, runs)
 	return runs
 }
 
-func idleOnce(tb testing.TB, bin, home string, interval time.Duration) idleRun {
+func idleOnce(tb testing.TB, bin, home string, interval time.Duration, watch bool) idleRun {
 	tb.Helper()
 	port := freePort(tb)
 	config := strings.Replace(eventsConfig(port), "    storage: file_storage\n",
-		fmt.Sprintf("    storage: file_storage\n    poll_interval: %s\n", interval), 1)
+		fmt.Sprintf("    storage: file_storage\n    poll_interval: %s\n    watch: %t\n", interval, watch), 1)
 	pprofPort := 0
 	if os.Getenv("BENCH_PPROF") != "" {
 		pprofPort = freePort(tb)
@@ -121,7 +120,7 @@ func idleOnce(tb testing.TB, bin, home string, interval time.Duration) idleRun {
 		}
 	}
 	tick.Stop()
-	r := idleRun{PollInterval: interval.String(), BackfillS: lastChange.Sub(c.start).Seconds(), RecordsTotal: last[0]}
+	r := idleRun{PollInterval: interval.String(), Watch: watch, BackfillS: lastChange.Sub(c.start).Seconds(), RecordsTotal: last[0]}
 
 	// The idle window.
 	window := idleWindow()
@@ -131,7 +130,7 @@ func idleOnce(tb testing.TB, bin, home string, interval time.Duration) idleRun {
 	}
 	start := time.Now()
 	if pprofPort != 0 {
-		r.ProfileWritten = fetchProfile(tb, pprofPort, window, interval)
+		r.ProfileWritten = fetchProfile(tb, pprofPort, window, fmt.Sprintf("%s-watch-%t", interval, watch))
 	}
 	if rest := window - time.Since(start); rest > 0 {
 		time.Sleep(rest) // a benchmark's measuring window, not a wait for a condition
@@ -152,13 +151,13 @@ func idleOnce(tb testing.TB, bin, home string, interval time.Duration) idleRun {
 	if rss, err := currentRSS(c.pid); err == nil {
 		r.RSSMB = float64(rss) / 1e6
 	}
-	tb.Logf("idle at poll_interval %s: backfill %.1f s, %.2f CPU s per minute (%.1f %% of a core)",
-		interval, r.BackfillS, r.CPUPerMinute, r.PercentOfCore)
+	tb.Logf("idle at poll_interval %s, watch %t: backfill %.1f s, %.2f CPU s per minute (%.1f %% of a core)",
+		interval, watch, r.BackfillS, r.CPUPerMinute, r.PercentOfCore)
 	return r
 }
 
 // fetchProfile takes the collector's CPU profile over window through the pprof extension.
-func fetchProfile(tb testing.TB, port int, window, interval time.Duration) string {
+func fetchProfile(tb testing.TB, port int, window time.Duration, name string) string {
 	tb.Helper()
 	client := &http.Client{Timeout: window + 30*time.Second}
 	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, int(window.Seconds())))
@@ -172,7 +171,7 @@ func fetchProfile(tb testing.TB, port int, window, interval time.Duration) strin
 	}
 	dir, _ := filepath.Abs(os.Getenv("BENCH_PPROF"))
 	_ = os.MkdirAll(dir, 0o755) //nolint:gosec // G703: the folder the developer names in BENCH_PPROF
-	path := filepath.Join(dir, "idle-"+interval.String()+".pprof")
+	path := filepath.Join(dir, "idle-"+name+".pprof")
 	if err := os.WriteFile(path, data, 0o600); err != nil { //nolint:gosec // G703: as above
 		tb.Fatal(err)
 	}

@@ -32,7 +32,9 @@ import (
 
 // latency is the live part of the report.
 type latency struct {
-	Setup  string  `json:"setup"`
+	Setup string `json:"setup"`
+	// Watch is the receiver's watch setting of the run.
+	Watch  bool    `json:"watch"`
 	Turns  int     `json:"turns"`
 	Missed int     `json:"missed"`
 	P50ms  float64 `json:"p50_ms"`
@@ -55,16 +57,17 @@ type latency struct {
 // writes, so that every measured turn is closed by its own closing line, not by the clock.
 const liveTurnIdle = 5 * time.Second
 
-func liveConfig(port, sink int) string {
+// liveConfig is the live run's collector: no batch processor in front of the exporter, which would
+// hold every turn up to its timeout (200 ms by default); the exporter sends each ConsumeTraces.
+func liveConfig(port, sink int, watch bool) string {
 	return storageBlock + fmt.Sprintf(`receivers:
   agent_log:
     storage: file_storage
+    watch: %t
 `+receiverExtra()+`connectors:
   agent_span:
     storage: file_storage
     turn_idle_timeout: %s
-processors:
-  batch:
 exporters:
   otlphttp:
     endpoint: http://127.0.0.1:%d
@@ -76,10 +79,13 @@ service:
       exporters: [agent_span]
     traces:
       receivers: [agent_span]
-      processors: [batch]
       exporters: [otlphttp]
-`, liveTurnIdle, sink) + liveTelemetry(port)
+`, watch, liveTurnIdle, sink) + liveTelemetry(port)
 }
+
+// liveRuns are the live run's two settings of watch: on (the default), a write wakes the
+// receiver; off, it waits for the next poll.
+var liveRuns = []bool{true, false}
 
 // liveTelemetry is telemetry with debug logs as JSON, unsampled (the collector's default keeps 10
 // entries of a message per 10 s): the connector logs why it closed each turn ("Turn emitted",
@@ -89,12 +95,15 @@ func liveTelemetry(port int) string {
 		"      level: debug\n      encoding: json\n      sampling:\n        enabled: false\n", 1)
 }
 
-// liveSettings names the agent_log settings of the live run that are not defaults.
-func liveSettings() string {
+// liveSettings names the agent_log settings of the live run.
+func liveSettings(watch bool) string {
+	out := fmt.Sprintf("watch: %t", watch)
 	if extra := strings.TrimSpace(receiverExtra()); extra != "" {
-		return " but " + strings.Join(strings.Fields(strings.ReplaceAll(extra, "\n", ",")), " ")
+		out += ", " + strings.Join(strings.Fields(strings.ReplaceAll(extra, "\n", ",")), " ")
+	} else {
+		out += ", poll_interval: 1s"
 	}
-	return " (poll_interval 1s)"
+	return out
 }
 
 // rootKey names a turn: its session and its prompt's event id (agent.event.id on its root).
@@ -427,7 +436,7 @@ type liveTurn struct {
 // the benchmark), matched by session and prompt id. The last turn of a session without an end
 // marker is closed by turn_idle_timeout by design and is not measured. What closed each turn in
 // the connector comes from its debug log.
-func liveLatency(tb testing.TB, bin, fixtures string) *latency {
+func liveLatency(tb testing.TB, bin, fixtures string, watch bool) *latency {
 	tb.Helper()
 	sink := &spanSink{roots: map[rootKey]sunkRoot{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -440,7 +449,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 
 	home := tb.TempDir()
 	port := freePort(tb)
-	proc := startCollector(tb, bin, home, liveConfig(port, l.Addr().(*net.TCPAddr).Port))
+	proc := startCollector(tb, bin, home, liveConfig(port, l.Addr().(*net.TCPAddr).Port, watch))
 	defer proc.stop()
 
 	rounds := 6
@@ -496,7 +505,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		sink.waitAll(all, liveTurnIdle+5*time.Second)
 	}
 	reasons := emittedReasons(proc.logPath)
-	lat := &latency{ByReason: map[string]int{}}
+	lat := &latency{Watch: watch, ByReason: map[string]int{}}
 	if m, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); err == nil {
 		for _, r := range []string{"duplicate_span", "replayed", "no_turn", "not_agent_event", "malformed"} {
 			if n := int(m.series("otelcol_agent_span_input_dropped", `reason="`+r+`"`)); n > 0 {
@@ -509,7 +518,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 	}
 	if os.Getenv("BENCH_LIVE_DEBUG") != "" {
 		if b, err := os.ReadFile(proc.logPath); err == nil {
-			out := filepath.Join(repoRoot(tb), "_build", "bench", "live-collector.log")
+			out := filepath.Join(repoRoot(tb), "_build", "bench", fmt.Sprintf("live-collector-watch-%t.log", watch))
 			if os.WriteFile(out, b, 0o600) == nil { //nolint:gosec // G703: a file under the repository's _build folder
 				tb.Logf("live: the collector's log is in %s", out)
 			}
@@ -549,7 +558,7 @@ func liveLatency(tb testing.TB, bin, fixtures string) *latency {
 		i = max(0, min(i, len(samples)-1))
 		return float64(samples[i]) / float64(time.Millisecond)
 	}
-	lat.Setup = fmt.Sprintf("agent_log defaults%s, turn_idle_timeout %s, batch, otlphttp", liveSettings(), liveTurnIdle)
+	lat.Setup = fmt.Sprintf("agent_log %s, turn_idle_timeout %s, no batch, otlphttp", liveSettings(watch), liveTurnIdle)
 	lat.Turns = len(samples)
 	lat.P50ms, lat.P90ms, lat.P99ms, lat.MaxMs = pct(0.50), pct(0.90), pct(0.99), pct(1)
 	return lat
@@ -576,6 +585,16 @@ func emittedReasons(logPath string) map[rootKey]string {
 		if json.Unmarshal(line, &rec) == nil && rec.Agent == "" {
 			out[rootKey{rec.Session, rec.Prompt}] = rec.Reason
 		}
+	}
+	return out
+}
+
+// liveLatencies is the live run with each setting of watch (liveRuns).
+func liveLatencies(tb testing.TB, bin, fixtures string) []*latency {
+	tb.Helper()
+	var out []*latency
+	for _, watch := range liveRuns {
+		out = append(out, liveLatency(tb, bin, fixtures, watch))
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func printReport(w io.Writer, rep report) {
 		fmt.Fprintf(w, "\n%s\n", line)
 	}
 	printGrowth(w, rep.Growth)
-	if l := rep.Latency; l != nil {
+	for _, l := range rep.Latency {
 		fmt.Fprintf(w, "\nLive: line that closes a turn appended → the turn's spans at the exporter (%s): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms over %d turns (%d missed)\n",
 			l.Setup, l.P50ms, l.P90ms, l.P99ms, l.MaxMs, l.Turns, l.Missed)
 		fmt.Fprintf(w, "Turns by what closed them: %s; agent_span input dropped: %v\n", closedBy(l), l.Dropped)

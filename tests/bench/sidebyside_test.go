@@ -225,12 +225,12 @@ type report struct {
 	// Shares is the mix of the history asked for (BENCH_AGENTS), by agent.
 	Shares map[string]float64 `json:"shares,omitempty"`
 	// BaselineCollector is AGENTOTEL_BENCH_BASELINE, the build of the baseline rows.
-	BaselineCollector string    `json:"baseline_collector,omitempty"`
-	Rows              []row     `json:"rows"`
-	Latency           *latency  `json:"live_latency,omitempty"`
-	Idle              []idleRun `json:"idle,omitempty"`
-	Growth            *growth   `json:"memory_growth,omitempty"`
-	LoadBefore        string    `json:"load_average_before"`
+	BaselineCollector string     `json:"baseline_collector,omitempty"`
+	Rows              []row      `json:"rows"`
+	Latency           []*latency `json:"live_latency,omitempty"`
+	Idle              []idleRun  `json:"idle,omitempty"`
+	Growth            *growth    `json:"memory_growth,omitempty"`
+	LoadBefore        string     `json:"load_average_before"`
 }
 
 // BenchmarkSideBySide is `make bench`: see the top of this file.
@@ -241,7 +241,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		// The live run tails a history of its own: no corpus to write.
 		rep := report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), LoadBefore: loadAverage()}
 		for range b.N {
-			rep.Latency = liveLatency(b, bin, roots[0])
+			rep.Latency = liveLatencies(b, bin, roots[0])
 		}
 		printReport(os.Stdout, rep)
 		writeReport(b, rep)
@@ -327,7 +327,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		}
 	}
 	if os.Getenv("BENCH_LIVE") != "0" {
-		rep.Latency = liveLatency(b, bin, roots[0])
+		rep.Latency = liveLatencies(b, bin, roots[0])
 	}
 	printReport(os.Stdout, rep)
 	writeReport(b, rep)

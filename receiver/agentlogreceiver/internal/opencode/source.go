@@ -27,6 +27,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // Source polls OpenCode's data directories.
@@ -61,12 +62,35 @@ func New(set source.Settings) (*Source, error) {
 	}, nil
 }
 
-// Start polls the data directories every poll_interval.
+// Start polls the data directories every poll_interval, and when what they
+// hold changes (watch).
 func (rd *Source) Start(context.Context) error {
-	rd.poller = source.StartLoop(rd.PollInterval, rd.Poll)
+	rd.poller = source.StartWatchLoop(rd.PollInterval, rd.watcher(), rd.Poll)
 	rd.Logger.Info("Reading agent session data",
 		zap.String("agent", rd.Agent), zap.Strings("include", rd.Include), zap.Strings("exclude", rd.Exclude))
 	return nil
+}
+
+// watcher watches what changes in a data directory as a session goes on:
+// the database (its write-ahead log) and the JSON tree's project, session
+// and message folders. Not the part folders, one per message: a message's
+// file is written again once its parts are, and a watch per message would
+// spend thousands of the user's watches (the parts are found by the
+// message's read, or the next poll).
+func (rd *Source) watcher() func() *watch.Watcher {
+	s := rd.Settings
+	var files []string
+	for _, dir := range rd.Include {
+		for _, f := range []string{
+			"opencode.db", "opencode.db-wal",
+			"storage/project/*.json", "storage/session/*/*.json", "storage/message/*/*.json",
+		} {
+			files = append(files, filepath.Join(dir, filepath.FromSlash(f)))
+		}
+	}
+	// The exclude patterns name data directories, not these files.
+	s.Exclude = nil
+	return s.Watcher(files)
 }
 
 // Stop ends polling; a poll under way finishes its current session first

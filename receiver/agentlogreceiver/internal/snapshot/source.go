@@ -98,11 +98,12 @@ func New(set source.Settings, m Mapper) (*Source, error) {
 	return s, nil
 }
 
-// Start polls the files every poll_interval, and sweeps the threads whose
+// Start polls the files every poll_interval, and when they change (watch),
+// and sweeps the threads whose
 // files are gone.
 func (s *Source) Start(context.Context) error {
 	lastSweep := s.Now()
-	s.poller = source.StartLoop(s.PollInterval, func(ctx context.Context) {
+	s.poller = source.StartWatchLoop(s.PollInterval, s.Watcher(s.Include), func(ctx context.Context) {
 		s.Poll(ctx, false)
 		if now := s.Now(); now.Sub(lastSweep) >= s.SweepInterval() {
 			lastSweep = now

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // Loop runs fn at once and then every interval, until Halt.
@@ -19,18 +21,34 @@ type Loop struct {
 
 // StartLoop starts a Loop of fn.
 func StartLoop(interval time.Duration, fn func(ctx context.Context)) *Loop {
+	return StartWatchLoop(interval, nil, fn)
+}
+
+// StartWatchLoop starts a Loop of fn that also runs fn when the watcher
+// startWatch starts (nil: none) reports a change. The watcher is started in the
+// loop, before fn's first run, and closed when the loop ends. A change
+// reported while fn runs is one more run after it, however many changes it
+// covers.
+func StartWatchLoop(interval time.Duration, startWatch func() *watch.Watcher, fn func(ctx context.Context)) *Loop {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Loop{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
+		var w *watch.Watcher
+		if startWatch != nil {
+			w = startWatch()
+			defer w.Close()
+		}
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
+			w.Reset() // fn reads everything that changed until now
 			fn(ctx)
 			select {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
+			case <-w.Wake():
 			}
 		}
 	}()

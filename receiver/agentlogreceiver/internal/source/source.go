@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // Source is where one agent's records come from. A source finds the
@@ -88,6 +89,9 @@ type Settings struct {
 	ExcludeOlderThan time.Duration
 	// PollInterval is how often a poller looks for changes.
 	PollInterval time.Duration
+	// Watch, when set, wakes the source between polls when its files
+	// change (the receiver's watch; one Group per agent). nil: poll only.
+	Watch *watch.Group
 	// StartAtEnd: the history found at start is recorded as read, not sent.
 	StartAtEnd  bool
 	Emitter     Emitter
@@ -105,6 +109,20 @@ type Settings struct {
 	SweepEvery time.Duration
 	// StartedAt divides history from new data for start_at: end.
 	StartedAt time.Time
+}
+
+// Watcher is the start of the watcher of the files patterns match, for
+// StartWatchLoop (nil when watching is off).
+func (s *Settings) Watcher(patterns []string) func() *watch.Watcher {
+	if s.Watch == nil {
+		return nil
+	}
+	return func() *watch.Watcher {
+		return watch.Start(watch.Config{
+			Include: patterns, Exclude: s.Exclude, ExcludeOlderThan: s.ExcludeOlderThan,
+			Group: s.Watch, Logger: s.Logger.With(zap.String("agent", s.Agent)),
+		})
+	}
 }
 
 // StorageError reports a failed read or write of the storage.

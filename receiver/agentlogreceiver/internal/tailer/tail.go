@@ -32,7 +32,9 @@
 // files at a time, in batches of at most tailBatchLines lines, each handed
 // to emit; emit returns once the lines are delivered and committed. A
 // batch emit refuses (the receiver is stopping) ends the file's read for
-// this poll without moving its position.
+// this poll without moving its position. Between polls, a watcher
+// (internal/watch) wakes the tailer to read the files written to, each
+// as a poll would, or to poll at once when files came or went.
 package tailer
 
 import (
@@ -47,6 +49,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
 // Batch is a batch of complete lines of one file. Offsets[0] is the
@@ -127,6 +130,7 @@ type Tailer struct {
 	// (their batches read and delivered) at once across agents (nil: no
 	// bound beyond workers).
 	slots  chan struct{}
+	watch  *watch.Config
 	store  Store
 	logger *zap.Logger
 
@@ -174,6 +178,9 @@ type Config struct {
 	// Slots, shared by the receiver's tailers, bound the files being read
 	// at once across agents (nil: no bound beyond Workers).
 	Slots chan struct{}
+	// Watch, when set, is what a watcher wakes the tailer on between polls
+	// (nil: poll only). Its Logger defaults to the tailer's.
+	Watch *watch.Config
 }
 
 // New is a Tailer; Start starts it.
@@ -185,7 +192,7 @@ func New(c Config) *Tailer {
 	return &Tailer{
 		match: c.Match, poll: c.Poll, workers: max(1, c.Workers), maxLogSize: c.MaxLogSize,
 		headBytes: c.HeadBytes, startAtEnd: c.StartAtEnd, emit: c.Emit, store: c.Store,
-		logger: logger, slots: c.Slots, files: map[string]*tailFile{},
+		logger: logger, slots: c.Slots, watch: c.Watch, files: map[string]*tailFile{},
 	}
 }
 
@@ -196,7 +203,9 @@ func (t *Tailer) Reads() int64 { return t.reads.Load() }
 // read files synchronously with it).
 func (t *Tailer) PollOnce(ctx context.Context) { t.pollOnce(ctx) }
 
-// Start polls in the background, the first poll at once.
+// Start polls in the background, the first poll at once. With Watch set,
+// a change the watcher reports is read between polls: the files written to
+// alone, or a full poll when files came or went (see internal/watch).
 func (t *Tailer) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
@@ -204,14 +213,37 @@ func (t *Tailer) Start() {
 		t.files = map[string]*tailFile{}
 	}
 	t.wg.Go(func() {
+		var w *watch.Watcher
+		if t.watch != nil {
+			c := *t.watch
+			c.Paths = true
+			if c.Logger == nil {
+				c.Logger = t.logger
+			}
+			// Watched before the first poll: a write between the poll's
+			// match and the watch's start would wait for the next poll.
+			w = watch.Start(c)
+			defer w.Close()
+		}
 		tick := time.NewTicker(t.poll)
 		defer tick.Stop()
+		full := true
 		for {
-			t.pollOnce(ctx)
+			if full {
+				w.Reset() // the poll sees what changed until now
+				t.pollOnce(ctx)
+			} else {
+				t.readChanged(ctx, w)
+			}
+			// A wake during the read is one more read after it (the
+			// watcher's channel holds one), however many writes it covers.
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+				full = true
+			case <-w.Wake():
+				full = false
 			}
 		}
 	})
@@ -336,22 +368,9 @@ func (t *Tailer) pollOnce(ctx context.Context) {
 			t.files[path] = f
 		}
 		f.seen = t.polls
-		switch {
-		case f.pos.ino != 0 && st.ino != 0 && f.pos.ino != st.ino, st.size < f.pos.offset:
-			// Another file at this path, or this one cut shorter: read it
-			// from its start (the source tells a replay of the same file,
-			// whose parser drops what it emitted, from a new one).
-			f.pos = filePos{ino: st.ino}
-			f.readToEnd = false
-			t.setScan(path, lineScan{})
-		case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.pos.ino:
-			continue // unchanged since read to its end
-		case st.size == f.pos.offset && f.readToEnd:
-			// Touched, nothing appended.
-			f.size, f.mtime = st.size, st.mtime
-			continue
+		if j, ok := t.job(path, f, st); ok {
+			jobs = append(jobs, j)
 		}
-		jobs = append(jobs, tailJob{path: path, f: f, st: st})
 	}
 	// Files no longer matched (deleted, moved away, excluded) are let go:
 	// the table holds the files that exist.
@@ -359,6 +378,54 @@ func (t *Tailer) pollOnce(ctx context.Context) {
 		if f.seen != t.polls {
 			delete(t.files, path)
 			t.setScan(path, lineScan{})
+		}
+	}
+	t.run(ctx, jobs)
+}
+
+// job is the read of f, stat'ed as st, if it changed since it was read.
+func (t *Tailer) job(path string, f *tailFile, st fileStat) (tailJob, bool) {
+	switch {
+	case f.pos.ino != 0 && st.ino != 0 && f.pos.ino != st.ino, st.size < f.pos.offset:
+		// Another file at this path, or this one cut shorter: read it
+		// from its start (the source tells a replay of the same file,
+		// whose parser drops what it emitted, from a new one).
+		f.pos = filePos{ino: st.ino}
+		f.readToEnd = false
+		t.setScan(path, lineScan{})
+	case f.readToEnd && st.size == f.size && st.mtime == f.mtime && st.ino == f.pos.ino:
+		return tailJob{}, false // unchanged since read to its end
+	case st.size == f.pos.offset && f.readToEnd:
+		// Touched, nothing appended.
+		f.size, f.mtime = st.size, st.mtime
+		return tailJob{}, false
+	}
+	return tailJob{path: path, f: f, st: st}, true
+}
+
+// readChanged reads the files the watcher saw written to, each as a poll
+// would, without matching and stating every file of the history. A path
+// the tailer does not read already, or one gone, replaced or no longer
+// matched (include, exclude, exclude_older_than), and any file created,
+// moved or removed, make it a full poll instead: only a poll decides which
+// path of a file is read and where a new one starts.
+func (t *Tailer) readChanged(ctx context.Context, w *watch.Watcher) {
+	paths, full := w.Take()
+	if full {
+		t.pollOnce(ctx)
+		return
+	}
+	var jobs []tailJob
+	for _, path := range paths {
+		f := t.files[path]
+		st, ok := statFile(path)
+		if f == nil || !ok || (st.ino != 0 && f.pos.ino != 0 && st.ino != f.pos.ino) ||
+			!w.Wanted(path, time.Unix(0, st.mtime)) {
+			t.pollOnce(ctx)
+			return
+		}
+		if j, ok := t.job(path, f, st); ok {
+			jobs = append(jobs, j)
 		}
 	}
 	t.run(ctx, jobs)
