@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
@@ -62,7 +64,9 @@ type countingStorageClient struct {
 	s *countingStorage
 }
 
-func isStateKey(k string) bool { return strings.Contains(k, ".parser.") || strings.Contains(k, ".first.") }
+func isStateKey(k string) bool {
+	return strings.Contains(k, ".parser.") || strings.Contains(k, ".first.")
+}
 
 func (c *countingStorageClient) Set(ctx context.Context, k string, v []byte) error {
 	if isStateKey(k) {
@@ -141,4 +145,44 @@ func TestGroupCommitBackfill(t *testing.T) {
 	t.Logf("%d files: %d deliveries, %d storage writes of file states", files, calls, writes)
 	assert.Less(t, calls, int64(files), "files read at once share deliveries")
 	assert.Equal(t, calls, writes, "one storage write of file states per delivery")
+}
+
+// TestEncodeFlagsPerPart: in a delivery of several files, the records
+// flagged are the last of each session within each caught-up file — not
+// the last of each session in the whole delivery — also when the events
+// are spread over several resources (agent versions) by the encoding.
+func TestEncodeFlagsPerPart(t *testing.T) {
+	ev := func(id, session, version string) agentevent.Event {
+		return agentevent.Event{
+			Source: agentevent.SourceClaudeCode, AgentVersion: version, SessionID: session, EventID: id,
+			Type: agentevent.TypeUserMessage, Role: agentevent.RoleUser, Timestamp: time.Unix(1, 0),
+		}
+	}
+	events := []agentevent.Event{
+		// a.jsonl, caught up: sessions s and t, two versions.
+		ev("a1", "s", "1"), ev("a2", "t", "2"), ev("a3", "s", "2"), ev("a4", "t", "1"),
+		// b.jsonl, not caught up: session s again.
+		ev("b1", "s", "1"), ev("b2", "s", "2"),
+		// c.jsonl, caught up: session s again.
+		ev("c1", "s", "2"), ev("c2", "s", "1"),
+	}
+	parts := []source.Part{{Path: "a", Events: 4, CaughtUp: true}, {Path: "b", Events: 2}, {Path: "c", Events: 2, CaughtUp: true}}
+	var flagged []int
+	first := 0
+	for _, p := range parts {
+		if p.CaughtUp {
+			flagged = lastOfEachSession(flagged, events[:first+p.Events], first)
+		}
+		first += p.Events
+	}
+	assert.Equal(t, []int{2, 3, 7}, flagged)
+	logs := (&emitter{}).encode(events, flagged)
+	var got []string
+	for _, lr := range logRecords(logs) {
+		if agentevent.CaughtUp(lr) {
+			id, _ := lr.Attributes().Get(agentevent.AttrEventID)
+			got = append(got, id.AsString())
+		}
+	}
+	assert.ElementsMatch(t, []string{"a3", "a4", "c2"}, got)
 }

@@ -32,11 +32,16 @@ type blockingEmitter struct {
 	err        error
 }
 
-func (e *blockingEmitter) Read(context.Context, int64)                      {}
-func (e *blockingEmitter) Bad(context.Context, string, int64, string)       {}
-func (e *blockingEmitter) Forget(...string)                                 {}
-func (e *blockingEmitter) FileRead(context.Context, string, bool)           {}
-func (e *blockingEmitter) delivered() []source.Delivery                     { e.mu.Lock(); defer e.mu.Unlock(); return append([]source.Delivery(nil), e.deliveries...) }
+func (*blockingEmitter) Read(context.Context, int64)                {}
+func (*blockingEmitter) Bad(context.Context, string, int64, string) {}
+func (*blockingEmitter) Forget(...string)                           {}
+func (*blockingEmitter) FileRead(context.Context, string, bool)     {}
+func (e *blockingEmitter) delivered() []source.Delivery {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]source.Delivery(nil), e.deliveries...)
+}
+
 func (e *blockingEmitter) Deliver(_ context.Context, d source.Delivery) error {
 	e.mu.Lock()
 	gate, entered := e.gate, e.entered
