@@ -6,6 +6,7 @@ package jsonl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -59,6 +60,9 @@ type groupBatch struct {
 	// position after the batch; the first-line key of a file read from its
 	// start), written once the batch's delivery is accepted.
 	ops []*storage.Operation
+	// sessions are the sessions (trees: a session and its subagents) of
+	// the events; a group holds one file of each (takeLocked).
+	sessions []string
 	// wake tells the submitter the outcome of its batch's delivery, or,
 	// with lead set, that it makes the next delivery, of lead.
 	wake chan groupWake
@@ -93,6 +97,11 @@ func newGroupCommit(em source.Emitter, cp *checkpoint.Store, onError func(error)
 // source.ErrStopped writes nothing.
 func (g *groupCommit) submit(ctx context.Context, b *groupBatch) error {
 	b.wake = make(chan groupWake, 1)
+	for i := range b.events {
+		if s := agentevent.TreeSession(&b.events[i]); !slices.Contains(b.sessions, s) {
+			b.sessions = append(b.sessions, s)
+		}
+	}
 	g.mu.Lock()
 	if g.busy {
 		g.queue = append(g.queue, b)
@@ -137,8 +146,20 @@ func (g *groupCommit) takeLocked() []*groupBatch {
 		return nil
 	}
 	n, events := 0, 0
+	taken := map[string]bool{}
 	for n < len(g.queue) && n < maxGroupBatches && (n == 0 || events+len(g.queue[n].events) <= maxGroupEvents) {
-		events += len(g.queue[n].events)
+		b := g.queue[n]
+		if slices.ContainsFunc(b.sessions, func(s string) bool { return taken[s] }) {
+			// Two files of one session (its subagents' files) are
+			// delivered one after the other, as the agent_span connector
+			// expects: it decides on a session's turns once per
+			// ConsumeLogs, by the file of its latest event.
+			break
+		}
+		for _, s := range b.sessions {
+			taken[s] = true
+		}
+		events += len(b.events)
 		n++
 	}
 	next := make([]*groupBatch, n)

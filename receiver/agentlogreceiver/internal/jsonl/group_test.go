@@ -194,7 +194,7 @@ func TestGroupCommitStopped(t *testing.T) {
 	wg.Go(func() { errs[0] = g.submit(ctx, fileBatch("lead", "s0", 1, false, 0, 10)) })
 	<-em.entered
 	for i := 1; i < len(errs); i++ {
-		wg.Go(func() { errs[i] = g.submit(ctx, fileBatch(fmt.Sprintf("f%d", i), "s", 2, true, 0, 5)) })
+		wg.Go(func() { errs[i] = g.submit(ctx, fileBatch(fmt.Sprintf("f%d", i), fmt.Sprintf("s%d", i), 2, true, 0, 5)) })
 	}
 	require.Eventually(t, func() bool {
 		g.mu.Lock()
@@ -243,4 +243,16 @@ func TestGroupCommitBounds(t *testing.T) {
 	assert.Len(t, g.takeLocked(), 1)
 	assert.Len(t, g.takeLocked(), 1, "a batch over the bound alone still goes")
 	assert.Nil(t, g.takeLocked())
+}
+
+// TestGroupCommitOneFilePerSession: two files of one session (a session
+// and its subagent's file) never share a delivery; the second waits for
+// the next.
+func TestGroupCommitOneFilePerSession(t *testing.T) {
+	g := &groupCommit{}
+	main, sub, other := fileBatch("main", "s", 2, true, 0, 1), fileBatch("sub", "s", 2, false, 0, 1), fileBatch("o", "t", 2, false, 0, 1)
+	main.sessions, sub.sessions, other.sessions = []string{"s"}, []string{"s"}, []string{"t"}
+	g.queue = []*groupBatch{main, other, sub}
+	assert.Equal(t, []*groupBatch{main, other}, g.takeLocked())
+	assert.Equal(t, []*groupBatch{sub}, g.takeLocked())
 }
