@@ -194,7 +194,9 @@ func TestGroupCommitStopped(t *testing.T) {
 	wg.Go(func() { errs[0] = g.submit(ctx, fileBatch("lead", "s0", 1, false, 0, 10)) })
 	<-em.entered
 	for i := 1; i < len(errs); i++ {
-		wg.Go(func() { errs[i] = g.submit(ctx, fileBatch(fmt.Sprintf("f%d", i), fmt.Sprintf("s%d", i), 2, true, 0, 5)) })
+		wg.Go(func() {
+			errs[i] = g.submit(ctx, fileBatch(fmt.Sprintf("f%d", i), fmt.Sprintf("s%d", i), 2, true, 0, 5))
+		})
 	}
 	require.Eventually(t, func() bool {
 		g.mu.Lock()
