@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,31 +175,63 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 //
 // Deliver owns d.Events: they are prepared and filtered in place.
 func (e *emitter) Deliver(ctx context.Context, d source.Delivery) error {
+	parts := d.Parts
+	if len(parts) == 0 {
+		parts = []source.Part{{Path: d.Path, Events: len(d.Events), CaughtUp: d.CaughtUp, From: d.From, To: d.To}}
+	}
 	out := d.Events[:0]
-	for i := range d.Events {
-		ev := &d.Events[i]
-		if ev.Unparsed != "" {
-			e.Bad(ctx, textutil.FirstNonEmpty(ev.LogFile, d.Path), ev.LogLine, ev.Unparsed)
-		}
-		if e.prepare(ev) {
-			if len(out) < i {
-				out = append(out, *ev)
-			} else {
-				out = out[:i+1]
+	// flagged are the indexes in out of the records that carry
+	// agent.read.caught_up: per part, so that a file's flag means the end
+	// of that file's data whatever else shares the delivery.
+	var flagged []int
+	i := 0
+	for _, p := range parts {
+		first := len(out)
+		for end := min(i+p.Events, len(d.Events)); i < end; i++ {
+			ev := &d.Events[i]
+			if ev.Unparsed != "" {
+				e.Bad(ctx, textutil.FirstNonEmpty(ev.LogFile, p.Path), ev.LogLine, ev.Unparsed)
 			}
+			if e.prepare(ev) {
+				if len(out) < i {
+					out = append(out, *ev)
+				} else {
+					out = out[:i+1]
+				}
+			}
+		}
+		if p.CaughtUp {
+			flagged = lastOfEachSession(flagged, out, first)
 		}
 	}
 	clear(d.Events[len(out):]) // what was dropped is not kept alive by the array
 	if len(out) > 0 {
-		if err := e.consume(ctx, d.Path, out, d.CaughtUp); err != nil {
+		if err := e.consume(ctx, d.Path, out, flagged); err != nil {
 			return err
 		}
 	}
 	if e.progress != nil {
 		e.progress.Observe(ctx, e.agent.key, out)
-		e.progress.Read(ctx, e.agent.key, d.Path, d.From, d.To, d.CaughtUp)
+		for _, p := range parts {
+			e.progress.Read(ctx, e.agent.key, p.Path, p.From, p.To, p.CaughtUp)
+		}
 	}
 	return nil
+}
+
+// lastOfEachSession appends to flagged the index of the last event of each
+// session among events[first:], in order.
+func lastOfEachSession(flagged []int, events []agentevent.Event, first int) []int {
+	n := len(flagged)
+	seen := map[string]bool{}
+	for j := len(events) - 1; j >= first; j-- {
+		if ses := events[j].SessionID; !seen[ses] {
+			seen[ses] = true
+			flagged = append(flagged, j)
+		}
+	}
+	slices.Reverse(flagged[n:])
+	return flagged
 }
 
 // FileRead tells the backfill's progress that a file no delivery names has
@@ -209,35 +242,44 @@ func (e *emitter) FileRead(ctx context.Context, path string, caughtUp bool) {
 	}
 }
 
-// encode makes the log records of events; with caughtUp the last record of
-// each session carries agent.read.caught_up.
-func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
+// encode makes the log records of events; the records of the events at the
+// indexes flagged carry agent.read.caught_up.
+func (e *emitter) encode(events []agentevent.Event, flagged []int) plog.Logs {
 	logs := agentevent.EncodeLogs(events, e.hostname)
-	if !caughtUp {
+	if len(flagged) == 0 {
 		return logs
 	}
-	last := map[string]string{} // session → event id of its last event
-	for i := range events {
-		last[events[i].SessionID] = events[i].EventID
+	// EncodeLogs puts the events of each source and agent version in one
+	// resource (in the order they first appear), in their order: the
+	// record of event i is found by counting alike events before it.
+	type resKey struct {
+		source  agentevent.Source
+		version string
 	}
 	rls := logs.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				attrs := lrs.At(k).Attributes()
-				ses, id := "", ""
-				if v, ok := attrs.Get(agentevent.AttrSessionID); ok {
-					ses = v.AsString()
-				}
-				if v, ok := attrs.Get(agentevent.AttrEventID); ok {
-					id = v.AsString()
-				}
-				if want, ok := last[ses]; ok && want == id {
-					attrs.PutBool(agentevent.AttrReadCaughtUp, true)
-					delete(last, ses)
-				}
+	resources := map[resKey]int{}
+	counts := map[resKey]int{}
+	next := 0
+	for i := range events {
+		k := resKey{events[i].Source, events[i].AgentVersion}
+		r, ok := resources[k]
+		if !ok {
+			r = len(resources)
+			resources[k] = r
+		}
+		nth := counts[k]
+		counts[k] = nth + 1
+		if next == len(flagged) {
+			break
+		}
+		if flagged[next] != i {
+			continue
+		}
+		next++
+		if r < rls.Len() && rls.At(r).ScopeLogs().Len() > 0 {
+			lrs := rls.At(r).ScopeLogs().At(0).LogRecords()
+			if nth < lrs.Len() {
+				lrs.At(nth).Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
 			}
 		}
 	}
@@ -250,7 +292,7 @@ func (e *emitter) encode(events []agentevent.Event, caughtUp bool) plog.Logs {
 // permanent refusal, or one that outlasts max_elapsed_time, drops the
 // events: counted (otelcol_agent_log_events_dropped) and logged. Every
 // refused attempt also counts in otelcol_receiver_refused_log_records.
-func (e *emitter) consume(ctx context.Context, path string, events []agentevent.Event, caughtUp bool) error {
+func (e *emitter) consume(ctx context.Context, path string, events []agentevent.Event, flagged []int) error {
 	rc := e.cfg.RetryOnFailure
 	start := e.now()
 	interval := rc.InitialInterval
@@ -258,7 +300,7 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		// A delivery that has begun is finished even while the receiver
 		// stops; only the waits between retries end with ctx.
 		octx := e.obsrecv.StartLogsOp(context.WithoutCancel(ctx))
-		err := e.next.ConsumeLogs(octx, e.encode(events, caughtUp))
+		err := e.next.ConsumeLogs(octx, e.encode(events, flagged))
 		e.obsrecv.EndLogsOp(octx, "agent_event", len(events), err)
 		if err == nil {
 			e.telemetry.AgentLogEventsEmitted.Add(ctx, int64(len(events)), e.agentAttr)

@@ -6,7 +6,8 @@
 // (internal/tailer) finds them and reads what was appended, and the source
 // maps each batch of lines through the file's Parser, hands the events to
 // the emitter and stores the parser's state with the read position after
-// them in one write.
+// them in one write. The batches of the files read at once share their
+// delivery and that write (the group commit, group.go).
 package jsonl
 
 import (
@@ -58,6 +59,8 @@ type Source struct {
 	// whose parser may hold events back until they settle (flushSettled).
 	pending *pendingFlushes
 	flusher *source.Loop
+	// group gathers the files' batches into deliveries (group.go).
+	group *groupCommit
 }
 
 // Config is what a JSONL source needs besides the Settings.
@@ -159,6 +162,7 @@ func New(set source.Settings, c Config) (*Source, error) {
 	s.sessions = checkpoint.NewTable(set.Checkpoints, "", s.codec, set.Life, s.StorageError)
 	s.sessions.OnForget = func(_ string, probes []string) { s.Emitter.Forget(probes...) }
 	s.pending = &pendingFlushes{cp: set.Checkpoints, ends: map[string]int64{}}
+	s.group = newGroupCommit(set.Emitter, set.Checkpoints, s.StorageError)
 	match, err := finder.NewMatcher(set.Include, set.Exclude, set.ExcludeOlderThan)
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.Agent, err)
@@ -312,16 +316,19 @@ func (s *Source) Adopt(ctx context.Context, path, from, sum string, pos tailer.P
 }
 
 // Emit is the tailer's callback for a batch of complete lines of one file
-// (tailer.Batch). It returns once the next consumer accepted the events (see
-// source.Emitter), having stored the file's parser state and the position after
-// the batch in one write; an error (the receiver stopped first) stores
-// nothing, and the tailer does not move past the batch.
+// (tailer.Batch). It parses the lines (in the tailer's worker: files are
+// parsed in parallel) and hands the events to the group commit (group.go),
+// with the storage write of the file's parser state and the position after
+// the batch. It returns once the next consumer accepted the events (see
+// source.Emitter) and that write is done; an error (the receiver stopped
+// first) stores nothing, and the tailer does not move past the batch.
 func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 	path, lines, lastRecordNumber, offsets := b.Path, b.Lines, b.LastLine, b.Offsets
 	sess := s.sessions.Acquire(ctx, checkpoint.ParserKey(path), path)
 	defer s.sessions.Release(sess)
 	f := sess.State
 
+	var ops []*storage.Operation
 	firstLineNo := lastRecordNumber - int64(len(lines)) + 1
 	events := make([]agentevent.Event, 0, len(lines))
 	for i, line := range lines {
@@ -333,7 +340,9 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 		}
 		offset := tailer.LineOffset(offsets, i, len(line))
 		if offset == 0 {
-			s.checkIdentity(ctx, path, f, line)
+			if op := s.checkIdentity(path, f, line); op != nil {
+				ops = append(ops, op)
+			}
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // blank line: nothing to map, nothing wrong
@@ -361,17 +370,26 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 			s.pending.put(ctx, path, end, s.StorageError)
 		}
 	}
-	err := s.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: events, CaughtUp: caughtUp, From: offsets[0], To: end})
+	// The state to store once the events are accepted: the parser's, and
+	// the position after the batch. A copy: a pointer into b would keep the
+	// whole batch, every line of it, alive for as long as the session is
+	// tracked.
+	before, after := f.pos, b.After
+	f.pos = &after
+	if op := s.sessions.CommitOp(sess); op != nil {
+		ops = append(ops, op)
+	}
+	err := s.group.submit(ctx, &groupBatch{
+		part:   source.Part{Path: path, CaughtUp: caughtUp, From: offsets[0], To: end},
+		events: events,
+		ops:    ops,
+	})
 	if err != nil {
 		// Stopping: nothing is committed; the next run reads these lines
 		// again from the stored position.
+		f.pos = before
 		return err
 	}
-	// A copy: a pointer into b would keep the whole batch, every line of
-	// it, alive for as long as the session is tracked.
-	after := b.After
-	f.pos = &after
-	s.sessions.Commit(ctx, sess)
 	if !deferred {
 		s.pending.remove(ctx, path, s.StorageError)
 	}
@@ -501,11 +519,19 @@ func (s *Source) unparsedEvent(path string, lineNo, offset int64, reason string)
 // checkIdentity starts a fresh parser when a path is read from offset 0 with
 // a different first line than before: the file was replaced. The same first
 // line means a replay of the same file, which the parser drops itself.
-func (s *Source) checkIdentity(ctx context.Context, path string, f *Session, line []byte) {
+//
+// A new first line names the file from now on (the tailer tells it, moved
+// or copied to another path, from a new file): the write of that is
+// returned, to go with the file's position in the group's storage write. In
+// one transaction with the position, it is durable no later than the
+// position that follows it, and the first line of a file whose first batch
+// was never committed names nothing: the file is read again from its start
+// as the new file it is.
+func (s *Source) checkIdentity(path string, f *Session, line []byte) *storage.Operation {
 	sum := sha256.Sum256(line[:min(len(line), s.maxLogSize)])
 	h := hex.EncodeToString(sum[:])
 	if f.firstLine == h {
-		return
+		return nil
 	}
 	if f.firstLine != "" {
 		s.Logger.Info("Session file was replaced; reading it as a new file",
@@ -513,9 +539,5 @@ func (s *Source) checkIdentity(ctx context.Context, path string, f *Session, lin
 		f.parser = s.newParser(path)
 	}
 	f.firstLine = h
-	// The file is known by its first line from now on: the tailer tells it,
-	// moved or copied to another path, from a new file.
-	if err := s.Checkpoints.Set(ctx, checkpoint.FirstLineKey(h), []byte(path), true); err != nil {
-		s.StorageError(fmt.Errorf("write %s: %w", checkpoint.FirstLineKey(h), err))
-	}
+	return storage.SetOperation(checkpoint.FirstLineKey(h), []byte(path))
 }

@@ -56,6 +56,24 @@ type Delivery struct {
 	// From and To are the byte positions in the file the delivery covers,
 	// when the source reads by position (JSONL); 0 otherwise.
 	From, To int64
+	// Parts, when set, are the files of a delivery that holds several
+	// (the JSONL source's group commit), in order: each names its share of
+	// Events and its own caught-up flag and positions, and Path, CaughtUp,
+	// From and To above are then the first part's.
+	Parts []Part
+}
+
+// Part is one file's share of a Delivery of several.
+type Part struct {
+	Path string
+	// Events is how many of the delivery's events, after those of the
+	// parts before, are this file's.
+	Events int
+	// CaughtUp, From and To are as in Delivery, for this file: the last
+	// record of each session among its events carries
+	// agent.read.caught_up when CaughtUp is set.
+	CaughtUp bool
+	From, To int64
 }
 
 // Emitter is what a source hands what it read to. The ordering rule: a
