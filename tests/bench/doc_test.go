@@ -62,9 +62,12 @@ const docHeader = "# Benchmark\n" +
 	"- **Where the CPU goes.** Reading agent logs costs more per byte than `file_log`: a typed decode per\n" +
 	"  record, the agent event and its pdata encoding, a storage commit per batch per file, and the\n" +
 	"  connector's state writes. ccusage reads only the usage rows it sums.\n" +
-	"- **Run parts of it**: `BENCH_ROWS` (`end_to_end,events,file_log,ccusage,floor,growth`),\n" +
-	"  `BENCH_LIVE=0` or `only`, `BENCH_IDLE=1` for the idle cost at the default `poll_interval` with\n" +
-	"  `watch` on and off (`BENCH_IDLE=1s,200ms` for a list of intervals, each on and off),\n" +
+	"- **Idle cost** (row `idle`): the events-only collector reads the history, then nothing is written\n" +
+	"  for `BENCH_IDLE_WINDOW` (a minute) and its CPU time is measured, with `watch` on and off at the\n" +
+	"  default `poll_interval`.\n" +
+	"- **Run parts of it**: `BENCH_ROWS` (`end_to_end,events,file_log,ccusage,floor,growth,idle`),\n" +
+	"  `BENCH_LIVE=0` or `only`, `BENCH_IDLE=1` for the idle part alone (`BENCH_IDLE=1s,200ms` for a\n" +
+	"  list of intervals, each with `watch` on and off),\n" +
 	"  `BENCH_PPROF=<dir>` for CPU profiles, `BENCH_AGENT_LOG='poll_interval: 200ms'` to try a receiver\n" +
 	"  setting. The JSON of each run goes to `_build/bench/`.\n" +
 	"\n"
@@ -151,6 +154,15 @@ func writeMarkdown(w io.Writer, rep report) {
 			fmt.Fprintln(w)
 		}
 	}
+	if targets := targetLines(rep); len(targets) > 0 {
+		fmt.Fprintln(w, "\n## Targets\n\nThe speed, memory and latency targets, against this run's figures.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| target | this run | met |")
+		fmt.Fprintln(w, "|---|---|---|")
+		for _, t := range targets {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.got, yesNo(t.met))
+		}
+	}
 	if len(rep.Idle) > 0 {
 		fmt.Fprintln(w, "\n## Idle cost\n\nThe events-only collector after reading the history, nothing appended, CPU over the window.")
 		fmt.Fprintln(w)
@@ -160,8 +172,8 @@ func writeMarkdown(w io.Writer, rep report) {
 
 // writeRowsTable is the main table, as printReport prints it.
 func writeRowsTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| reader | read | time | MB/s | records/s | peak RSS | CPU | cores busy | MB/s vs file_log | RSS vs file_log |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	ratio := func(x float64) string {
 		if x == 0 {
 			return "—"
@@ -178,9 +190,13 @@ func writeRowsTable(w io.Writer, rows []row) {
 		if r.Out > 0 {
 			out = fmt.Sprintf(" → %d %s", r.Out, r.OutUnit)
 		}
-		fmt.Fprintf(w, "| %s | %.0f MB, %d records%s | %.1f s | %.0f | %.0f | %s | %.1f s | %s | %s |\n",
+		cores := "—"
+		if r.Seconds > 0 && r.CPUSeconds > 0 {
+			cores = fmt.Sprintf("%.2f", r.CPUSeconds/r.Seconds)
+		}
+		fmt.Fprintf(w, "| %s | %.0f MB, %d records%s | %.1f s | %.0f | %.0f | %s | %.1f s | %s | %s | %s |\n",
 			r.Name, float64(r.Bytes)/1e6, r.Records, out, r.Seconds, r.MBps, r.RecordsPS, rss, r.CPUSeconds,
-			ratio(r.SpeedX), ratio(r.RSSX))
+			cores, ratio(r.SpeedX), ratio(r.RSSX))
 	}
 }
 
@@ -342,11 +358,16 @@ func TestBenchmarkDoc(t *testing.T) {
 		docHeader,
 		"\n## Machine\n\n2 CPUs, AMD EPYC, go1.26.8; load average before the run: 0.50 0.40 0.30.\n",
 		"\n## History\n\n1,027 MiB in 103,648 files.\n\n- mix of bytes asked for: claude_code 45 %, codex 30 %, amp 5 %\n",
-		"| reader | read | time | MB/s | records/s | peak RSS | CPU | MB/s vs file_log | RSS vs file_log |\n|---|---|---|---|---|---|---|---|---|\n" +
-			"| agent_log → agent_span → nop (end to end) | 1077 MB, 582220 records → 250372 spans | 11.4 s | 94 | 51055 | 177 MB | 20.8 s | 0.51× | 0.88× |\n" +
-			"| baseline: agent_log → agent_span → nop (end to end) | 1077 MB, 582220 records → 250372 spans | 22.8 s | 47 | 25536 | 354 MB | 41.6 s | 0.25× | 1.76× |\n" +
-			"| file_log + json_parser → nop | 912 MB, 485488 records → 485488 log records | 4.9 s | 186 | 99047 | 201 MB | 8.5 s | 1.00× | 1.00× |\n" +
-			"| floor: read lines | 1077 MB, 576653 records | 1.5 s | 714 | 382071 | — | 1.5 s | — | — |\n",
+		"| reader | read | time | MB/s | records/s | peak RSS | CPU | cores busy | MB/s vs file_log | RSS vs file_log |\n|---|---|---|---|---|---|---|---|---|---|\n" +
+			"| agent_log → agent_span → nop (end to end) | 1077 MB, 582220 records → 250372 spans | 11.4 s | 94 | 51055 | 177 MB | 20.8 s | 1.82 | 0.51× | 0.88× |\n" +
+			"| baseline: agent_log → agent_span → nop (end to end) | 1077 MB, 582220 records → 250372 spans | 22.8 s | 47 | 25536 | 354 MB | 41.6 s | 1.82 | 0.25× | 1.76× |\n" +
+			"| file_log + json_parser → nop | 912 MB, 485488 records → 485488 log records | 4.9 s | 186 | 99047 | 201 MB | 8.5 s | 1.73 | 1.00× | 1.00× |\n" +
+			"| floor: read lines | 1077 MB, 576653 records | 1.5 s | 714 | 382071 | — | 1.5 s | 1.00 | — | — |\n",
+		"| target | this run | met |\n|---|---|---|\n" +
+			"| end to end ≥ 1.5× file_log's MB/s | 0.51× | no |\n" +
+			"| end to end peak RSS ≤ 1.0× file_log's | 0.88× | yes |\n" +
+			"| live p99 < 100 ms (watch on) | 41 ms | yes |\n" +
+			"| idle CPU with watch on ≤ polling alone (1 s) | 4.75 s/min vs 4.80 s/min | yes |\n",
 		"Peak resident set by kind:\n\n- agent_log → agent_span → nop (end to end): 109 MB anonymous + 84 MB file-backed\n" +
 			"- file_log + json_parser → nop: 162 MB anonymous + 35 MB file-backed\n",
 		"agent_log → agent_span → nop (end to end), this build against the baseline: time 0.50×, CPU 0.50×, peak RSS 0.50×.\n",
@@ -375,4 +396,72 @@ func TestBenchmarkDoc(t *testing.T) {
 	if got := thousands(103648); got != "103,648" {
 		t.Errorf("thousands(103648) = %q", got)
 	}
+}
+
+// target is one of the targets the run is held to.
+type target struct {
+	what, got string
+	met       bool
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// targetLines compares the run's figures with the targets: end to end at least 1.5× file_log's
+// MB/s and events only at least 2×, peak RSS end to end at most file_log's, end to end at least
+// half ccusage's MB/s, live p99 with watch on under 100 ms, and idle CPU with watch on no higher
+// than with it off. A target whose figures the run did not measure is left out.
+func targetLines(rep report) []target {
+	var out []target
+	var e2e, events, ccusage *row
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		switch {
+		case r.Baseline:
+		case strings.HasSuffix(r.Name, "(end to end)"):
+			e2e = r
+		case strings.HasSuffix(r.Name, "(events only)"):
+			events = r
+		case strings.HasPrefix(r.Name, "ccusage"):
+			ccusage = r
+		}
+	}
+	if e2e != nil && e2e.SpeedX > 0 {
+		out = append(out,
+			target{"end to end ≥ 1.5× file_log's MB/s", fmt.Sprintf("%.2f×", e2e.SpeedX), e2e.SpeedX >= 1.5},
+			target{"end to end peak RSS ≤ 1.0× file_log's", fmt.Sprintf("%.2f×", e2e.RSSX), e2e.RSSX <= 1.0})
+	}
+	if events != nil && events.SpeedX > 0 {
+		out = append(out, target{"events only ≥ 2× file_log's MB/s", fmt.Sprintf("%.2f×", events.SpeedX), events.SpeedX >= 2},
+			target{"events only peak RSS ≤ 1.0× file_log's", fmt.Sprintf("%.2f×", events.RSSX), events.RSSX <= 1.0})
+	}
+	if e2e != nil && ccusage != nil && ccusage.MBps > 0 {
+		x := e2e.MBps / ccusage.MBps
+		out = append(out, target{"end to end ≥ 0.5× ccusage's MB/s", fmt.Sprintf("%.2f×", x), x >= 0.5})
+	}
+	for _, l := range rep.Latency {
+		if l.Watch && l.Turns > 0 {
+			out = append(out, target{"live p99 < 100 ms (watch on)", fmt.Sprintf("%.0f ms", l.P99ms), l.P99ms < 100})
+		}
+	}
+	var on, off *idleRun
+	for i := range rep.Idle {
+		if rep.Idle[i].PollInterval == "1s" {
+			if rep.Idle[i].Watch {
+				on = &rep.Idle[i]
+			} else {
+				off = &rep.Idle[i]
+			}
+		}
+	}
+	if on != nil && off != nil {
+		out = append(out, target{"idle CPU with watch on ≤ polling alone (1 s)",
+			fmt.Sprintf("%.2f s/min vs %.2f s/min", on.CPUPerMinute, off.CPUPerMinute),
+			on.CPUPerMinute <= off.CPUPerMinute*1.05})
+	}
+	return out
 }

@@ -325,6 +325,11 @@ func BenchmarkSideBySide(b *testing.B) {
 		if want["growth"] {
 			rep.Growth = memoryGrowth(b, bin, roots, h, target)
 		}
+		if want["idle"] {
+			// The idle cost at the default poll_interval, watch on and off.
+			b.Setenv("BENCH_IDLE", "1")
+			rep.Idle = benchIdle(b, bin, home, h)
+		}
 	}
 	if os.Getenv("BENCH_LIVE") != "0" {
 		rep.Latency = liveLatencies(b, bin, roots[0])
@@ -429,7 +434,7 @@ func fileLogRun(b *testing.B, bin, home string, include []string, lines int64, p
 // file_log, ccusage, floor and growth (e.g. "end_to_end,file_log" to compare memory alone); all
 // of them when unset.
 func benchRows(tb testing.TB) map[string]bool {
-	all := []string{"end_to_end", "events", "file_log", "ccusage", "floor", "growth"}
+	all := []string{"end_to_end", "events", "file_log", "ccusage", "floor", "growth", "idle"}
 	want := map[string]bool{}
 	v := os.Getenv("BENCH_ROWS")
 	if strings.TrimSpace(v) == "" {
