@@ -54,10 +54,11 @@ type logsReceiver struct {
 	// watchAdd, when set, replaces the adding of a directory watch (tests
 	// inject the watch limit with it).
 	watchAdd func(w *fsnotify.Watcher, dir string) error
-	// readSlots bound the JSONL files being read across agents: one per
-	// core and one more, so that the cores stay busy while a batch waits
-	// for its delivery, and the lines and events in memory do not grow with
-	// the number of agents and files read at once.
+	// readSlots bound the JSONL files being read across agents: two per
+	// core and one more, so that the cores stay busy parsing while the
+	// batches read wait in their group commit for its delivery (a waiting
+	// batch keeps its slot), and the lines and events in memory do not grow
+	// with the number of agents and files read at once.
 	readSlots chan struct{}
 
 	mu     sync.Mutex // guards the fields below: Start and Shutdown
@@ -142,7 +143,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 	// The receiver's clock (injected by tests); every agent's backfill is
 	// timed from the start.
 	r.progress.SetClock(r.clock.now, startedAt, r.progressEvery)
-	r.readSlots = make(chan struct{}, runtime.GOMAXPROCS(0)+1)
+	r.readSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0)+1)
 	for _, a := range r.agents {
 		ac := a.config(r.cfg)
 		if !ac.Enabled {
