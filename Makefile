@@ -36,6 +36,8 @@ BENCH_COLLECTOR := _build/bench/otelcol-agentotel-bench
 # coordinator can fail at its own deadline with "context deadline exceeded" and no failing input
 # (golang/go#75804, fixed in Go 1.27), which would make the suite fail at random.
 FUZZTIME ?= 5m
+# The decoders compared with the typed decode on mutated real lines run slower per input.
+FUZZTIME_DECODE ?= $(FUZZTIME)
 
 .PHONY: run build test test-unit check chaos fuzz generate lint jaeger bench bench-collector tools clean
 
@@ -73,7 +75,7 @@ ocb: $(OCB)
 test: $(COLLECTOR)
 	AGENTOTEL_COLLECTOR=$(CURDIR)/$(COLLECTOR) AGENTOTEL_JAEGER=$$(scripts/ensure-jaeger.sh) AGENTOTEL_FAULTS=1 \
 		go test -count=1 -timeout 30m ./...
-	$(MAKE) fuzz FUZZTIME=20000x
+	$(MAKE) fuzz FUZZTIME=20000x FUZZTIME_DECODE=5000x
 	$(MAKE) memory
 
 # The memory bounds that need a process-wide heap reading, so benchmarks (run once each, alone in
@@ -92,6 +94,9 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/agentevent/
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/storagecodec/
 	go test -run '^$$' -fuzz '^FuzzConsumeLogs$$' -fuzztime $(FUZZTIME) ./connector/agentspanconnector/
+	go test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./internal/jsonx/
+	go test -run '^$$' -fuzz '^FuzzFastDecode$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/claudecode/
+	go test -run '^$$' -fuzz '^FuzzScanMatchesTyped$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/codex/
 
 test-unit:
 	go test -short ./...
