@@ -67,7 +67,7 @@ func newPersistence(store *sessionStore, book *anchorBook, sleep settler, plan r
 
 // savedRange is the n saved events of a unit.
 type savedRange struct {
-	unit unitKey
+	keys state.EventKeys
 	n    int
 }
 
@@ -95,7 +95,7 @@ func (ps *persistence) failed(err error) {
 }
 
 func (ps *persistence) gone(k unitKey, n int) {
-	ps.goneUnits = append(ps.goneUnits, savedRange{unit: k, n: n})
+	ps.goneUnits = append(ps.goneUnits, savedRange{keys: state.UnitEventKeys(k), n: n})
 }
 
 // stored tells whether there is storage to read sessions back from.
@@ -124,7 +124,7 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 	var ops []*storage.Operation
 	for _, g := range ps.goneUnits {
 		for i := 0; i < g.n; i++ {
-			ops = append(ops, storage.DeleteOperation(state.EventKey(g.unit, i)))
+			ops = append(ops, storage.DeleteOperation(g.keys.Key(i)))
 		}
 	}
 	shardsChanged := ps.shardsToWrite
@@ -137,12 +137,16 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 		} else {
 			for k := range idx.units {
 				u := ps.store.units[k]
+				if u.saved == len(u.events) {
+					continue
+				}
+				keys := state.UnitEventKeys(k)
 				for i := u.saved; i < len(u.events); i++ {
 					b, err := state.EncodeEvents(u.events[i : i+1])
 					if err != nil {
 						return nil, err
 					}
-					ops = append(ops, storage.SetOperation(state.EventKey(k, i), b))
+					ops = append(ops, storage.SetOperation(keys.Key(i), b))
 				}
 			}
 			rec, err := ps.store.record(sk)

@@ -54,14 +54,31 @@ func SessionKey(sk spanmodel.SessKey) string {
 }
 
 // EventKey is the storage key of event i of an open unit.
-func EventKey(k spanmodel.UnitKey, i int) string {
-	h := sha256.New()
-	for _, s := range []string{string(k.Thread.Source), k.Thread.Session, k.Thread.Agent, k.Prompt} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+func EventKey(k spanmodel.UnitKey, i int) string { return UnitEventKeys(k).Key(i) }
+
+// EventKeys names the saved events of one open unit: Key(i) is
+// EventKey(k, i), with the unit's hash taken once for all of its events.
+type EventKeys struct{ prefix string }
+
+// UnitEventKeys returns the keys of the events of unit k.
+func UnitEventKeys(k spanmodel.UnitKey) EventKeys {
+	var buf [256]byte
+	b := buf[:0]
+	for _, s := range [...]string{string(k.Thread.Source), k.Thread.Session, k.Thread.Agent, k.Prompt} {
+		b = append(b, s...)
+		b = append(b, 0)
 	}
-	return KeyPrefix + "e/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + strconv.Itoa(i)
+	sum := sha256.Sum256(b)
+	const prefix = KeyPrefix + "e/"
+	key := make([]byte, 0, len(prefix)+24+1)
+	key = append(key, prefix...)
+	key = hex.AppendEncode(key, sum[:12])
+	key = append(key, '/')
+	return EventKeys{prefix: string(key)}
 }
+
+// Key is the storage key of event i.
+func (e EventKeys) Key(i int) string { return e.prefix + strconv.Itoa(i) }
 
 // EncodeEvents writes events, in order, as one protobuf plog.Logs.
 func EncodeEvents(evs []agentevent.Event) ([]byte, error) {
