@@ -122,6 +122,7 @@ func (ps *persistence) dirtySessions() []sessKey {
 // count as saved) or, when the write failed, unflush and rollback.
 func (ps *persistence) flush() ([]*storage.Operation, error) {
 	var ops []*storage.Operation
+	var enc state.EventEncoder
 	for _, g := range ps.goneUnits {
 		for i := 0; i < g.n; i++ {
 			ops = append(ops, storage.DeleteOperation(g.keys.Key(i)))
@@ -142,7 +143,7 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 				}
 				keys := state.UnitEventKeys(k)
 				for i := u.saved; i < len(u.events); i++ {
-					b, err := state.EncodeEvents(u.events[i : i+1])
+					b, err := enc.Encode(u.events[i : i+1])
 					if err != nil {
 						return nil, err
 					}

@@ -82,13 +82,32 @@ func (e EventKeys) Key(i int) string { return e.prefix + strconv.Itoa(i) }
 
 // EncodeEvents writes events, in order, as one protobuf plog.Logs.
 func EncodeEvents(evs []agentevent.Event) ([]byte, error) {
-	logs := plog.NewLogs()
-	lrs := logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	var enc EventEncoder
+	return enc.Encode(evs)
+}
+
+// EventEncoder is EncodeEvents for many values in a row: the plog.Logs the
+// events are put into is made once, and emptied for each value.
+type EventEncoder struct {
+	logs plog.Logs
+	lrs  plog.LogRecordSlice
+}
+
+// Encode is EncodeEvents(evs).
+func (e *EventEncoder) Encode(evs []agentevent.Event) ([]byte, error) {
+	if e.logs == (plog.Logs{}) {
+		e.logs = plog.NewLogs()
+		e.lrs = e.logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	}
+	// Fresh records (Encode sets only what an event has): the bytes are
+	// those of a plog.Logs made for these events alone.
+	e.lrs.RemoveIf(func(plog.LogRecord) bool { return true })
+	e.lrs.EnsureCapacity(len(evs))
 	for i := range evs {
-		agentevent.Encode(evs[i], lrs.AppendEmpty())
+		agentevent.Encode(evs[i], e.lrs.AppendEmpty())
 	}
 	var m plog.ProtoMarshaler
-	return m.MarshalLogs(logs)
+	return m.MarshalLogs(e.logs)
 }
 
 // DecodeEvents reads events written by EncodeEvents.
