@@ -154,7 +154,7 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 			if err != nil {
 				return nil, err
 			}
-			b, err := json.Marshal(rec)
+			b, err := rec.AppendJSON(nil)
 			if err != nil {
 				return nil, err
 			}
