@@ -377,8 +377,10 @@ func (m *mapper) addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
 	}
 	put(strAttr(agentevent.AttrEventType, string(ev.Type)))
 	for _, kv := range [...][2]string{
-		{agentevent.AttrEventID, ev.EventID}, {agentevent.AttrErrorType, ev.ErrorType},
-		{agentevent.AttrStatus, ev.Status}, {agentevent.AttrFilePath, ev.FilePath},
+		{agentevent.AttrEventID, ev.EventID},
+		{agentevent.AttrErrorType, ev.ErrorType},
+		{agentevent.AttrStatus, ev.Status},
+		{agentevent.AttrFilePath, ev.FilePath},
 	} {
 		if kv[1] != "" {
 			put(strAttr(kv[0], kv[1]))
