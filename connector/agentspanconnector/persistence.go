@@ -44,6 +44,8 @@ type persistence struct {
 	// the index, until its write is committed (unflush).
 	flushedIndex  []indexChange
 	flushedShards map[int]bool
+	// recordSize is the length of the last session record written.
+	recordSize int
 }
 
 // settler puts a session read back at start to sleep (the evictor).
@@ -154,10 +156,14 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 			if err != nil {
 				return nil, err
 			}
-			b, err := rec.AppendJSON(nil)
+			// The size of the last record written: most are of the
+			// same few kilobytes, and a buffer grown from nothing to
+			// that costs twice the record.
+			b, err := rec.AppendJSON(make([]byte, 0, ps.recordSize+ps.recordSize/8))
 			if err != nil {
 				return nil, err
 			}
+			ps.recordSize = len(b)
 			ops = append(ops, storage.SetOperation(state.SessionKey(sk), b))
 		}
 		if act := ps.store.active(sk); act != ps.isIndexed(sk) {

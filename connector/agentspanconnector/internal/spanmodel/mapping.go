@@ -4,6 +4,7 @@
 package spanmodel
 
 import (
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -143,10 +144,9 @@ func MapGroup(g Group, o MapOptions) ptrace.Traces {
 	setResource(rs.Resource(), g.Root)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
-	m := &mapper{
-		opts: o, traceID: g.TraceID, spans: ss.Spans(), reason: g.Reason,
-		rest: usageAttrs{}, chatAttrs: map[string]any{}, toolAttrs: map[string]any{},
-	}
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	m := &mapper{opts: o, traceID: g.TraceID, spans: ss.Spans(), reason: g.Reason, scratch: sc}
 	m.run(g.Root, g.ParentSpanID)
 	return td
 }
@@ -174,13 +174,34 @@ type mapper struct {
 	traceID pcommon.TraceID
 	spans   ptrace.SpanSlice
 	reason  CloseReason
-	// attrs builds the attributes of one span or span event after
-	// another; rest, chatAttrs and toolAttrs are scratch of chat and tool,
-	// emptied for each span.
+	*scratch
+}
+
+// scratch is the memory a mapping works in, reused from one to the next:
+// attrs builds the attributes of one span or span event after another;
+// rest, chatAttrs and toolAttrs are those of chat and tool, emptied for
+// each span.
+type scratch struct {
 	attrs     attrBuilder
 	rest      usageAttrs
 	chatAttrs map[string]any
 	toolAttrs map[string]any
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{rest: usageAttrs{}, chatAttrs: map[string]any{}, toolAttrs: map[string]any{}}
+}}
+
+// release empties the scratch (it holds no event's memory past the
+// mapping) and puts it back.
+func (sc *scratch) release() {
+	clear(sc.attrs.list)
+	sc.attrs.list = sc.attrs.list[:0]
+	clear(sc.attrs.keys[:cap(sc.attrs.keys)])
+	clear(sc.rest)
+	clear(sc.chatAttrs)
+	clear(sc.toolAttrs)
+	scratchPool.Put(sc)
 }
 
 // chatGroup is the events of one model response.
