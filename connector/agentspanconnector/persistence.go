@@ -20,7 +20,7 @@ import (
 // persistence keeps the store and the anchors in step with storage (the
 // `storage` setting; the records and their keys are internal/state's).
 // Everything is written as it changes, in one batch per ConsumeLogs call
-// or tick, after the spans it produced were handed on (see connector.go
+// or tick that changed something, after the spans it produced were handed on (see connector.go
 // for the ordering rule): flush returns the batch, committed or rollback
 // follow its write. It reads sessions back for the store
 // (sessionSource), and the active sessions and the anchors at start.

@@ -17,7 +17,7 @@ import (
 )
 
 // Storage layout. Everything is written as it changes, in one batch per
-// ConsumeLogs call or tick, after the spans it produced were handed on:
+// ConsumeLogs call or tick that changed something, after the spans it produced were handed on:
 //
 //	agent_span/index/<n>        the active sessions (open units, events
 //	                            waiting for a prompt, unresolved links)
