@@ -290,7 +290,10 @@ func (c *agentSpanConnector) emitAndSave(ctx context.Context, out closed) error 
 		return nil
 	}
 	ops, err := c.asm.saved.flush()
-	if err == nil {
+	if err == nil && len(ops) > 0 {
+		// A pass that changed nothing durable (most ticks) writes nothing:
+		// an empty batch is a write transaction of its own in a storage
+		// such as file_storage.
 		err = c.client.Batch(ctx, ops...)
 	}
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // persistence keeps the store and the anchors in step with storage (the
 // `storage` setting; the records and their keys are internal/state's).
 // Everything is written as it changes, in one batch per ConsumeLogs call
-// or tick, after the spans it produced were handed on (see connector.go
+// or tick that changed something, after the spans it produced were handed on (see connector.go
 // for the ordering rule): flush returns the batch, committed or rollback
 // follow its write. It reads sessions back for the store
 // (sessionSource), and the active sessions and the anchors at start.
@@ -44,6 +44,8 @@ type persistence struct {
 	// the index, until its write is committed (unflush).
 	flushedIndex  []indexChange
 	flushedShards map[int]bool
+	// recordSize is the length of the last session record written.
+	recordSize int
 }
 
 // settler puts a session read back at start to sleep (the evictor).
@@ -67,7 +69,7 @@ func newPersistence(store *sessionStore, book *anchorBook, sleep settler, plan r
 
 // savedRange is the n saved events of a unit.
 type savedRange struct {
-	unit unitKey
+	keys state.EventKeys
 	n    int
 }
 
@@ -95,7 +97,7 @@ func (ps *persistence) failed(err error) {
 }
 
 func (ps *persistence) gone(k unitKey, n int) {
-	ps.goneUnits = append(ps.goneUnits, savedRange{unit: k, n: n})
+	ps.goneUnits = append(ps.goneUnits, savedRange{keys: state.UnitEventKeys(k), n: n})
 }
 
 // stored tells whether there is storage to read sessions back from.
@@ -122,9 +124,10 @@ func (ps *persistence) dirtySessions() []sessKey {
 // count as saved) or, when the write failed, unflush and rollback.
 func (ps *persistence) flush() ([]*storage.Operation, error) {
 	var ops []*storage.Operation
+	var enc state.EventEncoder
 	for _, g := range ps.goneUnits {
 		for i := 0; i < g.n; i++ {
-			ops = append(ops, storage.DeleteOperation(state.EventKey(g.unit, i)))
+			ops = append(ops, storage.DeleteOperation(g.keys.Key(i)))
 		}
 	}
 	shardsChanged := ps.shardsToWrite
@@ -137,22 +140,30 @@ func (ps *persistence) flush() ([]*storage.Operation, error) {
 		} else {
 			for k := range idx.units {
 				u := ps.store.units[k]
+				if u.saved == len(u.events) {
+					continue
+				}
+				keys := state.UnitEventKeys(k)
 				for i := u.saved; i < len(u.events); i++ {
-					b, err := state.EncodeEvents(u.events[i : i+1])
+					b, err := enc.Encode(u.events[i : i+1])
 					if err != nil {
 						return nil, err
 					}
-					ops = append(ops, storage.SetOperation(state.EventKey(k, i), b))
+					ops = append(ops, storage.SetOperation(keys.Key(i), b))
 				}
 			}
 			rec, err := ps.store.record(sk)
 			if err != nil {
 				return nil, err
 			}
-			b, err := json.Marshal(rec)
+			// The size of the last record written: most are of the
+			// same few kilobytes, and a buffer grown from nothing to
+			// that costs twice the record.
+			b, err := rec.AppendJSON(make([]byte, 0, ps.recordSize+ps.recordSize/8))
 			if err != nil {
 				return nil, err
 			}
+			ps.recordSize = len(b)
 			ops = append(ops, storage.SetOperation(state.SessionKey(sk), b))
 		}
 		if act := ps.store.active(sk); act != ps.isIndexed(sk) {

@@ -4,6 +4,7 @@
 package spanmodel
 
 import (
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -143,7 +144,9 @@ func MapGroup(g Group, o MapOptions) ptrace.Traces {
 	setResource(rs.Resource(), g.Root)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
-	m := &mapper{opts: o, traceID: g.TraceID, spans: ss.Spans(), reason: g.Reason}
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	m := &mapper{opts: o, traceID: g.TraceID, spans: ss.Spans(), reason: g.Reason, scratch: sc}
 	m.run(g.Root, g.ParentSpanID)
 	return td
 }
@@ -171,6 +174,34 @@ type mapper struct {
 	traceID pcommon.TraceID
 	spans   ptrace.SpanSlice
 	reason  CloseReason
+	*scratch
+}
+
+// scratch is the memory a mapping works in, reused from one to the next:
+// attrs builds the attributes of one span or span event after another;
+// rest, chatAttrs and toolAttrs are those of chat and tool, emptied for
+// each span.
+type scratch struct {
+	attrs     attrBuilder
+	rest      usageAttrs
+	chatAttrs map[string]any
+	toolAttrs map[string]any
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{rest: usageAttrs{}, chatAttrs: map[string]any{}, toolAttrs: map[string]any{}}
+}}
+
+// release empties the scratch (it holds no event's memory past the
+// mapping) and puts it back.
+func (sc *scratch) release() {
+	clear(sc.attrs.list)
+	sc.attrs.list = sc.attrs.list[:0]
+	clear(sc.attrs.keys[:cap(sc.attrs.keys)])
+	clear(sc.rest)
+	clear(sc.chatAttrs)
+	clear(sc.toolAttrs)
+	scratchPool.Put(sc)
 }
 
 // chatGroup is the events of one model response.
@@ -381,41 +412,38 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	}
 	span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 	span.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, r.end)))
-	a := span.Attributes()
-	a.PutStr(AttrOperationName, opInvokeAgent)
-	a.PutStr(attrAgentName, name)
+	// Every key below is a constant, each put once.
+	b := &m.attrs
+	b.add(strAttr(AttrOperationName, opInvokeAgent))
+	b.add(strAttr(attrAgentName, name))
 	if th.Subagent() {
-		a.PutStr(agentevent.AttrAgentID, th.Agent)
+		b.add(strAttr(agentevent.AttrAgentID, th.Agent))
 	}
-	a.PutStr(agentevent.AttrSessionID, t.session())
+	b.add(strAttr(agentevent.AttrSessionID, t.session()))
 	if parent := t.parentSession(); parent != "" {
-		a.PutStr(agentevent.AttrParentSessionID, parent)
+		b.add(strAttr(agentevent.AttrParentSessionID, parent))
 	}
-	if r.firstProvide != "" {
-		a.PutStr(agentevent.AttrProvider, r.firstProvide)
-	}
-	if r.firstModel != "" {
-		a.PutStr(attrRequestModel, r.firstModel)
-	}
+	b.addStr(agentevent.AttrProvider, r.firstProvide)
+	b.addStr(attrRequestModel, r.firstModel)
 	ctx := evs[0]
 	if prompt >= 0 {
 		ctx = evs[prompt]
 	}
-	putStr(a, agentevent.AttrGitBranch, ctx.GitBranch)
-	putStr(a, agentevent.AttrProjectRoot, ctx.ProjectRoot)
-	putStr(a, agentevent.AttrEntrypoint, ctx.Entrypoint)
+	b.addStr(agentevent.AttrGitBranch, ctx.GitBranch)
+	b.addStr(agentevent.AttrProjectRoot, ctx.ProjectRoot)
+	b.addStr(agentevent.AttrEntrypoint, ctx.Entrypoint)
 	if prompt >= 0 {
-		putStr(a, agentevent.AttrEventID, evs[prompt].EventID)
+		b.addStr(agentevent.AttrEventID, evs[prompt].EventID)
 	}
-	if lost {
-		a.PutStr(agentevent.AttrEventID, t.Key.Prompt)
-		a.PutBool(AttrTurnPromptMissing, true)
+	if lost { // no prompt: no event id above
+		b.add(strAttr(agentevent.AttrEventID, t.Key.Prompt))
+		b.add(boolAttr(AttrTurnPromptMissing, true))
 	}
 
 	status, errType := runStatus(evs, m.reason)
-	a.PutStr(AttrTurnStatus, status)
+	b.add(strAttr(AttrTurnStatus, status))
 	if status == StatusError {
-		a.PutStr(agentevent.AttrErrorType, errType)
+		b.add(strAttr(agentevent.AttrErrorType, errType))
 		span.Status().SetCode(ptrace.StatusCodeError)
 		span.Status().SetMessage(errType)
 	}
@@ -423,7 +451,13 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	if !th.Subagent() {
 		prevPrompt = t.PrevPrompt
 	}
-	putRollup(a, &r, start, r.end, prevPrompt)
+	putRollup(b, &r, start, r.end, prevPrompt)
+	if m.opts.IncludeContent && prompt >= 0 && evs[prompt].Text != "" {
+		cb := contentBudget{left: m.opts.MaxContentLength}
+		text, _ := cb.take(evs[prompt].Text)
+		b.add(strAttr(AttrInputMessages, messagesJSON([]Message{{Role: "user", Parts: []MessagePart{{Type: "text", Content: text}}}})))
+	}
+	b.into(span.Attributes())
 
 	if prevPrompt != "" {
 		l := span.Links().AppendEmpty()
@@ -432,13 +466,8 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 		l.SetSpanID(UnitSpanID(prev))
 		l.Attributes().PutStr(attrLinkType, "previous_turn")
 	}
-	if m.opts.IncludeContent && prompt >= 0 && evs[prompt].Text != "" {
-		b := contentBudget{left: m.opts.MaxContentLength}
-		text, _ := b.take(evs[prompt].Text)
-		a.PutStr(AttrInputMessages, messagesJSON([]Message{{Role: "user", Parts: []MessagePart{{Type: "text", Content: text}}}}))
-	}
 	for _, i := range others {
-		addSpanEvent(span, &evs[i])
+		m.addSpanEvent(span, &evs[i])
 	}
 	return r
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/textutil"
 )
@@ -294,30 +292,30 @@ func timestamp(t time.Time) *string {
 	return &s
 }
 
-// putRollup writes the rollup attributes of an invoke_agent span.
-func putRollup(a pcommon.Map, r *rollup, start, end time.Time, prevPrompt string) {
+// putRollup adds the rollup attributes of an invoke_agent span.
+func putRollup(b *attrBuilder, r *rollup, start, end time.Time, prevPrompt string) {
 	f := r.facts()
-	a.PutInt(AttrTurnModelCalls, r.modelCalls)
-	a.PutInt(AttrTurnToolCalls, r.toolCalls)
-	a.PutInt(AttrTurnToolErrors, r.toolErrors)
-	a.PutInt(AttrTurnErrors, r.toolErrors+r.apiErrors)
-	a.PutInt(AttrTurnFilesChanged, int64(len(f.files)))
-	a.PutInt(AttrTurnLinesAdded, f.linesAdded)
-	a.PutInt(AttrTurnLinesRemoved, f.linesRemoved)
-	a.PutStr(AttrTurnFiles, listJSON(f.files))
-	a.PutInt(AttrTurnCommandsRun, int64(len(f.commands)))
-	a.PutStr(AttrTurnCommands, listJSON(f.commands))
-	a.PutInt(AttrTurnTestsRun, f.testsRun)
-	a.PutInt(AttrTurnTestsPassed, f.testsPassed)
-	a.PutStr(AttrTurnTests, listJSON(f.tests))
-	a.PutInt(AttrTurnSubagents, r.subagents)
-	a.PutInt(AttrTurnDuration, maxTime(start, end).Sub(start).Milliseconds())
-	r.usage.put(a, attrTurnUsagePrefix)
+	b.add(intAttr(AttrTurnModelCalls, r.modelCalls))
+	b.add(intAttr(AttrTurnToolCalls, r.toolCalls))
+	b.add(intAttr(AttrTurnToolErrors, r.toolErrors))
+	b.add(intAttr(AttrTurnErrors, r.toolErrors+r.apiErrors))
+	b.add(intAttr(AttrTurnFilesChanged, int64(len(f.files))))
+	b.add(intAttr(AttrTurnLinesAdded, f.linesAdded))
+	b.add(intAttr(AttrTurnLinesRemoved, f.linesRemoved))
+	b.add(strAttr(AttrTurnFiles, listJSON(f.files)))
+	b.add(intAttr(AttrTurnCommandsRun, int64(len(f.commands))))
+	b.add(strAttr(AttrTurnCommands, listJSON(f.commands)))
+	b.add(intAttr(AttrTurnTestsRun, f.testsRun))
+	b.add(intAttr(AttrTurnTestsPassed, f.testsPassed))
+	b.add(strAttr(AttrTurnTests, listJSON(f.tests)))
+	b.add(intAttr(AttrTurnSubagents, r.subagents))
+	b.add(intAttr(AttrTurnDuration, maxTime(start, end).Sub(start).Milliseconds()))
+	r.usage.put(b, attrTurnUsagePrefix)
 	if r.hasCost {
-		a.PutDouble(attrTurnUsagePrefix+"cost_usd", r.costUSD)
+		b.add(doubleAttr(attrTurnUsagePrefix+"cost_usd", r.costUSD))
 	}
-	a.PutStr(AttrTurnSummary, summary(f))
-	putStr(a, AttrTurnPreviousID, prevPrompt)
+	b.add(strAttr(AttrTurnSummary, summary(f)))
+	b.addStr(AttrTurnPreviousID, prevPrompt)
 }
 
 // listJSON encodes a list attribute. Commands are shown as written: no

@@ -5,7 +5,6 @@ package spanmodel
 
 import (
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,13 +23,15 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	// (a tool call, when the response's last row starts with one) the
 	// parser put it on: gen_ai_cost prices the span from it.
 	var u usage
-	rest := usageAttrs{}
+	rest := m.rest
+	clear(rest)
 	var cost float64
 	hasCost := false
 	model, provider, responseID, errType := "", "", "", ""
 	var finish []string
 	end := time.Time{}
-	chatAttrs := map[string]any{}
+	chatAttrs := m.chatAttrs
+	clear(chatAttrs)
 	stated := int64(-1)
 	for _, i := range g.members {
 		ev := &evs[i]
@@ -92,46 +93,46 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		key += "\x00late\x00" + evs[g.members[0]].EventID
 	}
 	sp := m.newSpan(ChatSpanID(t.Key.Thread, key), parent, OpChat, model, ptrace.SpanKindClient, start, end)
-	a := sp.Attributes()
-	a.PutStr(AttrOperationName, OpChat)
-	putStr(a, agentevent.AttrProvider, provider)
-	putStr(a, attrRequestModel, model)
-	putStr(a, agentevent.AttrModel, model)
-	putStr(a, agentevent.AttrResponseID, responseID)
-	a.PutStr(agentevent.AttrSessionID, t.session())
+	b := &m.attrs
+	b.add(strAttr(AttrOperationName, OpChat))
+	b.addStr(agentevent.AttrProvider, provider)
+	b.addStr(attrRequestModel, model)
+	b.addStr(agentevent.AttrModel, model)
+	b.addStr(agentevent.AttrResponseID, responseID)
+	b.add(strAttr(agentevent.AttrSessionID, t.session()))
 	if len(finish) > 0 {
-		s := a.PutEmptySlice(agentevent.AttrFinishReasons)
-		for _, f := range finish {
-			s.AppendEmpty().SetStr(f)
-		}
+		b.add(attr{key: agentevent.AttrFinishReasons, kind: attrStrs, strs: finish})
 	}
-	u.put(a, usagePrefixGenAI)
-	for _, k := range slices.Sorted(maps.Keys(rest)) {
-		agentevent.PutValue(a, k, rest[k])
+	u.put(b, usagePrefixGenAI)
+	// The keys from here on come from the events: put as pcommon.Map.Put
+	// would, in case one is a key already there.
+	for _, k := range b.sortedKeys(rest) {
+		b.set(rawAttr(k, rest[k]))
 	}
-	for _, k := range slices.Sorted(maps.Keys(chatAttrs)) {
-		agentevent.PutValue(a, k, chatAttrs[k])
+	for _, k := range b.sortedKeys(chatAttrs) {
+		b.set(rawAttr(k, chatAttrs[k]))
 	}
 	if t.Late {
 		// Say so: the turn's root went out before this span.
-		a.PutBool(attrLate, true)
+		b.set(boolAttr(attrLate, true))
 	}
 	if hasCost {
-		a.PutDouble(agentevent.AttrCostUSD, cost)
+		b.set(doubleAttr(agentevent.AttrCostUSD, cost))
 	}
 	if errType != "" {
-		a.PutStr(agentevent.AttrErrorType, errType)
+		b.set(strAttr(agentevent.AttrErrorType, errType))
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(errType)
 	}
-	for _, i := range g.members {
-		if evs[i].Type == agentevent.TypeReasoning {
-			addSpanEvent(sp, &evs[i])
-		}
-	}
 	if m.opts.IncludeContent {
 		if out := m.outputMessage(evs, g.members, finish); out != "" {
-			a.PutStr(AttrOutputMessages, out)
+			b.set(strAttr(AttrOutputMessages, out))
+		}
+	}
+	b.into(sp.Attributes())
+	for _, i := range g.members {
+		if evs[i].Type == agentevent.TypeReasoning {
+			m.addSpanEvent(sp, &evs[i])
 		}
 	}
 
@@ -219,7 +220,8 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 	name, callID := "", ""
 	var exit *int64
 	var filePath, fileOp, fileLang, errType, spawned string
-	attrs := map[string]any{}
+	attrs := m.toolAttrs
+	clear(attrs)
 	for _, ev := range []*agentevent.Event{call, res} {
 		if ev == nil {
 			continue
@@ -248,45 +250,60 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 	}
 
 	sp := m.newSpan(ToolSpanID(t.Key.Thread, p.key), parent, opExecuteTool, name, ptrace.SpanKindInternal, start, end)
-	a := sp.Attributes()
-	putAttrs(a, attrs)
-	a.PutStr(AttrOperationName, opExecuteTool)
-	putStr(a, agentevent.AttrToolName, name)
-	putStr(a, agentevent.AttrToolCallID, callID)
-	a.PutStr(attrToolType, toolTypeFunction)
-	a.PutStr(agentevent.AttrSessionID, t.session())
-	a.PutStr(agentevent.AttrToolStatus, string(status))
+	b := &m.attrs
+	m.putAttrs(attrs)
+	// The keys below are distinct; one of the events' attributes may have
+	// one of them already.
+	put := func(a attr) {
+		if _, had := attrs[a.key]; had {
+			b.set(a)
+		} else {
+			b.add(a)
+		}
+	}
+	putStr := func(k, v string) {
+		if v != "" {
+			put(strAttr(k, v))
+		}
+	}
+	put(strAttr(AttrOperationName, opExecuteTool))
+	putStr(agentevent.AttrToolName, name)
+	putStr(agentevent.AttrToolCallID, callID)
+	put(strAttr(attrToolType, toolTypeFunction))
+	put(strAttr(agentevent.AttrSessionID, t.session()))
+	put(strAttr(agentevent.AttrToolStatus, string(status)))
 	if latency != nil {
-		a.PutInt(agentevent.AttrToolLatencyMs, *latency)
+		put(intAttr(agentevent.AttrToolLatencyMs, *latency))
 	}
 	if exit != nil {
-		a.PutInt(agentevent.AttrExitCode, *exit)
+		put(intAttr(agentevent.AttrExitCode, *exit))
 	}
-	putStr(a, agentevent.AttrFilePath, filePath)
-	putStr(a, agentevent.AttrFileOp, fileOp)
-	putStr(a, agentevent.AttrFileLanguage, fileLang)
-	putStr(a, agentevent.AttrSpawnedAgentID, spawned)
+	putStr(agentevent.AttrFilePath, filePath)
+	putStr(agentevent.AttrFileOp, fileOp)
+	putStr(agentevent.AttrFileLanguage, fileLang)
+	putStr(agentevent.AttrSpawnedAgentID, spawned)
 	if status == agentevent.ToolError {
 		if errType == "" {
 			errType = ErrorTypeTool
 		}
-		a.PutStr(agentevent.AttrErrorType, errType)
+		put(strAttr(agentevent.AttrErrorType, errType))
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(errType)
 		r.toolErrors++
 	}
 	if m.opts.IncludeContent {
-		b := contentBudget{left: m.opts.MaxContentLength}
+		cb := contentBudget{left: m.opts.MaxContentLength}
 		if call != nil && call.Text != "" {
-			text, _ := b.take(call.Text)
-			a.PutStr(AttrToolCallArgs, text)
+			text, _ := cb.take(call.Text)
+			put(strAttr(AttrToolCallArgs, text))
 		}
-		b = contentBudget{left: m.opts.MaxContentLength}
+		cb = contentBudget{left: m.opts.MaxContentLength}
 		if res != nil && res.Text != "" {
-			text, _ := b.take(res.Text)
-			a.PutStr(AttrToolCallResult, text)
+			text, _ := cb.take(res.Text)
+			put(strAttr(AttrToolCallResult, text))
 		}
 	}
+	b.into(sp.Attributes())
 	r.toolCalls++
 	r.addTool(call, res, attrs, filePath, agentevent.FileOp(fileOp), exit, errType, status == agentevent.ToolError)
 }
@@ -343,22 +360,38 @@ func runStatus(evs []agentevent.Event, reason CloseReason) (status, errType stri
 
 // addSpanEvent records an event that is neither a prompt, a model response
 // nor a tool call on the span it belongs to.
-func addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
+func (m *mapper) addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
 	e := sp.Events().AppendEmpty()
 	e.SetName(spanEventName(ev))
 	e.SetTimestamp(pcommon.NewTimestampFromTime(ev.Timestamp))
-	a := e.Attributes()
-	putAttrs(a, ev.Attributes)
-	a.PutStr(agentevent.AttrEventType, string(ev.Type))
-	putStr(a, agentevent.AttrEventID, ev.EventID)
-	putStr(a, agentevent.AttrErrorType, ev.ErrorType)
-	putStr(a, agentevent.AttrStatus, ev.Status)
-	putStr(a, agentevent.AttrFilePath, ev.FilePath)
+	b := &m.attrs
+	m.putAttrs(ev.Attributes)
+	// The keys below are distinct; the event's attributes may have one of
+	// them already.
+	put := func(a attr) {
+		if _, had := ev.Attributes[a.key]; had {
+			b.set(a)
+		} else {
+			b.add(a)
+		}
+	}
+	put(strAttr(agentevent.AttrEventType, string(ev.Type)))
+	for _, kv := range [...][2]string{
+		{agentevent.AttrEventID, ev.EventID},
+		{agentevent.AttrErrorType, ev.ErrorType},
+		{agentevent.AttrStatus, ev.Status},
+		{agentevent.AttrFilePath, ev.FilePath},
+	} {
+		if kv[1] != "" {
+			put(strAttr(kv[0], kv[1]))
+		}
+	}
 	if ev.Type == agentevent.TypeReasoning && ev.TokensThinking != nil {
 		// A breakdown of its chat span's reasoning tokens, which that span
 		// carries summed.
-		a.PutInt(agentevent.AttrTokensThinking, *ev.TokensThinking)
+		put(intAttr(agentevent.AttrTokensThinking, *ev.TokensThinking))
 	}
+	b.into(e.Attributes())
 }
 
 func spanEventName(ev *agentevent.Event) string {
@@ -380,21 +413,16 @@ func spanEventName(ev *agentevent.Event) string {
 	return agentevent.EventNamePrefix + string(ev.Type)
 }
 
-func putStr(a pcommon.Map, k, v string) {
-	if v != "" {
-		a.PutStr(k, v)
-	}
-}
-
-// putAttrs copies vendor facts (agent.* keys) onto a span or span event.
-// Usage is not among them: it goes on the response's chat span only, so
-// that whatever sums or prices spans counts each token once.
-func putAttrs(a pcommon.Map, attrs map[string]any) {
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+// putAttrs adds vendor facts (agent.* keys) to the span or span event being
+// built, the first of its attributes. Usage is not among them: it goes on
+// the response's chat span only, so that whatever sums or prices spans
+// counts each token once.
+func (m *mapper) putAttrs(attrs map[string]any) {
+	for _, k := range m.attrs.sortedKeys(attrs) {
 		if k == agentevent.AttrSubagentLink || k == agentevent.AttrSubagentAnchor || IsUsageAttr(k) {
 			continue // instructions to the connector, or usage
 		}
-		agentevent.PutValue(a, k, attrs[k])
+		m.attrs.add(rawAttr(k, attrs[k]))
 	}
 }
 

@@ -6,8 +6,6 @@ package spanmodel
 import (
 	"strings"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -42,12 +40,31 @@ func (u *usage) field(i int) *int64 {
 
 func (u *usage) any() bool { return u.has != [5]bool{} }
 
-// put writes the usage under prefix + the GenAI usage names.
-func (u *usage) put(a pcommon.Map, prefix string) {
+// Keys of usage.put, by prefix.
+var (
+	genAIUsageKeys = usageKeys(usagePrefixGenAI)
+	turnUsageKeys  = usageKeys(attrTurnUsagePrefix)
+)
+
+func usageKeys(prefix string) [5]string {
 	keys := [...]string{"input_tokens", "output_tokens", "cache_read.input_tokens", "cache_creation.input_tokens", "reasoning.output_tokens"}
+	for i := range keys {
+		keys[i] = prefix + keys[i]
+	}
+	return keys
+}
+
+// put adds the usage under prefix + the GenAI usage names.
+func (u *usage) put(b *attrBuilder, prefix string) {
+	keys := genAIUsageKeys
+	if prefix == attrTurnUsagePrefix {
+		keys = turnUsageKeys
+	} else if prefix != usagePrefixGenAI {
+		keys = usageKeys(prefix)
+	}
 	for i, k := range keys {
 		if u.has[i] {
-			a.PutInt(prefix+k, *u.field(i))
+			b.add(intAttr(k, *u.field(i)))
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // Storage layout. Everything is written as it changes, in one batch per
-// ConsumeLogs call or tick, after the spans it produced were handed on:
+// ConsumeLogs call or tick that changed something, after the spans it produced were handed on:
 //
 //	agent_span/index/<n>        the active sessions (open units, events
 //	                            waiting for a prompt, unresolved links)
@@ -54,24 +54,60 @@ func SessionKey(sk spanmodel.SessKey) string {
 }
 
 // EventKey is the storage key of event i of an open unit.
-func EventKey(k spanmodel.UnitKey, i int) string {
-	h := sha256.New()
-	for _, s := range []string{string(k.Thread.Source), k.Thread.Session, k.Thread.Agent, k.Prompt} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+func EventKey(k spanmodel.UnitKey, i int) string { return UnitEventKeys(k).Key(i) }
+
+// EventKeys names the saved events of one open unit: Key(i) is
+// EventKey(k, i), with the unit's hash taken once for all of its events.
+type EventKeys struct{ prefix string }
+
+// UnitEventKeys returns the keys of the events of unit k.
+func UnitEventKeys(k spanmodel.UnitKey) EventKeys {
+	var buf [256]byte
+	b := buf[:0]
+	for _, s := range [...]string{string(k.Thread.Source), k.Thread.Session, k.Thread.Agent, k.Prompt} {
+		b = append(b, s...)
+		b = append(b, 0)
 	}
-	return KeyPrefix + "e/" + hex.EncodeToString(h.Sum(nil)[:12]) + "/" + strconv.Itoa(i)
+	sum := sha256.Sum256(b)
+	const prefix = KeyPrefix + "e/"
+	key := make([]byte, 0, len(prefix)+24+1)
+	key = append(key, prefix...)
+	key = hex.AppendEncode(key, sum[:12])
+	key = append(key, '/')
+	return EventKeys{prefix: string(key)}
 }
+
+// Key is the storage key of event i.
+func (e EventKeys) Key(i int) string { return e.prefix + strconv.Itoa(i) }
 
 // EncodeEvents writes events, in order, as one protobuf plog.Logs.
 func EncodeEvents(evs []agentevent.Event) ([]byte, error) {
-	logs := plog.NewLogs()
-	lrs := logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	var enc EventEncoder
+	return enc.Encode(evs)
+}
+
+// EventEncoder is EncodeEvents for many values in a row: the plog.Logs the
+// events are put into is made once, and emptied for each value.
+type EventEncoder struct {
+	logs plog.Logs
+	lrs  plog.LogRecordSlice
+}
+
+// Encode is EncodeEvents(evs).
+func (e *EventEncoder) Encode(evs []agentevent.Event) ([]byte, error) {
+	if e.logs == (plog.Logs{}) {
+		e.logs = plog.NewLogs()
+		e.lrs = e.logs.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	}
+	// Fresh records (Encode sets only what an event has): the bytes are
+	// those of a plog.Logs made for these events alone.
+	e.lrs.RemoveIf(func(plog.LogRecord) bool { return true })
+	e.lrs.EnsureCapacity(len(evs))
 	for i := range evs {
-		agentevent.Encode(evs[i], lrs.AppendEmpty())
+		agentevent.Encode(evs[i], e.lrs.AppendEmpty())
 	}
 	var m plog.ProtoMarshaler
-	return m.MarshalLogs(logs)
+	return m.MarshalLogs(e.logs)
 }
 
 // DecodeEvents reads events written by EncodeEvents.

@@ -54,8 +54,9 @@ func (l StorageLoader) LoadSession(sk spanmodel.SessKey) (*SessionRecord, error)
 // LoadEvents implements Loader.
 func (l StorageLoader) LoadEvents(k spanmodel.UnitKey, n int) ([]agentevent.Event, error) {
 	ops := make([]*storage.Operation, n)
+	keys := UnitEventKeys(k)
 	for i := range ops {
-		ops[i] = storage.GetOperation(EventKey(k, i))
+		ops[i] = storage.GetOperation(keys.Key(i))
 	}
 	if n > 0 {
 		if err := l.Client.Batch(l.Ctx, ops...); err != nil {
