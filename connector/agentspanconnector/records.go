@@ -216,3 +216,12 @@ const (
 	maxAnchors  = 1024
 	anchorSlack = 5 * time.Second
 )
+
+// key gives a unit key memory of the unit's.
+func (m *unitMemory) key(k unitKey) unitKey {
+	k.Thread.Source = agentevent.Source(m.str(string(k.Thread.Source)))
+	k.Thread.Session = m.str(k.Thread.Session)
+	k.Thread.Agent = m.str(k.Thread.Agent)
+	k.Prompt = m.str(k.Prompt)
+	return k
+}

@@ -38,6 +38,7 @@ var levels = map[string][][]string{
 	"receiver/agentlogreceiver": {
 		{"internal/metadata"},
 		{"internal/metadatatest", "internal/finder", "internal/progress", "internal/checkpoint", "internal/testfiles"},
+		{"internal/watch"},
 		{"internal/tailer", "internal/source"},
 		{"internal/jsonl", "internal/snapshot", "internal/opencode"},
 		{""},
