@@ -22,6 +22,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // repoRoot is the directory holding go.mod.
@@ -109,17 +110,23 @@ func assertReadsLikeParser(t *testing.T, dirs ...string) int {
 					continue
 				}
 				ev.Raw = nil
+				if withoutContent {
+					agentevent.StripContent(ev)
+				}
 				want[f] = append(want[f], *ev)
 				total++
 			}
 		}
 	}
 	require.NotZero(t, total, "no events in %v", dirs)
+	// Lines are read in place: every batch's bytes are overwritten once its
+	// emit returned, so that events that kept them would differ.
+	tailer.PoisonReleasedLines(t)
 
 	barriers := t.TempDir() // the transcripts are read in place; nothing is written next to them
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
-	cfg.IncludeContent = true
+	cfg.IncludeContent = !withoutContent
 	for _, dir := range append(dirs, barriers) {
 		cfg.ClaudeCode.Include = append(cfg.ClaudeCode.Include, filepath.Join(dir, "**", "*.jsonl"))
 	}
@@ -176,4 +183,26 @@ func TestReadsClaudeFixtureCorpus(t *testing.T) {
 		n := assertReadsLikeParser(t, dir)
 		t.Logf("%d events from %s", n, dir)
 	})
+}
+
+// withoutContent, set by a test, reads with include_content off (the parsers'
+// in-place decode) and expects the parsed events with their content
+// stripped.
+var withoutContent bool
+
+// TestReadsFixtureCorpusWithoutContent is the corpus tests of the JSONL
+// agents with include_content off, as the receiver reads by default.
+func TestReadsFixtureCorpusWithoutContent(t *testing.T) {
+	withoutContent = true
+	t.Cleanup(func() { withoutContent = false })
+	vendortest.EachCorpus(t, "claude_code", func(t *testing.T, dir string) {
+		assertReadsLikeParser(t, dir)
+	})
+	for _, key := range []string{"pi", "codex"} {
+		t.Run(key, func(t *testing.T) {
+			vendortest.EachCorpus(t, key, func(t *testing.T, dir string) {
+				assertReadsLikeItsParser(t, key, dir)
+			})
+		})
+	}
 }

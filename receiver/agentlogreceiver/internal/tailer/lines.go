@@ -5,10 +5,10 @@ package tailer
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Reading a file is cutting what was appended into complete lines, in
@@ -93,6 +93,38 @@ type lineBatcher struct {
 	lines []heldLine
 	ends  []int64 // file position after each line
 	held  int     // bytes of the lines held
+	// taken is how many bytes at the start of data the last batch's lines
+	// hold: they are the batch's until its emit returned, and are dropped
+	// (the lines left moved to the front) by the next fill.
+	taken int
+}
+
+// poisonReleased, set by tests, overwrites the bytes of a batch's lines once
+// they are released, so that anything that kept them past its emit reads
+// garbage.
+var poisonReleased atomic.Bool
+
+// release drops the bytes of the lines handed out by the last take: its
+// emit has returned.
+func (b *lineBatcher) release() {
+	cut := b.taken
+	if cut == 0 {
+		return
+	}
+	b.taken = 0
+	if poisonReleased.Load() {
+		for i := range b.data[:cut] {
+			b.data[i] = 0xff
+		}
+	}
+	rest := copy(b.data, b.data[cut:])
+	b.data = b.data[:rest]
+	for i := range b.lines {
+		if b.lines[i].own == nil && !b.lines[i].tooLong {
+			b.lines[i].start -= cut
+			b.lines[i].end -= cut
+		}
+	}
 }
 
 // lineSource is a file as a lineBatcher reads it.
@@ -123,6 +155,7 @@ func (l heldLine) size() int {
 // complete line (what is left is an unterminated line still being written,
 // or nothing).
 func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
+	b.release()
 	for len(b.lines) < 2*tailBatchLines && b.held < 2*tailBatchBytes {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -240,9 +273,10 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		After:    pos,
 	}
 	batch.After.Offset, batch.After.Line = b.ends[n-1], batch.LastLine
-	// Each line gets memory of its own: a string a parser keeps from a line
-	// then holds that line alive, not the whole batch. (A long line has
-	// its own already.)
+	// The lines are read in place: slices of data, which the next fill
+	// reuses (release), after the batch's emit returned. (A long line has
+	// memory of its own.)
+	b.release()
 	cut := 0 // the lines taken's bytes in data
 	for i, l := range b.lines[:n] {
 		switch {
@@ -254,24 +288,19 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		case l.own != nil:
 			batch.Lines[i] = l.own
 		default:
-			batch.Lines[i] = bytes.Clone(b.data[l.start:l.end])
+			// Capped: a parser appending to a line cannot write into the
+			// next one.
+			batch.Lines[i] = b.data[l.start:l.end:l.end]
 			cut = l.end
 		}
 		b.held -= l.size()
 	}
 	batch.Offsets[0] = b.start
 	copy(batch.Offsets[1:], b.ends[:n])
-	// The lines left move to the front.
-	rest := copy(b.data, b.data[cut:])
-	b.data = b.data[:rest]
+	// The lines left move to the front of data at the next fill (release).
+	b.taken = cut
 	clear(b.lines[:n]) // the long lines handed out are the batch's
 	k := copy(b.lines, b.lines[n:])
-	for i := range k {
-		if b.lines[i].own == nil && !b.lines[i].tooLong {
-			b.lines[i].start -= cut
-			b.lines[i].end -= cut
-		}
-	}
 	clear(b.lines[k:])
 	b.lines = b.lines[:k]
 	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
@@ -287,4 +316,12 @@ func LineOffset(offsets []int64, i, length int) int64 {
 		return offsets[i+1] - int64(length) - 1
 	}
 	return offsets[i]
+}
+
+// PoisonReleasedLines makes every read overwrite the bytes of a batch's lines
+// once its emit has returned, until the test ends: a reader that kept them
+// would see the garbage. Tests only.
+func PoisonReleasedLines(tb interface{ Cleanup(func()) }) {
+	poisonReleased.Store(true)
+	tb.Cleanup(func() { poisonReleased.Store(false) })
 }

@@ -55,9 +55,11 @@ import (
 // Batch is a batch of complete lines of one file. Offsets[0] is the
 // file position before the first line, Offsets[i+1] the position just
 // after line i and its "\n". LastLine is the 1-based number of the batch's
-// last line. The Lines are the batch's own copy. TooLong, when not nil,
-// marks the lines of max_log_size bytes or more: they were skipped, and
-// come without their bytes (nil).
+// last line. The Lines are read in place, slices of the read's buffer: they
+// are valid until emit returns, and whatever outlives it (parser state,
+// events held back) copies what it keeps. TooLong, when not nil, marks the
+// lines of max_log_size bytes or more: they were skipped, and come without
+// their bytes (nil).
 type Batch struct {
 	Path     string
 	Lines    [][]byte
