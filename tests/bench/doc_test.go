@@ -59,16 +59,17 @@ const docHeader = "# Benchmark\n" +
 	"  receiver; with `watch: false` `poll_interval` bounds it, as a line written just after a poll waits\n" +
 	"  for the next one. The live pipeline has no `batch` processor: one in front of the exporter adds up\n" +
 	"  to its `timeout` (200 ms by default) to every turn.\n" +
-	"- **Where the CPU goes.** Reading agent logs costs more per byte than `file_log`: a typed decode per\n" +
-	"  record, the agent event and its pdata encoding, a storage commit per batch per file, and the\n" +
-	"  connector's state writes. ccusage reads only the usage rows it sums.\n" +
+	"- **Where the CPU goes**: the end-to-end and events-only runs write their CPU profiles to\n" +
+	"  `_build/bench/pprof/` (or `BENCH_PPROF`); the tables split each by the step a record takes —\n" +
+	"  reading lines, decoding and mapping records, the log records, the connector, the storage\n" +
+	"  writes, the garbage collector. ccusage reads only the usage rows it sums.\n" +
 	"- **Idle cost** (row `idle`): the events-only collector reads the history, then nothing is written\n" +
 	"  for `BENCH_IDLE_WINDOW` (a minute) and its CPU time is measured, with `watch` on and off at the\n" +
 	"  default `poll_interval`.\n" +
 	"- **Run parts of it**: `BENCH_ROWS` (`end_to_end,events,file_log,ccusage,floor,growth,idle`),\n" +
 	"  `BENCH_LIVE=0` or `only`, `BENCH_IDLE=1` for the idle part alone (`BENCH_IDLE=1s,200ms` for a\n" +
 	"  list of intervals, each with `watch` on and off),\n" +
-	"  `BENCH_PPROF=<dir>` for CPU profiles, `BENCH_AGENT_LOG='poll_interval: 200ms'` to try a receiver\n" +
+	"  `BENCH_PPROF=<dir>` for the CPU profiles, `BENCH_AGENT_LOG='poll_interval: 200ms'` to try a receiver\n" +
 	"  setting. The JSON of each run goes to `_build/bench/`.\n" +
 	"\n"
 
@@ -153,6 +154,14 @@ func writeMarkdown(w io.Writer, rep report) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if len(r.Stages) == 0 || r.Baseline {
+			continue
+		}
+		fmt.Fprintf(w, "\n### Where the CPU goes: %s\n\nIts CPU profile, each sample in the first stage its stack falls in (from the leaf up).\n\n", r.Name)
+		writeStages(w, r.Stages)
 	}
 	if targets := targetLines(rep); len(targets) > 0 {
 		fmt.Fprintln(w, "\n## Targets\n\nThe speed, memory and latency targets, against this run's figures.")
@@ -320,6 +329,7 @@ func TestBenchmarkDoc(t *testing.T) {
 			{
 				Name: "agent_log → agent_span → nop (end to end)", Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
 				Seconds: 11.4, MBps: 94, RecordsPS: 51055, PeakRSSMB: 177, PeakAnonMB: 109, PeakFileMB: 84, CPUSeconds: 20.8, SpeedX: 0.51, RSSX: 0.88,
+				Stages: []stage{{Name: "connector: turns to spans", Seconds: 6.2, Share: 0.31}, {Name: "other", Seconds: 13.8, Share: 0.69}},
 			},
 			{
 				Name: baselinePrefix + "agent_log → agent_span → nop (end to end)", Baseline: true, Bytes: 1077e6, Records: 582220, Out: 250372, OutUnit: "spans",
@@ -363,6 +373,8 @@ func TestBenchmarkDoc(t *testing.T) {
 			"| baseline: agent_log → agent_span → nop (end to end) | 1077 MB, 582220 records → 250372 spans | 22.8 s | 47 | 25536 | 354 MB | 41.6 s | 1.82 | 0.25× | 1.76× |\n" +
 			"| file_log + json_parser → nop | 912 MB, 485488 records → 485488 log records | 4.9 s | 186 | 99047 | 201 MB | 8.5 s | 1.73 | 1.00× | 1.00× |\n" +
 			"| floor: read lines | 1077 MB, 576653 records | 1.5 s | 714 | 382071 | — | 1.5 s | 1.00 | — | — |\n",
+		"### Where the CPU goes: agent_log → agent_span → nop (end to end)\n",
+		"| stage | CPU | share |\n|---|---|---|\n| connector: turns to spans | 6.2 s | 31 % |\n| other | 13.8 s | 69 % |\n",
 		"| target | this run | met |\n|---|---|---|\n" +
 			"| end to end ≥ 1.5× file_log's MB/s | 0.51× | no |\n" +
 			"| end to end peak RSS ≤ 1.0× file_log's | 0.88× | yes |\n" +
@@ -459,9 +471,11 @@ func targetLines(rep report) []target {
 		}
 	}
 	if on != nil && off != nil {
-		out = append(out, target{"idle CPU with watch on ≤ polling alone (1 s)",
+		out = append(out, target{
+			"idle CPU with watch on ≤ polling alone (1 s)",
 			fmt.Sprintf("%.2f s/min vs %.2f s/min", on.CPUPerMinute, off.CPUPerMinute),
-			on.CPUPerMinute <= off.CPUPerMinute*1.05})
+			on.CPUPerMinute <= off.CPUPerMinute*1.05,
+		})
 	}
 	return out
 }

@@ -90,18 +90,23 @@ const storageBlock = `extensions:
     create_directory: true
 `
 
-// withProfile adds, when BENCH_PPROF names a folder, the pprof extension writing the CPU profile
-// of the collector's whole run to <folder>/<name>.pprof.
-func withProfile(config, name string) string {
-	dir := os.Getenv("BENCH_PPROF")
-	if dir == "" {
-		return config
+// profileDir is where the CPU profiles of the runs go: BENCH_PPROF, else _build/bench/pprof.
+func profileDir() string {
+	if dir := os.Getenv("BENCH_PPROF"); dir != "" {
+		return dir
 	}
+	return filepath.Join("..", "..", "_build", "bench", "pprof") // from tests/bench
+}
+
+// withProfile adds the pprof extension writing the CPU profile of the collector's whole run to
+// <profileDir>/<name>.pprof (sampling at 100 Hz costs the run about 1 % of its CPU).
+func withProfile(config, name string) string {
+	dir := profileDir()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir
 	}
-	_ = os.MkdirAll(abs, 0o755) //nolint:gosec // G703: the folder the developer names in BENCH_PPROF
+	_ = os.MkdirAll(abs, 0o755)
 	config = strings.Replace(config, "extensions:\n", fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:0\n    save_to_file: %s\n", filepath.Join(abs, name+".pprof")), 1)
 	return strings.Replace(config, "  extensions: [file_storage]", "  extensions: [file_storage, pprof]", 1)
 }
@@ -200,6 +205,17 @@ type row struct {
 	RSSX       float64 `json:"peak_rss_vs_file_log,omitempty"`
 	// Baseline marks a row of the AGENTOTEL_BENCH_BASELINE collector.
 	Baseline bool `json:"baseline,omitempty"`
+	// Stages is where the run's CPU went (its CPU profile, see cpuStages).
+	Stages []stage `json:"cpu_stages,omitempty"`
+}
+
+// stagesOf reads the CPU profile the run named profile wrote; nil (logged) when it cannot.
+func stagesOf(tb testing.TB, profile string) []stage {
+	stages, err := cpuStages(filepath.Join(profileDir(), profile+".pprof"))
+	if err != nil {
+		tb.Logf("CPU stages of %s: %v", profile, err)
+	}
+	return stages
 }
 
 // baselinePrefix starts the name of a baseline row.
@@ -354,6 +370,7 @@ func BenchmarkSideBySide(b *testing.B) {
 func endToEndRow(b *testing.B, bin, home string, bytes int64, profile string) row {
 	e2e := endToEndRun(b, bin, home, profile)
 	r := newRow("agent_log → agent_span → nop (end to end)", "every file, until the last span", bytes, int64(e2e.Last.get("otelcol_agent_log_records_read")), e2e)
+	r.Stages = stagesOf(b, profile)
 	r.Out, r.OutUnit = int64(e2e.Last.get("otelcol_agent_span_spans_emitted")), "spans"
 	if open := e2e.Last.get("otelcol_agent_span_open_turns"); open > 0 {
 		b.Logf("%s: %v turns still open at the end", bin, open)
@@ -373,6 +390,7 @@ func eventsRow(b *testing.B, bin, home string, bytes int64, profile string) row 
 		},
 	}.run(b, 60*time.Minute)
 	r := newRow("agent_log → nop (events only)", "every file", bytes, int64(ev.Last.get("otelcol_agent_log_records_read")), ev)
+	r.Stages = stagesOf(b, profile)
 	r.Out, r.OutUnit = int64(ev.Last.get("otelcol_agent_log_events_emitted")), "events"
 	return r
 }
