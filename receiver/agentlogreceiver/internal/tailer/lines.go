@@ -5,7 +5,6 @@ package tailer
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -88,11 +87,16 @@ type lineBatcher struct {
 	// scan is what is known of an unterminated long line (see lineScan):
 	// what an earlier read found, and what this one finds. ino is the
 	// file's.
-	scan  lineScan
+	scan lineScan
+	// data holds the lines read from the read buffer, back to back; cut is
+	// how many of its bytes are lines handed out and not yet released.
 	data  []byte
+	cut   int
 	lines []heldLine
 	ends  []int64 // file position after each line
 	held  int     // bytes of the lines held
+	// poison: release overwrites what it frees (Config.Poison).
+	poison bool
 }
 
 // lineSource is a file as a lineBatcher reads it.
@@ -230,7 +234,11 @@ func (b *lineBatcher) batchLen(done bool) int {
 }
 
 // take hands out the first n lines held as a batch; pos is the file's
-// position before them.
+// position before them. The lines are read in place: those of the read
+// buffer are slices of data (capped at their end, so that an append to one
+// cannot write into the next), a long line is its own memory. They stay
+// as they are until release, which the read calls once the batch's emit
+// returned (see Batch).
 func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 	batch := Batch{
 		Path:     path,
@@ -240,10 +248,6 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		After:    pos,
 	}
 	batch.After.Offset, batch.After.Line = b.ends[n-1], batch.LastLine
-	// Each line gets memory of its own: a string a parser keeps from a line
-	// then holds that line alive, not the whole batch. (A long line has
-	// its own already.)
-	cut := 0 // the lines taken's bytes in data
 	for i, l := range b.lines[:n] {
 		switch {
 		case l.tooLong:
@@ -254,29 +258,55 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		case l.own != nil:
 			batch.Lines[i] = l.own
 		default:
-			batch.Lines[i] = bytes.Clone(b.data[l.start:l.end])
-			cut = l.end
+			batch.Lines[i] = b.data[l.start:l.end:l.end]
+			b.cut = l.end
 		}
 		b.held -= l.size()
 	}
 	batch.Offsets[0] = b.start
 	copy(batch.Offsets[1:], b.ends[:n])
-	// The lines left move to the front.
-	rest := copy(b.data, b.data[cut:])
-	b.data = b.data[:rest]
 	clear(b.lines[:n]) // the long lines handed out are the batch's
 	k := copy(b.lines, b.lines[n:])
-	for i := range k {
-		if b.lines[i].own == nil && !b.lines[i].tooLong {
-			b.lines[i].start -= cut
-			b.lines[i].end -= cut
-		}
-	}
 	clear(b.lines[k:])
 	b.lines = b.lines[:k]
 	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
 	b.start = batch.After.Offset
 	return batch
+}
+
+// release is called once the emit of the batch take handed out last has
+// returned: nothing reads its lines any more, and the lines left move to
+// the front of data, over them, making room for the next fill. With
+// poison set, the memory of the batch's lines (long ones too) and the rest
+// of data are overwritten with garbage, so that a test sees whatever kept
+// a line past its emit read garbage.
+func (b *lineBatcher) release(batch Batch) {
+	if b.poison {
+		for _, l := range batch.Lines {
+			poison(l)
+		}
+	}
+	if cut := b.cut; cut > 0 {
+		rest := copy(b.data, b.data[cut:])
+		b.data = b.data[:rest]
+		for i := range b.lines {
+			if b.lines[i].own == nil && !b.lines[i].tooLong {
+				b.lines[i].start -= cut
+				b.lines[i].end -= cut
+			}
+		}
+		b.cut = 0
+	}
+	if b.poison {
+		poison(b.data[len(b.data):cap(b.data)])
+	}
+}
+
+// poison overwrites p with bytes that are no JSON (and no UTF-8).
+func poison(p []byte) {
+	for i := range p {
+		p[i] = 0xff
+	}
 }
 
 // LineOffset is the byte offset where line i of a batch starts. The line and
