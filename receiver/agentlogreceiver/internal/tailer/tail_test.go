@@ -611,7 +611,7 @@ func TestBatchLinesInPlace(t *testing.T) {
 	var data strings.Builder
 	var want []string
 	for i := range 3*tailBatchLines + 7 {
-		want = append(want, fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("p", i%13)))
+		want = append(want, fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat("p", i%13)))
 		data.WriteString(want[i] + "\n")
 	}
 	b := lineBatcher{maxLogSize: 1 << 20, poison: true}
