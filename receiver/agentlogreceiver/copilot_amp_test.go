@@ -22,7 +22,6 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
@@ -109,7 +108,6 @@ func notBarrier(evs []agentevent.Event) []agentevent.Event {
 // their parsers make of its files (the golden events; bad records counted,
 // not emitted), with service.name copilot-cli / amp.
 func TestCopilotAndAmpTestdata(t *testing.T) {
-	tailer.PoisonReleasedLines(t) // events.jsonl lines are read in place
 	for _, agentDir := range []string{"copilot_cli", "amp"} {
 		root := filepath.Join(repoRoot(t), "testdata", agentDir)
 		entries, err := os.ReadDir(root)
@@ -220,7 +218,6 @@ func mapAmpThreads(t *testing.T, dir string) []agentevent.Event {
 // parsers yield for them. Each Copilot CLI generation folder is its own
 // ~/.copilot and holds at least one session file the test knows how to find.
 func TestReadsCopilotAndAmpFixtureCorpus(t *testing.T) {
-	tailer.PoisonReleasedLines(t) // events.jsonl lines are read in place
 	roots := testenv.FixtureRoots(t)
 	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "copilot_cli"))
 	vendortest.SkipIfAbsent(t, filepath.Join(roots[0], "amp"))

@@ -21,10 +21,10 @@ import (
 // TestDeliveredLinesAreNotRetained: once a batch is delivered and
 // committed, nothing the receiver keeps (sessions, parser state, held
 // events, read positions) nor anything it emitted reaches a line of it.
-// Every line is its own allocation (lineBatcher.take), so a reference kept
-// into one pins that line; one kept to the batch pins all of its lines (up
-// to tailBatchBytes) for as long as the session is tracked, for every
-// file read. The lines are read from the real corpus by the source's own
+// The lines are slices of the tailer's read buffer (lineBatcher.take), so a
+// reference kept into one pins the whole buffer (up to two batches) for as
+// long as the session is tracked, for every file read. (That a line is
+// not read after its emit returned is poison_test.go's.) The lines are read from the real corpus by the source's own
 // tailer code, parsed, delivered to a sink and committed; weak pointers
 // then tell which lines the collector still holds.
 func TestDeliveredLinesAreNotRetained(t *testing.T) {

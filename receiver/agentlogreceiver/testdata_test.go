@@ -22,7 +22,6 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/tailer"
 )
 
 // repoRoot is the directory holding go.mod.
@@ -119,9 +118,6 @@ func assertReadsLikeParser(t *testing.T, dirs ...string) int {
 		}
 	}
 	require.NotZero(t, total, "no events in %v", dirs)
-	// Lines are read in place: every batch's bytes are overwritten once its
-	// emit returned, so that events that kept them would differ.
-	tailer.PoisonReleasedLines(t)
 
 	barriers := t.TempDir() // the transcripts are read in place; nothing is written next to them
 	cfg := createDefaultConfig().(*Config)

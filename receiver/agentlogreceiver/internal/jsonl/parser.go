@@ -15,7 +15,11 @@ import (
 type Parser interface {
 	// Parse maps one line (without its "\n"); lineNo is 1-based, offset is
 	// the byte offset of the line's start. Records at or before the last
-	// offset parsed (after UnmarshalState) yield nothing.
+	// offset parsed (after UnmarshalState) yield nothing. The line is the
+	// tailer's read buffer, valid until the batch is delivered
+	// (tailer.Batch): the events returned may share its memory, but what
+	// the parser keeps past the call (its state, events held back for
+	// Flush) is copied.
 	Parse(line []byte, lineNo, offset int64) []agentevent.Event
 	MarshalState() ([]byte, error)
 	UnmarshalState(b []byte) error

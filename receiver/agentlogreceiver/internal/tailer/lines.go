@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"sync/atomic"
 )
 
 // Reading a file is cutting what was appended into complete lines, in
@@ -88,43 +87,16 @@ type lineBatcher struct {
 	// scan is what is known of an unterminated long line (see lineScan):
 	// what an earlier read found, and what this one finds. ino is the
 	// file's.
-	scan  lineScan
+	scan lineScan
+	// data holds the lines read from the read buffer, back to back; cut is
+	// how many of its bytes are lines handed out and not yet released.
 	data  []byte
+	cut   int
 	lines []heldLine
 	ends  []int64 // file position after each line
 	held  int     // bytes of the lines held
-	// taken is how many bytes at the start of data the last batch's lines
-	// hold: they are the batch's until its emit returned, and are dropped
-	// (the lines left moved to the front) by the next fill.
-	taken int
-}
-
-// poisonReleased, set by tests, overwrites the bytes of a batch's lines once
-// they are released, so that anything that kept them past its emit reads
-// garbage.
-var poisonReleased atomic.Bool
-
-// release drops the bytes of the lines handed out by the last take: its
-// emit has returned.
-func (b *lineBatcher) release() {
-	cut := b.taken
-	if cut == 0 {
-		return
-	}
-	b.taken = 0
-	if poisonReleased.Load() {
-		for i := range b.data[:cut] {
-			b.data[i] = 0xff
-		}
-	}
-	rest := copy(b.data, b.data[cut:])
-	b.data = b.data[:rest]
-	for i := range b.lines {
-		if b.lines[i].own == nil && !b.lines[i].tooLong {
-			b.lines[i].start -= cut
-			b.lines[i].end -= cut
-		}
-	}
+	// poison: release overwrites what it frees (Config.Poison).
+	poison bool
 }
 
 // lineSource is a file as a lineBatcher reads it.
@@ -155,7 +127,6 @@ func (l heldLine) size() int {
 // complete line (what is left is an unterminated line still being written,
 // or nothing).
 func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
-	b.release()
 	for len(b.lines) < 2*tailBatchLines && b.held < 2*tailBatchBytes {
 		chunk, err := r.ReadSlice('\n')
 		switch {
@@ -263,7 +234,11 @@ func (b *lineBatcher) batchLen(done bool) int {
 }
 
 // take hands out the first n lines held as a batch; pos is the file's
-// position before them.
+// position before them. The lines are read in place: those of the read
+// buffer are slices of data (capped at their end, so that an append to one
+// cannot write into the next), a long line is its own memory. They stay
+// as they are until release, which the read calls once the batch's emit
+// returned (see Batch).
 func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 	batch := Batch{
 		Path:     path,
@@ -273,11 +248,6 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		After:    pos,
 	}
 	batch.After.Offset, batch.After.Line = b.ends[n-1], batch.LastLine
-	// The lines are read in place: slices of data, which the next fill
-	// reuses (release), after the batch's emit returned. (A long line has
-	// memory of its own.)
-	b.release()
-	cut := 0 // the lines taken's bytes in data
 	for i, l := range b.lines[:n] {
 		switch {
 		case l.tooLong:
@@ -288,17 +258,13 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 		case l.own != nil:
 			batch.Lines[i] = l.own
 		default:
-			// Capped: a parser appending to a line cannot write into the
-			// next one.
 			batch.Lines[i] = b.data[l.start:l.end:l.end]
-			cut = l.end
+			b.cut = l.end
 		}
 		b.held -= l.size()
 	}
 	batch.Offsets[0] = b.start
 	copy(batch.Offsets[1:], b.ends[:n])
-	// The lines left move to the front of data at the next fill (release).
-	b.taken = cut
 	clear(b.lines[:n]) // the long lines handed out are the batch's
 	k := copy(b.lines, b.lines[n:])
 	clear(b.lines[k:])
@@ -306,6 +272,41 @@ func (b *lineBatcher) take(path string, pos Pos, n int) Batch {
 	b.ends = b.ends[:copy(b.ends, b.ends[n:])]
 	b.start = batch.After.Offset
 	return batch
+}
+
+// release is called once the emit of the batch take handed out last has
+// returned: nothing reads its lines any more, and the lines left move to
+// the front of data, over them, making room for the next fill. With
+// poison set, the memory of the batch's lines (long ones too) and the rest
+// of data are overwritten with garbage, so that a test sees whatever kept
+// a line past its emit read garbage.
+func (b *lineBatcher) release(batch Batch) {
+	if b.poison {
+		for _, l := range batch.Lines {
+			poison(l)
+		}
+	}
+	if cut := b.cut; cut > 0 {
+		rest := copy(b.data, b.data[cut:])
+		b.data = b.data[:rest]
+		for i := range b.lines {
+			if b.lines[i].own == nil && !b.lines[i].tooLong {
+				b.lines[i].start -= cut
+				b.lines[i].end -= cut
+			}
+		}
+		b.cut = 0
+	}
+	if b.poison {
+		poison(b.data[len(b.data):cap(b.data)])
+	}
+}
+
+// poison overwrites p with bytes that are no JSON (and no UTF-8).
+func poison(p []byte) {
+	for i := range p {
+		p[i] = 0xff
+	}
 }
 
 // LineOffset is the byte offset where line i of a batch starts. The line and
@@ -316,12 +317,4 @@ func LineOffset(offsets []int64, i, length int) int64 {
 		return offsets[i+1] - int64(length) - 1
 	}
 	return offsets[i]
-}
-
-// PoisonReleasedLines makes every read overwrite the bytes of a batch's lines
-// once its emit has returned, until the test ends: a reader that kept them
-// would see the garbage. Tests only.
-func PoisonReleasedLines(tb interface{ Cleanup(func()) }) {
-	poisonReleased.Store(true)
-	tb.Cleanup(func() { poisonReleased.Store(false) })
 }

@@ -55,11 +55,15 @@ import (
 // Batch is a batch of complete lines of one file. Offsets[0] is the
 // file position before the first line, Offsets[i+1] the position just
 // after line i and its "\n". LastLine is the 1-based number of the batch's
-// last line. The Lines are read in place, slices of the read's buffer: they
-// are valid until emit returns, and whatever outlives it (parser state,
-// events held back) copies what it keeps. TooLong, when not nil, marks the
-// lines of max_log_size bytes or more: they were skipped, and come without
-// their bytes (nil).
+// last line. TooLong, when not nil, marks the lines of max_log_size bytes
+// or more: they were skipped, and come without their bytes (nil).
+//
+// The Lines are read in place, from the read's buffer, and are valid only
+// until emit returns: the next batch is read into the same memory. emit
+// parses and delivers them before it returns (the events are encoded, and
+// so copied, on delivery); whatever lives on past it — a parser's state,
+// events a parser holds back for a later flush — keeps copies of what it
+// needs, never a slice of a line nor a string that shares its memory.
 type Batch struct {
 	Path     string
 	Lines    [][]byte
@@ -128,6 +132,7 @@ type Tailer struct {
 	headBytes  int64
 	startAtEnd bool
 	emit       func(ctx context.Context, b Batch) error
+	poison     bool // Config.Poison
 	// slots, shared by the receiver's tailers, bound the files being read
 	// (their batches read and delivered) at once across agents (nil: no
 	// bound beyond workers).
@@ -174,6 +179,10 @@ type Config struct {
 	// Emit is handed every batch; it returns once the batch is delivered
 	// and committed (an error: not, the position stays before it).
 	Emit func(ctx context.Context, b Batch) error
+	// Poison (tests only) overwrites the memory of a batch's lines with
+	// garbage once its emit returned, so that a test sees anything that
+	// kept a line (see Batch) read garbage.
+	Poison bool
 	// Store is asked about files without an entry in memory.
 	Store  Store
 	Logger *zap.Logger
@@ -193,7 +202,7 @@ func New(c Config) *Tailer {
 	}
 	return &Tailer{
 		match: c.Match, poll: c.Poll, workers: max(1, c.Workers), maxLogSize: c.MaxLogSize,
-		headBytes: c.HeadBytes, startAtEnd: c.StartAtEnd, emit: c.Emit, store: c.Store,
+		headBytes: c.HeadBytes, startAtEnd: c.StartAtEnd, emit: c.Emit, poison: c.Poison, store: c.Store,
 		logger: logger, slots: c.Slots, watch: c.Watch, files: map[string]*tailFile{},
 	}
 }
@@ -494,7 +503,7 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 	defer func() { r.Reset(nil); readers.Put(r) }()
 	b := lineBatcher{
 		maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
-		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size),
+		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size), poison: t.poison,
 	}
 	defer func() { t.setScan(j.path, b.scan) }()
 	batches := 0
@@ -525,6 +534,7 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 			if err := t.emit(ctx, batch); err != nil {
 				return // stopping: the position stays before the batch
 			}
+			b.release(batch) // emit is done with the lines
 			f.pos.offset, f.pos.line = batch.After.Offset, batch.After.Line
 			batches++
 		}
@@ -540,7 +550,7 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 			batches = 0
 			b = lineBatcher{
 				maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
-				src: fh, scan: b.scan,
+				src: fh, scan: b.scan, poison: t.poison,
 			}
 			r.Reset(nil)
 			held = false

@@ -602,3 +602,43 @@ func TestSplitLines(t *testing.T) {
 	assert.Equal(t, []string{"{\"t\":\"a\u2028b\u0085c\rd\"}", "{\"t\":2}\r"}, tokens)
 	assert.Equal(t, int64(len(data)-len(`{"partial"`)), batch.Offsets[2], "an unterminated line is never a line, even at EOF")
 }
+
+// TestBatchLinesInPlace: a batch's lines are slices of the batcher's buffer
+// that nothing touches until release (the lines read ahead move to the
+// front only then), an append to one cannot write into the next, and
+// release frees (here: poisons) exactly what the batch handed out.
+func TestBatchLinesInPlace(t *testing.T) {
+	var data strings.Builder
+	var want []string
+	for i := range 3*tailBatchLines + 7 {
+		want = append(want, fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat("p", i%13)))
+		data.WriteString(want[i] + "\n")
+	}
+	b := lineBatcher{maxLogSize: 1 << 20, poison: true}
+	r := bufio.NewReader(strings.NewReader(data.String()))
+	var got []string
+	pos := Pos{}
+	for {
+		done, err := b.fill(r)
+		require.NoError(t, err)
+		if len(b.lines) > 0 {
+			batch := b.take("p", pos, b.batchLen(done))
+			first := string(batch.Lines[0])
+			if len(batch.Lines) > 1 {
+				second := string(batch.Lines[1])
+				_ = append(batch.Lines[0], "garbage"...)
+				assert.Equal(t, second, string(batch.Lines[1]), "an append to a line wrote into the next")
+			}
+			for _, l := range batch.Lines {
+				got = append(got, string(l))
+			}
+			b.release(batch)
+			assert.NotEqual(t, first, string(batch.Lines[0]), "release poisons what the batch handed out")
+			pos = batch.After
+		}
+		if done && len(b.lines) == 0 {
+			break
+		}
+	}
+	assert.Equal(t, want, got)
+}
