@@ -57,6 +57,8 @@ type Parser struct {
 	// typedOnly decodes every line with decodeEntry, never scanEntry: the
 	// tests' reference.
 	typedOnly bool
+	// known: what scanEntry takes from the lines before.
+	known known
 	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
 	hashedRoot, rootHash string
 }
@@ -117,7 +119,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	}
 	e, fast := (*entry)(nil), false
 	if p.opts.OmitContent && !p.typedOnly {
-		e, fast = scanEntry(trimmed)
+		e, fast = scanEntry(trimmed, &p.known)
 	}
 	var err error
 	if !fast {

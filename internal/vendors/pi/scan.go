@@ -26,12 +26,19 @@ import (
 // escapes or one the typed decoder would match case-insensitively, a
 // number out of range. The corpus test and FuzzScanEntry hold the two to
 // the same events.
-func scanEntry(line []byte) (e *entry, ok bool) {
+//
+// k (nil for none) holds strings earlier lines decoded (see known); it is
+// updated with this line's when the line is taken.
+func scanEntry(line []byte, k *known) (e *entry, ok bool) {
+	if k == nil {
+		k = &known{}
+	}
 	o, ok := jsonx.NewObj(line)
 	if !ok {
 		return nil, false
 	}
-	e = new(entry)
+	sc := new(scanned)
+	e = &sc.e
 	var seen uint8
 	var msg []byte
 	for o.NextMember() {
@@ -49,7 +56,12 @@ func scanEntry(line []byte) (e *entry, ok bool) {
 			ok = setStr(&e.ID, o.Value())
 		case "parentId":
 			bit = 4
-			ok = setStrPtr(&e.ParentID, o.Value())
+			if v := o.Value(); k.id != "" && len(v) > 1 && v[0] == '"' && string(v[1:len(v)-1]) == k.id {
+				sc.parent = k.id
+				e.ParentID = &sc.parent
+			} else {
+				ok = setStrPtr(&e.ParentID, v)
+			}
 		case "timestamp":
 			bit = 8
 			ok = setStr(&e.Timestamp, o.Value())
@@ -59,8 +71,8 @@ func scanEntry(line []byte) (e *entry, ok bool) {
 				return nil, false
 			}
 			m, _ := o.Enter()
-			e.msg = new(message)
-			if !scanMessage(e.msg, &m) {
+			e.msg = &sc.m
+			if !scanMessage(sc, &m, k) {
 				return nil, false
 			}
 			o.Leave(m.End())
@@ -78,6 +90,12 @@ func scanEntry(line []byte) (e *entry, ok bool) {
 	}
 	if o.Err() != nil || !onlySpace(line[o.End():]) || e.Type == "" || msg == nil {
 		return nil, false
+	}
+	if e.ID != "" {
+		k.id = e.ID
+	}
+	if m := e.msg; m.Model != "" {
+		k.api, k.provider, k.model = m.API, m.Provider, m.Model
 	}
 	return e, true
 }
@@ -99,7 +117,8 @@ var (
 )
 
 // scanMessage decodes a user, assistant or toolResult message.
-func scanMessage(m *message, o *jsonx.Obj) bool {
+func scanMessage(sc *scanned, o *jsonx.Obj, k *known) bool {
+	m := &sc.m
 	var seen uint16
 	var content []byte // the content, when it came before what tells whether its text is read
 	contentSeen := false
@@ -132,22 +151,22 @@ func scanMessage(m *message, o *jsonx.Obj) bool {
 			ok = scanContent(m, o, nil)
 		case "timestamp":
 			bit = 4
-			ok = setFloatPtr(&m.Timestamp, o.Value())
+			ok = setFloatIn(&m.Timestamp, &sc.ts, o.Value())
 		case "api":
 			bit = 8
-			ok = setStr(&m.API, o.Value())
+			ok = setStr(&m.API, o.Value(), k.api)
 		case "provider":
 			bit = 16
-			ok = setStr(&m.Provider, o.Value())
+			ok = setStr(&m.Provider, o.Value(), k.provider)
 		case "model":
 			bit = 32
-			ok = setStr(&m.Model, o.Value())
+			ok = setStr(&m.Model, o.Value(), k.model)
 		case "usage":
 			bit = 64
-			ok = scanUsage(m, o.Value())
+			ok = scanUsage(sc, o.Value())
 		case "stopReason":
 			bit = 128
-			ok = setStr(&m.StopReason, o.Value())
+			ok = setStr(&m.StopReason, o.Value(), stopReasons[:]...)
 		case "errorMessage":
 			bit = 256
 			ok = setStr(&m.ErrorMessage, o.Value())
@@ -249,6 +268,32 @@ func scanContent(m *message, o *jsonx.Obj, raw []byte) bool {
 	return true
 }
 
+// scanned holds what scanEntry decodes of a line, allocated at once: the
+// pointers of the entry and its message point into it.
+type scanned struct {
+	e      entry
+	m      message
+	parent string
+	ts     float64
+	usage  usage
+	cost   struct {
+		Total *float64 `json:"total"`
+	}
+	total float64
+}
+
+// known holds the strings a line most often repeats from the lines before
+// it: the id of the entry it follows, the api, provider and model of the
+// responses. A member written exactly as one of them (no escapes) takes
+// that string and allocates nothing. The strings the scan makes are its own
+// (jsonx.Str copies), so keeping them here pins no line.
+type known struct {
+	id, api, provider, model string
+}
+
+// stopReasons are the stop reasons Pi writes.
+var stopReasons = [...]string{stopStop, "toolUse", "length", stopAborted, stopError}
+
 // blockTypes are the block types Pi writes, taken without allocating.
 var blockTypes = [...]string{"text", "thinking", "toolCall", "image"}
 
@@ -303,14 +348,14 @@ func scanBlock(b *block, o *jsonx.Obj, keepText bool) bool {
 }
 
 // scanUsage decodes message.usage (null leaves it nil).
-func scanUsage(m *message, v []byte) bool {
+func scanUsage(sc *scanned, v []byte) bool {
 	if len(v) == 0 || (v[0] != '{' && v[0] != 'n') {
 		return false
 	}
 	if v[0] == 'n' {
 		return true
 	}
-	u := new(usage)
+	u := &sc.usage
 	o, _ := jsonx.NewObj(v)
 	var seen uint8
 	for o.Next() {
@@ -330,7 +375,7 @@ func scanUsage(m *message, v []byte) bool {
 			bit, ok = 16, setFloat(&u.TotalTokens, v)
 		case "cost":
 			bit = 32
-			ok = scanCost(u, v)
+			ok = scanCost(sc, v)
 		default:
 			if !unknownOK(name, usageNames) {
 				return false
@@ -342,12 +387,13 @@ func scanUsage(m *message, v []byte) bool {
 		}
 		seen |= bit
 	}
-	m.Usage = u
+	sc.m.Usage = u
 	return o.Err() == nil
 }
 
 // scanCost decodes usage.cost (null leaves it nil).
-func scanCost(u *usage, v []byte) bool {
+func scanCost(sc *scanned, v []byte) bool {
+	u := &sc.usage
 	if v[0] == 'n' {
 		return jsonx.IsNull(v)
 	}
@@ -355,14 +401,12 @@ func scanCost(u *usage, v []byte) bool {
 	if !ok {
 		return false
 	}
-	u.Cost = new(struct {
-		Total *float64 `json:"total"`
-	})
+	u.Cost = &sc.cost
 	found := false
 	for o.Next() {
 		switch n := o.Name(); {
 		case string(n) == "total":
-			if found || !setFloatPtr(&u.Cost.Total, o.Value()) {
+			if found || !setFloatIn(&u.Cost.Total, &sc.total, o.Value()) {
 				return false
 			}
 			found = true
@@ -387,7 +431,7 @@ func setStr(dst *string, v []byte, want ...string) bool {
 	}
 	if v[0] == '"' {
 		for _, w := range want {
-			if string(v[1:len(v)-1]) == w {
+			if w != "" && string(v[1:len(v)-1]) == w {
 				*dst = w
 				return true
 			}
@@ -434,7 +478,8 @@ func setFloat(dst *float64, v []byte) bool {
 	return ok
 }
 
-func setFloatPtr(dst **float64, v []byte) bool {
+// setFloatIn decodes a *float64 member into *in and points *dst there.
+func setFloatIn(dst **float64, in *float64, v []byte) bool {
 	if len(v) == 0 {
 		return false
 	}
@@ -442,7 +487,8 @@ func setFloatPtr(dst **float64, v []byte) bool {
 		return true
 	}
 	f, ok := jsonx.Float(v)
-	*dst = &f
+	*in = f
+	*dst = in
 	return ok
 }
 

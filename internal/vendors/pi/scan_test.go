@@ -56,7 +56,7 @@ func scanShare(lines []vendortest.Line) (messages, scanned int) {
 			if string(o.Name()) == "type" {
 				if jsonx.StrEq(o.Value(), "message") {
 					messages++
-					if _, ok := scanEntry(l.Data); ok {
+					if _, ok := scanEntry(l.Data, nil); ok {
 						scanned++
 					}
 				}
@@ -122,7 +122,7 @@ func TestScanEntryFallsBack(t *testing.T) {
 		{"message a string", `{"type":"message","id":"e2","message":"hi"}`, false},
 		{"trailing", pre + `{"role":"user","content":"hi"}} x`, false},
 	} {
-		_, ok := scanEntry([]byte(c.line))
+		_, ok := scanEntry([]byte(c.line), nil)
 		assert.Equal(t, c.taken, ok, c.name)
 		requireSameEvents(t, c.name, vendortest.SplitLines([]byte(headerV3+"\n"+c.line)))
 	}
