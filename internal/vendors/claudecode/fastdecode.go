@@ -184,7 +184,7 @@ func setStr(dst *string, v []byte) bool {
 // nothing (see setKnown). The strings the fast decode makes are its own
 // (jsonx.Str copies), so keeping them here pins no line.
 type known struct {
-	st                *state
+	st                 *state
 	model, msgID, uuid string
 }
 
@@ -222,8 +222,10 @@ var stopReasons = [...]string{"end_turn", "tool_use", "max_tokens", "stop_sequen
 
 // Block types, roles and record types: constants, so that the decode of a
 // member that names one allocates nothing.
-var blockTypes = [...]string{"text", "tool_use", "tool_result", "thinking", "image", "redacted_thinking",
-	"server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document"}
+var blockTypes = [...]string{
+	"text", "tool_use", "tool_result", "thinking", "image", "redacted_thinking",
+	"server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document",
+}
 
 // setStrPtr decodes a *string member (null leaves it nil).
 func setStrPtr(dst **string, v []byte) bool {

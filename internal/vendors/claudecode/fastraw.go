@@ -131,8 +131,8 @@ func jsonString(raw jsonx.Raw, typed bool) (s string, isString bool) {
 		return "", false
 	}
 	if !typed {
-		if s, ok := jsonx.Str(raw); ok {
-			return s, true
+		if str, ok := jsonx.Str(raw); ok {
+			return str, true
 		}
 	}
 	if jsonx.Unmarshal(raw, &s) != nil {
@@ -254,8 +254,8 @@ func patchLines(raw jsonx.Raw, typed bool) (added, removed int, ok bool) {
 		return 0, 0, false
 	}
 	if !typed {
-		if added, removed, ok := scanPatchLines(raw); ok {
-			return added, removed, true
+		if a, r, ok := scanPatchLines(raw); ok {
+			return a, r, true
 		}
 	}
 	var hunks []patchHunk

@@ -50,19 +50,20 @@ func (m *rawMembers) add(lines []vendortest.Line) {
 }
 
 // requireSameRaw holds each raw-member reader to its typed decode on v.
-func requireSameRaw(t testing.TB, v []byte) {
+func requireSameRaw(tb testing.TB, v []byte) {
+	tb.Helper()
 	for _, agent := range []bool{false, true} {
-		require.Equal(t, decodeToolInput(v, agent, true), decodeToolInput(v, agent, false), "tool input %q", v)
+		require.Equal(tb, decodeToolInput(v, agent, true), decodeToolInput(v, agent, false), "tool input %q", v)
 	}
-	require.Equal(t, rawText(v, true), rawText(v, false), "content %q", v)
+	require.Equal(tb, rawText(v, true), rawText(v, false), "content %q", v)
 	s, isString := jsonString(v, true)
 	s2, isString2 := jsonString(v, false)
-	require.Equal(t, [2]any{s, isString}, [2]any{s2, isString2}, "string %q", v)
+	require.Equal(tb, [2]any{s, isString}, [2]any{s2, isString2}, "string %q", v)
 	a, r, ok := patchLines(v, true)
 	a2, r2, ok2 := patchLines(v, false)
-	require.Equal(t, [3]any{a, r, ok}, [3]any{a2, r2, ok2}, "patch %q", v)
+	require.Equal(tb, [3]any{a, r, ok}, [3]any{a2, r2, ok2}, "patch %q", v)
 	if len(v) > 0 && v[0] != '{' {
-		require.Equal(t, decodeToolUseResult(v, true), decodeToolUseResult(v, false), "toolUseResult %q", v)
+		require.Equal(tb, decodeToolUseResult(v, true), decodeToolUseResult(v, false), "toolUseResult %q", v)
 	}
 }
 

@@ -361,7 +361,7 @@ func scanUsage(sc *scanned, v []byte) bool {
 	for o.Next() {
 		name, v := o.Name(), o.Value()
 		var bit uint8
-		ok := true
+		var ok bool
 		switch string(name) {
 		case "input":
 			bit, ok = 1, setFloat(&u.Input, v)
