@@ -203,15 +203,14 @@ func (u *usage) cacheCreation1h() int64 {
 
 // toolCall maps a tool_use block and opens the call.
 func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
-	var in toolInput
-	_ = jsonx.Unmarshal(b.Input, &in) // an input we cannot read names no file
+	in := decodeToolInput(b.Input, isSubagentTool(b.Name), p.typedOnly)
 	ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, channel(b.Name))
 	ev.ToolName = b.Name
 	ev.ToolCallID = b.ID
 	if !p.opts.OmitContent {
 		ev.Text = strings.TrimSpace(string(b.Input))
 	}
-	ev.FilePath = filePath(in)
+	ev.FilePath = in.path
 	ev.FileOp = fileOp(b.Name)
 	if ev.FilePath != "" {
 		ev.FileLanguage = fileLanguage(ev.FilePath)
@@ -224,11 +223,11 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 		Seq:       p.st.nextCallSeq(),
 	}
 	if isSubagentTool(b.Name) {
-		ev.SubagentType = in.SubagentType
-		call.Prompt = strings.Clone(strings.TrimSpace(in.Prompt))
+		ev.SubagentType = in.subagentType
+		call.Prompt = strings.Clone(strings.TrimSpace(in.prompt))
 	}
 	if b.Name == toolBash {
-		if cmd := rawString(in.Command); strings.TrimSpace(cmd) != "" {
+		if cmd := rawString(in.command, p.typedOnly); strings.TrimSpace(cmd) != "" {
 			agentevent.SetAttr(&ev, agentevent.AttrToolCommand, agentevent.CommandLine(cmd))
 			call.TestRunner, _ = testrun.Detect(cmd)
 		}
@@ -249,7 +248,7 @@ func (p *Parser) apiError(r *record, c *rowCtx, blocks []block) agentevent.Event
 	ev.Status = "error"
 	// Claude Code gave up on the model call: the turn ends here.
 	attrs := map[string]any{agentevent.AttrTurnEnd: agentevent.TurnEndError}
-	if code := rawString(r.Error); code != "" {
+	if code := rawString(r.Error, p.typedOnly); code != "" {
 		attrs[attrAPIError] = code
 	}
 	if r.APIErrorStatus.Set {

@@ -95,14 +95,14 @@ func BenchmarkDecodeRows(b *testing.B) {
 		benchSink.id = m.ID
 	})
 	run("ScannerWithoutContent", func(line []byte) {
-		r, ok := fastDecode(line, true)
+		r, ok := fastDecode(line, true, nil)
 		if !ok {
 			r, _ = decodeRecord(line)
 		}
 		benchSink.id = r.decoded.msg.ID
 	})
 	run("ScannerWithContent", func(line []byte) {
-		r, ok := fastDecode(line, false)
+		r, ok := fastDecode(line, false, nil)
 		if !ok {
 			r, _ = decodeRecord(line)
 		}

@@ -60,7 +60,7 @@ type patchHunk struct {
 // from the patch Claude Code recorded (for a created file: the lines of its
 // content). Lines are left out when the record does not tell them (several
 // results in one row, an older or unexpected toolUseResult).
-func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff bool) {
+func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff, typed bool) {
 	r := &t.edit
 	readable := t.object && t.editOK
 	change := changeModified
@@ -71,7 +71,7 @@ func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff boo
 	if !readable || tool == toolNotebookEdit {
 		return
 	}
-	added, removed, ok := patchLines(r.StructuredPatch)
+	added, removed, ok := patchLines(r.StructuredPatch, typed)
 	if withDiff {
 		if diff := unifiedDiff(ev.FilePath, r.StructuredPatch); diff != "" {
 			agentevent.SetAttr(ev, agentevent.AttrFileDiff, diff) // content: dropped unless asked for
@@ -79,7 +79,7 @@ func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff boo
 	}
 	if change == changeCreated && added == 0 && removed == 0 {
 		// A created file's patch is empty: its lines are all added.
-		if content, isString := jsonString(r.Content); isString {
+		if content, isString := jsonString(r.Content, typed); isString {
 			added, removed, ok = agentevent.CountLines(content), 0, true
 		}
 	}
@@ -88,30 +88,6 @@ func fileFacts(ev *agentevent.Event, tool string, t *toolUseResult, withDiff boo
 	}
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, int64(added))
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, int64(removed))
-}
-
-// patchLines counts the added and removed lines of a structuredPatch. ok is
-// false when there is none, or it is not a list of hunks.
-func patchLines(raw jsonx.Raw) (added, removed int, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		return 0, 0, false
-	}
-	var hunks []patchHunk
-	if jsonx.Unmarshal(raw, &hunks) != nil {
-		return 0, 0, false
-	}
-	for _, h := range hunks {
-		for _, l := range h.Lines {
-			switch {
-			case strings.HasPrefix(l, "+"):
-				added++
-			case strings.HasPrefix(l, "-"):
-				removed++
-			}
-		}
-	}
-	return added, removed, true
 }
 
 // unifiedDiff renders a structuredPatch as a unified diff of path ("" when
@@ -137,18 +113,6 @@ func unifiedDiff(path string, raw jsonx.Raw) string {
 	return b.String()
 }
 
-func jsonString(raw jsonx.Raw) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if jsonx.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // bashOutput holds the output fields of a Bash toolUseResult.
 type bashOutput struct {
 	Stdout jsonx.Raw `json:"stdout"`
@@ -158,12 +122,12 @@ type bashOutput struct {
 // testFacts marks the result of a command that ran tests: the runner, and
 // the counts its output shows. The output is the result content (what the
 // model saw, text), else the toolUseResult's stdout and stderr.
-func testFacts(ev *agentevent.Event, runner, text string, t *toolUseResult) {
+func testFacts(ev *agentevent.Event, runner, text string, t *toolUseResult, typed bool) {
 	agentevent.SetAttr(ev, agentevent.AttrTestRunner, runner)
 	output := text
 	if strings.TrimSpace(output) == "" && t.object && t.bashOK {
-		stdout, _ := jsonString(t.bash.Stdout)
-		stderr, _ := jsonString(t.bash.Stderr)
+		stdout, _ := jsonString(t.bash.Stdout, typed)
+		stderr, _ := jsonString(t.bash.Stderr, typed)
 		output = stdout + "\n" + stderr
 	}
 	run, passed, failed, ok := testrun.Counts(runner, output)

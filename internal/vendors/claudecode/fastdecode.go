@@ -177,6 +177,56 @@ func setStr(dst *string, v []byte) bool {
 	return ok
 }
 
+// known holds the strings a row most often repeats from the rows before
+// it: the envelope the state carries, the model and response id of a
+// streamed response, the uuid of the row a row follows. A member written
+// exactly as one of them (no escapes) takes that string and allocates
+// nothing (see setKnown). The strings the fast decode makes are its own
+// (jsonx.Str copies), so keeping them here pins no line.
+type known struct {
+	st                 *state
+	model, msgID, uuid string
+}
+
+// setKnown decodes a string member (null leaves it empty), taking the
+// first of want that it is written as without escapes.
+func setKnown(dst *string, v []byte, want ...string) bool {
+	if len(v) > 1 && v[0] == '"' {
+		body := v[1 : len(v)-1]
+		for _, w := range want {
+			if string(body) == w && w != "" {
+				*dst = w
+				return true
+			}
+		}
+	}
+	return setStr(dst, v)
+}
+
+// setKnownPtr is setKnown for a *string member: a member written as the
+// string at want points there.
+func setKnownPtr(dst **string, v []byte, want *string) bool {
+	if want != nil && *want != "" && len(v) > 1 && v[0] == '"' && string(v[1:len(v)-1]) == *want {
+		*dst = want
+		return true
+	}
+	return setStrPtr(dst, v)
+}
+
+// noState is the state of a decode without one: nothing is known.
+var noState state
+
+// stopReasons are the stop reasons of the Messages API, pointed to by the
+// rows that name them.
+var stopReasons = [...]string{"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"}
+
+// Block types, roles and record types: constants, so that the decode of a
+// member that names one allocates nothing.
+var blockTypes = [...]string{
+	"text", "tool_use", "tool_result", "thinking", "image", "redacted_thinking",
+	"server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document",
+}
+
 // setStrPtr decodes a *string member (null leaves it nil).
 func setStrPtr(dst **string, v []byte) bool {
 	if len(v) == 0 {
@@ -219,7 +269,13 @@ func setNum(dst *num, v []byte) {
 // members' values skipped once. The text of an assistant row is skipped when
 // the row says it is one (type or message.role) before its content; if the
 // record then turns out to be of another type, the line falls back.
-func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
+//
+// k (nil for none) holds the strings earlier rows decoded (see known); it
+// is updated with this row's when the row is taken.
+func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
+	if k == nil {
+		k = &known{}
+	}
 	o, ok := jsonx.NewObj(line)
 	if !ok {
 		return nil, false
@@ -246,7 +302,7 @@ func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
 			if !ok {
 				return nil, false
 			}
-			skip, ok := decodeMessage(r, &m, omitContent, seen&(1<<fType) != 0)
+			skip, ok := decodeMessage(r, &m, omitContent, seen&(1<<fType) != 0, k)
 			if !ok {
 				return nil, false
 			}
@@ -268,7 +324,7 @@ func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
 			r.decoded.turDone, r.decoded.tur = true, f.result()
 		default:
 			v := o.Value()
-			if v == nil || !r.set(id, v) {
+			if v == nil || !r.set(id, v, k) {
 				return nil, false
 			}
 			if id == fType && !fastType(v) {
@@ -283,6 +339,12 @@ func fastDecode(line []byte, omitContent bool) (r *record, ok bool) {
 		return nil, false
 	}
 	r.ToolUseResult = tur
+	if r.UUID != "" {
+		k.uuid = r.UUID
+	}
+	if m := &r.decoded.msg; m.ID != "" {
+		k.msgID, k.model = m.ID, m.Model
+	}
 	return r, true
 }
 
@@ -297,28 +359,38 @@ func onlySpace(b []byte) bool {
 
 // set decodes one top-level member into r; false on a JSON type the typed
 // decoder rejects (or a member the fast decode leaves to it).
-func (r *record) set(id int, v []byte) bool {
+func (r *record) set(id int, v []byte, k *known) bool {
+	st := k.st
+	if st == nil {
+		st = &noState
+	}
 	switch id {
 	case fType:
-		return setStr(&r.Type, v)
+		return setKnown(&r.Type, v, "user", "assistant")
 	case fSubtype:
 		return setStr(&r.Subtype, v)
 	case fUUID:
 		return setStr(&r.UUID, v)
 	case fParentUUID:
+		if len(v) > 1 && v[0] == '"' && k.uuid != "" && string(v[1:len(v)-1]) == k.uuid {
+			u := k.uuid
+			r.ParentUUID = &u
+			return true
+		}
 		return setStrPtr(&r.ParentUUID, v)
 	case fTimestamp:
 		_ = r.Timestamp.UnmarshalJSON(v) // never fails
 	case fSessionID:
-		return setStr(&r.SessionID, v)
+		return setKnown(&r.SessionID, v, st.SessionID)
 	case fVersion:
-		return setStrPtr(&r.Version, v)
+		// The state's strings: envelope then finds them unchanged.
+		return setKnownPtr(&r.Version, v, &st.AgentVer)
 	case fCwd:
-		return setStrPtr(&r.Cwd, v)
+		return setKnownPtr(&r.Cwd, v, &st.Cwd)
 	case fGitBranch:
-		return setStrPtr(&r.GitBranch, v)
+		return setKnownPtr(&r.GitBranch, v, &st.GitBranch)
 	case fEntrypoint:
-		return setStrPtr(&r.Entrypoint, v)
+		return setKnownPtr(&r.Entrypoint, v, &st.Entrypoint)
 	case fIsSidechain:
 		return setBool(&r.IsSidechain, v)
 	case fAgentID:
@@ -403,7 +475,7 @@ func (r *record) set(id int, v []byte) bool {
 // string content is skipped when the type read so far (typeSeen) or the
 // message's role says it is one; skippedText tells whether it was. The
 // thinking of thinking blocks is skipped without content.
-func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skippedText, ok bool) {
+func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool, k *known) (skippedText, ok bool) {
 	d := &r.decoded
 	m := &d.msg
 	var seen uint8
@@ -415,13 +487,13 @@ func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skipped
 		switch string(name) {
 		case "id":
 			bit = 1
-			ok = setStr(&m.ID, o.Value())
+			ok = setKnown(&m.ID, o.Value(), k.msgID)
 		case "model":
 			bit = 2
-			ok = setStr(&m.Model, o.Value())
+			ok = setKnown(&m.Model, o.Value(), k.model)
 		case "role":
 			bit = 4
-			ok = setStr(&m.Role, o.Value())
+			ok = setKnown(&m.Role, o.Value(), "assistant", "user")
 		case "content":
 			bit = 8
 			skipText := omitContent && ((typeSeen && r.Type == "assistant") || (!typeSeen && m.Role == "assistant"))
@@ -430,7 +502,7 @@ func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool) (skipped
 			ok = decodeContentMember(d, o, skipText, omitContent)
 		case "stop_reason":
 			bit = 16
-			ok = setStrPtr(&m.StopReason, o.Value())
+			ok = setStopReason(&m.StopReason, o.Value())
 		case "usage":
 			bit = 32
 			ok = decodeUsage(m, o.Value())
@@ -576,7 +648,7 @@ func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
 			switch string(name) {
 			case "type":
 				bit = 1
-				ok = setStr(&b.Type, o.Value())
+				ok = setKnown(&b.Type, o.Value(), blockTypes[:]...)
 			case "text":
 				bit = 2
 				if skipText {
@@ -681,4 +753,16 @@ func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 		seen |= bit
 	}
 	return o.Err() == nil
+}
+
+// setStopReason decodes message.stop_reason, pointing at stopReasons when
+// it names one.
+func setStopReason(dst **string, v []byte) bool {
+	for i := range stopReasons {
+		if len(v) > 1 && v[0] == '"' && string(v[1:len(v)-1]) == stopReasons[i] {
+			*dst = &stopReasons[i]
+			return true
+		}
+	}
+	return setStrPtr(dst, v)
 }

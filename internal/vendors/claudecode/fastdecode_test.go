@@ -61,7 +61,7 @@ func fastShare(lines []vendortest.Line) (rows, fast int) {
 			if string(o.Name()) == "type" {
 				if fastType(o.Value()) {
 					rows++
-					if _, ok := fastDecode(l.Data, true); ok {
+					if _, ok := fastDecode(l.Data, true, nil); ok {
 						fast++
 					}
 				}
@@ -117,7 +117,7 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		`"message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",` +
 		`"content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/w/a.go"}}],` +
 		`"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":5}}%s}`
-	_, ok := fastDecode([]byte(fmt.Sprintf(row, "")), true)
+	_, ok := fastDecode([]byte(fmt.Sprintf(row, "")), true, nil)
 	require.True(t, ok, "the plain row is taken")
 	for name, extra := range map[string]string{
 		"duplicate member":     `,"uuid":"u2"`,
@@ -127,7 +127,7 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		"compact metadata":     `,"compactMetadata":{"trigger":"auto"}`,
 		"tool result a number": `,"toolUseResult":{"agentId":1}`,
 	} {
-		_, ok := fastDecode([]byte(fmt.Sprintf(row, extra)), true)
+		_, ok := fastDecode([]byte(fmt.Sprintf(row, extra)), true, nil)
 		assert.False(t, ok, name)
 		requireSameEvents(t, name, vendortest.SplitLines([]byte(fmt.Sprintf(row, extra))))
 	}
@@ -138,7 +138,7 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		"trailing garbage": `{"type":"user","message":{"role":"user","content":"hi"}} x`,
 		"other type":       `{"type":"system","content":"x"}`,
 	} {
-		_, ok := fastDecode([]byte(line), false)
+		_, ok := fastDecode([]byte(line), false, nil)
 		assert.False(t, ok, name)
 		requireSameEvents(t, name, vendortest.SplitLines([]byte(line)))
 	}

@@ -74,6 +74,8 @@ type Parser struct {
 	// typedOnly decodes every line with decodeRecord, never fastDecode: the
 	// tests' reference.
 	typedOnly bool
+	// known: what fastDecode takes from the rows before.
+	known known
 	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
 	hashedRoot, rootHash string
 }
@@ -190,7 +192,8 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	}
 	r, fast := (*record)(nil), false
 	if !p.typedOnly {
-		r, fast = fastDecode(line, p.opts.OmitContent)
+		p.known.st = &p.st
+		r, fast = fastDecode(line, p.opts.OmitContent, &p.known)
 	}
 	var err error
 	if !fast {

@@ -136,11 +136,11 @@ type decodedRow struct {
 }
 
 // toolUseResult is the record's toolUseResult, decoded once.
-func (r *record) toolUseResult() *toolUseResult {
+func (r *record) toolUseResult(typed bool) *toolUseResult {
 	d := &r.decoded
 	if !d.turDone {
 		d.turDone = true
-		d.tur = decodeToolUseResult(r.ToolUseResult)
+		d.tur = decodeToolUseResult(r.ToolUseResult, typed)
 	}
 	return &d.tur
 }
@@ -287,7 +287,7 @@ func (f *toolUseResultFields) result() toolUseResult {
 // decoded into all the fields the mapping reads in one pass; only when that
 // fails are its parts decoded one by one, so that a field of an unexpected
 // type costs the part it belongs to and no more.
-func decodeToolUseResult(raw []byte) toolUseResult {
+func decodeToolUseResult(raw []byte, typed bool) toolUseResult {
 	raw = bytes.TrimSpace(raw)
 	var t toolUseResult
 	if len(raw) == 0 {
@@ -304,9 +304,9 @@ func decodeToolUseResult(raw []byte) toolUseResult {
 		t.editOK = jsonx.Unmarshal(raw, &t.edit) == nil
 		t.bashOK = jsonx.Unmarshal(raw, &t.bash) == nil
 	case '"':
-		t.text = rawString(raw)
+		t.text = rawString(raw, typed)
 	case '[':
-		t.text = rawText(raw)
+		t.text = rawText(raw, typed)
 	}
 	return t
 }
@@ -420,21 +420,6 @@ func decodeContent(raw jsonx.Raw) (contentKind, string, []block) {
 	return contentOther, "", nil
 }
 
-// rawText renders a tool result's content (string, or a list of text and
-// image blocks) as text.
-func rawText(raw jsonx.Raw) string {
-	kind, s, blocks := decodeContent(raw)
-	switch kind {
-	case contentString:
-		return s
-	case contentBlocks:
-		return blocksText(blocks, true)
-	case contentOther:
-		return string(bytes.TrimSpace(raw))
-	}
-	return ""
-}
-
 // blocksText joins the text of text blocks; images become "[image]" when
 // withImages is set.
 func blocksText(blocks []block, withImages bool) string {
@@ -451,17 +436,4 @@ func blocksText(blocks []block, withImages bool) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// rawString returns a JSON string value, or "" when raw is not a string.
-func rawString(raw jsonx.Raw) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return ""
-	}
-	var s string
-	if jsonx.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
 }

@@ -15,7 +15,7 @@ import (
 
 // mapSystem maps a system row by subtype.
 func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
-	text := rawString(r.Content)
+	text := rawString(r.Content, p.typedOnly)
 	attrs := map[string]any{attrSystemSubtype: r.Subtype}
 	meta := func() []pending {
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
@@ -77,7 +77,7 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		// claude.ai or a phone, at this link. Session metadata; the
 		// bridge-session records that follow every turn repeat it and are
 		// skipped.
-		if u := rawString(r.URL); u != "" {
+		if u := rawString(r.URL, p.typedOnly); u != "" {
 			attrs[attrRemoteControlURL] = u
 		}
 		return meta()
@@ -159,7 +159,7 @@ func (p *Parser) mapAttachment(r *record, c *rowCtx) ([]pending, string) {
 		return nil, ReasonUnexpectedShape
 	}
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	ev.Text = rawString(a.Content)
+	ev.Text = rawString(a.Content, p.typedOnly)
 	attrs := map[string]any{attrMetaKind: metaKindAttachment, attrAttachmentType: a.Type}
 	if strings.HasPrefix(a.Type, "hook_") {
 		if a.HookName != "" {

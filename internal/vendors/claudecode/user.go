@@ -155,7 +155,7 @@ func (p *Parser) toolResults(r *record, c *rowCtx, blocks []block) []pending {
 			if nResults == 1 {
 				// toolUseResult describes the row's one result; with several
 				// it cannot be told apart.
-				tur = r.toolUseResult()
+				tur = r.toolUseResult(p.typedOnly)
 			}
 			out = append(out, pending{ev: p.toolResult(c, b.ToolUseID, b.Content, b.IsError, tur), idx: i})
 		case "text":
@@ -190,7 +190,7 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 	text, rendered := "", false
 	resultText := func() string {
 		if !rendered {
-			text, rendered = rawText(content), true
+			text, rendered = rawText(content, p.typedOnly), true
 		}
 		return text
 	}
@@ -213,13 +213,13 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 		}
 	}
 	if ev.ToolStatus == agentevent.ToolSuccess && changesFile(name) {
-		fileFacts(&ev, name, t, !p.opts.OmitContent)
+		fileFacts(&ev, name, t, !p.opts.OmitContent, p.typedOnly)
 	}
 	if call != nil && call.TestRunner != "" && obj.BackgroundTaskID == "" &&
 		ev.ErrorType != ErrRejected && ev.ErrorType != ErrPermissionDenied {
 		// A test command that ran (a declined one did not; a background
 		// one has no output yet).
-		testFacts(&ev, call.TestRunner, resultText(), t)
+		testFacts(&ev, call.TestRunner, resultText(), t, p.typedOnly)
 	}
 	if call != nil && !call.Timestamp.IsZero() && !c.ts.IsZero() {
 		if ms := c.ts.Sub(call.Timestamp).Milliseconds(); ms >= 0 {

@@ -54,6 +54,11 @@ type Parser struct {
 	// (<ISO>_<uuid>.jsonl), used until the header is seen.
 	fileSessionID string
 	st            state
+	// typedOnly decodes every line with decodeEntry, never scanEntry: the
+	// tests' reference.
+	typedOnly bool
+	// known: what scanEntry takes from the lines before.
+	known known
 	// hashedRoot and rootHash cache ProjectHash(st.Cwd).
 	hashedRoot, rootHash string
 }
@@ -112,7 +117,14 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		reason, detail := agentevent.NotAnObject(trimmed)
 		return p.unparsed(c, reason, detail)
 	}
-	e, err := decodeEntry(trimmed)
+	e, fast := (*entry)(nil), false
+	if p.opts.OmitContent && !p.typedOnly {
+		e, fast = scanEntry(trimmed, &p.known)
+	}
+	var err error
+	if !fast {
+		e, err = decodeEntry(trimmed)
+	}
 	if err != nil {
 		reason, detail := agentevent.DecodeFailure(trimmed, err)
 		return p.unparsed(c, reason, detail)
