@@ -158,59 +158,29 @@ func fastType(t []byte) bool {
 }
 
 // kind checks: the JSON types the typed decoder accepts for a Go type.
-func strOK(v []byte) bool { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
-
 func nullOrObj(v []byte) bool {
 	return len(v) > 0 && (v[0] == '{' || v[0] == 'n')
-}
-
-// setStr decodes a string member (null leaves it empty).
-func setStr(dst *string, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	s, ok := jsonx.Str(v)
-	*dst = s
-	return ok
 }
 
 // known holds the strings a row most often repeats from the rows before
 // it: the envelope the state carries, the model and response id of a
 // streamed response, the uuid of the row a row follows. A member written
 // exactly as one of them (no escapes) takes that string and allocates
-// nothing (see setKnown). The strings the fast decode makes are its own
+// nothing (see jsonx.SetStr). The strings the fast decode makes are its own
 // (jsonx.Str copies), so keeping them here pins no line.
 type known struct {
 	st                 *state
 	model, msgID, uuid string
 }
 
-// setKnown decodes a string member (null leaves it empty), taking the
-// first of want that it is written as without escapes.
-func setKnown(dst *string, v []byte, want ...string) bool {
-	if len(v) > 1 && v[0] == '"' {
-		body := v[1 : len(v)-1]
-		for _, w := range want {
-			if string(body) == w && w != "" {
-				*dst = w
-				return true
-			}
-		}
-	}
-	return setStr(dst, v)
-}
-
-// setKnownPtr is setKnown for a *string member: a member written as the
+// setKnownPtr is jsonx.SetStr with a known string, for a *string member: a member written as the
 // string at want points there.
 func setKnownPtr(dst **string, v []byte, want *string) bool {
 	if want != nil && *want != "" && len(v) > 1 && v[0] == '"' && string(v[1:len(v)-1]) == *want {
 		*dst = want
 		return true
 	}
-	return setStrPtr(dst, v)
+	return jsonx.SetStrPtr(dst, v)
 }
 
 // noState is the state of a decode without one: nothing is known.
@@ -225,32 +195,6 @@ var stopReasons = [...]string{"end_turn", "tool_use", "max_tokens", "stop_sequen
 var blockTypes = [...]string{
 	"text", "tool_use", "tool_result", "thinking", "image", "redacted_thinking",
 	"server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document",
-}
-
-// setStrPtr decodes a *string member (null leaves it nil).
-func setStrPtr(dst **string, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	s, ok := jsonx.Str(v)
-	*dst = &s
-	return ok
-}
-
-// setBool decodes a bool member (null leaves it false).
-func setBool(dst *bool, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	b, ok := jsonx.Bool(v)
-	*dst = b
-	return ok
 }
 
 // setNum decodes a num member as num.UnmarshalJSON does, without a copy for
@@ -366,22 +310,22 @@ func (r *record) set(id int, v []byte, k *known) bool {
 	}
 	switch id {
 	case fType:
-		return setKnown(&r.Type, v, "user", "assistant")
+		return jsonx.SetStr(&r.Type, v, "user", "assistant")
 	case fSubtype:
-		return setStr(&r.Subtype, v)
+		return jsonx.SetStr(&r.Subtype, v)
 	case fUUID:
-		return setStr(&r.UUID, v)
+		return jsonx.SetStr(&r.UUID, v)
 	case fParentUUID:
 		if len(v) > 1 && v[0] == '"' && k.uuid != "" && string(v[1:len(v)-1]) == k.uuid {
 			u := k.uuid
 			r.ParentUUID = &u
 			return true
 		}
-		return setStrPtr(&r.ParentUUID, v)
+		return jsonx.SetStrPtr(&r.ParentUUID, v)
 	case fTimestamp:
 		_ = r.Timestamp.UnmarshalJSON(v) // never fails
 	case fSessionID:
-		return setKnown(&r.SessionID, v, st.SessionID)
+		return jsonx.SetStr(&r.SessionID, v, st.SessionID)
 	case fVersion:
 		// The state's strings: envelope then finds them unchanged.
 		return setKnownPtr(&r.Version, v, &st.AgentVer)
@@ -392,27 +336,27 @@ func (r *record) set(id int, v []byte, k *known) bool {
 	case fEntrypoint:
 		return setKnownPtr(&r.Entrypoint, v, &st.Entrypoint)
 	case fIsSidechain:
-		return setBool(&r.IsSidechain, v)
+		return jsonx.SetBool(&r.IsSidechain, v)
 	case fAgentID:
-		return setStr(&r.AgentID, v)
+		return jsonx.SetStr(&r.AgentID, v)
 	case fIsMeta:
-		return setBool(&r.IsMeta, v)
+		return jsonx.SetBool(&r.IsMeta, v)
 	case fMessage, fToolUseResult:
 		// decoded by fastDecode
 	case fIsCompactSummary:
-		return setBool(&r.IsCompactSummary, v)
+		return jsonx.SetBool(&r.IsCompactSummary, v)
 	case fIsAPIErrorMessage:
-		return setBool(&r.IsAPIErrorMessage, v)
+		return jsonx.SetBool(&r.IsAPIErrorMessage, v)
 	case fAPIErrorStatus:
 		setNum(&r.APIErrorStatus, v)
 	case fError:
 		r.Error = v
 	case fRequestID:
-		return setStr(&r.RequestID, v)
+		return jsonx.SetStr(&r.RequestID, v)
 	case fContent:
 		r.Content = v
 	case fLevel:
-		return setStr(&r.Level, v)
+		return jsonx.SetStr(&r.Level, v)
 	case fCompactMetadata, fSnapshot:
 		// Not on user and assistant rows: left to the typed decoder.
 		return jsonx.IsNull(v)
@@ -425,7 +369,7 @@ func (r *record) set(id int, v []byte, k *known) bool {
 	case fHookErrors:
 		r.HookErrors = v
 	case fPreventedContinuation:
-		return setBool(&r.PreventedContinuation, v)
+		return jsonx.SetBool(&r.PreventedContinuation, v)
 	case fRetryAttempt:
 		setNum(&r.RetryAttempt, v)
 	case fMaxRetries:
@@ -433,39 +377,39 @@ func (r *record) set(id int, v []byte, k *known) bool {
 	case fURL:
 		r.URL = v
 	case fSummary:
-		return setStr(&r.Summary, v)
+		return jsonx.SetStr(&r.Summary, v)
 	case fLeafUUID:
-		return setStr(&r.LeafUUID, v)
+		return jsonx.SetStr(&r.LeafUUID, v)
 	case fMessageID:
-		return setStr(&r.MessageID, v)
+		return jsonx.SetStr(&r.MessageID, v)
 	case fIsSnapshotUpdate:
-		return setBool(&r.IsSnapshotUpdate, v)
+		return jsonx.SetBool(&r.IsSnapshotUpdate, v)
 	case fSnapshotMessageID:
-		return setStr(&r.SnapshotMessageID, v)
+		return jsonx.SetStr(&r.SnapshotMessageID, v)
 	case fTrackingPath:
-		return setStr(&r.TrackingPath, v)
+		return jsonx.SetStr(&r.TrackingPath, v)
 	case fAttachment:
 		r.Attachment = v
 	case fAITitle:
-		return setStr(&r.AITitle, v)
+		return jsonx.SetStr(&r.AITitle, v)
 	case fCustomTitle:
-		return setStr(&r.CustomTitle, v)
+		return jsonx.SetStr(&r.CustomTitle, v)
 	case fAgentName:
-		return setStr(&r.AgentName, v)
+		return jsonx.SetStr(&r.AgentName, v)
 	case fPermissionMode:
-		return setStr(&r.PermissionMode, v)
+		return jsonx.SetStr(&r.PermissionMode, v)
 	case fMode:
-		return setStr(&r.Mode, v)
+		return jsonx.SetStr(&r.Mode, v)
 	case fPRNumber:
 		setNum(&r.PRNumber, v)
 	case fPRURL:
-		return setStr(&r.PRURL, v)
+		return jsonx.SetStr(&r.PRURL, v)
 	case fPRRepository:
-		return setStr(&r.PRRepository, v)
+		return jsonx.SetStr(&r.PRRepository, v)
 	case fRemoteSessionID:
-		return setStr(&r.RemoteSessionID, v)
+		return jsonx.SetStr(&r.RemoteSessionID, v)
 	case fBranch:
-		return setStr(&r.Branch, v)
+		return jsonx.SetStr(&r.Branch, v)
 	}
 	return true
 }
@@ -487,13 +431,13 @@ func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool, k *known
 		switch string(name) {
 		case "id":
 			bit = 1
-			ok = setKnown(&m.ID, o.Value(), k.msgID)
+			ok = jsonx.SetStr(&m.ID, o.Value(), k.msgID)
 		case "model":
 			bit = 2
-			ok = setKnown(&m.Model, o.Value(), k.model)
+			ok = jsonx.SetStr(&m.Model, o.Value(), k.model)
 		case "role":
 			bit = 4
-			ok = setKnown(&m.Role, o.Value(), "assistant", "user")
+			ok = jsonx.SetStr(&m.Role, o.Value(), "assistant", "user")
 		case "content":
 			bit = 8
 			skipText := omitContent && ((typeSeen && r.Type == "assistant") || (!typeSeen && m.Role == "assistant"))
@@ -648,41 +592,41 @@ func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
 			switch string(name) {
 			case "type":
 				bit = 1
-				ok = setKnown(&b.Type, o.Value(), blockTypes[:]...)
+				ok = jsonx.SetStr(&b.Type, o.Value(), blockTypes[:]...)
 			case "text":
 				bit = 2
 				if skipText {
-					ok = strOK(o.Value())
+					ok = jsonx.StrOrNull(o.Value())
 				} else {
-					ok = setStr(&b.Text, o.Value())
+					ok = jsonx.SetStr(&b.Text, o.Value())
 				}
 			case "thinking":
 				bit = 4
 				if skipThinking {
-					ok = strOK(o.Value())
+					ok = jsonx.StrOrNull(o.Value())
 				} else {
-					ok = setStr(&b.Thinking, o.Value())
+					ok = jsonx.SetStr(&b.Thinking, o.Value())
 				}
 			case "id":
 				bit = 8
-				ok = setStr(&b.ID, o.Value())
+				ok = jsonx.SetStr(&b.ID, o.Value())
 			case "name":
 				bit = 16
-				ok = setStr(&b.Name, o.Value())
+				ok = jsonx.SetStr(&b.Name, o.Value())
 			case "input":
 				bit = 32
 				b.Input = o.Value()
 				ok = b.Input != nil
 			case "tool_use_id":
 				bit = 64
-				ok = setStr(&b.ToolUseID, o.Value())
+				ok = jsonx.SetStr(&b.ToolUseID, o.Value())
 			case "content":
 				bit = 128
 				b.Content = o.Value()
 				ok = b.Content != nil
 			case "is_error":
 				bit = 256
-				ok = setBool(&b.IsError, o.Value())
+				ok = jsonx.SetBool(&b.IsError, o.Value())
 			default:
 				if !unknownOK(name, blockNames) {
 					return nil, false
@@ -716,19 +660,19 @@ func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 		switch string(name) {
 		case "agentId":
 			bit = 1
-			ok = setStr(&f.AgentID, v)
+			ok = jsonx.SetStr(&f.AgentID, v)
 		case "interrupted":
 			bit = 2
-			ok = setBool(&f.Interrupted, v)
+			ok = jsonx.SetBool(&f.Interrupted, v)
 		case "returnCodeInterpretation":
 			bit = 4
-			ok = setStr(&f.ReturnCodeInterpretation, v)
+			ok = jsonx.SetStr(&f.ReturnCodeInterpretation, v)
 		case "backgroundTaskId":
 			bit = 8
-			ok = setStr(&f.BackgroundTaskID, v)
+			ok = jsonx.SetStr(&f.BackgroundTaskID, v)
 		case "type":
 			bit = 16
-			ok = setStr(&f.Type, v)
+			ok = jsonx.SetStr(&f.Type, v)
 		case "content":
 			bit = 32
 			f.Content = v
@@ -764,5 +708,5 @@ func setStopReason(dst **string, v []byte) bool {
 			return true
 		}
 	}
-	return setStrPtr(dst, v)
+	return jsonx.SetStrPtr(dst, v)
 }

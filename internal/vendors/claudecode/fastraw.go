@@ -87,7 +87,7 @@ func scanToolInput(raw []byte, agent bool) (in callInput, ok bool) {
 			continue
 		}
 		v := o.Value()
-		if v == nil || seen&bit != 0 || (bit != 32 && !strOK(v)) {
+		if v == nil || seen&bit != 0 || (bit != 32 && !jsonx.StrOrNull(v)) {
 			return in, false
 		}
 		seen |= bit
@@ -195,20 +195,20 @@ func scanBlocksText(raw []byte) (string, bool) {
 			switch string(name) {
 			case "type":
 				bit, typ = 1, v
-				ok = strOK(v)
+				ok = jsonx.StrOrNull(v)
 			case "text":
 				bit, text = 2, v
-				ok = strOK(v)
+				ok = jsonx.StrOrNull(v)
 			case "thinking":
-				bit, ok = 4, strOK(v)
+				bit, ok = 4, jsonx.StrOrNull(v)
 			case "id":
-				bit, ok = 8, strOK(v)
+				bit, ok = 8, jsonx.StrOrNull(v)
 			case "name":
-				bit, ok = 16, strOK(v)
+				bit, ok = 16, jsonx.StrOrNull(v)
 			case "input":
 				bit, ok = 32, true
 			case "tool_use_id":
-				bit, ok = 64, strOK(v)
+				bit, ok = 64, jsonx.StrOrNull(v)
 			case "content":
 				bit, ok = 128, true
 			case "is_error":

@@ -53,18 +53,18 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 			e.Type = "message"
 		case "id":
 			bit = 2
-			ok = setStr(&e.ID, o.Value())
+			ok = jsonx.SetStr(&e.ID, o.Value())
 		case "parentId":
 			bit = 4
 			if v := o.Value(); k.id != "" && len(v) > 1 && v[0] == '"' && string(v[1:len(v)-1]) == k.id {
 				sc.parent = k.id
 				e.ParentID = &sc.parent
 			} else {
-				ok = setStrPtr(&e.ParentID, v)
+				ok = jsonx.SetStrPtr(&e.ParentID, v)
 			}
 		case "timestamp":
 			bit = 8
-			ok = setStr(&e.Timestamp, o.Value())
+			ok = jsonx.SetStr(&e.Timestamp, o.Value())
 		case "message":
 			bit = 16
 			if o.First() != '{' {
@@ -154,34 +154,34 @@ func scanMessage(sc *scanned, o *jsonx.Obj, k *known) bool {
 			ok = setFloatIn(&m.Timestamp, &sc.ts, o.Value())
 		case "api":
 			bit = 8
-			ok = setStr(&m.API, o.Value(), k.api)
+			ok = jsonx.SetStr(&m.API, o.Value(), k.api)
 		case "provider":
 			bit = 16
-			ok = setStr(&m.Provider, o.Value(), k.provider)
+			ok = jsonx.SetStr(&m.Provider, o.Value(), k.provider)
 		case "model":
 			bit = 32
-			ok = setStr(&m.Model, o.Value(), k.model)
+			ok = jsonx.SetStr(&m.Model, o.Value(), k.model)
 		case "usage":
 			bit = 64
 			ok = scanUsage(sc, o.Value())
 		case "stopReason":
 			bit = 128
-			ok = setStr(&m.StopReason, o.Value(), stopReasons[:]...)
+			ok = jsonx.SetStr(&m.StopReason, o.Value(), stopReasons[:]...)
 		case "errorMessage":
 			bit = 256
-			ok = setStr(&m.ErrorMessage, o.Value())
+			ok = jsonx.SetStr(&m.ErrorMessage, o.Value())
 		case "responseId":
 			bit = 512
-			ok = setStr(&m.ResponseID, o.Value())
+			ok = jsonx.SetStr(&m.ResponseID, o.Value())
 		case "toolName":
 			bit = 1 << 10
-			ok = setStr(&m.ToolName, o.Value())
+			ok = jsonx.SetStr(&m.ToolName, o.Value())
 		case "toolCallId":
 			bit = 1 << 11
-			ok = setStr(&m.ToolCallID, o.Value())
+			ok = jsonx.SetStr(&m.ToolCallID, o.Value())
 		case "isError":
 			bit = 1 << 12
-			ok = setBool(&m.IsError, o.Value())
+			ok = jsonx.SetBool(&m.IsError, o.Value())
 		case "details":
 			bit = 1 << 13
 			m.Details = o.Value()
@@ -310,26 +310,26 @@ func scanBlock(b *block, o *jsonx.Obj, keepText bool) bool {
 		switch string(name) {
 		case "type":
 			bit = 1
-			ok = setStr(&b.Type, v, blockTypes[:]...)
+			ok = jsonx.SetStr(&b.Type, v, blockTypes[:]...)
 		case "text":
 			bit = 2
 			if keepText {
-				ok = setStr(&b.Text, v)
+				ok = jsonx.SetStr(&b.Text, v)
 			} else {
-				ok = strOK(v)
+				ok = jsonx.StrOrNull(v)
 			}
 		case "thinking":
 			bit = 4
-			ok = strOK(v)
+			ok = jsonx.StrOrNull(v)
 		case "redacted":
 			bit = 8
-			ok = setBool(&b.Redacted, v)
+			ok = jsonx.SetBool(&b.Redacted, v)
 		case "id":
 			bit = 16
-			ok = setStr(&b.ID, v)
+			ok = jsonx.SetStr(&b.ID, v)
 		case "name":
 			bit = 32
-			ok = setStr(&b.Name, v)
+			ok = jsonx.SetStr(&b.Name, v)
 		case "arguments":
 			bit = 64
 			b.Arguments = v
@@ -364,15 +364,15 @@ func scanUsage(sc *scanned, v []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "input":
-			bit, ok = 1, setFloat(&u.Input, v)
+			bit, ok = 1, jsonx.SetFloat(&u.Input, v)
 		case "output":
-			bit, ok = 2, setFloat(&u.Output, v)
+			bit, ok = 2, jsonx.SetFloat(&u.Output, v)
 		case "cacheRead":
-			bit, ok = 4, setFloat(&u.CacheRead, v)
+			bit, ok = 4, jsonx.SetFloat(&u.CacheRead, v)
 		case "cacheWrite":
-			bit, ok = 8, setFloat(&u.CacheWrite, v)
+			bit, ok = 8, jsonx.SetFloat(&u.CacheWrite, v)
 		case "totalTokens":
-			bit, ok = 16, setFloat(&u.TotalTokens, v)
+			bit, ok = 16, jsonx.SetFloat(&u.TotalTokens, v)
 		case "cost":
 			bit = 32
 			ok = scanCost(sc, v)
@@ -420,64 +420,6 @@ func scanCost(sc *scanned, v []byte) bool {
 // The setters decode a member as the typed decoder does; false on a JSON
 // type it rejects. null leaves the destination as it is.
 
-// setStr decodes a string, taking the first of want it is written as
-// without escapes rather than allocating.
-func setStr(dst *string, v []byte, want ...string) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	if v[0] == '"' {
-		for _, w := range want {
-			if w != "" && string(v[1:len(v)-1]) == w {
-				*dst = w
-				return true
-			}
-		}
-	}
-	s, ok := jsonx.Str(v)
-	*dst = s
-	return ok
-}
-
-func setStrPtr(dst **string, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	s, ok := jsonx.Str(v)
-	*dst = &s
-	return ok
-}
-
-func setBool(dst *bool, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	b, ok := jsonx.Bool(v)
-	*dst = b
-	return ok
-}
-
-func setFloat(dst *float64, v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == 'n' {
-		return true
-	}
-	f, ok := jsonx.Float(v)
-	*dst = f
-	return ok
-}
-
 // setFloatIn decodes a *float64 member into *in and points *dst there.
 func setFloatIn(dst **float64, in *float64, v []byte) bool {
 	if len(v) == 0 {
@@ -491,8 +433,6 @@ func setFloatIn(dst **float64, in *float64, v []byte) bool {
 	*dst = in
 	return ok
 }
-
-func strOK(v []byte) bool { return len(v) > 0 && (v[0] == '"' || v[0] == 'n') }
 
 func foldSet(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
