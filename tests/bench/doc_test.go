@@ -171,6 +171,7 @@ func writeMarkdown(w io.Writer, rep report) {
 		for _, t := range targets {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.got, yesNo(t.met))
 		}
+		fmt.Fprintln(w, "\nWhy a speed target is missed, by stage, and the next steps: [design/performance.md](design/performance.md).")
 	}
 	if len(rep.Idle) > 0 {
 		fmt.Fprintln(w, "\n## Idle cost\n\nThe events-only collector after reading the history, nothing appended, CPU over the window.")

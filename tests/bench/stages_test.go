@@ -40,8 +40,9 @@ var stageRules = []struct{ name, match string }{
 	{"events to log records (pdata)", "agentlogreceiver.(*emitter)"},
 	{"connector: turns to spans", "agentotel/connector/agentspanconnector"},
 	{"garbage collector (background)", "runtime.gcBgMarkWorker"},
-	{"reading and matching files", "agentlogreceiver/internal/tailer."},
-	{"reading and matching files", "agentlogreceiver/internal/finder."},
+	{"polls, reads and deliveries (tailer, JSONL source)", "agentlogreceiver/internal/jsonl."},
+	{"polls, reads and deliveries (tailer, JSONL source)", "agentlogreceiver/internal/tailer."},
+	{"polls, reads and deliveries (tailer, JSONL source)", "agentlogreceiver/internal/finder."},
 }
 
 // cpuStages reads the CPU profile at path and sums its samples by stage, in the order of
