@@ -272,7 +272,7 @@ func (e *encoder) appendAttrs(ev *Event) {
 	str(AttrUnparsed, ev.Unparsed)
 	for k, v := range ev.Attributes {
 		if !knownAttrs[k] { // a named field owns a known key
-			setValue(mb.AppendEmpty(k), v)
+			SetValue(mb.AppendEmpty(k), v)
 		}
 	}
 }
@@ -308,11 +308,11 @@ func eventName(t EventType) string {
 // PutValue sets k to v, for the value types Event.Attributes holds (string,
 // bool, int64, int, float64); anything else is stored as its raw form.
 func PutValue(m pcommon.Map, k string, v any) {
-	setValue(m.PutEmpty(k), v)
+	SetValue(m.PutEmpty(k), v)
 }
 
-// setValue is PutValue on a value already in its map.
-func setValue(dst pcommon.Value, v any) {
+// SetValue is PutValue on a value already in its map.
+func SetValue(dst pcommon.Value, v any) {
 	switch v := v.(type) {
 	case string:
 		dst.SetStr(v)

@@ -4,12 +4,13 @@
 package spanmodel
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/xpdata"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // attrBuilder collects the attributes of one span or span event, in order,
@@ -109,7 +110,7 @@ func (b *attrBuilder) into(m pcommon.Map) {
 		case attrBool:
 			v.SetBool(a.num != 0)
 		case attrRaw:
-			setValue(v, a.raw)
+			agentevent.SetValue(v, a.raw)
 		case attrStrs:
 			s := v.SetEmptySlice()
 			s.EnsureCapacity(len(a.strs))
@@ -121,26 +122,4 @@ func (b *attrBuilder) into(m pcommon.Map) {
 	b.mb.UnsafeIntoMap(m)
 	clear(b.list)
 	b.list = b.list[:0]
-}
-
-// setValue is agentevent.PutValue on a value in its map: the value types
-// Event.Attributes holds (string, bool, int64, int, float64), anything
-// else as its raw form.
-func setValue(dst pcommon.Value, v any) {
-	switch v := v.(type) {
-	case string:
-		dst.SetStr(v)
-	case bool:
-		dst.SetBool(v)
-	case int64:
-		dst.SetInt(v)
-	case int:
-		dst.SetInt(int64(v))
-	case float64:
-		dst.SetDouble(v)
-	default:
-		if err := dst.FromRaw(v); err != nil {
-			dst.SetStr(fmt.Sprint(v))
-		}
-	}
 }
