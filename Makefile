@@ -97,6 +97,8 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzSkip$$' -fuzztime $(FUZZTIME) ./internal/jsonx/
 	go test -run '^$$' -fuzz '^FuzzFastDecode$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/claudecode/
 	go test -run '^$$' -fuzz '^FuzzScanMatchesTyped$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/codex/
+	go test -run '^$$' -fuzz '^FuzzRawScan$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/claudecode/
+	go test -run '^$$' -fuzz '^FuzzScanEntry$$' -fuzztime $(FUZZTIME_DECODE) ./internal/vendors/pi/
 
 test-unit:
 	go test -short ./...
