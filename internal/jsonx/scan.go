@@ -507,16 +507,18 @@ func unescape(body []byte, i int) (r rune, n int, lit byte) {
 	default: // '"', '\\', '/'
 		return 0, 2, e
 	}
-	r = hex4(body[i+2:])
+	r = Hex4(body[i+2:])
 	if r >= 0xd800 && r < 0xdc00 && len(body)-i >= 12 && body[i+6] == '\\' && body[i+7] == 'u' {
-		if lo := hex4(body[i+8:]); lo >= 0xdc00 && lo < 0xe000 {
+		if lo := Hex4(body[i+8:]); lo >= 0xdc00 && lo < 0xe000 {
 			return (r-0xd800)<<10 | (lo - 0xdc00) + 0x10000, 12, 0
 		}
 	}
 	return r, 6, 0 // utf8.AppendRune writes U+FFFD for a lone surrogate
 }
 
-func hex4(b []byte) rune {
+// Hex4 is the value of the four hex digits (validated before) at the start
+// of b.
+func Hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
 		switch {

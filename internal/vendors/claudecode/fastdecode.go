@@ -4,8 +4,6 @@
 package claudecode
 
 import (
-	"strings"
-
 	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
@@ -115,42 +113,15 @@ var fieldIDs = func() map[string]int {
 // escapes) sends the line to decodeRecord. Each set holds the lower-case
 // names of one struct's members.
 var (
-	recordNames  = foldSet(recordFields[:]...)
-	messageNames = foldSet("id", "model", "role", "content", "stop_reason", "usage")
-	usageNames   = foldSet("input_tokens", "output_tokens", "cache_creation_input_tokens",
+	recordNames  = jsonx.NewNames(recordFields[:]...)
+	messageNames = jsonx.NewNames("id", "model", "role", "content", "stop_reason", "usage")
+	usageNames   = jsonx.NewNames("input_tokens", "output_tokens", "cache_creation_input_tokens",
 		"cache_read_input_tokens", "cache_creation")
-	cacheCreationNames = foldSet("ephemeral_1h_input_tokens")
-	blockNames         = foldSet("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
-	toolUseResultNames = foldSet("agentId", "interrupted", "returnCodeInterpretation", "backgroundTaskId",
+	cacheCreationNames = jsonx.NewNames("ephemeral_1h_input_tokens")
+	blockNames         = jsonx.NewNames("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
+	toolUseResultNames = jsonx.NewNames("agentId", "interrupted", "returnCodeInterpretation", "backgroundTaskId",
 		"type", "content", "structuredPatch", "stdout", "stderr")
 )
-
-func foldSet(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[strings.ToLower(n)] = true
-	}
-	return m
-}
-
-// unknownOK tells whether a member name the fast decode does not take can be
-// skipped: no escapes, and no case-insensitive match of a name of set.
-func unknownOK(name []byte, set map[string]bool) bool {
-	var buf [48]byte
-	if len(name) > len(buf) {
-		return true // longer than any name we take
-	}
-	for i, c := range name {
-		switch {
-		case c == '\\':
-			return false
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	return !set[string(buf[:len(name)])]
-}
 
 // fastTypes are the record types the fast decode takes.
 func fastType(t []byte) bool {
@@ -231,7 +202,7 @@ func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 	for o.NextMember() {
 		id, known := fieldIDs[string(o.Name())]
 		if !known {
-			if !unknownOK(o.Name(), recordNames) {
+			if !recordNames.Passable(o.Name()) {
 				return nil, false
 			}
 			continue
@@ -276,7 +247,7 @@ func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 			}
 		}
 	}
-	if o.Err() != nil || !onlySpace(line[o.End():]) {
+	if o.Err() != nil || !jsonx.OnlySpace(line[o.End():]) {
 		return nil, false
 	}
 	if seen&(1<<fType) == 0 || seen&(1<<fMessage) == 0 || (skippedText && r.Type != "assistant") {
@@ -290,15 +261,6 @@ func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 		k.msgID, k.model = m.ID, m.Model
 	}
 	return r, true
-}
-
-func onlySpace(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
-		}
-	}
-	return true
 }
 
 // set decodes one top-level member into r; false on a JSON type the typed
@@ -451,7 +413,7 @@ func decodeMessage(r *record, o *jsonx.Obj, omitContent, typeSeen bool, k *known
 			bit = 32
 			ok = decodeUsage(m, o.Value())
 		default:
-			if !unknownOK(name, messageNames) {
+			if !messageNames.Passable(name) {
 				return false, false
 			}
 			continue
@@ -552,7 +514,7 @@ func decodeUsage(m *message, v []byte) bool {
 					}
 					found = true
 					setNum(&(*cc).Ephemeral1h, co.Value())
-				case !unknownOK(n, cacheCreationNames):
+				case !cacheCreationNames.Passable(n):
 					return false
 				}
 			}
@@ -560,7 +522,7 @@ func decodeUsage(m *message, v []byte) bool {
 				return false
 			}
 		default:
-			if !unknownOK(name, usageNames) {
+			if !usageNames.Passable(name) {
 				return false
 			}
 			continue
@@ -628,7 +590,7 @@ func decodeBlocks(a *jsonx.Arr, skipText, skipThinking bool) ([]block, bool) {
 				bit = 256
 				ok = jsonx.SetBool(&b.IsError, o.Value())
 			default:
-				if !unknownOK(name, blockNames) {
+				if !blockNames.Passable(name) {
 					return nil, false
 				}
 				continue
@@ -686,7 +648,7 @@ func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 			bit = 256
 			f.Stderr = v
 		default:
-			if !unknownOK(name, toolUseResultNames) {
+			if !toolUseResultNames.Passable(name) {
 				return false
 			}
 			continue

@@ -22,8 +22,8 @@ import (
 // what goes into an event or the state is unescaped.
 
 var (
-	toolInputNames = foldSet("file_path", "notebook_path", "path", "subagent_type", "prompt", "command")
-	hunkNames      = foldSet("oldStart", "oldLines", "newStart", "newLines", "lines")
+	toolInputNames = jsonx.NewNames("file_path", "notebook_path", "path", "subagent_type", "prompt", "command")
+	hunkNames      = jsonx.NewNames("oldStart", "oldLines", "newStart", "newLines", "lines")
 )
 
 // callInput is what the mapping reads of a tool call's input.
@@ -81,7 +81,7 @@ func scanToolInput(raw []byte, agent bool) (in callInput, ok bool) {
 		case "command":
 			dst, bit = &in.command, 32
 		default:
-			if !unknownOK(name, toolInputNames) {
+			if !toolInputNames.Passable(name) {
 				return in, false
 			}
 			continue
@@ -93,7 +93,7 @@ func scanToolInput(raw []byte, agent bool) (in callInput, ok bool) {
 		seen |= bit
 		*dst = v
 	}
-	if o.Err() != nil || !onlySpace(raw[o.End():]) {
+	if o.Err() != nil || !jsonx.OnlySpace(raw[o.End():]) {
 		return in, false
 	}
 	// A JSON string is empty unescaped exactly when it is "" written.
@@ -215,7 +215,7 @@ func scanBlocksText(raw []byte) (string, bool) {
 				_, isBool := jsonx.Bool(v)
 				bit, ok = 256, isBool || jsonx.IsNull(v)
 			default:
-				if !unknownOK(name, blockNames) {
+				if !blockNames.Passable(name) {
 					return "", false
 				}
 				continue
@@ -240,7 +240,7 @@ func scanBlocksText(raw []byte) (string, bool) {
 			parts = append(parts, "[image]")
 		}
 	}
-	if a.Err() != nil || !onlySpace(raw[a.End():]) {
+	if a.Err() != nil || !jsonx.OnlySpace(raw[a.End():]) {
 		return "", false
 	}
 	return strings.Join(parts, "\n"), true
@@ -335,7 +335,7 @@ func scanPatchLines(raw []byte) (added, removed int, ok bool) {
 				}
 				o.Leave(l.End())
 			default:
-				if !unknownOK(name, hunkNames) {
+				if !hunkNames.Passable(name) {
 					return 0, 0, false
 				}
 				continue
@@ -350,7 +350,7 @@ func scanPatchLines(raw []byte) (added, removed int, ok bool) {
 		}
 		a.Leave(o.End())
 	}
-	return added, removed, a.Err() == nil && onlySpace(raw[a.End():])
+	return added, removed, a.Err() == nil && jsonx.OnlySpace(raw[a.End():])
 }
 
 // lineStart is the first byte of a patch line (a string or null), 0 when it

@@ -96,7 +96,7 @@ func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
 		}
 		i = wsEnd(line, i+1)
 	}
-	if !payload || !isSpace(line[i+1:]) {
+	if !payload || !jsonx.OnlySpace(line[i+1:]) {
 		return r, false
 	}
 	switch string(typ) {
@@ -307,15 +307,6 @@ func folds(name []byte, field func([]byte) int) bool {
 		low[i] = c
 	}
 	return field(low) >= 0
-}
-
-func isSpace(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return false
-		}
-	}
-	return true
 }
 
 // scanDec decodes raw member values the way the typed decoder decodes them
@@ -641,14 +632,14 @@ func escapeCut(body []byte, atLeast int) int {
 	for {
 		j := bytes.IndexByte(body[i:], '\\')
 		if j < 0 || i+j >= atLeast {
-			return minInt(atLeast, len(body))
+			return min(atLeast, len(body))
 		}
 		i += j
 		n := 2
 		if body[i+1] == 'u' {
 			n = 6
-			if hi := hex4(body[i+2:]); hi >= 0xd800 && hi < 0xdc00 && len(body)-i >= 12 && body[i+6] == '\\' && body[i+7] == 'u' {
-				if lo := hex4(body[i+8:]); lo >= 0xdc00 && lo < 0xe000 {
+			if hi := jsonx.Hex4(body[i+2:]); hi >= 0xd800 && hi < 0xdc00 && len(body)-i >= 12 && body[i+6] == '\\' && body[i+7] == 'u' {
+				if lo := jsonx.Hex4(body[i+8:]); lo >= 0xdc00 && lo < 0xe000 {
 					n = 12
 				}
 			}
@@ -658,28 +649,4 @@ func escapeCut(body []byte, atLeast int) int {
 			return i
 		}
 	}
-}
-
-func minInt(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-// hex4 is the value of the four hex digits (validated) at b.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		default:
-			c = c - 'A' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }

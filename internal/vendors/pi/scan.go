@@ -4,8 +4,6 @@
 package pi
 
 import (
-	"strings"
-
 	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
@@ -78,7 +76,7 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 			o.Leave(m.End())
 			msg = o.Value()
 		default:
-			if !unknownOK(name, entryNames) {
+			if !entryNames.Passable(name) {
 				return nil, false
 			}
 			continue
@@ -88,7 +86,7 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 		}
 		seen |= bit
 	}
-	if o.Err() != nil || !onlySpace(line[o.End():]) || e.Type == "" || msg == nil {
+	if o.Err() != nil || !jsonx.OnlySpace(line[o.End():]) || e.Type == "" || msg == nil {
 		return nil, false
 	}
 	if e.ID != "" {
@@ -104,16 +102,16 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 // case: a member the scan does not take is passed over only when the typed
 // decoder would not match it either (it matches names case-insensitively).
 var (
-	entryNames = foldSet("type", "version", "id", "parentId", "timestamp", "cwd", "parentSession",
+	entryNames = jsonx.NewNames("type", "version", "id", "parentId", "timestamp", "cwd", "parentSession",
 		"branchedFrom", "provider", "modelId", "thinkingLevel", "message", "summary", "firstKeptEntryId",
 		"tokensBefore", "fromHook", "fromId", "name", "customType", "content", "display", "targetId", "label")
-	messageNames = foldSet("role", "content", "timestamp", "api", "provider", "model", "usage", "stopReason",
+	messageNames = jsonx.NewNames("role", "content", "timestamp", "api", "provider", "model", "usage", "stopReason",
 		"errorMessage", "responseId", "toolCallId", "toolName", "isError", "details", "command", "output",
 		"exitCode", "cancelled", "truncated", "excludeFromContext", "customType", "summary", "fromId",
 		"tokensBefore")
-	usageNames = foldSet("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
-	costNames  = foldSet("total")
-	blockNames = foldSet("type", "text", "thinking", "redacted", "id", "name", "arguments")
+	usageNames = jsonx.NewNames("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
+	costNames  = jsonx.NewNames("total")
+	blockNames = jsonx.NewNames("type", "text", "thinking", "redacted", "id", "name", "arguments")
 )
 
 // scanMessage decodes a user, assistant or toolResult message.
@@ -188,7 +186,7 @@ func scanMessage(sc *scanned, o *jsonx.Obj, k *known) bool {
 			ok = m.Details != nil
 		default:
 			// The other members of message belong to other roles.
-			if !unknownOK(name, messageNames) {
+			if !messageNames.Passable(name) {
 				return false
 			}
 			continue
@@ -261,7 +259,7 @@ func scanContent(m *message, o *jsonx.Obj, raw []byte) bool {
 	}
 	if o != nil {
 		o.Leave(a.End())
-	} else if !onlySpace(raw[a.End():]) {
+	} else if !jsonx.OnlySpace(raw[a.End():]) {
 		return false
 	}
 	m.blocks, m.blocksDone = blocks, true
@@ -334,7 +332,7 @@ func scanBlock(b *block, o *jsonx.Obj, keepText bool) bool {
 			bit = 64
 			b.Arguments = v
 		default:
-			if !unknownOK(name, blockNames) {
+			if !blockNames.Passable(name) {
 				return false
 			}
 			continue
@@ -377,7 +375,7 @@ func scanUsage(sc *scanned, v []byte) bool {
 			bit = 32
 			ok = scanCost(sc, v)
 		default:
-			if !unknownOK(name, usageNames) {
+			if !usageNames.Passable(name) {
 				return false
 			}
 			continue
@@ -410,7 +408,7 @@ func scanCost(sc *scanned, v []byte) bool {
 				return false
 			}
 			found = true
-		case !unknownOK(n, costNames):
+		case !costNames.Passable(n):
 			return false
 		}
 	}
@@ -432,40 +430,4 @@ func setFloatIn(dst **float64, in *float64, v []byte) bool {
 	*in = f
 	*dst = in
 	return ok
-}
-
-func foldSet(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[strings.ToLower(n)] = true
-	}
-	return m
-}
-
-// unknownOK tells whether a member name the scan does not take can be
-// passed over: no escapes, and no case-insensitive match of a name of set.
-func unknownOK(name []byte, set map[string]bool) bool {
-	var buf [48]byte
-	if len(name) > len(buf) {
-		return true // longer than any name of a set
-	}
-	for i, c := range name {
-		switch {
-		case c == '\\':
-			return false
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	return !set[string(buf[:len(name)])]
-}
-
-func onlySpace(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
-		}
-	}
-	return true
 }
