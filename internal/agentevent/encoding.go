@@ -600,6 +600,12 @@ func CaughtUp(lr plog.LogRecord) bool {
 // EncodeLogs builds plog.Logs from events: one ResourceLogs per (source,
 // agent version), in first-seen order, with host.name when given.
 func EncodeLogs(events []Event, hostName string) plog.Logs {
+	return EncodeLogsCaughtUp(events, hostName, nil)
+}
+
+// EncodeLogsCaughtUp is EncodeLogs whose records of the events at the
+// indexes caughtUp (ascending) carry AttrReadCaughtUp.
+func EncodeLogsCaughtUp(events []Event, hostName string, caughtUp []int) plog.Logs {
 	logs := plog.NewLogs()
 	type key struct {
 		source  Source
@@ -632,7 +638,12 @@ func EncodeLogs(events []Event, hostName string) plog.Logs {
 			}
 			last = k
 		}
-		enc.encode(ev, lrs.AppendEmpty())
+		lr := lrs.AppendEmpty()
+		enc.encode(ev, lr)
+		if len(caughtUp) > 0 && caughtUp[0] == i {
+			lr.Attributes().PutBool(AttrReadCaughtUp, true)
+			caughtUp = caughtUp[1:]
+		}
 	}
 	return logs
 }

@@ -13,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -242,50 +241,6 @@ func (e *emitter) FileRead(ctx context.Context, path string, caughtUp bool) {
 	}
 }
 
-// encode makes the log records of events; the records of the events at the
-// indexes flagged carry agent.read.caught_up.
-func (e *emitter) encode(events []agentevent.Event, flagged []int) plog.Logs {
-	logs := agentevent.EncodeLogs(events, e.hostname)
-	if len(flagged) == 0 {
-		return logs
-	}
-	// EncodeLogs puts the events of each source and agent version in one
-	// resource (in the order they first appear), in their order: the
-	// record of event i is found by counting alike events before it.
-	type resKey struct {
-		source  agentevent.Source
-		version string
-	}
-	rls := logs.ResourceLogs()
-	resources := map[resKey]int{}
-	counts := map[resKey]int{}
-	next := 0
-	for i := range events {
-		k := resKey{events[i].Source, events[i].AgentVersion}
-		r, ok := resources[k]
-		if !ok {
-			r = len(resources)
-			resources[k] = r
-		}
-		nth := counts[k]
-		counts[k] = nth + 1
-		if next == len(flagged) {
-			break
-		}
-		if flagged[next] != i {
-			continue
-		}
-		next++
-		if r < rls.Len() && rls.At(r).ScopeLogs().Len() > 0 {
-			lrs := rls.At(r).ScopeLogs().At(0).LogRecords()
-			if nth < lrs.Len() {
-				lrs.At(nth).Attributes().PutBool(agentevent.AttrReadCaughtUp, true)
-			}
-		}
-	}
-	return logs
-}
-
 // consume hands events to the next consumer. A retryable refusal is tried
 // again with exponential back-off (retry_on_failure) for as long as
 // max_elapsed_time allows (0: until accepted or the receiver stops); a
@@ -300,7 +255,7 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		// A delivery that has begun is finished even while the receiver
 		// stops; only the waits between retries end with ctx.
 		octx := e.obsrecv.StartLogsOp(context.WithoutCancel(ctx))
-		err := e.next.ConsumeLogs(octx, e.encode(events, flagged))
+		err := e.next.ConsumeLogs(octx, agentevent.EncodeLogsCaughtUp(events, e.hostname, flagged))
 		e.obsrecv.EndLogsOp(octx, "agent_event", len(events), err)
 		if err == nil {
 			e.telemetry.AgentLogEventsEmitted.Add(ctx, int64(len(events)), e.agentAttr)

@@ -176,7 +176,7 @@ func TestEncodeFlagsPerPart(t *testing.T) {
 		first += p.Events
 	}
 	assert.Equal(t, []int{2, 3, 7}, flagged)
-	logs := (&emitter{}).encode(events, flagged)
+	logs := agentevent.EncodeLogsCaughtUp(events, "", flagged)
 	var got []string
 	for _, lr := range logRecords(logs) {
 		if agentevent.CaughtUp(lr) {
