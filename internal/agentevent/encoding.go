@@ -648,6 +648,35 @@ func EncodeLogsCaughtUp(events []Event, hostName string, caughtUp []int) plog.Lo
 	return logs
 }
 
+// AppendLogs moves the records of src, built by EncodeLogs, to the end of
+// dst, also built by EncodeLogs: into dst's ResourceLogs of the same
+// resource when it has one, else into a new one after dst's. dst then holds
+// what EncodeLogs of dst's events followed by src's would have built. src
+// is left empty.
+func AppendLogs(dst, src plog.Logs) {
+	for _, rl := range src.ResourceLogs().All() {
+		into, ok := sameResource(dst, rl.Resource())
+		if !ok || rl.ScopeLogs().Len() != 1 || into.ScopeLogs().Len() != 1 {
+			// Not of EncodeLogs's shape: moved whole.
+			rl.MoveTo(dst.ResourceLogs().AppendEmpty())
+			continue
+		}
+		rl.ScopeLogs().At(0).LogRecords().MoveAndAppendTo(into.ScopeLogs().At(0).LogRecords())
+	}
+	src.ResourceLogs().RemoveIf(func(plog.ResourceLogs) bool { return true })
+}
+
+// sameResource finds the ResourceLogs of logs whose resource has the
+// attributes of res.
+func sameResource(logs plog.Logs, res pcommon.Resource) (plog.ResourceLogs, bool) {
+	for _, rl := range logs.ResourceLogs().All() {
+		if rl.Resource().Attributes().Equal(res.Attributes()) {
+			return rl, true
+		}
+	}
+	return plog.ResourceLogs{}, false
+}
+
 // ScopeName is the instrumentation scope of the records the receiver emits.
 const ScopeName = "github.com/agentotel/agentotel/receiver/agentlogreceiver"
 

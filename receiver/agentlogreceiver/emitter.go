@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -167,50 +168,68 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 	return true
 }
 
-// Deliver counts the unparsed events of d, prepares the events and hands
-// them to the next consumer. nil: accepted, refused for good (counted and
-// logged), or nothing to send — the source commits. source.ErrStopped: the
-// receiver stopped while retrying — the source commits nothing.
-//
-// Deliver owns d.Events: they are prepared and filtered in place.
+// Encode counts the unparsed events of one file's part, prepares the events
+// (in place) and encodes those that go out, the last of each session
+// flagged agent.read.caught_up when the part is caught up. The readers call
+// it concurrently: the records are built where the events were read.
+func (e *emitter) Encode(ctx context.Context, p source.Part, events []agentevent.Event) source.Records {
+	out := events[:0]
+	for i := range events {
+		ev := &events[i]
+		if ev.Unparsed != "" {
+			e.Bad(ctx, textutil.FirstNonEmpty(ev.LogFile, p.Path), ev.LogLine, ev.Unparsed)
+		}
+		if e.prepare(ev) {
+			if len(out) < i {
+				out = append(out, *ev)
+			} else {
+				out = out[:i+1]
+			}
+		}
+	}
+	if len(out) == 0 {
+		return source.Records{}
+	}
+	var flagged []int
+	if p.CaughtUp {
+		flagged = lastOfEachSession(out)
+	}
+	r := source.Records{Logs: agentevent.EncodeLogsCaughtUp(out, e.hostname, flagged), Count: len(out)}
+	if e.progress != nil {
+		r.Tally = e.progress.Tally(out)
+	}
+	return r
+}
+
+// Deliver hands the records of d to the next consumer: d.Records, or its
+// events encoded part by part (Encode). nil: accepted, refused for good
+// (counted and logged), or nothing to send — the source commits.
+// source.ErrStopped: the receiver stopped while retrying — the source
+// commits nothing.
 func (e *emitter) Deliver(ctx context.Context, d source.Delivery) error {
 	parts := d.Parts
 	if len(parts) == 0 {
 		parts = []source.Part{{Path: d.Path, Events: len(d.Events), CaughtUp: d.CaughtUp, From: d.From, To: d.To}}
 	}
-	out := d.Events[:0]
-	// flagged are the indexes in out of the records that carry
-	// agent.read.caught_up: per part, so that a file's flag means the end
-	// of that file's data whatever else shares the delivery.
-	var flagged []int
-	i := 0
-	for _, p := range parts {
-		first := len(out)
-		for end := min(i+p.Events, len(d.Events)); i < end; i++ {
-			ev := &d.Events[i]
-			if ev.Unparsed != "" {
-				e.Bad(ctx, textutil.FirstNonEmpty(ev.LogFile, p.Path), ev.LogLine, ev.Unparsed)
-			}
-			if e.prepare(ev) {
-				if len(out) < i {
-					out = append(out, *ev)
-				} else {
-					out = out[:i+1]
-				}
-			}
+	var recs source.Records
+	if d.Records != nil {
+		recs = *d.Records
+	} else {
+		i := 0
+		for _, p := range parts {
+			end := min(i+p.Events, len(d.Events))
+			recs.Append(e.Encode(ctx, p, d.Events[i:end]))
+			i = end
 		}
-		if p.CaughtUp {
-			flagged = lastOfEachSession(flagged, out, first)
-		}
+		clear(d.Events) // not kept alive by the array
 	}
-	clear(d.Events[len(out):]) // what was dropped is not kept alive by the array
-	if len(out) > 0 {
-		if err := e.consume(ctx, d.Path, out, flagged); err != nil {
+	if recs.Count > 0 {
+		if err := e.consume(ctx, d.Path, recs.Logs, recs.Count); err != nil {
 			return err
 		}
 	}
 	if e.progress != nil {
-		e.progress.Observe(ctx, e.agent.key, out)
+		e.progress.Add(ctx, e.agent.key, recs.Tally)
 		for _, p := range parts {
 			e.progress.Read(ctx, e.agent.key, p.Path, p.From, p.To, p.CaughtUp)
 		}
@@ -218,18 +237,18 @@ func (e *emitter) Deliver(ctx context.Context, d source.Delivery) error {
 	return nil
 }
 
-// lastOfEachSession appends to flagged the index of the last event of each
-// session among events[first:], in order.
-func lastOfEachSession(flagged []int, events []agentevent.Event, first int) []int {
-	n := len(flagged)
+// lastOfEachSession is the index of the last event of each session among
+// events, in order.
+func lastOfEachSession(events []agentevent.Event) []int {
+	var flagged []int
 	seen := map[string]bool{}
-	for j := len(events) - 1; j >= first; j-- {
+	for j := len(events) - 1; j >= 0; j-- {
 		if ses := events[j].SessionID; !seen[ses] {
 			seen[ses] = true
 			flagged = append(flagged, j)
 		}
 	}
-	slices.Reverse(flagged[n:])
+	slices.Reverse(flagged)
 	return flagged
 }
 
@@ -247,7 +266,7 @@ func (e *emitter) FileRead(ctx context.Context, path string, caughtUp bool) {
 // permanent refusal, or one that outlasts max_elapsed_time, drops the
 // events: counted (otelcol_agent_log_events_dropped) and logged. Every
 // refused attempt also counts in otelcol_receiver_refused_log_records.
-func (e *emitter) consume(ctx context.Context, path string, events []agentevent.Event, flagged []int) error {
+func (e *emitter) consume(ctx context.Context, path string, logs plog.Logs, count int) error {
 	rc := e.cfg.RetryOnFailure
 	start := e.now()
 	interval := rc.InitialInterval
@@ -255,30 +274,30 @@ func (e *emitter) consume(ctx context.Context, path string, events []agentevent.
 		// A delivery that has begun is finished even while the receiver
 		// stops; only the waits between retries end with ctx.
 		octx := e.obsrecv.StartLogsOp(context.WithoutCancel(ctx))
-		err := e.next.ConsumeLogs(octx, agentevent.EncodeLogsCaughtUp(events, e.hostname, flagged))
-		e.obsrecv.EndLogsOp(octx, "agent_event", len(events), err)
+		err := e.next.ConsumeLogs(octx, logs)
+		e.obsrecv.EndLogsOp(octx, "agent_event", count, err)
 		if err == nil {
-			e.telemetry.AgentLogEventsEmitted.Add(ctx, int64(len(events)), e.agentAttr)
+			e.telemetry.AgentLogEventsEmitted.Add(ctx, int64(count), e.agentAttr)
 			if attempt > 1 {
 				e.logger.Info("The next consumer accepted agent events it had refused",
 					zap.String("agent", e.agent.key), zap.String("path", path), zap.Int("attempts", attempt))
 			}
 			return nil
 		}
-		fields := []zap.Field{zap.String("agent", e.agent.key), zap.String("path", path), zap.Int("events", len(events)), zap.Error(err)}
+		fields := []zap.Field{zap.String("agent", e.agent.key), zap.String("path", path), zap.Int("events", count), zap.Error(err)}
 		switch {
 		case consumererror.IsPermanent(err):
 			e.logger.Error("The next consumer refused agent events permanently; they are dropped", fields...)
-			e.dropped(ctx, len(events), "permanent")
+			e.dropped(ctx, count, "permanent")
 			return nil
 		case !rc.Enabled:
 			e.logger.Error("The next consumer refused agent events and retry_on_failure is disabled; they are dropped", fields...)
-			e.dropped(ctx, len(events), "retry_disabled")
+			e.dropped(ctx, count, "retry_disabled")
 			return nil
 		case rc.MaxElapsedTime > 0 && e.now().Add(interval).Sub(start) > rc.MaxElapsedTime:
 			e.logger.Error("The next consumer kept refusing agent events for retry_on_failure::max_elapsed_time; they are dropped",
 				append(fields, zap.Int("attempts", attempt))...)
-			e.dropped(ctx, len(events), "max_elapsed_time")
+			e.dropped(ctx, count, "max_elapsed_time")
 			return nil
 		}
 		if attempt == 1 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,10 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
@@ -167,22 +171,50 @@ func TestEncodeFlagsPerPart(t *testing.T) {
 		ev("c1", "s", "2"), ev("c2", "s", "1"),
 	}
 	parts := []source.Part{{Path: "a", Events: 4, CaughtUp: true}, {Path: "b", Events: 2}, {Path: "c", Events: 2, CaughtUp: true}}
-	var flagged []int
+	sink := new(consumertest.LogsSink)
+	rcv, err := newReceiver(receivertest.NewNopSettings(metadata.Type), testConfig(t.TempDir()), sink, agents)
+	require.NoError(t, err)
+	em := newEmitter(agents[0], rcv.cfg, sink, rcv.obsrecv, rcv.telemetry, rcv.set.Logger, "", rcv.clock)
+
+	// Encoded where they were read, file by file, and delivered together.
+	var recs source.Records
 	first := 0
 	for _, p := range parts {
-		if p.CaughtUp {
-			flagged = lastOfEachSession(flagged, events[:first+p.Events], first)
-		}
+		recs.Append(em.Encode(t.Context(), p, slices.Clone(events[first:first+p.Events])))
 		first += p.Events
 	}
-	assert.Equal(t, []int{2, 3, 7}, flagged)
-	logs := agentevent.EncodeLogsCaughtUp(events, "", flagged)
-	var got []string
-	for _, lr := range logRecords(logs) {
-		if agentevent.CaughtUp(lr) {
-			id, _ := lr.Attributes().Get(agentevent.AttrEventID)
-			got = append(got, id.AsString())
+	require.NoError(t, em.Deliver(t.Context(), source.Delivery{Path: "a", Parts: parts, Records: &recs}))
+	// Encoded by the emitter, from the events of the delivery.
+	require.NoError(t, em.Deliver(t.Context(), source.Delivery{Path: "a", Parts: parts, Events: slices.Clone(events)}))
+
+	require.Len(t, sink.AllLogs(), 2)
+	for _, logs := range sink.AllLogs() {
+		// What EncodeLogs of all the events builds: one resource per
+		// version, in first-seen order, each with its events in order.
+		want := agentevent.EncodeLogs(events, "")
+		require.Equal(t, want.ResourceLogs().Len(), logs.ResourceLogs().Len())
+		for i, rl := range logs.ResourceLogs().All() {
+			wrl := want.ResourceLogs().At(i)
+			assert.Equal(t, wrl.Resource().Attributes().AsRaw(), rl.Resource().Attributes().AsRaw())
+			assert.Equal(t, recordEventIDs(wrl.ScopeLogs().At(0).LogRecords()), recordEventIDs(rl.ScopeLogs().At(0).LogRecords()))
 		}
+		var got []string
+		for _, lr := range logRecords(logs) {
+			if agentevent.CaughtUp(lr) {
+				id, _ := lr.Attributes().Get(agentevent.AttrEventID)
+				got = append(got, id.AsString())
+			}
+		}
+		assert.ElementsMatch(t, []string{"a3", "a4", "c2"}, got)
 	}
-	assert.ElementsMatch(t, []string{"a3", "a4", "c2"}, got)
+}
+
+// recordEventIDs are the event ids of records, in order.
+func recordEventIDs(lrs plog.LogRecordSlice) []string {
+	var ids []string
+	for _, lr := range lrs.All() {
+		id, _ := lr.Attributes().Get(agentevent.AttrEventID)
+		ids = append(ids, id.AsString())
+	}
+	return ids
 }

@@ -54,14 +54,18 @@ const (
 
 // groupBatch is one file's batch, submitted to the group.
 type groupBatch struct {
-	part   source.Part
-	events []agentevent.Event
+	part source.Part
+	// recs are the batch's events, encoded by the reader that read them
+	// (source.Emitter.Encode): what a group delivers is built in parallel,
+	// by the readers, and the delivery only puts the records together.
+	recs source.Records
 	// ops are the storage writes of the file's state (its parser state and
 	// position after the batch; the first-line key of a file read from its
 	// start), written once the batch's delivery is accepted.
 	ops []*storage.Operation
 	// sessions are the sessions (trees: a session and its subagents) of
-	// the events; a group holds one file of each (takeLocked).
+	// the events (treeSessions); a group holds one file of each
+	// (takeLocked).
 	sessions []string
 	// wake tells the submitter the outcome of its batch's delivery, or,
 	// with lead set, that it makes the next delivery, of lead.
@@ -97,11 +101,6 @@ func newGroupCommit(em source.Emitter, cp *checkpoint.Store, onError func(error)
 // source.ErrStopped writes nothing.
 func (g *groupCommit) submit(ctx context.Context, b *groupBatch) error {
 	b.wake = make(chan groupWake, 1)
-	for i := range b.events {
-		if s := agentevent.TreeSession(&b.events[i]); !slices.Contains(b.sessions, s) {
-			b.sessions = append(b.sessions, s)
-		}
-	}
 	g.mu.Lock()
 	if g.busy {
 		g.queue = append(g.queue, b)
@@ -139,6 +138,18 @@ func (g *groupCommit) lead(ctx context.Context, own *groupBatch, group []*groupB
 	return err
 }
 
+// treeSessions are the sessions (agentevent.TreeSession) of events, each
+// once.
+func treeSessions(events []agentevent.Event) []string {
+	var sessions []string
+	for i := range events {
+		if s := agentevent.TreeSession(&events[i]); !slices.Contains(sessions, s) {
+			sessions = append(sessions, s)
+		}
+	}
+	return sessions
+}
+
 // takeLocked takes the next group off the queue, within the bounds (at
 // least one batch); nil when the queue is empty.
 func (g *groupCommit) takeLocked() []*groupBatch {
@@ -147,7 +158,7 @@ func (g *groupCommit) takeLocked() []*groupBatch {
 	}
 	n, events := 0, 0
 	taken := map[string]bool{}
-	for n < len(g.queue) && n < maxGroupBatches && (n == 0 || events+len(g.queue[n].events) <= maxGroupEvents) {
+	for n < len(g.queue) && n < maxGroupBatches && (n == 0 || events+g.queue[n].recs.Count <= maxGroupEvents) {
 		b := g.queue[n]
 		if slices.ContainsFunc(b.sessions, func(s string) bool { return taken[s] }) {
 			// Two files of one session (its subagents' files) are
@@ -159,7 +170,7 @@ func (g *groupCommit) takeLocked() []*groupBatch {
 		for _, s := range b.sessions {
 			taken[s] = true
 		}
-		events += len(b.events)
+		events += b.recs.Count
 		n++
 	}
 	next := make([]*groupBatch, n)
@@ -172,29 +183,27 @@ func (g *groupCommit) takeLocked() []*groupBatch {
 	return next
 }
 
-// deliver hands the events of group to the emitter in one delivery and,
+// deliver hands the records of group to the emitter in one delivery and,
 // unless it was given up, writes the states of all its batches in one
 // storage operation.
 func (g *groupCommit) deliver(ctx context.Context, group []*groupBatch) error {
+	recs := group[0].recs
 	d := source.Delivery{
-		Path: group[0].part.Path, Events: group[0].events,
+		Path: group[0].part.Path, Records: &recs,
 		CaughtUp: group[0].part.CaughtUp, From: group[0].part.From, To: group[0].part.To,
 	}
 	if len(group) > 1 {
-		n := 0
-		for _, b := range group {
-			n += len(b.events)
-		}
-		d.Events = make([]agentevent.Event, 0, n)
 		d.Parts = make([]source.Part, len(group))
 		for i, b := range group {
-			d.Events = append(d.Events, b.events...)
+			if i > 0 {
+				recs.Append(b.recs)
+			}
 			d.Parts[i] = b.part
-			d.Parts[i].Events = len(b.events)
+			d.Parts[i].Events = b.recs.Count
 		}
 	}
 	for _, b := range group {
-		b.events = nil // the emitter owns them now
+		b.recs = source.Records{} // the emitter owns them now
 	}
 	if err := g.em.Deliver(ctx, d); err != nil {
 		return err

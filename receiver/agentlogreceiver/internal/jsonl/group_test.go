@@ -42,7 +42,18 @@ func (e *blockingEmitter) delivered() []source.Delivery {
 	return append([]source.Delivery(nil), e.deliveries...)
 }
 
+// Encode encodes events as the receiver's emitter does with its default
+// settings.
+func (*blockingEmitter) Encode(_ context.Context, _ source.Part, events []agentevent.Event) source.Records {
+	return source.Records{Logs: agentevent.EncodeLogs(events, ""), Count: len(events)}
+}
+
+// Deliver records d, with its records decoded into d.Events.
 func (e *blockingEmitter) Deliver(_ context.Context, d source.Delivery) error {
+	if d.Records != nil {
+		d.Events, _ = agentevent.DecodeLogs(d.Records.Logs)
+		d.Records = nil
+	}
 	e.mu.Lock()
 	gate, entered := e.gate, e.entered
 	e.mu.Unlock()
@@ -86,11 +97,12 @@ func newTestGroup(t *testing.T, em *blockingEmitter) (*groupCommit, *countingCli
 func fileBatch(path, ses string, n int, caughtUp bool, from, to int64) *groupBatch {
 	evs := make([]agentevent.Event, n)
 	for i := range evs {
-		evs[i] = agentevent.Event{SessionID: ses, EventID: fmt.Sprintf("%s-%d", path, i)}
+		evs[i] = agentevent.Event{Type: agentevent.TypeUserMessage, SessionID: ses, EventID: fmt.Sprintf("%s-%d", path, i)}
 	}
 	return &groupBatch{
-		part:   source.Part{Path: path, CaughtUp: caughtUp, From: from, To: to},
-		events: evs,
+		part:     source.Part{Path: path, CaughtUp: caughtUp, From: from, To: to},
+		recs:     source.Records{Logs: agentevent.EncodeLogs(evs, ""), Count: n},
+		sessions: treeSessions(evs),
 		ops:    []*storage.Operation{storage.SetOperation(checkpoint.ParserKey(path), []byte(path))},
 	}
 }
@@ -230,7 +242,7 @@ func TestGroupCommitStopped(t *testing.T) {
 func TestGroupCommitBounds(t *testing.T) {
 	g := &groupCommit{}
 	for i := range maxGroupBatches + 3 {
-		g.queue = append(g.queue, fileBatch(fmt.Sprintf("f%d", i), "s", 10, false, 0, 1))
+		g.queue = append(g.queue, fileBatch(fmt.Sprintf("f%d", i), fmt.Sprintf("s%d", i), 10, false, 0, 1))
 	}
 	first := g.takeLocked()
 	assert.Len(t, first, maxGroupBatches)
@@ -239,7 +251,7 @@ func TestGroupCommitBounds(t *testing.T) {
 
 	big := maxGroupEvents/2 + 1
 	g.queue = []*groupBatch{
-		fileBatch("a", "s", big, false, 0, 1), fileBatch("b", "s", big, false, 0, 1), fileBatch("c", "s", 3*maxGroupEvents, false, 0, 1),
+		fileBatch("a", "sa", big, false, 0, 1), fileBatch("b", "sb", big, false, 0, 1), fileBatch("c", "sc", 3*maxGroupEvents, false, 0, 1),
 	}
 	assert.Len(t, g.takeLocked(), 1, "two halves and more are over the bound")
 	assert.Len(t, g.takeLocked(), 1)

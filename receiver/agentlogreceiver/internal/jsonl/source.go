@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -61,6 +62,32 @@ type Source struct {
 	flusher *source.Loop
 	// group gathers the files' batches into deliveries (group.go).
 	group *groupCommit
+	// events are the slices a batch's events are mapped into, reused from
+	// batch to batch once encoded (getEvents, putEvents).
+	events sync.Pool
+}
+
+// maxPooledEvents bounds the slices kept for reuse: a batch of more events
+// (a file of many short lines) gets its own.
+const maxPooledEvents = 2048
+
+// getEvents is an empty slice to map a batch of n lines into.
+func (s *Source) getEvents(n int) []agentevent.Event {
+	if p, ok := s.events.Get().(*[]agentevent.Event); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]agentevent.Event, 0, max(n, 64))
+}
+
+// putEvents keeps events for the next batch, emptied: nothing of this batch
+// (its lines, its strings) is kept alive by the array.
+func (s *Source) putEvents(events []agentevent.Event) {
+	if cap(events) > maxPooledEvents {
+		return
+	}
+	clear(events) // beyond its length, a pooled array is already zero
+	events = events[:0]
+	s.events.Put(&events)
 }
 
 // Config is what a JSONL source needs besides the Settings.
@@ -330,7 +357,7 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 
 	var ops []*storage.Operation
 	firstLineNo := lastRecordNumber - int64(len(lines)) + 1
-	events := make([]agentevent.Event, 0, len(lines))
+	events := s.getEvents(len(lines))
 	for i, line := range lines {
 		lineNo := firstLineNo + int64(i)
 		if i < len(b.TooLong) && b.TooLong[i] {
@@ -379,11 +406,12 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 	if op := s.sessions.CommitOp(sess); op != nil {
 		ops = append(ops, op)
 	}
-	err := s.group.submit(ctx, &groupBatch{
-		part:   source.Part{Path: path, CaughtUp: caughtUp, From: offsets[0], To: end},
-		events: events,
-		ops:    ops,
-	})
+	part := source.Part{Path: path, CaughtUp: caughtUp, From: offsets[0], To: end}
+	sessions := treeSessions(events)
+	recs := s.Emitter.Encode(ctx, part, events)
+	part.Events = recs.Count
+	s.putEvents(events)
+	err := s.group.submit(ctx, &groupBatch{part: part, recs: recs, ops: ops, sessions: sessions})
 	if err != nil {
 		// Stopping: nothing is committed; the next run reads these lines
 		// again from the stored position.

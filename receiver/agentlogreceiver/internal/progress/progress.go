@@ -33,9 +33,9 @@ const Interval = 10 * time.Second
 // (files and bytes, MB/s, time left) at a steady interval, and one summary
 // when an agent's history has been read (sessions, turns, tool calls, failed
 // tools, tokens, elapsed). The readers call found once per agent at start,
-// then for each batch of a file Observe with its events and Read with the
-// positions it spans (in that order: the batch that completes the history
-// is then in the summary).
+// then for each batch of a file Observe with its events (or Add with their
+// Tally) and Read with the positions it spans (in that order: the batch
+// that completes the history is then in the summary).
 //
 // An agent's backfill is done when every file found at start has been read
 // to the size it had then, or, for files an earlier run has already read
@@ -226,9 +226,28 @@ func (p *Progress) Read(ctx context.Context, agent, path string, from, to int64,
 	}
 }
 
-// Observe counts what a batch of one agent's events holds.
-func (p *Progress) Observe(ctx context.Context, agent string, events []agentevent.Event) {
-	var turns, calls, fails, tokens int64
+// Tally is what a batch of events adds to an agent's summary: counted where
+// the events are encoded (Tally), added once they are accepted (Add).
+type Tally struct {
+	Turns, ToolCalls, ToolFails, Tokens int64
+	// Sessions are the hashes of the batch's session ids (runs of one
+	// session counted once).
+	Sessions []uint64
+}
+
+// Merge adds o to t.
+func (t *Tally) Merge(o Tally) {
+	t.Turns += o.Turns
+	t.ToolCalls += o.ToolCalls
+	t.ToolFails += o.ToolFails
+	t.Tokens += o.Tokens
+	t.Sessions = append(t.Sessions, o.Sessions...)
+}
+
+// Tally counts what events hold. It may be called from several goroutines.
+func (p *Progress) Tally(events []agentevent.Event) Tally {
+	var t Tally
+	last := ""
 	for i := range events {
 		ev := &events[i]
 		if ev.Unparsed != "" {
@@ -236,47 +255,60 @@ func (p *Progress) Observe(ctx context.Context, agent string, events []agenteven
 		}
 		switch {
 		case ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" && !ev.IsSidechain:
-			turns++
+			t.Turns++
 		case ev.Type == agentevent.TypeToolCall:
-			calls++
+			t.ToolCalls++
 		case ev.Type == agentevent.TypeToolResult && ev.ToolStatus == agentevent.ToolError:
-			fails++
+			t.ToolFails++
 		}
 		if ev.TokensTotal != nil {
-			tokens += *ev.TokensTotal
+			t.Tokens += *ev.TokensTotal
 		} else {
-			tokens += agentevent.Value(ev.TokensInput) + agentevent.Value(ev.TokensOutput)
+			t.Tokens += agentevent.Value(ev.TokensInput) + agentevent.Value(ev.TokensOutput)
+		}
+		if ev.SessionID != "" && ev.SessionID != last {
+			t.Sessions = append(t.Sessions, maphash.String(p.seed, ev.SessionID))
+			last = ev.SessionID
 		}
 	}
+	return t
+}
+
+// Observe counts what a batch of one agent's events holds: Add of their
+// Tally.
+func (p *Progress) Observe(ctx context.Context, agent string, events []agentevent.Event) {
+	p.Add(ctx, agent, p.Tally(events))
+}
+
+// Add counts a tally of one agent's events.
+func (p *Progress) Add(ctx context.Context, agent string, t Tally) {
 	p.mu.Lock()
 	a := p.agents[agent]
 	if a != nil && a.doneAt.IsZero() {
-		for i := range events {
-			if events[i].SessionID != "" && events[i].Unparsed == "" {
-				a.sessions[maphash.String(p.seed, events[i].SessionID)] = struct{}{}
-			}
+		for _, h := range t.Sessions {
+			a.sessions[h] = struct{}{}
 		}
-		a.turns += turns
-		a.toolCalls += calls
-		a.toolFails += fails
-		a.tokens += tokens
+		a.turns += t.Turns
+		a.toolCalls += t.ToolCalls
+		a.toolFails += t.ToolFails
+		a.tokens += t.Tokens
 	}
 	p.mu.Unlock()
 	attr := metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", agent)))
 	if a != nil {
 		attr = a.attr
 	}
-	if turns > 0 {
-		p.telemetry.AgentLogTurns.Add(ctx, turns, attr)
+	if t.Turns > 0 {
+		p.telemetry.AgentLogTurns.Add(ctx, t.Turns, attr)
 	}
-	if calls > 0 {
-		p.telemetry.AgentLogToolCalls.Add(ctx, calls, attr)
+	if t.ToolCalls > 0 {
+		p.telemetry.AgentLogToolCalls.Add(ctx, t.ToolCalls, attr)
 	}
-	if fails > 0 {
-		p.telemetry.AgentLogToolCallsFailed.Add(ctx, fails, attr)
+	if t.ToolFails > 0 {
+		p.telemetry.AgentLogToolCallsFailed.Add(ctx, t.ToolFails, attr)
 	}
-	if tokens > 0 {
-		p.telemetry.AgentLogTokens.Add(ctx, tokens, attr)
+	if t.Tokens > 0 {
+		p.telemetry.AgentLogTokens.Add(ctx, t.Tokens, attr)
 	}
 }
 

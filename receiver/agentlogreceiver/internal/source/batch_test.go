@@ -31,6 +31,12 @@ func (e *fakeEmitter) FileRead(_ context.Context, path string, _ bool) {
 	e.told = append(e.told, path)
 }
 
+// Encode encodes events as the receiver's emitter does with its default
+// settings (the sources of this package deliver events, not records).
+func (*fakeEmitter) Encode(_ context.Context, _ Part, events []agentevent.Event) Records {
+	return Records{Logs: agentevent.EncodeLogs(events, ""), Count: len(events)}
+}
+
 func (e *fakeEmitter) Deliver(_ context.Context, d Delivery) error {
 	if e.refuse {
 		return ErrStopped

@@ -16,10 +16,12 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
+	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/progress"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
@@ -49,6 +51,10 @@ type Delivery struct {
 	// Path is the file (or database) read, for the logs.
 	Path   string
 	Events []agentevent.Event
+	// Records, when set, are the delivery's events already encoded by
+	// Emitter.Encode, part by part, in the readers that read them (the
+	// JSONL source); Events is then unused.
+	Records *Records
 	// CaughtUp: the source reached the end of the session's data (end of
 	// file, snapshot fully emitted, no more rows). The last record of each
 	// session in the delivery then carries agent.read.caught_up.
@@ -61,6 +67,26 @@ type Delivery struct {
 	// Events and its own caught-up flag and positions, and Path, CaughtUp,
 	// From and To above are then the first part's.
 	Parts []Part
+}
+
+// Records are events made ready to go out (Emitter.Encode): their log
+// records and what the backfill's progress counts of them once accepted.
+type Records struct {
+	Logs plog.Logs
+	// Count is the number of records in Logs.
+	Count int
+	Tally progress.Tally
+}
+
+// Append moves o's records after r's (agentevent.AppendLogs).
+func (r *Records) Append(o Records) {
+	if r.Count == 0 && r.Logs == (plog.Logs{}) {
+		*r = o
+		return
+	}
+	agentevent.AppendLogs(r.Logs, o.Logs)
+	r.Count += o.Count
+	r.Tally.Merge(o.Tally)
 }
 
 // Part is one file's share of a Delivery of several.
@@ -87,6 +113,12 @@ type Emitter interface {
 	Bad(ctx context.Context, path string, line int64, reason string)
 	// Forget drops what is remembered of files that are gone.
 	Forget(paths ...string)
+	// Encode makes one file's events ready to go out: the records a
+	// Delivery of them would send, flagged as part says. It may change
+	// events, which are the caller's again (to reuse) once it returns, and
+	// may be called from several goroutines at once. The source hands what
+	// it returns to Deliver (Delivery.Records).
+	Encode(ctx context.Context, part Part, events []agentevent.Event) Records
 	// Deliver hands d's events to the next consumer; it owns d.Events. nil:
 	// accepted, refused for good, or nothing to send — the source commits.
 	// ErrStopped: the receiver stopped while retrying — it commits nothing.
