@@ -39,6 +39,32 @@ const tailReadBuffer = 64 * 1024
 // readers are the read buffers of file reads, reused.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, tailReadBuffer) }}
 
+// lineBufferSize is the size of the memory a file read holds its lines in
+// (lineBatcher.data): two batches, the last line of which may begin just
+// short of their end and be as long as the read buffer.
+const lineBufferSize = 2*tailBatchBytes + tailReadBuffer
+
+// lineBuffers are the line memories of file reads, reused from read to read
+// (a backfill would otherwise allocate, and the collector collect, its whole
+// size once over): nothing keeps a line past its batch's emit (see take),
+// so a read's memory is free for the next once every batch it handed out
+// was released.
+var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, lineBufferSize); return &b }}
+
+// getLineBuffer is an empty line memory.
+func getLineBuffer() []byte { return (*lineBuffers.Get().(*[]byte))[:0] }
+
+// putLineBuffer gives back the line memory of a read whose batches were
+// all released.
+func (b *lineBatcher) putLineBuffer() {
+	if b.cut != 0 || cap(b.data) != lineBufferSize {
+		return // a batch still out (a read given up while stopping)
+	}
+	data := b.data[:0]
+	b.data = nil
+	lineBuffers.Put(&data)
+}
+
 // lineScan is how far a read looked for the end of an unterminated line
 // longer than the read buffer: the file (ino) has no "\n" from start, the
 // line's first byte, up to end.
@@ -77,9 +103,8 @@ func (t *Tailer) setScan(path string, sc lineScan) {
 type lineBatcher struct {
 	maxLogSize int
 	// offset is the file position after the last complete line read;
-	// start the position the lines not yet taken begin at; size the file's
-	// size when the read began (a hint for the buffer).
-	offset, start, size int64
+	// start the position the lines not yet taken begin at.
+	offset, start int64
 	// src is the file, read from again at the start of a line longer than
 	// the read buffer, and moved in (Seek) past what scan says was looked
 	// at already.
@@ -135,10 +160,9 @@ func (b *lineBatcher) fill(r *bufio.Reader) (done bool, err error) {
 			line := heldLine{tooLong: n >= b.maxLogSize}
 			if !line.tooLong {
 				if b.data == nil {
-					// One buffer for the file's read, as large as what the
-					// file has left (up to two batches), reused batch after
-					// batch.
-					b.data = make([]byte, 0, min(max(b.size-b.offset, 4096), 2*tailBatchBytes+4096))
+					// One memory for the file's read, reused batch after
+					// batch, then by the next read.
+					b.data = getLineBuffer()
 				}
 				line.start = len(b.data)
 				b.data = append(b.data, chunk[:n]...)

@@ -502,10 +502,10 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 	r.Reset(fh)
 	defer func() { r.Reset(nil); readers.Put(r) }()
 	b := lineBatcher{
-		maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+		maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset,
 		src: fh, scan: t.scan(j.path, f.pos.offset, j.st.ino, j.st.size), poison: t.poison,
 	}
-	defer func() { t.setScan(j.path, b.scan) }()
+	defer func() { t.setScan(j.path, b.scan); b.putLineBuffer() }()
 	batches := 0
 	for {
 		if ctx.Err() != nil {
@@ -548,8 +548,9 @@ func (t *Tailer) read(ctx context.Context, j tailJob) {
 			// lines while it waits: those read ahead are dropped and read
 			// again from the position.
 			batches = 0
+			b.putLineBuffer()
 			b = lineBatcher{
-				maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset, size: j.st.size,
+				maxLogSize: t.maxLogSize, offset: f.pos.offset, start: f.pos.offset,
 				src: fh, scan: b.scan, poison: t.poison,
 			}
 			r.Reset(nil)
