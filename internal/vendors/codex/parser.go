@@ -112,7 +112,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	if p.decoder == decodeScan || (p.decoder == decodeAuto && p.opts.OmitContent) {
 		fl, ok = p.scanLine(line)
 	}
-	if !ok {
+	if !ok && fl.Payload == nil {
 		fl, ok = decodeFast(line)
 	}
 	if ok {
@@ -128,7 +128,9 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return p.result(c, fl.Type, out, reason, detail)
 	}
 	var r record
-	if err := jsonx.Unmarshal(line, &r); err != nil {
+	if fl.Payload != nil {
+		r = record{Timestamp: fl.Timestamp, Type: fl.Type, Payload: fl.Payload}
+	} else if err := jsonx.Unmarshal(line, &r); err != nil {
 		reason, detail := agentevent.DecodeFailure(line, err)
 		return p.unparsed(c, reason, detail)
 	}
@@ -176,6 +178,9 @@ type fastLine struct {
 	Timestamp, Type string
 	item            item
 	msg             eventMsg
+	// Payload is, for a line of another type scanLine read the envelope
+	// of, its payload object in place.
+	Payload []byte
 }
 
 // decodeFast decodes a response_item or event_msg line in one pass, its

@@ -18,8 +18,13 @@ import (
 // before, on anything that decoder might read otherwise (a member of
 // another type, a name that matches a field only case-insensitively or
 // through an escape, a member given twice, an integer out of range).
+//
+// A well-formed line of another type is not decoded: ok is false, and r
+// holds its timestamp, type and, in Payload, its payload object as it lies
+// in the line, which the caller maps as a record without decoding the line
+// again.
 func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
-	var ts, typ []byte
+	var ts, typ, raw []byte
 	var f [nPayloadFields][]byte
 	payload := false
 	// The envelope is walked here rather than with jsonx.Obj, whose walk
@@ -52,9 +57,20 @@ func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
 				return r, false
 			}
 			payload = true
-			n, ok = walkPayload(line[i:], &f)
-			if !ok {
-				return r, false
+			if typ != nil && !hotType(typ) {
+				// A record of another type: its payload is decoded by the
+				// record path, from where it lies in the line.
+				n, err = jsonx.Skip(line[i:])
+				if err != nil || deep(line[i:i+n]) {
+					return r, false
+				}
+				raw = line[i : i+n]
+			} else {
+				n, ok = walkPayload(line[i:], &f)
+				if !ok {
+					return r, false
+				}
+				raw = line[i : i+n]
 			}
 		} else {
 			n, err = jsonx.Skip(line[i:])
@@ -105,6 +121,17 @@ func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
 	case `"event_msg"`:
 		r.Type = "event_msg"
 	default:
+		// Another type: its envelope, for the record path, which then
+		// needs no decode of the line (Payload is a slice of it).
+		var d scanDec
+		if len(typ) == 0 || typ[0] != '"' {
+			return r, false
+		}
+		r.Timestamp, r.Type = d.str(ts), d.str(typ)
+		if d.bad {
+			return fastLine{}, false
+		}
+		r.Payload = raw
 		return r, false
 	}
 	var d scanDec
@@ -113,6 +140,12 @@ func (p *Parser) scanLine(line []byte) (r fastLine, ok bool) {
 		return r, false
 	}
 	return r, true
+}
+
+// hotType reports whether typ, a raw JSON value, is a type scanLine
+// decodes (response_item, event_msg).
+func hotType(typ []byte) bool {
+	return string(typ) == `"response_item"` || string(typ) == `"event_msg"`
 }
 
 // walkPayload walks the payload object at the start of b into f by field;

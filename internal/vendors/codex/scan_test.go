@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
@@ -55,7 +56,8 @@ func requireSameEvents(t *testing.T, name string, lines []vendortest.Line) int {
 // TestScanMatchesTyped: over every Codex line of the fixture corpus and of
 // the golden cases, the in-place decoder yields the typed decoder's events,
 // and it takes every response_item and event_msg line the typed one-pass
-// decoder takes (it leaves none of the real lines to it).
+// decoder takes (it leaves none of the real lines to it), and reads the
+// envelope of the lines of other types as the typed record decode does.
 func TestScanMatchesTyped(t *testing.T) {
 	var paths []string
 	for _, dir := range testenv.FixturePaths(t, "codex") {
@@ -70,7 +72,7 @@ func TestScanMatchesTyped(t *testing.T) {
 	for _, name := range vendortest.Files(t, root, ".jsonl") {
 		paths = append(paths, filepath.Join(root, name))
 	}
-	events, fast, longOutputs := 0, 0, 0
+	events, fast, envelopes, longOutputs := 0, 0, 0, 0
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -81,6 +83,13 @@ func TestScanMatchesTyped(t *testing.T) {
 			typed, typedOK := decodeFast(l.Data)
 			scanned, ok := p.scanLine(l.Data)
 			require.Equal(t, typedOK, ok, "%s line %d: taken by the typed decoder, not in place", path, l.No)
+			if !ok && scanned.Payload != nil {
+				// Another type: the envelope the typed record decode reads.
+				var r record
+				require.NoError(t, jsonx.Unmarshal(l.Data, &r), "%s line %d", path, l.No)
+				require.Equal(t, r, record{Timestamp: scanned.Timestamp, Type: scanned.Type, Payload: scanned.Payload}, "%s line %d", path, l.No)
+				envelopes++
+			}
 			if ok {
 				fast++
 				if len(typed.item.output) > headRaw {
@@ -92,8 +101,10 @@ func TestScanMatchesTyped(t *testing.T) {
 		}
 	}
 	require.NotZero(t, fast)
+	require.NotZero(t, envelopes, "no line of another type read in place")
 	require.NotZero(t, longOutputs, "no output long enough to be read by its head")
-	t.Logf("%d files, %d response_item/event_msg lines (%d tool outputs longer than a head), %d events: the same", len(paths), fast, longOutputs, events)
+	t.Logf("%d files, %d response_item/event_msg lines (%d tool outputs longer than a head), %d lines of other types read to their payload, %d events: the same",
+		len(paths), fast, longOutputs, envelopes, events)
 }
 
 // FuzzScanMatchesTyped: on mutated real lines (one or several records after
