@@ -142,6 +142,11 @@ func nullOrObj(v []byte) bool {
 type known struct {
 	st                 *state
 	model, msgID, uuid string
+	// rec is the record fastDecode fills, row after row: nothing of a
+	// row's record is kept past its mapping (what the parser keeps is
+	// copied into its state, the events carry values), and Parse empties
+	// it after each row, so that it holds no piece of a line.
+	rec record
 }
 
 // setKnownPtr is jsonx.SetStr with a known string, for a *string member: a member written as the
@@ -186,7 +191,8 @@ func setNum(dst *num, v []byte) {
 // record then turns out to be of another type, the line falls back.
 //
 // k (nil for none) holds the strings earlier rows decoded (see known); it
-// is updated with this row's when the row is taken.
+// is updated with this row's when the row is taken. The record returned is
+// k's, filled again by the next call.
 func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 	if k == nil {
 		k = &known{}
@@ -195,7 +201,8 @@ func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	r = new(record)
+	r = &k.rec
+	*r = record{}
 	var seen uint64
 	var tur []byte
 	skippedText := false

@@ -137,7 +137,9 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) []agentevent.Event {
 	if !p.st.Admit(offset) {
 		return nil
 	}
-	return p.release(p.parse(line, lineNo, offset))
+	events := p.parse(line, lineNo, offset)
+	p.known.rec = record{} // it holds pieces of the line
+	return p.release(events)
 }
 
 // Flush returns what the parser holds back until the end of the file's data:
@@ -251,7 +253,11 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	case reason != "":
 		return append(pre, p.unparsed(c, reason, r.Type+" record of an unexpected shape")...)
 	}
-	return append(pre, p.finish(c, out)...)
+	evs := p.finish(c, out)
+	if len(pre) == 0 {
+		return evs // most rows: no copy
+	}
+	return append(pre, evs...)
 }
 
 // decodeRecord decodes one line in one pass when its message and
