@@ -460,13 +460,25 @@ func Str(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	k := bytes.IndexByte(body, '\\')
-	if k < 0 {
+	if bytes.IndexByte(body, '\\') < 0 {
 		return string(body), true
 	}
-	out := make([]byte, 0, len(body))
-	out = append(out, body[:k]...)
-	for i := k; i < len(body); {
+	return string(appendUnescaped(make([]byte, 0, len(body)), body)), true
+}
+
+// AppendStr appends the JSON string raw, unescaped as Str unescapes it, to
+// dst; ok is false (and dst is returned as it is) when raw is not exactly one
+// JSON string. It allocates only to grow dst.
+func AppendStr(dst, raw []byte) (out []byte, ok bool) {
+	if !isString(raw) {
+		return dst, false
+	}
+	return appendUnescaped(dst, raw[1:len(raw)-1]), true
+}
+
+// appendUnescaped appends the body of a validated JSON string, unescaped.
+func appendUnescaped(out, body []byte) []byte {
+	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '\\' {
 			j := bytes.IndexByte(body[i:], '\\')
@@ -485,7 +497,7 @@ func Str(raw []byte) (s string, ok bool) {
 		}
 		i += n
 	}
-	return string(out), true
+	return out
 }
 
 // unescape decodes the escape at body[i] == '\\' of a validated string: a

@@ -171,6 +171,9 @@ func TestScalars(t *testing.T) {
 		var g string
 		require.NoError(t, gojson.Unmarshal([]byte(raw), &g), raw)
 		assert.Equal(t, g, s, "Str unescapes as Unmarshal does: %s", raw)
+		app, ok := jsonx.AppendStr([]byte("pre:"), []byte(raw))
+		require.True(t, ok, raw)
+		assert.Equal(t, "pre:"+want, string(app), "AppendStr appends what Str returns: %s", raw)
 		assert.True(t, jsonx.StrEq([]byte(raw), want), raw)
 		assert.False(t, jsonx.StrEq([]byte(raw), want+"x"), raw)
 		if want != "" {
@@ -180,6 +183,9 @@ func TestScalars(t *testing.T) {
 	for _, raw := range []string{``, `"`, `"a`, `a"`, `1`, `null`, `"a"b"`, `"a\q"`, `["a"]`} {
 		_, ok := jsonx.Str([]byte(raw))
 		assert.False(t, ok, raw)
+		app, ok := jsonx.AppendStr([]byte("pre"), []byte(raw))
+		assert.False(t, ok, raw)
+		assert.Equal(t, "pre", string(app), raw)
 		assert.False(t, jsonx.StrEq([]byte(raw), "a"), raw)
 	}
 
@@ -326,6 +332,9 @@ func FuzzSkip(f *testing.F) {
 			var g string
 			if err := gojson.Unmarshal(b, &g); err != nil || g != s || !jsonx.StrEq(b, s) {
 				t.Fatalf("Str %q: %q, Unmarshal %q (%v)", b, s, g, err)
+			}
+			if app, _ := jsonx.AppendStr([]byte("x"), b); string(app) != "x"+s {
+				t.Fatalf("AppendStr %q: %q, Str %q", b, app, s)
 			}
 		}
 	})

@@ -16,8 +16,13 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 	}
 	switch it.Type {
 	case "message":
+		if it.Role == "user" && p.decoder != decodeTyped {
+			if evs, ok := p.userItem(it, c); ok {
+				return evs, "", ""
+			}
+		}
 		text := ""
-		if it.Role != "assistant" || !p.opts.OmitContent {
+		if it.Role == "user" || (it.Role == "assistant" && !p.opts.OmitContent) {
 			text = partsText(it.Content) // a prompt's text tells injected context apart
 		}
 		switch it.Role {

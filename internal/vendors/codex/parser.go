@@ -16,7 +16,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/jsonx"
@@ -499,10 +502,20 @@ var injectedPrefixes = []string{
 	"<personality_spec>", "<skill>", "<subagent_notification>",
 }
 
-func isInjected(text string) bool {
-	t := strings.TrimSpace(text)
+// isInjected tells whether text, trimmed of white space, starts with one of
+// injectedPrefixes. It copies nothing of text.
+func isInjected[T string | []byte](text T) bool {
+	i := 0
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(string(text[i:min(i+utf8.UTFMax, len(text))]))
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	t := text[i:]
 	for _, pre := range injectedPrefixes {
-		if strings.HasPrefix(t, pre) {
+		if len(t) >= len(pre) && string(t[:len(pre)]) == pre {
 			return true
 		}
 	}
@@ -513,9 +526,43 @@ func isInjected(text string) bool {
 // just emitted (response_item message and event_msg user_message carry the
 // same prompt, in either order).
 func (p *Parser) prompt(c *rowCtx, text, from string) []agentevent.Event {
+	return p.promptSum(c, text, sha256.Sum256([]byte(text)), from)
+}
+
+// textBuffers hold the text of a user message read in place (userItem).
+var textBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// userItem maps a user message item from its parts read in place
+// (appendPartsText), without building its text unless content is kept: an
+// injected context is told by its start, a prompt by its digest. ok is
+// false when the parts are left to partsText.
+func (p *Parser) userItem(it *item, c *rowCtx) (events []agentevent.Event, ok bool) {
+	bp := textBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			textBuffers.Put(bp)
+		}
+	}()
+	text, ok := appendPartsText((*bp)[:0], it.Content)
+	*bp = text
+	if !ok {
+		return nil, false
+	}
+	if len(text) == 0 || isInjected(text) {
+		return nil, true // context Codex injected, not a prompt
+	}
+	kept := ""
+	if !p.opts.OmitContent {
+		kept = string(text)
+	}
+	return p.promptSum(c, kept, sha256.Sum256(text), "item"), true
+}
+
+// promptSum is prompt with the sha256 of the prompt's text, text "" when
+// content is dropped.
+func (p *Parser) promptSum(c *rowCtx, text string, sum [sha256.Size]byte, from string) []agentevent.Event {
 	s := &p.st
 	s.NoCarrier = false
-	sum := sha256.Sum256([]byte(text))
 	hash := hex.EncodeToString(sum[:])
 	if s.PromptFrom != "" && s.PromptFrom != from && !s.PromptMatched && s.PromptText == hash {
 		s.PromptMatched = true

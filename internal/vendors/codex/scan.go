@@ -683,3 +683,71 @@ func escapeCut(body []byte, atLeast int) int {
 		}
 	}
 }
+
+// partField numbers the members of a content part (contentPart).
+func partField(name []byte) int {
+	switch string(name) {
+	case "type":
+		return 0
+	case "text":
+		return 1
+	}
+	return -1
+}
+
+// appendPartsText appends to buf, read in place, the text partsText makes
+// of content parts (a list of objects): the parts' texts, joined by "\n".
+// ok is false, and the caller uses partsText, on anything the typed
+// decoder might read otherwise (a part that is no object, a member given
+// twice or of another type, a name matched without case or through an
+// escape, nesting near the decoder's limit).
+func appendPartsText(buf, raw []byte) (out []byte, ok bool) {
+	start := len(buf)
+	if len(raw) == 0 || raw[0] != '[' || deep(raw) {
+		return buf, false // a string, or none: partsText's
+	}
+	arr, ok := jsonx.NewArr(raw)
+	if !ok {
+		return buf, false
+	}
+	for arr.Next() {
+		v := arr.Value()
+		if jsonx.IsNull(v) {
+			continue // a part with no text
+		}
+		o, ok := jsonx.NewObj(v)
+		if !ok {
+			return buf[:start], false
+		}
+		var f [2][]byte
+		for o.Next() {
+			name, mv := o.Name(), o.Value()
+			i := partField(name)
+			if i < 0 {
+				if folds(name, partField) {
+					return buf[:start], false
+				}
+				continue
+			}
+			if f[i] != nil || !jsonx.StrOrNull(mv) {
+				return buf[:start], false
+			}
+			f[i] = mv
+		}
+		if o.Err() != nil {
+			return buf[:start], false
+		}
+		text := f[1]
+		if text == nil || text[0] == 'n' || len(text) == 2 {
+			continue // no text, or an empty one
+		}
+		if len(buf) > start {
+			buf = append(buf, '\n')
+		}
+		buf, _ = jsonx.AppendStr(buf, text)
+	}
+	if arr.Err() != nil {
+		return buf[:start], false
+	}
+	return buf, true
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -208,5 +209,58 @@ func TestScanEdgeCases(t *testing.T) {
 	for i, row := range rows {
 		lines := []vendortest.Line{{Data: []byte(meta), No: 1}, {Data: []byte(call), No: 2, Offset: 1000}, {Data: []byte(row), No: 3, Offset: 2000}}
 		require.NotZero(t, requireSameEvents(t, row, lines), "row %d", i)
+	}
+}
+
+// TestAppendPartsText: the parts read in place give partsText's text, and
+// the parts the typed decoder might read otherwise are left to it.
+func TestAppendPartsText(t *testing.T) {
+	for raw, taken := range map[string]bool{
+		`[]`:                                  true,
+		`[{"type":"input_text","text":"hi"}]`: true,
+		`[{"type":"input_text","text":"a"},{"text":""},null,{"text":"b\nc"}]`: true,
+		`[{"text":"\u00e9\"x\""},{"type":null,"text":null},{"other":[1,{}]}]`: true,
+		`[ {"text" : "  <environment_context>"} ]`:                            true,
+		` [{"text":"x"}]`:           false, // as partsText reads it: no list
+		`[{"TEXT":"x"}]`:            false, // a name matched without case
+		`[{"t\u0065xt":"x"}]`:       false, // a name matched through an escape
+		`[{"text":"a","text":"b"}]`: false, // given twice
+		`[{"text":1}]`:              false, // of another type
+		`[{"type":{},"text":"x"}]`:  false,
+		`["x"]`:                     false, // a part that is no object
+		`"a string"`:                false,
+		`[{"text":"x"},]`:           false, // malformed
+		`[{"text":"unterminated}]`:  false,
+	} {
+		got, ok := appendPartsText([]byte("keep"), []byte(raw))
+		require.Equal(t, taken, ok, raw)
+		if !ok {
+			assert.Equal(t, "keep", string(got), raw)
+			continue
+		}
+		assert.Equal(t, "keep"+partsText(jsonx.Raw(raw)), string(got), raw)
+	}
+}
+
+// TestIsInjected: the start of a message, trimmed of white space, tells
+// injected context apart, whether the text is a string or bytes.
+func TestIsInjected(t *testing.T) {
+	for text, want := range map[string]bool{
+		"<environment_context>x":            true,
+		" \n\t\u00a0<user_instructions>":    true,
+		"# AGENTS.md instructions for /w":   true,
+		"please read <environment_context>": false,
+		"<environment":                      false,
+		"":                                  false,
+		"\xff<skill>":                       false,
+	} {
+		assert.Equal(t, want, isInjected(text), "%q", text)
+		assert.Equal(t, want, isInjected([]byte(text)), "%q", text)
+		trimmed := strings.TrimSpace(text)
+		old := false
+		for _, pre := range injectedPrefixes {
+			old = old || strings.HasPrefix(trimmed, pre)
+		}
+		assert.Equal(t, old, want, "%q: as TrimSpace and HasPrefix", text)
 	}
 }
