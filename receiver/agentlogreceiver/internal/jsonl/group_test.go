@@ -103,7 +103,7 @@ func fileBatch(path, ses string, n int, caughtUp bool, from, to int64) *groupBat
 		part:     source.Part{Path: path, CaughtUp: caughtUp, From: from, To: to},
 		recs:     source.Records{Logs: agentevent.EncodeLogs(evs, ""), Count: n},
 		sessions: treeSessions(evs),
-		ops:    []*storage.Operation{storage.SetOperation(checkpoint.ParserKey(path), []byte(path))},
+		ops:      []*storage.Operation{storage.SetOperation(checkpoint.ParserKey(path), []byte(path))},
 	}
 }
 

@@ -39,6 +39,7 @@ func (r *recorder) Read(_ context.Context, n int64)          { r.read.Add(n) }
 func (*recorder) Bad(context.Context, string, int64, string) {}
 func (*recorder) Forget(...string)                           {}
 func (*recorder) FileRead(context.Context, string, bool)     {}
+
 // Encode encodes events as the receiver's emitter does with its default
 // settings (the OpenCode sources deliver events, not records).
 func (*recorder) Encode(_ context.Context, _ source.Part, events []agentevent.Event) source.Records {
