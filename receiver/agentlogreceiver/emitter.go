@@ -242,7 +242,7 @@ func (e *emitter) Deliver(ctx context.Context, d source.Delivery) error {
 func lastOfEachSession(events []agentevent.Event) []int {
 	var flagged []int
 	seen := map[string]bool{}
-	for j := len(events) - 1; j >= 0; j-- {
+	for j := range slices.Backward(events) {
 		if ses := events[j].SessionID; !seen[ses] {
 			seen[ses] = true
 			flagged = append(flagged, j)

@@ -738,7 +738,7 @@ func appendPartsText(buf, raw []byte) (out []byte, ok bool) {
 			return buf[:start], false
 		}
 		text := f[1]
-		if text == nil || text[0] == 'n' || len(text) == 2 {
+		if len(text) == 0 || text[0] == 'n' || len(text) == 2 {
 			continue // no text, or an empty one
 		}
 		if len(buf) > start {

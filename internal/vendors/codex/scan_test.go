@@ -88,7 +88,7 @@ func TestScanMatchesTyped(t *testing.T) {
 				// Another type: the envelope the typed record decode reads.
 				var r record
 				require.NoError(t, jsonx.Unmarshal(l.Data, &r), "%s line %d", path, l.No)
-				require.Equal(t, r, record{Timestamp: scanned.Timestamp, Type: scanned.Type, Payload: scanned.Payload}, "%s line %d", path, l.No)
+				require.Equal(t, record{Timestamp: scanned.Timestamp, Type: scanned.Type, Payload: scanned.Payload}, r, "%s line %d", path, l.No)
 				envelopes++
 			}
 			if ok {
@@ -261,6 +261,6 @@ func TestIsInjected(t *testing.T) {
 		for _, pre := range injectedPrefixes {
 			old = old || strings.HasPrefix(trimmed, pre)
 		}
-		assert.Equal(t, old, want, "%q: as TrimSpace and HasPrefix", text)
+		assert.Equal(t, want, old, "%q: as TrimSpace and HasPrefix", text)
 	}
 }

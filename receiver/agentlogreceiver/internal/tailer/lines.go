@@ -54,17 +54,6 @@ var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, lineBufferSiz
 // getLineBuffer is an empty line memory.
 func getLineBuffer() []byte { return (*lineBuffers.Get().(*[]byte))[:0] }
 
-// putLineBuffer gives back the line memory of a read whose batches were
-// all released.
-func (b *lineBatcher) putLineBuffer() {
-	if b.cut != 0 || cap(b.data) != lineBufferSize {
-		return // a batch still out (a read given up while stopping)
-	}
-	data := b.data[:0]
-	b.data = nil
-	lineBuffers.Put(&data)
-}
-
 // lineScan is how far a read looked for the end of an unterminated line
 // longer than the read buffer: the file (ino) has no "\n" from start, the
 // line's first byte, up to end.
@@ -145,6 +134,17 @@ func (l heldLine) size() int {
 		return len(l.own)
 	}
 	return l.end - l.start
+}
+
+// putLineBuffer gives back the line memory of a read whose batches were
+// all released.
+func (b *lineBatcher) putLineBuffer() {
+	if b.cut != 0 || cap(b.data) != lineBufferSize {
+		return // a batch still out (a read given up while stopping)
+	}
+	data := b.data[:0]
+	b.data = nil
+	lineBuffers.Put(&data)
 }
 
 // fill reads complete lines until it holds two batches (2×tailBatchLines
