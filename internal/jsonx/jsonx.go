@@ -43,6 +43,7 @@ package jsonx
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"errors"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -59,8 +60,29 @@ type Number = stdjson.Number
 // Unmarshal decodes data into v. Strings of the result may share memory
 // with a copy of data the decoder made: code that keeps a decoded string
 // beyond the record (parser state) clones it, or it pins the whole record.
-func Unmarshal(data []byte, v any) error {
-	return gojson.Unmarshal(data, v)
+//
+// Input that is not JSON fails with encoding/json's error, whatever goccy
+// made of it: on some truncated input goccy reads past the end of its copy
+// of data and, depending on what lies there, fails one way or another or
+// panics. A panic on valid input is decoded by encoding/json instead. So
+// the error, and every reason and detail made of it, depends on data only.
+func Unmarshal(data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = stdjson.Unmarshal(data, v)
+		}
+	}()
+	if err = gojson.Unmarshal(data, v); err == nil {
+		return nil
+	}
+	var te *gojson.UnmarshalTypeError
+	if errors.As(err, &te) && te.Offset < int64(len(data)) {
+		return err // a value of another type met within data: the same every time
+	}
+	if !stdjson.Valid(data) {
+		return stdjson.Unmarshal(data, new(any))
+	}
+	return err
 }
 
 // Valid reports whether data is one valid JSON value (encoding/json's

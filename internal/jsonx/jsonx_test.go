@@ -5,6 +5,7 @@ package jsonx
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,29 @@ func TestObjectLen(t *testing.T) {
 func TestValidIsLinear(t *testing.T) {
 	assert.True(t, Valid([]byte(`{"a":"\n"}`)))
 	assert.False(t, Valid([]byte(`{"a":`)))
+}
+
+// TestUnmarshalInvalidInputFailsAsEncodingJSON: input that is not JSON
+// fails with encoding/json's error, the same every time; valid input
+// decodes as before.
+func TestUnmarshalInvalidInputFailsAsEncodingJSON(t *testing.T) {
+	type part struct {
+		Type    string `json:"type"`
+		Payload Raw    `json:"payload"`
+	}
+	for _, in := range []string{`{"pAYloA\`, `{"type":"x",`, `{"type":"x"`, `[`, `{"a":tru}`, `"\q"`, ``} {
+		want := stdjson.Unmarshal([]byte(in), new(any))
+		require.Error(t, want, in)
+		for range 20 {
+			p := part{Type: "kept"}
+			err := Unmarshal([]byte(in), &p)
+			require.Error(t, err, in)
+			assert.Equal(t, want.Error(), err.Error(), in)
+		}
+	}
+	var p part
+	require.NoError(t, Unmarshal([]byte(`{"type":"x","payload":{"a":1}}`), &p))
+	assert.Equal(t, part{Type: "x", Payload: Raw(`{"a":1}`)}, p)
+	// Valid input of another shape keeps goccy's error.
+	require.Error(t, Unmarshal([]byte(`{"type":1}`), &p))
 }
