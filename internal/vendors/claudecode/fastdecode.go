@@ -142,11 +142,25 @@ func nullOrObj(v []byte) bool {
 type known struct {
 	st                 *state
 	model, msgID, uuid string
-	// rec is the record fastDecode fills, row after row: nothing of a
-	// row's record is kept past its mapping (what the parser keeps is
-	// copied into its state, the events carry values), and Parse empties
-	// it after each row, so that it holds no piece of a line.
-	rec record
+	// rec is the record fastDecode fills, and typed the one decodeRecordInto
+	// fills, row after row: nothing of a row's record is kept past its
+	// mapping (what the parser keeps is copied into its state, the events
+	// carry values), and Parse empties them after each row (release), so
+	// that they hold no piece of a line.
+	rec   record
+	typed fastRecord
+	// used says which of them the row was decoded into.
+	usedRec, usedTyped bool
+}
+
+// release empties the records the row was decoded into.
+func (k *known) release() {
+	if k.usedRec {
+		k.rec, k.usedRec = record{}, false
+	}
+	if k.usedTyped {
+		k.typed, k.usedTyped = fastRecord{}, false
+	}
 }
 
 // setKnownPtr is jsonx.SetStr with a known string, for a *string member: a member written as the
@@ -203,6 +217,7 @@ func fastDecode(line []byte, omitContent bool, k *known) (r *record, ok bool) {
 	}
 	r = &k.rec
 	*r = record{}
+	k.usedRec = true
 	var seen uint64
 	var tur []byte
 	skippedText := false

@@ -138,7 +138,7 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) []agentevent.Event {
 		return nil
 	}
 	events := p.parse(line, lineNo, offset)
-	p.known.rec = record{} // it holds pieces of the line
+	p.known.release() // the row's records hold pieces of the line
 	return p.release(events)
 }
 
@@ -199,7 +199,8 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	}
 	var err error
 	if !fast {
-		r, err = decodeRecord(line)
+		p.known.usedTyped = true
+		r, err = decodeRecordInto(line, &p.known.typed)
 	}
 	if err != nil {
 		pre := p.flushHeld()
@@ -267,8 +268,14 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 // record's events are the same whichever way it was decoded: each way reads
 // the same fields into the same types.
 func decodeRecord(line []byte) (*record, error) {
-	var f fastRecord
-	if jsonx.Unmarshal(line, &f) == nil {
+	return decodeRecordInto(line, new(fastRecord))
+}
+
+// decodeRecordInto is decodeRecord into f, which it empties first: the
+// record returned is f's, unless the line needs another shape.
+func decodeRecordInto(line []byte, f *fastRecord) (*record, error) {
+	*f = fastRecord{}
+	if jsonx.Unmarshal(line, f) == nil {
 		r := &f.record
 		if f.ToolUseResult != nil {
 			r.decoded.turDone, r.decoded.tur = true, f.ToolUseResult.result()
