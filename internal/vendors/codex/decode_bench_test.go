@@ -21,11 +21,8 @@ import (
 // (read in place), and their size in bytes.
 func corpusLines(tb testing.TB) (lines [][]byte, size int64) {
 	tb.Helper()
-	dirs := testenv.FixturePaths(tb, "codex")
-	if len(dirs) == 0 {
-		tb.Skip("no Codex corpus")
-	}
-	for _, dir := range dirs {
+	vendortest.SkipIfAbsent(tb, filepath.Join(testenv.FixtureRoots(tb)[0], "codex"))
+	for _, dir := range testenv.FixturePaths(tb, "codex") {
 		for _, name := range vendortest.Files(tb, dir, ".jsonl") {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
@@ -38,6 +35,9 @@ func corpusLines(tb testing.TB) (lines [][]byte, size int64) {
 				}
 			}
 		}
+	}
+	if len(lines) == 0 {
+		tb.Fatal("the Codex corpus is there but holds no line")
 	}
 	return lines, size
 }
@@ -147,6 +147,7 @@ func benchmarkScan(b *testing.B, omitContent bool) {
 // (read in place), with the in-place decoder (scan) and the typed one only
 // (typed), with and without content (and Raw).
 func BenchmarkParseCorpus(b *testing.B) {
+	vendortest.SkipIfAbsent(b, filepath.Join(testenv.FixtureRoots(b)[0], "codex"))
 	var files [][]vendortest.Line
 	var size int64
 	for _, dir := range testenv.FixturePaths(b, "codex") {
@@ -160,7 +161,7 @@ func BenchmarkParseCorpus(b *testing.B) {
 		}
 	}
 	if len(files) == 0 {
-		b.Skip("no Codex corpus")
+		b.Fatal("the Codex corpus is there but holds no rollout")
 	}
 	for _, mode := range []struct {
 		name    string

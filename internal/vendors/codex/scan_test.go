@@ -60,15 +60,14 @@ func requireSameEvents(t *testing.T, name string, lines []vendortest.Line) int {
 // decoder takes (it leaves none of the real lines to it), and reads the
 // envelope of the lines of other types as the typed record decode does.
 func TestScanMatchesTyped(t *testing.T) {
+	vendortest.SkipIfAbsent(t, filepath.Join(testenv.FixtureRoots(t)[0], "codex"))
 	var paths []string
 	for _, dir := range testenv.FixturePaths(t, "codex") {
 		for _, name := range vendortest.Files(t, dir, ".jsonl") {
 			paths = append(paths, filepath.Join(dir, name))
 		}
 	}
-	if len(paths) == 0 {
-		t.Skip("no Codex corpus")
-	}
+	require.NotEmpty(t, paths, "the Codex corpus is there but holds no rollout")
 	root := filepath.Join(repoRoot(t), "testdata", "codex")
 	for _, name := range vendortest.Files(t, root, ".jsonl") {
 		paths = append(paths, filepath.Join(root, name))
