@@ -409,7 +409,6 @@ func (s *Source) Emit(ctx context.Context, b tailer.Batch) error {
 	part := source.Part{Path: path, CaughtUp: caughtUp, From: offsets[0], To: end}
 	sessions := treeSessions(events)
 	recs := s.Emitter.Encode(ctx, part, events)
-	part.Events = recs.Count
 	s.putEvents(events)
 	err := s.group.submit(ctx, &groupBatch{part: part, recs: recs, ops: ops, sessions: sessions})
 	if err != nil {

@@ -33,9 +33,9 @@ const Interval = 10 * time.Second
 // (files and bytes, MB/s, time left) at a steady interval, and one summary
 // when an agent's history has been read (sessions, turns, tool calls, failed
 // tools, tokens, elapsed). The readers call found once per agent at start,
-// then for each batch of a file Observe with its events (or Add with their
-// Tally) and Read with the positions it spans (in that order: the batch
-// that completes the history is then in the summary).
+// then for each batch of a file Add with its events' Tally and Read with
+// the positions it spans (in that order: the batch that completes the
+// history is then in the summary).
 //
 // An agent's backfill is done when every file found at start has been read
 // to the size it had then, or, for files an earlier run has already read
@@ -272,12 +272,6 @@ func (p *Progress) Tally(events []agentevent.Event) Tally {
 		}
 	}
 	return t
-}
-
-// Observe counts what a batch of one agent's events holds: Add of their
-// Tally.
-func (p *Progress) Observe(ctx context.Context, agent string, events []agentevent.Event) {
-	p.Add(ctx, agent, p.Tally(events))
 }
 
 // Add counts a tally of one agent's events.

@@ -139,9 +139,9 @@ func TestProgressOnClaudeTestdata(t *testing.T) {
 	readFile := func(f string) {
 		evs := parseClaudeCode(t, f)
 		mid := len(evs) / 2
-		p.Observe(ctx, a.key, evs[:mid])
+		p.Add(ctx, a.key, p.Tally(evs[:mid]))
 		p.Read(ctx, a.key, f, 0, sizes[f]/2, false)
-		p.Observe(ctx, a.key, evs[mid:])
+		p.Add(ctx, a.key, p.Tally(evs[mid:]))
 		p.Read(ctx, a.key, f, sizes[f]/2, sizes[f], false)
 		doneBytes += sizes[f]
 	}
@@ -246,11 +246,11 @@ func TestProgressUnmeasured(t *testing.T) {
 	assert.Equal(t, []string{"opencode: found 2 files (4.0 MB) of history to read"}, messages(logs))
 	logs.TakeAll()
 	clock.advance(time.Second)
-	p.Observe(ctx, "opencode", []agentevent.Event{
+	p.Add(ctx, "opencode", p.Tally([]agentevent.Event{
 		{SessionID: "ses_1", Type: agentevent.TypeUserMessage},
 		{SessionID: "ses_1", Type: agentevent.TypeToolCall},
 		{SessionID: "ses_2", Type: agentevent.TypeUserMessage, TokensTotal: agentevent.Int(1200)},
-	})
+	}))
 	p.Read(ctx, "opencode", "/d/opencode.db", 0, 0, true)
 	assert.False(t, p.tick(ctx))
 	assert.Equal(t, []string{"opencode: reading, 2 sessions and 2 turns so far"}, messages(logs))
