@@ -170,7 +170,8 @@ func TestEncodeFlagsPerPart(t *testing.T) {
 		// c.jsonl, caught up: session s again.
 		ev("c1", "s", "2"), ev("c2", "s", "1"),
 	}
-	parts := []source.Part{{Path: "a", Events: 4, CaughtUp: true}, {Path: "b", Events: 2}, {Path: "c", Events: 2, CaughtUp: true}}
+	// e.jsonl: a batch that maps to no event (it encodes to no records).
+	parts := []source.Part{{Path: "a", Events: 4, CaughtUp: true}, {Path: "b", Events: 2}, {Path: "e", CaughtUp: true}, {Path: "c", Events: 2, CaughtUp: true}}
 	sink := new(consumertest.LogsSink)
 	rcv, err := newReceiver(receivertest.NewNopSettings(metadata.Type), testConfig(t.TempDir()), sink, agents)
 	require.NoError(t, err)

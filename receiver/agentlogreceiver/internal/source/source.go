@@ -78,14 +78,17 @@ type Records struct {
 	Tally progress.Tally
 }
 
-// Append moves o's records after r's (agentevent.AppendLogs).
+// Append moves o's records after r's (agentevent.AppendLogs). Either may
+// hold none, and then have no Logs (Encode of events that all drop).
 func (r *Records) Append(o Records) {
-	if r.Count == 0 && r.Logs == (plog.Logs{}) {
-		*r = o
-		return
+	switch {
+	case o.Count == 0:
+	case r.Count == 0:
+		r.Logs, r.Count = o.Logs, o.Count
+	default:
+		agentevent.AppendLogs(r.Logs, o.Logs)
+		r.Count += o.Count
 	}
-	agentevent.AppendLogs(r.Logs, o.Logs)
-	r.Count += o.Count
 	r.Tally.Merge(o.Tally)
 }
 
