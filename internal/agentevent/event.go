@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,32 +37,43 @@ const (
 	SourceAmp        Source = "amp"
 )
 
-// ServiceName is the OTel service.name used for the agent's telemetry.
+// services maps each registered source to its service.name and back
+// (NameService); an agent's descriptor registers them (internal/agents).
+var services = struct {
+	sync.RWMutex
+	byName   map[string]Source
+	bySource map[Source]string
+}{byName: map[string]Source{}, bySource: map[Source]string{}}
+
+// NameService records the service.name of an agent's telemetry.
+func NameService(s Source, service string) {
+	services.Lock()
+	defer services.Unlock()
+	services.bySource[s] = service
+	services.byName[service] = s
+}
+
+// ServiceName is the OTel service.name used for the agent's telemetry: the
+// one its descriptor registers, else the source with "-" for "_".
 func (s Source) ServiceName() string {
-	switch s {
-	case SourceClaudeCode:
-		return "claude-code"
-	case SourceGemini:
-		return "gemini-cli"
-	case SourceCopilotCLI:
-		return "copilot-cli"
-	default:
-		return string(s)
+	services.RLock()
+	name, ok := services.bySource[s]
+	services.RUnlock()
+	if ok {
+		return name
 	}
+	return strings.ReplaceAll(string(s), "_", "-")
 }
 
 // SourceFromServiceName is the inverse of Source.ServiceName.
 func SourceFromServiceName(name string) Source {
-	switch name {
-	case "claude-code":
-		return SourceClaudeCode
-	case "gemini-cli":
-		return SourceGemini
-	case "copilot-cli":
-		return SourceCopilotCLI
-	default:
-		return Source(name)
+	services.RLock()
+	s, ok := services.byName[name]
+	services.RUnlock()
+	if ok {
+		return s
 	}
+	return Source(strings.ReplaceAll(name, "-", "_"))
 }
 
 // EventType is one of the ten agtrace event types.
