@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 )
 
 // This file is the pure part of the check: events, spans and ccusage's
@@ -138,27 +138,11 @@ func sameDollars(a, b float64) bool {
 	return math.Abs(a-b) <= centEpsilon+1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// ccusageKey is the name ccusage gives the session a file belongs to: for
-// Claude Code the main transcript's name (a subagent file under
-// <session>/subagents/ counts with its session, a flat agent-<id>.jsonl is a
-// session of its own), for Codex the rollout file's name, for Pi the part of
-// the file name after the first "_" (files are <time>_<id>.jsonl); for the
-// others (Gemini, OpenCode) the session id itself.
+// ccusageKey is the name ccusage gives the session a file belongs to: the
+// agent's rule (agents.Ccusage.SessionKey), else the session id itself.
 func ccusageKey(src agentevent.Source, logFile, sessionID string) string {
-	base := strings.TrimSuffix(filepath.Base(logFile), filepath.Ext(logFile))
-	switch src {
-	case agentevent.SourceClaudeCode:
-		if filepath.Base(filepath.Dir(logFile)) == "subagents" {
-			return filepath.Base(filepath.Dir(filepath.Dir(logFile)))
-		}
-		return base
-	case agentevent.SourceCodex:
-		return base
-	case agentevent.SourcePi:
-		if _, after, ok := strings.Cut(base, "_"); ok {
-			return after
-		}
-		return base
+	if d := agents.Lookup(src); d != nil && d.Ccusage != nil && d.Ccusage.SessionKey != nil {
+		return d.Ccusage.SessionKey(logFile, sessionID)
 	}
 	return sessionID
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 )
 
 func TestCcusageKey(t *testing.T) {
@@ -38,13 +39,13 @@ func TestCcusageKey(t *testing.T) {
 // Gemini's ccusage outputTokens leave thoughts out; totalTokens has them.
 func TestParseCcusageGeminiThoughts(t *testing.T) {
 	out := []byte(`{"sessions":[{"sessionId":"g1","inputTokens":100,"outputTokens":10,"cacheReadTokens":50,"cacheCreationTokens":0,"totalTokens":175}]}`)
-	cc, err := parseCcusage(agentevent.SourceGemini, out)
+	cc, err := parseCcusage(agents.Lookup(agentevent.SourceGemini), out)
 	require.NoError(t, err)
 	require.Len(t, cc, 1)
 	assert.Equal(t, ccSession{Key: "g1", Tokens: tokens{Input: 100, Output: 10, CacheRead: 50}, Reasoning: 15}, cc[0])
 
 	// Codex: a session is named by its file.
-	cc, err = parseCcusage(agentevent.SourceCodex, []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","inputTokens":1,"outputTokens":2,"cacheReadTokens":3,"totalTokens":6}]}`))
+	cc, err = parseCcusage(agents.Lookup(agentevent.SourceCodex), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","inputTokens":1,"outputTokens":2,"cacheReadTokens":3,"totalTokens":6}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{Key: "rollout-x", Tokens: tokens{Input: 1, Output: 2, CacheRead: 3}}}, cc)
 }
@@ -288,7 +289,7 @@ func TestAnalyzeFallbackModel(t *testing.T) {
 // ccusage's dollars: totalCost (costUSD for Codex), the cost by model, and
 // Codex's fallback mark; Gemini copies of one chat count once, dollars too.
 func TestParseCcusageCosts(t *testing.T) {
-	cc, err := parseCcusage(agentevent.SourceOpenCode, []byte(`{"sessions":[{"sessionId":"o1","inputTokens":1,"outputTokens":2,"totalTokens":3,"totalCost":0.5,`+
+	cc, err := parseCcusage(agents.Lookup(agentevent.SourceOpenCode), []byte(`{"sessions":[{"sessionId":"o1","inputTokens":1,"outputTokens":2,"totalTokens":3,"totalCost":0.5,`+
 		`"modelBreakdowns":[{"modelName":"GLM-4.7-free","cost":0.2},{"modelName":"[pi] claude-sonnet-4-5","cost":0.3}]}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{
@@ -296,7 +297,7 @@ func TestParseCcusageCosts(t *testing.T) {
 		ModelCosts: map[string]float64{"glm-4.7-free": 0.2, "claude-sonnet-4-5": 0.3},
 	}}, cc)
 
-	cc, err = parseCcusage(agentevent.SourceCodex, []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","costUSD":0.0175,`+
+	cc, err = parseCcusage(agents.Lookup(agentevent.SourceCodex), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","costUSD":0.0175,`+
 		`"models":{"gpt-5":{"isFallback":true}}}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{Key: "rollout-x", Cost: 0.0175, Fallback: true}}, cc)
@@ -365,7 +366,7 @@ func TestStageTwoRoots(t *testing.T) {
 		assert.FileExists(t, filepath.Join(home, f))
 	}
 	assert.NoFileExists(t, filepath.Join(home, ".copilot", "SOURCES.md"))
-	assert.Equal(t, []string{filepath.Join(home, ".local/share/opencode-fixtures/1-sqlite_case")}, st.opencodeDirs)
+	assert.Equal(t, []string{filepath.Join(home, ".local/share/opencode-fixtures/1-sqlite_case")}, st.dataDirs[agentevent.SourceOpenCode])
 
 	put(filepath.Join(b, "codex", "v1.jsonl"), "another v1")
 	_, err = stageFixtures([]string{a, b}, t.TempDir())

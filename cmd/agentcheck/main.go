@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 )
 
 func main() {
@@ -67,7 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 	}
 
-	var notes, opencodeDirs, roots []string
+	var notes, roots []string
+	var dataDirs map[agentevent.Source][]string
 	dir := *home
 	staged := dir == ""
 	if *quiet == 0 {
@@ -84,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", errStage)
 			return 2
 		}
-		notes, opencodeDirs = st.notes, st.opencodeDirs
+		notes, dataDirs = st.notes, st.dataDirs
 		fmt.Fprintln(stdout, "fixture roots:", strings.Join(roots, ", "))
 	} else if strings.HasPrefix(dir, "~") {
 		h, _ := os.UserHomeDir()
@@ -98,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *quiet <= *idle {
 		*quiet = *idle + time.Second
 	}
-	o, err := runCollector(ctx, *collector, dir, staged, opencodeDirs, out, *idle, *quiet, *timeout)
+	o, err := runCollector(ctx, *collector, dir, staged, dataDirs, out, *idle, *quiet, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentcheck:", err)
 		return 2
@@ -119,14 +121,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var failures []string
 	var reports []*report
-	for _, src := range []agentevent.Source{
-		agentevent.SourceClaudeCode, agentevent.SourceCodex, agentevent.SourceGemini,
-		agentevent.SourcePi, agentevent.SourceOpenCode, agentevent.SourceCopilotCLI, agentevent.SourceAmp,
-	} {
+	for _, d := range agents.All() {
+		src := d.Source
 		evs := bySource[src]
 		var cc []ccSession
-		if _, ok := ccusageAgents[src]; ok && *ccusage != "" && len(evs) > 0 {
-			if cc, err = runCcusage(ctx, *ccusage, src, dir, staged, opencodeDirs); err != nil {
+		if d.Ccusage != nil && *ccusage != "" && len(evs) > 0 {
+			if cc, err = runCcusage(ctx, *ccusage, d, dir, staged, dataDirs[src]); err != nil {
 				fmt.Fprintln(stderr, "agentcheck:", err)
 				return 2
 			}

@@ -22,15 +22,19 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
+
+	// Every agent the check compares registers itself.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
 // staging is what stageFixtures laid out besides the default locations.
 type staging struct {
 	notes []string
-	// opencodeDirs are OpenCode data directories besides the default one:
-	// a data directory holds one database, so every SQLite fixture gets its
-	// own (~/.local/share/opencode-fixtures/<root>-<case>).
-	opencodeDirs []string
+	// dataDirs are each agent's data directories besides its default ones
+	// (agents.Staging.DataDir: a data directory holds one OpenCode
+	// database, so every SQLite fixture gets its own).
+	dataDirs map[agentevent.Source][]string
 }
 
 // stageFixtures lays the fixture roots out as one home: each agent's files
@@ -38,7 +42,7 @@ type staging struct {
 // default location (OpenCode API dumps) are left out, and said so. Two
 // roots may not put different files at one path.
 func stageFixtures(roots []string, home string) (*staging, error) {
-	st := &staging{}
+	st := &staging{dataDirs: map[agentevent.Source][]string{}}
 	for i, root := range roots {
 		if err := stageRoot(st, i, root, home); err != nil {
 			return nil, fmt.Errorf("%s: %w", root, err)
@@ -47,6 +51,8 @@ func stageFixtures(roots []string, home string) (*staging, error) {
 	return st, nil
 }
 
+// stageRoot lays one corpus root out in home: each registered agent's
+// folder of it the way the agent's descriptor says (agents.Fixtures.Stage).
 func stageRoot(st *staging, index int, fixtures, home string) error {
 	cp := func(src, dst string) error {
 		b, err := os.ReadFile(src)
@@ -70,124 +76,47 @@ func stageRoot(st *staging, index int, fixtures, home string) error {
 			return cp(p, filepath.Join(dst, rel))
 		})
 	}
-	glob := func(pattern string) []string {
-		m, _ := filepath.Glob(filepath.Join(fixtures, pattern))
-		return m
-	}
-	isDir := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.IsDir()
-	}
-	// Claude Code: ~/.claude/projects/<project>/...; a loose file goes to a
-	// project of its own.
-	for _, p := range glob("claude_code/*") {
-		var err error
-		if isDir(p) {
-			err = tree(p, filepath.Join(home, ".claude", "projects", filepath.Base(p)))
-		} else {
-			err = cp(p, filepath.Join(home, ".claude", "projects", "fixtures", filepath.Base(p)))
+	for _, d := range agents.All() {
+		if d.Fixtures.Stage == nil {
+			continue
 		}
+		src := d.Source
+		err := d.Fixtures.Stage(&agents.Staging{
+			Dir: filepath.Join(fixtures, d.Fixtures.Dir), Home: home, Root: index,
+			Copy: func(from, to string) error { return cp(from, filepath.Join(home, to)) },
+			Tree: func(from, to string) error { return tree(from, filepath.Join(home, to)) },
+			Note: func(msg string) { st.notes = append(st.notes, msg) },
+			DataDir: func(dir string) {
+				st.dataDirs[src] = append(st.dataDirs[src], filepath.Join(home, dir))
+			},
+		})
 		if err != nil {
-			return err
-		}
-	}
-	// Codex: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl.
-	for _, p := range glob("codex/*.jsonl") {
-		if err := cp(p, filepath.Join(home, ".codex", "sessions", "2025", "01", "01", "rollout-"+filepath.Base(p))); err != nil {
-			return err
-		}
-	}
-	// Gemini CLI: ~/.gemini/tmp/<project>/chats/session-*.json and logs.json;
-	// a subagent chat (kind "subagent") in chats/<parent session>/<its id>.json,
-	// its parent named "parent-of-<its id>" (the corpus has no parent chat).
-	// A case folder (the JSONL chats) is a project of its own: its files go
-	// to ~/.gemini/tmp/<case>/chats/.
-	for _, p := range glob("gemini/chat_*.json") {
-		dst := filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", "session-"+strings.TrimPrefix(filepath.Base(p), "chat_"))
-		if b, err := os.ReadFile(p); err == nil {
-			var chat struct {
-				SessionID string `json:"sessionId"`
-				Kind      string `json:"kind"`
-			}
-			if json.Unmarshal(b, &chat) == nil && chat.Kind == "subagent" && chat.SessionID != "" {
-				dst = filepath.Join(home, ".gemini", "tmp", "fixtures", "chats", "parent-of-"+chat.SessionID, chat.SessionID+".json")
-			}
-		}
-		if err := cp(p, dst); err != nil {
-			return err
-		}
-	}
-	for i, p := range glob("gemini/logs_*.json") {
-		if err := cp(p, filepath.Join(home, ".gemini", "tmp", fmt.Sprintf("fixtures-logs-%d-%d", index, i), "logs.json")); err != nil {
-			return err
-		}
-	}
-	for _, p := range glob("gemini/*") {
-		if isDir(p) {
-			if err := tree(p, filepath.Join(home, ".gemini", "tmp", filepath.Base(p), "chats")); err != nil {
-				return err
-			}
-		}
-	}
-	// Pi: ~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl.
-	for _, p := range glob("pi/*.jsonl") {
-		if err := cp(p, filepath.Join(home, ".pi", "agent", "sessions", "--fixtures--", filepath.Base(p))); err != nil {
-			return err
-		}
-	}
-	// OpenCode: ~/.local/share/opencode/storage (every JSON tree merged); a
-	// SQLite database (opencode.db and its -wal, -shm) in a data directory
-	// of its own, since one directory holds one database and a database
-	// hides the JSON tree beside it.
-	for _, p := range glob("opencode/*/storage") {
-		if err := tree(p, filepath.Join(home, ".local", "share", "opencode", "storage")); err != nil {
-			return err
-		}
-	}
-	for _, db := range glob("opencode/*/opencode.db") {
-		c := filepath.Dir(db)
-		dir := filepath.Join(home, ".local", "share", "opencode-fixtures", fmt.Sprintf("%d-%s", index, filepath.Base(c)))
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if _, err := os.Stat(db + suffix); err != nil {
-				continue
-			}
-			if err := cp(db+suffix, filepath.Join(dir, "opencode.db"+suffix)); err != nil {
-				return err
-			}
-		}
-		st.opencodeDirs = append(st.opencodeDirs, dir)
-	}
-	if m := glob("opencode/*.json"); len(m) > 0 {
-		st.notes = append(st.notes, fmt.Sprintf("opencode: %d API dump file(s) of %s left out: not a format OpenCode keeps in its data directory", len(m), fixtures))
-	}
-	// GitHub Copilot CLI: ~/.copilot/session-state/ and history-session-state/
-	// (every fixture's folders merged).
-	for _, p := range append(glob("copilot_cli/*/session-state"), glob("copilot_cli/*/history-session-state")...) {
-		if err := tree(p, filepath.Join(home, ".copilot", filepath.Base(p))); err != nil {
-			return err
-		}
-	}
-	// Amp: ~/.local/share/amp/threads/T-*.json.
-	for _, p := range glob("amp/threads/*.json") {
-		if err := cp(p, filepath.Join(home, ".local", "share", "amp", "threads", filepath.Base(p))); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", d.Source, err)
 		}
 	}
 	return nil
 }
 
 // collectorConfig reads every agent of home with the receiver's defaults
-// (plus extra OpenCode data directories, when given) and prices the events
+// (plus an agent's extra data directories, when given) and prices the events
 // with gen_ai_cost in both of its placements: in the logs pipeline, between
 // agent_log and agent_span (events.jsonl: every event, priced;
 // traces.jsonl: the spans made of them), and in the traces pipeline, after
 // a second agent_span fed the same events unpriced (traces-priced.jsonl).
 // State goes to out too.
-func collectorConfig(out string, idle time.Duration, opencodeDirs []string) string {
-	opencode := ""
-	if len(opencodeDirs) > 0 {
-		dirs, _ := json.Marshal(append([]string{"~/.local/share/opencode"}, opencodeDirs...))
-		opencode = "\n    opencode:\n      include: " + string(dirs)
+func collectorConfig(out, home string, idle time.Duration, dataDirs map[agentevent.Source][]string) string {
+	extra := ""
+	for _, d := range agents.All() {
+		dirs := dataDirs[d.Source]
+		if len(dirs) == 0 {
+			continue
+		}
+		include, _ := d.DefaultInclude(agents.Env{Home: home, Getenv: func(string) string { return "" }})
+		for _, dir := range dirs {
+			include = append(include, d.Include(dir)...)
+		}
+		b, _ := json.Marshal(include)
+		extra += fmt.Sprintf("\n    %s:\n      include: %s", d.Source, b)
 	}
 	return fmt.Sprintf(`extensions:
   file_storage:
@@ -238,7 +167,7 @@ service:
       level: none
     logs:
       level: warn
-`, out, idle, opencode)
+`, out, idle, extra)
 }
 
 // agentEnv is the environment the agents' default locations depend on:
@@ -252,17 +181,30 @@ func agentEnv(home string, staged bool) []string {
 		switch k {
 		case "HOME":
 			continue
-		case "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "GEMINI_DIR",
-			"COPILOT_HOME", "AMP_DATA_DIR",
-			// ccusage's own spellings of the same locations.
-			"OPENCODE_DATA_DIR", "GEMINI_DATA_DIR", "PI_AGENT_DIR":
-			if staged {
-				continue
-			}
+		}
+		if staged && locationVars()[k] {
+			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env, "HOME="+home)
+}
+
+// locationVars are the variables that relocate an agent's folders: the
+// agents' own and ccusage's spellings of them.
+func locationVars() map[string]bool {
+	vars := map[string]bool{}
+	for _, d := range agents.All() {
+		for _, v := range d.EnvVars() {
+			vars[v] = true
+		}
+		if d.Ccusage != nil {
+			for _, v := range d.Ccusage.Env {
+				vars[v] = true
+			}
+		}
+	}
+	return vars
 }
 
 // outputs is what the collector wrote: the events priced in the logs
@@ -276,9 +218,9 @@ type outputs struct {
 
 // runCollector runs the built collector over home until its outputs have
 // been quiet for quiet, then stops it (SIGTERM) and returns what it wrote.
-func runCollector(ctx context.Context, bin, home string, staged bool, opencodeDirs []string, out string, idle, quiet, timeout time.Duration) (*outputs, error) {
+func runCollector(ctx context.Context, bin, home string, staged bool, dataDirs map[agentevent.Source][]string, out string, idle, quiet, timeout time.Duration) (*outputs, error) {
 	cfg := filepath.Join(out, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(collectorConfig(out, idle, opencodeDirs)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(collectorConfig(out, home, idle, dataDirs)), 0o600); err != nil {
 		return nil, err
 	}
 	var logs bytes.Buffer
@@ -405,38 +347,27 @@ func readSpans(path string) ([]span, error) {
 	return spans, err
 }
 
-// ccusageAgents names the ccusage command of each agent the check compares.
-var ccusageAgents = map[agentevent.Source]string{
-	agentevent.SourceClaudeCode: "claude",
-	agentevent.SourceCodex:      "codex",
-	agentevent.SourceGemini:     "gemini",
-	agentevent.SourcePi:         "pi",
-	agentevent.SourceOpenCode:   "opencode",
-	agentevent.SourceCopilotCLI: "copilot",
-	agentevent.SourceAmp:        "amp",
-}
-
 // runCcusage runs `ccusage <agent> session --json --offline` over home,
-// and for OpenCode once more over each extra data directory
-// (OPENCODE_DATA_DIR).
-func runCcusage(ctx context.Context, bin string, src agentevent.Source, home string, staged bool, opencodeDirs []string) ([]ccSession, error) {
+// and once more over each extra data directory of the agent, named by
+// ccusage's variable for it (agents.Ccusage.DataDirEnv).
+func runCcusage(ctx context.Context, bin string, d *agents.Descriptor, home string, staged bool, dataDirs []string) ([]ccSession, error) {
 	envs := [][]string{agentEnv(home, staged)}
-	if src == agentevent.SourceOpenCode {
-		for _, d := range opencodeDirs {
-			envs = append(envs, append(agentEnv(home, staged), "OPENCODE_DATA_DIR="+d))
+	if d.Ccusage.DataDirEnv != "" {
+		for _, dir := range dataDirs {
+			envs = append(envs, append(agentEnv(home, staged), d.Ccusage.DataDirEnv+"="+dir))
 		}
 	}
 	var sessions []ccSession
 	for _, env := range envs {
-		cmd := exec.CommandContext(ctx, bin, ccusageAgents[src], "session", "--json", "--offline") //nolint:gosec // G204: bin is the ccusage the user named
+		cmd := exec.CommandContext(ctx, bin, d.Ccusage.Command, "session", "--json", "--offline") //nolint:gosec // G204: bin is the ccusage the user named
 		cmd.Env = env
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("ccusage %s: %w: %s", ccusageAgents[src], err, stderr.String())
+			return nil, fmt.Errorf("ccusage %s: %w: %s", d.Ccusage.Command, err, stderr.String())
 		}
-		s, err := parseCcusage(src, out)
+		s, err := parseCcusage(d, out)
 		if err != nil {
 			return nil, err
 		}
@@ -446,9 +377,10 @@ func runCcusage(ctx context.Context, bin string, src agentevent.Source, home str
 }
 
 // parseCcusage reads ccusage's session report. Its inputTokens are net of
-// cache reads for every agent; Gemini's and OpenCode's outputTokens leave
-// thoughts / reasoning out (their totalTokens have them).
-func parseCcusage(src agentevent.Source, out []byte) ([]ccSession, error) {
+// cache reads for every agent; some agents' outputTokens leave thoughts /
+// reasoning out (agents.Ccusage.ReasoningOutsideOutput: their totalTokens
+// have them).
+func parseCcusage(d *agents.Descriptor, out []byte) ([]ccSession, error) {
 	var report struct {
 		Sessions []struct {
 			SessionID           string `json:"sessionId"`
@@ -475,7 +407,7 @@ func parseCcusage(src agentevent.Source, out []byte) ([]ccSession, error) {
 		out = out[i:] // a notice before the JSON
 	}
 	if err := json.Unmarshal(out, &report); err != nil {
-		return nil, fmt.Errorf("ccusage %s output: %w", ccusageAgents[src], err)
+		return nil, fmt.Errorf("ccusage %s output: %w", d.Ccusage.Command, err)
 	}
 	var sessions []ccSession
 	for _, s := range report.Sessions {
@@ -500,7 +432,7 @@ func parseCcusage(src agentevent.Source, out []byte) ([]ccSession, error) {
 		for _, m := range s.Models {
 			cs.Fallback = cs.Fallback || m.IsFallback
 		}
-		if src == agentevent.SourceGemini || src == agentevent.SourceOpenCode {
+		if d.Ccusage.ReasoningOutsideOutput {
 			cs.Reasoning = s.TotalTokens - s.InputTokens - s.OutputTokens - s.CacheReadTokens - s.CacheCreationTokens
 		}
 		sessions = append(sessions, cs)

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 )
 
 // attrCopilotUsageScope marks a Copilot CLI event carrying a
@@ -69,7 +70,7 @@ func copilotRuns(ctx context.Context, bin string, events []agentevent.Event, scr
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	perRun, err := runCcusage(ctx, bin, agentevent.SourceCopilotCLI, scratch, true, nil)
+	perRun, err := runCcusage(ctx, bin, agents.Lookup(agentevent.SourceCopilotCLI), scratch, true, nil)
 	if err != nil {
 		return nil, err
 	}

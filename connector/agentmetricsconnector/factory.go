@@ -11,6 +11,10 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 
 	"github.com/agentotel/agentotel/connector/agentmetricsconnector/internal/metadata"
+
+	// The agents' service names (agentevent.Source.ServiceName) come
+	// from their registered descriptors.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
 // NewFactory returns the factory of the agent_metrics connector.

@@ -4,6 +4,7 @@
 package agenteventexporter
 
 import (
+	"github.com/agentotel/agentotel/internal/agents"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -170,17 +171,6 @@ type (
 	}
 )
 
-// agentDisplay is the author name and timeline color of each agent.
-var agentDisplay = map[string]struct{ name, color string }{
-	"claude-code": {"Claude Code", "purple"},
-	"codex":       {"Codex CLI", "green"},
-	"gemini-cli":  {"Gemini CLI", "blue"},
-	"opencode":    {"OpenCode", "orange"},
-	"pi":          {"Pi", "teal"},
-	"copilot-cli": {"GitHub Copilot CLI", "gray"},
-	"amp":         {"Amp", "red"},
-}
-
 // canonicalFormat turns each agent turn (an invoke_agent turn-root span of
 // the agent_span connector) into one CanonicalEvent.
 type canonicalFormat struct {
@@ -316,8 +306,8 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 			},
 		},
 	}
-	if d, ok := agentDisplay[agent]; ok {
-		ev.Author.Name, ev.Visualization.Color = d.name, d.color
+	if d := agents.Lookup(agentevent.SourceFromServiceName(agent)); d != nil {
+		ev.Author.Name, ev.Visualization.Color = d.Display, d.Color
 	}
 	ev.Visualization.Tags = append(ev.Visualization.Tags, status)
 	if b := str(agentevent.AttrGitBranch); b != "" {

@@ -14,6 +14,10 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pipeline"
+
+	"github.com/agentotel/agentotel/internal/agents"
+	// The agents whose folders are refused, and their names.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
 // Format is the schema the exporter writes.
@@ -195,20 +199,15 @@ func expandHome(p string) (string, error) {
 	return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
 }
 
-// agentFolders are the folders the agents write their own files to. Writing
-// there would put our files among the agent's (and the agent_log receiver
-// would read them back as transcripts).
+// agentFolders are the folders the registered agents keep their own files
+// in, by default and wherever the environment relocates them. Writing there
+// would put our files among the agent's (and the agent_log receiver would
+// read them back as transcripts).
 func agentFolders() []string {
+	env := agents.ProcessEnv()
 	var dirs []string
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		for _, d := range []string{".claude", ".codex", ".gemini", ".pi", ".copilot", filepath.Join(".local", "share", "opencode"), filepath.Join(".local", "share", "amp")} {
-			dirs = append(dirs, filepath.Join(home, d))
-		}
-	}
-	for _, env := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "AMP_DATA_DIR"} {
-		if d := os.Getenv(env); d != "" {
-			dirs = append(dirs, d)
-		}
+	for _, d := range agents.All() {
+		dirs = append(dirs, d.KnownFolders(env)...)
 	}
 	return dirs
 }

@@ -4,7 +4,9 @@
 package agenteventexporter
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/internal/metadata"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/readmetest"
 )
 
@@ -125,6 +128,47 @@ func TestDirectoryInsideAgentFolder(t *testing.T) {
 		cfg := &Config{Format: FormatUniversal, Directory: dir, MaxOpenFiles: 1, SessionIdleTimeout: time.Minute}
 		assert.NoError(t, cfg.Validate(), dir)
 	}
+}
+
+// TestEveryAgentFolderRefused: every folder of every registered agent is
+// refused, at its default place and wherever its environment variable
+// relocates it (a relocated Pi or OpenCode folder included).
+func TestEveryAgentFolderRefused(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	moved := t.TempDir()
+	for _, d := range agents.All() {
+		for _, v := range d.EnvVars() {
+			t.Setenv(v, filepath.Join(moved, v))
+		}
+	}
+	validate := func(dir string) error {
+		cfg := &Config{Format: FormatUniversal, Directory: dir, MaxOpenFiles: 1, SessionIdleTimeout: time.Minute}
+		return cfg.Validate()
+	}
+	for _, d := range agents.All() {
+		env := agents.Env{Home: home, Getenv: os.Getenv}
+		folders := d.KnownFolders(env)
+		require.NotEmpty(t, folders, d.Source)
+		read, err := d.DataFolders(env)
+		require.NoError(t, err, d.Source)
+		for _, f := range read {
+			assert.Contains(t, folders, f, "%s reads %s", d.Source, f)
+		}
+		for _, v := range d.EnvVars() {
+			// Each variable relocates a folder below what it names.
+			found := false
+			for _, f := range folders {
+				found = found || strings.HasPrefix(f, filepath.Join(moved, v))
+			}
+			assert.True(t, found, "%s: no folder where %s relocates it", d.Source, v)
+		}
+		for _, f := range folders {
+			assert.ErrorContains(t, validate(f), "an agent's own folder", "%s: %s", d.Source, f)
+			assert.ErrorContains(t, validate(filepath.Join(f, "export")), "an agent's own folder", "%s: %s", d.Source, f)
+		}
+	}
+	assert.NoError(t, validate(filepath.Join(home, "agentotel-out")))
 }
 
 // readmeExporters returns every agent_event exporter block of the README's

@@ -117,14 +117,15 @@ func TestResourceGroupsBySourceAndVersion(t *testing.T) {
 	assert.Equal(t, 2, logs.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().Len())
 }
 
+// TestServiceNames: a source's service.name is the one registered for it,
+// else the source with "-" for "_", and SourceFromServiceName inverts both.
 func TestServiceNames(t *testing.T) {
-	for src, name := range map[Source]string{
-		SourceClaudeCode: "claude-code", SourceCodex: "codex", SourceGemini: "gemini-cli",
-		SourceOpenCode: "opencode", SourcePi: "pi", SourceCopilotCLI: "copilot-cli", SourceAmp: "amp",
-	} {
-		assert.Equal(t, name, src.ServiceName())
-		assert.Equal(t, src, SourceFromServiceName(name))
-	}
+	NameService("test_agent_x", "test-x-cli")
+	assert.Equal(t, "test-x-cli", Source("test_agent_x").ServiceName())
+	assert.Equal(t, Source("test_agent_x"), SourceFromServiceName("test-x-cli"))
+	assert.Equal(t, "some-agent", Source("some_agent").ServiceName())
+	assert.Equal(t, Source("some_agent"), SourceFromServiceName("some-agent"))
+	assert.Equal(t, "codex", Source("codex").ServiceName())
 }
 
 func TestStripContent(t *testing.T) {

@@ -55,6 +55,10 @@ type Reader struct {
 	NewParser func(path string, o ParseOptions) LineParser
 	// NewSnapshot makes the mapping of the agent's rewritten files.
 	NewSnapshot func() SnapshotMapper
+	// Beside, when set, names a file next to an appended JSONL file that
+	// the file's parser is given (ParseOptions.Beside): a file the agent
+	// writes beside its log (Copilot CLI's workspace.yaml).
+	Beside func(path string) string
 	// Database is the SQLite file of an OpenCodeStore data directory
 	// ("opencode.db").
 	Database string
@@ -78,9 +82,13 @@ func (r Reader) validate() error {
 }
 
 // ParseOptions tell a parser what the receiver drops from every event, so
-// that the parser need not build it.
+// that the parser need not build it, and hand it what the agent wrote
+// beside the file.
 type ParseOptions struct {
 	OmitContent, OmitRaw bool
+	// Beside is the content of the file Reader.Beside names for this file
+	// (nil when there is none, or it cannot be read).
+	Beside []byte
 }
 
 // LineParser maps the lines of one appended JSONL file to events. It keeps

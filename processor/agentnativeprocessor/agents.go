@@ -8,18 +8,16 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/internal/vendors/claudecode"
-	"github.com/agentotel/agentotel/internal/vendors/codex"
-	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
+	"github.com/agentotel/agentotel/internal/agents"
+	// Every agent agentotel reads registers itself, with its native
+	// mappings.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
-// logMapper turns one native log record into agent events: (nil, nil) for
-// a record the agent's model ignores, an error wrapping
-// agentevent.ErrNativeUnmapped for one it cannot map. It keeps per-session
-// state; the processor calls it from one goroutine at a time.
-type logMapper interface {
-	Map(rec *agentevent.NativeRecord) ([]agentevent.Event, error)
-}
+// logMapper turns one native log record into agent events (the agent's
+// registered agents.NativeMapper); the processor calls it from one
+// goroutine at a time.
+type logMapper = agents.NativeMapper
 
 // spanNormalizer is an agent's pure span normalization; ok is false for a
 // span outside its model.
@@ -45,35 +43,31 @@ type agentDef struct {
 	spansByScopeOnly bool
 }
 
-// defaultAgents is the registry: the agents and their vendor mappings.
+// defaultAgents are the registered agents that speak OTLP, with their
+// vendor mappings (internal/agents).
 func defaultAgents() []agentDef {
-	return []agentDef{
-		{
-			source:           agentevent.SourceClaudeCode,
-			newMapper:        func() logMapper { return claudecode.NewNativeMapper() },
-			normalize:        claudecode.NormalizeNativeSpan,
-			services:         []string{"claude-code", "claude-code-desktop"},
-			scopePrefixes:    []string{"com.anthropic.claude_code"},
-			spansByScopeOnly: true,
-		},
-		{
-			source:    agentevent.SourceCodex,
-			newMapper: func() logMapper { return codex.NewNativeMapper() },
-			normalize: codex.NormalizeNativeSpan,
-			// codex_cli_rs, codex_exec, codex-tui, codex_vscode,
-			// codex-app-server, "Codex Desktop", …
-			servicePrefixes: []string{"codex"},
-			scopePrefixes:   []string{"codex_otel"},
-		},
-		{
-			// Copilot sends spans (and, from VS Code, log events no
-			// mapping reads yet: they pass).
-			source:        agentevent.SourceCopilotCLI,
-			normalize:     copilotcli.NormalizeNativeSpan,
-			services:      []string{"github-copilot", "copilot-chat"},
-			scopePrefixes: []string{"github.copilot"},
-		},
+	var out []agentDef
+	for _, d := range agents.All() {
+		n := d.Native
+		if n == nil {
+			continue
+		}
+		a := agentDef{
+			source:           d.Source,
+			services:         n.Services,
+			servicePrefixes:  n.ServicePrefixes,
+			scopePrefixes:    n.ScopePrefixes,
+			spansByScopeOnly: n.SpansByScopeOnly,
+		}
+		if n.NewMapper != nil {
+			a.newMapper = n.NewMapper
+		}
+		if n.Normalize != nil {
+			a.normalize = n.Normalize
+		}
+		out = append(out, a)
 	}
+	return out
 }
 
 // ownScopePrefix is the scope of every component of this module: the

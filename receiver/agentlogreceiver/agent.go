@@ -4,130 +4,80 @@
 package agentlogreceiver
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 
-	"github.com/agentotel/agentotel/internal/agentevent"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
+	"github.com/agentotel/agentotel/internal/agents"
+	// Every agent agentotel reads registers itself.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
-// agent is one supported coding agent, declared in its own file
-// (agent_<name>.go) and listed in the agents table (agents.go): its
-// configuration block, its default paths, the shape of its data (kind) and
-// its reader — newParser for appended JSONL (read by internal/jsonl),
-// newSnapshot for whole files rewritten in place (internal/snapshot), both
-// for an agent with files of each kind (sourceJSONLAndSnapshot). The format
-// itself is the agent's vendor package (internal/vendors/<agent>). Nothing
-// else in the receiver knows the agent.
+// agent is one agent the receiver reads: its registered descriptor
+// (internal/agents) and its block of the configuration. What the agent's
+// data is and how it is mapped is the descriptor's; nothing in the
+// receiver knows an agent by name.
 type agent struct {
+	*agents.Descriptor
 	// key is the agent's block in the configuration, the prefix of its
 	// storage keys and the `agent` attribute of the receiver's own metrics.
-	key    string
-	source agentevent.Source
-	config func(*Config) *AgentConfig
-	// defaultInclude returns the agent's standard file locations. It runs at
-	// Start, so the environment (HOME, agent-specific variables) of the
-	// running collector counts, not that of the factory.
-	defaultInclude func(env environment) ([]string, error)
-	kind           sourceKind
-	// newParser (sourceJSONL) makes the parser of one file; o says what the
-	// receiver drops, which the parser then need not build.
-	newParser func(path string, o jsonl.ParseOptions) jsonl.Parser
-	// newSnapshot (sourceSnapshot) makes the mapping of the agent's
-	// rewritten files.
-	newSnapshot func() snapshot.Mapper
-	// optional agents are skipped, with a warning, when their default
-	// location cannot be known (no home directory): being on by default, they
-	// must not stop the others from being read.
-	optional bool
+	key string
 }
 
-// sourceKind is the shape of an agent's data, which decides how it is read.
-type sourceKind int
-
-const (
-	// sourceJSONL: files records are appended to, one JSON object a line
-	// (Claude Code, Codex, Pi): read by the tailer (internal/jsonl).
-	sourceJSONL sourceKind = iota
-	// sourceSnapshot: whole files rewritten in place (Gemini CLI, Amp):
-	// re-read on change, emitting what was not emitted (internal/snapshot).
-	sourceSnapshot
-	// sourceOpenCode: OpenCode data directories, a JSON tree (≤1.1) or a
-	// SQLite database (≥1.2) (internal/opencode).
-	sourceOpenCode
-	// sourceJSONLAndSnapshot: an agent with both (GitHub Copilot CLI:
-	// events.jsonl, and older history JSON files rewritten in place). Its
-	// include patterns of *.jsonl files go to a JSONL source, the others to
-	// a snapshot source with its own storage scope (<agent>.snapshot).
-	sourceJSONLAndSnapshot
-)
-
-// environment is the slice of the process environment default paths depend on.
-type environment struct {
-	home   string // "" when unknown
-	getenv func(string) string
+// registered returns every registered agent that has a block in the
+// configuration (TestEveryAgentHasSettings fails for one that has none), in
+// the registry's order: the order their sources start and their settings
+// are validated.
+func registered() []agent {
+	var out []agent
+	for _, d := range agents.All() {
+		if _, ok := agentFields()[string(d.Source)]; ok {
+			out = append(out, agent{Descriptor: d, key: string(d.Source)})
+		}
+	}
+	return out
 }
 
-func processEnvironment() environment {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = ""
-	}
-	return environment{home: home, getenv: os.Getenv}
+// config is the agent's block of cfg.
+func (a agent) config(cfg *Config) *AgentConfig {
+	i := agentFields()[a.key]
+	return reflect.ValueOf(cfg).Elem().Field(i).Addr().Interface().(*AgentConfig)
 }
 
-var errNoHome = errors.New("the home directory is unknown ($HOME is not set)")
-
-// expandHome replaces a leading "~" (alone or followed by a separator) with
-// home. Patterns are otherwise used as given.
-func expandHome(p, home string) string {
-	if home == "" || !strings.HasPrefix(p, "~") {
-		return p
+// agentFields maps each AgentConfig field of Config to its index, by its
+// key in the configuration.
+var agentFields = sync.OnceValue(func() map[string]int {
+	fields := map[string]int{}
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type != reflect.TypeFor[AgentConfig]() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		fields[name] = i
 	}
-	rest := p[1:]
-	if rest == "" {
-		return home
-	}
-	if rest[0] == '/' || rest[0] == filepath.Separator {
-		return filepath.Join(home, rest[1:])
-	}
-	return p // ~user is not supported
-}
-
-// homeOr is the directory named by the environment variable name (a
-// leading "~" expanded), or else dir below the home directory; errNoHome
-// when neither is known.
-func homeOr(env environment, name string, dir ...string) (string, error) {
-	switch d := env.getenv(name); {
-	case d != "":
-		return expandHome(d, env.home), nil
-	case env.home != "":
-		return filepath.Join(append([]string{env.home}, dir...)...), nil
-	}
-	return "", errNoHome
-}
+	return fields
+})
 
 // resolvePatterns returns the include and exclude patterns of an agent for
 // the current environment.
-func resolvePatterns(a agent, ac *AgentConfig, env environment) (include, exclude []string, err error) {
+func resolvePatterns(a agent, ac *AgentConfig, env agents.Env) (include, exclude []string, err error) {
 	if len(ac.Include) == 0 {
-		include, err = a.defaultInclude(env)
+		include, err = a.DefaultInclude(env)
 		if err != nil {
 			return nil, nil, err
 		}
 	} else {
 		for _, p := range ac.Include {
-			if strings.HasPrefix(p, "~") && env.home == "" {
-				return nil, nil, errNoHome
+			if strings.HasPrefix(p, "~") && env.Home == "" {
+				return nil, nil, agents.ErrNoHome
 			}
-			include = append(include, expandHome(p, env.home))
+			include = append(include, agents.ExpandHome(p, env.Home))
 		}
 	}
 	for _, p := range ac.Exclude {
-		exclude = append(exclude, expandHome(p, env.home))
+		exclude = append(exclude, agents.ExpandHome(p, env.Home))
 	}
 	return include, exclude, nil
 }

@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/tests/testenv/history"
+
+	"github.com/agentotel/agentotel/internal/agents"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -54,11 +58,11 @@ func (c *countingConsumer) ConsumeLogs(_ context.Context, ld plog.Logs) error {
 
 // benchHistory writes (once per benchmark) a history of about mb MB of the
 // given agents below a temporary home.
-func benchHistory(b *testing.B, mb int, agentShares map[string]float64) testenv.History {
+func benchHistory(b *testing.B, mb int, agentShares map[string]float64) history.History {
 	b.Helper()
 	roots := testenv.FixtureRoots(b)
 	vendortest.SkipIfAbsent(b, roots[0])
-	h := testenv.WriteHistoryShares(b, roots, b.TempDir(), int64(mb)<<20, agentShares)
+	h := history.WriteHistoryShares(b, roots, b.TempDir(), int64(mb)<<20, agentShares)
 	// A history's directories are as old as its files.
 	old := time.Now().Add(-48 * time.Hour)
 	root, err := os.OpenRoot(h.Home)
@@ -90,12 +94,12 @@ func directSources(tb testing.TB, cfg *Config, next consumer.Logs, host componen
 	tel := componenttest.NewTelemetry()
 	set := metadatatest.NewSettings(tel)
 	set.Logger = zap.NewNop()
-	r, err := newReceiver(set, cfg, next, agents)
+	r, err := newReceiver(set, cfg, next, registered())
 	require.NoError(tb, err)
 	ctx := tb.Context()
 	require.NoError(tb, r.openStorage(ctx, host))
 	r.progress = progress.New(r.set.Logger, r.telemetry, cfg.PollInterval, r.settle)
-	env := processEnvironment()
+	env := agents.ProcessEnv()
 	for _, a := range r.agents {
 		ac := a.config(cfg)
 		if !ac.Enabled {
@@ -134,7 +138,7 @@ func pollAll(ctx context.Context, srcs []source.Source) {
 }
 
 func onlyAgents(cfg *Config, keys ...string) {
-	for _, a := range agents {
+	for _, a := range registered() {
 		on := false
 		for _, k := range keys {
 			on = on || a.key == k
@@ -212,7 +216,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func benchBackfill(b *testing.B, h testenv.History, cfg *Config) {
+func benchBackfill(b *testing.B, h history.History, cfg *Config) {
 	ctx := b.Context()
 	var records, batches int64
 	var cpu time.Duration

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/tests/testenv/history"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -19,7 +21,7 @@ import (
 )
 
 // BenchmarkBackfillJSONL reads a Claude Code and Codex history made from the
-// fixture roots (testenv.WriteHistoryShares: unique ids, each agent's
+// fixture roots (history.WriteHistoryShares: unique ids, each agent's
 // default layout) from start to the end of every file, with storage, into a
 // nop consumer: the JSONL path whole (tailer, parsers, emitter,
 // per-session commits). One op is one backfill; ns/file and B/file divide it
@@ -29,7 +31,7 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 	roots := testenv.FixtureRoots(b)
 	vendortest.SkipIfAbsent(b, roots[0])
 	home := b.TempDir()
-	h := testenv.WriteHistoryShares(b, roots, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
+	h := history.WriteHistoryShares(b, roots, home, 16<<20, map[string]float64{"claude_code": 0.6, "codex": 0.4})
 	var files int
 	for _, f := range h.Files {
 		if f.Lines > 0 {
@@ -54,7 +56,7 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 		tel := componenttest.NewTelemetry()
 		set := metadatatest.NewSettings(tel)
 		set.Logger = zap.NewNop()
-		rcv, err := newReceiver(set, cfg, consumertest.NewNop(), agents)
+		rcv, err := newReceiver(set, cfg, consumertest.NewNop(), registered())
 		if err != nil {
 			b.Fatal(err)
 		}

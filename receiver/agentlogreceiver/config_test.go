@@ -148,7 +148,7 @@ func TestInvalidConfig(t *testing.T) {
 		{name: "bad_include", validateErr: []string{"`claude_code.include`"}},
 		{name: "bad_exclude", validateErr: []string{"`claude_code.exclude`"}},
 		{name: "bad_exclude_older_than", validateErr: []string{"`claude_code.exclude_older_than` must not be negative"}},
-		{name: "no_agent", validateErr: []string{"no agent enabled", "`claude_code.enabled: true`"}},
+		{name: "no_agent", validateErr: []string{"no agent enabled", "`enabled: true` on one of"}},
 		{name: "unknown_setting", unmarshalErr: "includes"},
 		{name: "all_bad", validateErr: []string{
 			"`poll_interval`", "`max_log_size`", "`max_concurrent_files`", "`fingerprint_size`",

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/agents"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +37,7 @@ func copilotAmpConfig(copilotHome, ampDir string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true
-	for _, a := range agents {
+	for _, a := range registered() {
 		a.config(cfg).Enabled = false
 	}
 	if copilotHome != "" {
@@ -169,7 +171,7 @@ func TestCopilotAndAmpTestdata(t *testing.T) {
 // way the receiver's parsers do, Raw cleared.
 func mapCopilotTree(t *testing.T, home string) []agentevent.Event {
 	t.Helper()
-	a := agentByKey(t, "copilot_cli")
+	a := agentByKey("copilot_cli")
 	var out []agentevent.Event
 	for _, pattern := range copilotPatterns(home) {
 		files, err := filepath.Glob(pattern)
@@ -256,7 +258,7 @@ func readsCopilotAndAmpCorpus(t *testing.T, copilotDir, ampDir string) {
 	}
 	want := map[string]int{}
 	total := 0
-	a := agentByKey(t, "copilot_cli")
+	a := agentByKey("copilot_cli")
 	for _, g := range gens {
 		files, err := filepath.Glob(filepath.Join(g, "session-state", "*", "events.jsonl"))
 		require.NoError(t, err)
@@ -326,7 +328,7 @@ func TestCopilotLiveAppendAndWorkspace(t *testing.T) {
 	path := filepath.Join(home, "session-state", filepath.Base(src), "events.jsonl")
 	writeBytes(t, filepath.Join(filepath.Dir(path), "workspace.yaml"), ws)
 	writeBytes(t, path, bytes.Join(lines[:cut], nil))
-	want := len(parseDirect(t, agentByKey(t, "copilot_cli"), filepath.Join(src, "events.jsonl")))
+	want := len(parseDirect(t, agentByKey("copilot_cli"), filepath.Join(src, "events.jsonl")))
 
 	h := newHarness(t, copilotAmpConfig(home, ""), nil)
 	h.start()
@@ -512,7 +514,7 @@ func TestCopilotAmpDefaultPaths(t *testing.T) {
 }
 
 func TestCopilotAmpDefaultInclude(t *testing.T) {
-	env := environment{home: "/home/dev", getenv: func(string) string { return "" }}
+	env := agents.Env{Home: "/home/dev", Getenv: func(string) string { return "" }}
 	got, err := copilotInclude(env)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
@@ -524,7 +526,7 @@ func TestCopilotAmpDefaultInclude(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/home/dev/.local/share/amp/threads/T-*.json"}, got)
 
-	moved := environment{home: "/home/dev", getenv: func(k string) string {
+	moved := agents.Env{Home: "/home/dev", Getenv: func(k string) string {
 		return map[string]string{"COPILOT_HOME": "~/cp", "AMP_DATA_DIR": "/data/amp/"}[k]
 	}}
 	got, err = copilotInclude(moved)
@@ -534,11 +536,11 @@ func TestCopilotAmpDefaultInclude(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/data/amp/threads/T-*.json"}, got)
 
-	none := environment{getenv: func(string) string { return "" }}
+	none := agents.Env{Getenv: func(string) string { return "" }}
 	_, err = copilotInclude(none)
-	require.ErrorIs(t, err, errNoHome)
+	require.ErrorIs(t, err, agents.ErrNoHome)
 	_, err = ampInclude(none)
-	require.ErrorIs(t, err, errNoHome)
+	require.ErrorIs(t, err, agents.ErrNoHome)
 }
 
 // TestCopilotAmpDisabledAndExcluded: enabled: false reads nothing of the
@@ -604,7 +606,7 @@ func TestAmpRefusalUntilShutdownIsReadAgain(t *testing.T) {
 
 	refusing := &refuseAll{}
 	h2 := newHarness(t, cfg, host, withSettleDelay(time.Hour))
-	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, agents, withSettleDelay(time.Hour))
+	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, registered(), withSettleDelay(time.Hour))
 	require.NoError(t, err)
 	h2.rcv = rcv
 	h2.start()

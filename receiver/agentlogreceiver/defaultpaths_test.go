@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/agents"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,10 +107,10 @@ func TestNoHomeNoDefault(t *testing.T) {
 }
 
 func TestResolvePatterns(t *testing.T) {
-	env := environment{home: "/home/dev", getenv: func(k string) string {
+	env := agents.Env{Home: "/home/dev", Getenv: func(k string) string {
 		return map[string]string{"CLAUDE_CONFIG_DIR": "~/alt-claude"}[k]
 	}}
-	a := agents[0]
+	a := agentByKey("claude_code")
 
 	inc, exc, err := resolvePatterns(a, &AgentConfig{Enabled: true}, env)
 	require.NoError(t, err)
@@ -128,7 +130,7 @@ func TestResolvePatterns(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join("/home/dev", "logs", "skip", "*.jsonl")}, exc)
 
 	// The same directory twice is read once.
-	same := environment{home: "/home/dev", getenv: func(string) string { return "/home/dev/.claude/" }}
+	same := agents.Env{Home: "/home/dev", Getenv: func(string) string { return "/home/dev/.claude/" }}
 	inc, _, err = resolvePatterns(a, &AgentConfig{Enabled: true}, same)
 	require.NoError(t, err)
 	assert.Len(t, inc, 1)

@@ -154,7 +154,7 @@ func (e *emitter) prepare(ev *agentevent.Event) bool {
 		return false
 	}
 	if ev.Source == "" {
-		ev.Source = e.agent.source // service.name comes from it
+		ev.Source = e.agent.Source // service.name comes from it
 	}
 	if !e.cfg.IncludeContent {
 		agentevent.StripContent(ev)

@@ -63,7 +63,7 @@ func TestRefusalPastMaxElapsedTimeIsDropped(t *testing.T) {
 	cfg.RetryOnFailure.MaxElapsedTime = 20 * time.Millisecond
 	next := &refuseAll{}
 	h := newHarness(t, cfg, nil)
-	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, registered())
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()
@@ -102,7 +102,7 @@ func TestShutdownHonoursItsContext(t *testing.T) {
 	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"))
 	next := &blockingConsumer{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	h := newHarness(t, testConfig(dir), nil)
-	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, registered())
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()

@@ -63,14 +63,14 @@ func createDefaultConfig() component.Config {
 	}
 	// Every agent is read by default; an optional one whose default location
 	// is unknown is skipped at Start.
-	for _, a := range agents {
+	for _, a := range registered() {
 		a.config(cfg).Enabled = true
 	}
 	return cfg
 }
 
 func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	return newReceiver(set, cfg.(*Config), next, agents)
+	return newReceiver(set, cfg.(*Config), next, registered())
 }
 
 // defaultRetry is retry_on_failure's default: on, never giving up (the

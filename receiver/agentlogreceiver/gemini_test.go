@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/agents"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
@@ -32,7 +34,7 @@ func geminiConfig(_ testing.TB, home string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true
-	for _, a := range agents {
+	for _, a := range registered() {
 		a.config(cfg).Enabled = a.key == "gemini"
 	}
 	cfg.Gemini.Include = geminiPatterns(home)
@@ -367,7 +369,7 @@ func TestGeminiStartAtEnd(t *testing.T) {
 }
 
 func TestGeminiDefaultInclude(t *testing.T) {
-	got, err := geminiInclude(environment{home: "/home/dev", getenv: func(string) string { return "" }})
+	got, err := geminiInclude(agents.Env{Home: "/home/dev", Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"/home/dev/.gemini/tmp/*/chats/*.json",
@@ -376,8 +378,8 @@ func TestGeminiDefaultInclude(t *testing.T) {
 		"/home/dev/.gemini/tmp/*/chats/*/*.jsonl",
 		"/home/dev/.gemini/tmp/*/logs.json",
 	}, got)
-	_, err = geminiInclude(environment{getenv: func(string) string { return "" }})
-	require.ErrorIs(t, err, errNoHome)
+	_, err = geminiInclude(agents.Env{Getenv: func(string) string { return "" }})
+	require.ErrorIs(t, err, agents.ErrNoHome)
 }
 
 // TestReadsGeminiFixtureCorpus: every Gemini chat (.json and .jsonl) of

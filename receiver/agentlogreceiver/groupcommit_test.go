@@ -123,7 +123,7 @@ func TestGroupCommitBackfill(t *testing.T) {
 	cfg.Storage = &ext.ID
 	h := newHarness(t, cfg, host)
 	next := &slowConsumer{next: h.sink, pause: 10 * time.Millisecond}
-	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents, withSettleDelay(50*time.Millisecond))
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, registered(), withSettleDelay(50*time.Millisecond))
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()
@@ -173,9 +173,9 @@ func TestEncodeFlagsPerPart(t *testing.T) {
 	// e.jsonl: a batch that maps to no event (it encodes to no records).
 	parts := []source.Part{{Path: "a", Events: 4, CaughtUp: true}, {Path: "b", Events: 2}, {Path: "e", CaughtUp: true}, {Path: "c", Events: 2, CaughtUp: true}}
 	sink := new(consumertest.LogsSink)
-	rcv, err := newReceiver(receivertest.NewNopSettings(metadata.Type), testConfig(t.TempDir()), sink, agents)
+	rcv, err := newReceiver(receivertest.NewNopSettings(metadata.Type), testConfig(t.TempDir()), sink, registered())
 	require.NoError(t, err)
-	em := newEmitter(agents[0], rcv.cfg, sink, rcv.obsrecv, rcv.telemetry, rcv.set.Logger, "", rcv.clock)
+	em := newEmitter(agentByKey("claude_code"), rcv.cfg, sink, rcv.obsrecv, rcv.telemetry, rcv.set.Logger, "", rcv.clock)
 
 	// Encoded where they were read, file by file, and delivered together.
 	var recs source.Records

@@ -68,7 +68,7 @@ func newHarness(t *testing.T, cfg *Config, host component.Host, opts ...option) 
 	set := metadatatest.NewSettings(tel)
 	set.Logger = zap.New(core)
 	sink := new(consumertest.LogsSink)
-	rcv, err := newReceiver(set, cfg, sink, agents, append([]option{withSettleDelay(50 * time.Millisecond)}, opts...)...)
+	rcv, err := newReceiver(set, cfg, sink, registered(), append([]option{withSettleDelay(50 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	return &harness{t: t, cfg: cfg, sink: sink, tel: tel, logs: logs, rcv: rcv, host: host, patience: 20 * time.Second}
 }

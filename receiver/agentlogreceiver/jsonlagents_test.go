@@ -18,26 +18,15 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 
-func agentByKey(t *testing.T, key string) agent {
-	t.Helper()
-	for _, a := range agents {
-		if a.key == key {
-			return a
-		}
-	}
-	t.Fatalf("no agent %q", key)
-	return agent{}
-}
-
 // onlyAgentConfig reads only one agent's session files, those below dirs.
 func onlyAgentConfig(t *testing.T, key string, dirs ...string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true
-	for _, a := range agents {
+	for _, a := range registered() {
 		a.config(cfg).Enabled = a.key == key
 	}
-	ac := agentByKey(t, key).config(cfg)
+	ac := agentByKey(key).config(cfg)
 	for _, d := range dirs {
 		ac.Include = append(ac.Include, filepath.Join(d, "**", "*.jsonl"))
 	}
@@ -49,7 +38,7 @@ func onlyAgentConfig(t *testing.T, key string, dirs ...string) *Config {
 // records counted, not emitted), with the agent's service.name.
 func assertReadsLikeItsParser(t *testing.T, key string, dirs ...string) {
 	t.Helper()
-	a := agentByKey(t, key)
+	a := agentByKey(key)
 	want := map[string][]agentevent.Event{}
 	total := 0
 	for _, dir := range dirs {
@@ -81,7 +70,7 @@ func assertReadsLikeItsParser(t *testing.T, key string, dirs ...string) {
 	}
 	for _, l := range h.sink.AllLogs() {
 		for i := 0; i < l.ResourceLogs().Len(); i++ {
-			assert.Equal(t, a.source.ServiceName(), l.ResourceLogs().At(i).Resource().Attributes().AsRaw()["service.name"])
+			assert.Equal(t, a.Source.ServiceName(), l.ResourceLogs().At(i).Resource().Attributes().AsRaw()["service.name"])
 		}
 	}
 }
@@ -126,7 +115,7 @@ func TestLiveAppendOfEachJSONLAgent(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 			require.NoError(t, os.WriteFile(path, bytes.Join(lines[:cut], nil), 0o600)) //nolint:gosec // G703: the data written was read from a file; the path is the test's own
 			want := 0
-			for _, ev := range parseDirect(t, agentByKey(t, tt.key), src) {
+			for _, ev := range parseDirect(t, agentByKey(tt.key), src) {
 				if ev.Unparsed == "" {
 					want++
 				}
@@ -223,7 +212,7 @@ func TestCodexDefaultPathsAndArchive(t *testing.T) {
 			put(live, first)
 			put(archived, first)
 			want := 0
-			for _, ev := range parseDirect(t, agentByKey(t, "codex"), live) {
+			for _, ev := range parseDirect(t, agentByKey("codex"), live) {
 				if ev.Unparsed == "" {
 					want++
 				}

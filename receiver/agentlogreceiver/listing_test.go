@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/tests/testenv/history"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -23,7 +25,6 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
-	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // TestSnapshotThreadsAreBatched: the threads read in one poll of a snapshot
@@ -36,7 +37,7 @@ func TestSnapshotThreadsAreBatched(t *testing.T) {
 	dir := t.TempDir()
 	const n = 200
 	for r := range n {
-		c := testenv.UniqueIDs(b, r)
+		c := history.UniqueIDs(b, r)
 		th, err := amp.DecodeThread(c)
 		require.NoError(t, err)
 		writeBytes(t, filepath.Join(dir, "threads", th.ID+".json"), c)

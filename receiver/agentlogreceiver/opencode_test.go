@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/internal/agents"
+
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/stretchr/testify/assert"
@@ -29,7 +31,9 @@ import (
 func ocConfig(dataDir string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
-	cfg.ClaudeCode.Enabled = false
+	for _, a := range registered() {
+		a.config(cfg).Enabled = false
+	}
 	cfg.OpenCode = AgentConfig{Enabled: true, Include: []string{dataDir}}
 	return cfg
 }
@@ -309,8 +313,8 @@ func TestOpenCodeTreeBadObjects(t *testing.T) {
 }
 
 func TestOpenCodeDefaultInclude(t *testing.T) {
-	env := func(home string, vars map[string]string) environment {
-		return environment{home: home, getenv: func(k string) string { return vars[k] }}
+	env := func(home string, vars map[string]string) agents.Env {
+		return agents.Env{Home: home, Getenv: func(k string) string { return vars[k] }}
 	}
 	inc, err := opencodeInclude(env("/home/dev", nil))
 	require.NoError(t, err)
@@ -326,7 +330,7 @@ func TestOpenCodeDefaultInclude(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join("/home/dev", ".local", "share", "opencode")}, inc)
 
 	_, err = opencodeInclude(env("", nil))
-	require.ErrorIs(t, err, errNoHome)
+	require.ErrorIs(t, err, agents.ErrNoHome)
 }
 
 func TestOpenCodeNoHomeIsSkipped(t *testing.T) {

@@ -69,7 +69,7 @@ func TestPoisonedReadBufferDeliversTheSame(t *testing.T) {
 // returned and their memory was poisoned. What goes out equals what a
 // reader with copied lines delivers.
 func TestPoisonedReadBufferHeldEvents(t *testing.T) {
-	a := agentByKey(t, "claude_code")
+	a := agentByKey("claude_code")
 	vendortest.EachCorpus(t, "claude_code", func(t *testing.T, dir string) {
 		cuts := 0
 		for _, f := range jsonlFiles(t, dir) {
@@ -160,7 +160,7 @@ func readJSONLOnce(t *testing.T, key, dir string, set func(*Config), poisoned bo
 	h := newHarness(t, cfg, nil, opts...)
 	h.start()
 	src := jsonlSourceOf(t, h, key)
-	match, err := finder.NewMatcher([]string{filepath.Join(dir, "**", "*.jsonl")}, nil, agentByKey(t, key).config(cfg).ExcludeOlderThan)
+	match, err := finder.NewMatcher([]string{filepath.Join(dir, "**", "*.jsonl")}, nil, agentByKey(key).config(cfg).ExcludeOlderThan)
 	require.NoError(t, err)
 	c := tailerConfig(cfg, match)
 	c.Store, c.Logger, c.Poison = src, src.Logger, poisoned

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/storagecodec"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadata"
@@ -137,7 +138,7 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 		r.set.Logger.Warn("Cannot determine the host name; records carry no host.name", zap.Error(err))
 		hostname = ""
 	}
-	env := processEnvironment()
+	env := agents.ProcessEnv()
 	startedAt := r.clock.now()
 	r.progress = progress.New(r.set.Logger, r.telemetry, r.cfg.PollInterval, r.settle)
 	// The receiver's clock (injected by tests); every agent's backfill is
@@ -163,9 +164,9 @@ func (r *logsReceiver) Start(ctx context.Context, host component.Host) error {
 }
 
 // newSource builds the source of one agent, of the kind of its data.
-func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env environment, hostname string, startedAt time.Time) (source.Source, error) {
+func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a agent, ac *AgentConfig, env agents.Env, hostname string, startedAt time.Time) (source.Source, error) {
 	include, exclude, err := resolvePatterns(a, ac, env)
-	if a.optional && errors.Is(err, errNoHome) && len(ac.Include) == 0 {
+	if a.Optional && errors.Is(err, agents.ErrNoHome) && len(ac.Include) == 0 {
 		r.set.Logger.Warn(fmt.Sprintf("The agent's default location is unknown ($HOME is not set); set `%s.include` to read it", a.key),
 			zap.String("agent", a.key))
 		return source.Nop{}, nil
@@ -178,7 +179,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 	em.progress = r.progress // counts what is read, history and live
 	if r.cfg.StartAt == StartAtBeginning {
 		// The history to read, as it is before any of it is read.
-		r.progress.Found(ctx, a.key, historyOf(a.kind, include, exclude))
+		r.progress.Found(ctx, a.key, historyOf(a.Reader.Kind, include, exclude))
 	}
 	// scope is the agent's part of the storage, or another part of it.
 	scope := func(key string) *checkpoint.Store {
@@ -189,7 +190,7 @@ func (r *logsReceiver) newSource(ctx context.Context, host component.Host, a age
 		group = &watch.Group{Add: r.watchAdd} // the agent's watch limit is logged once
 	}
 	set := source.Settings{
-		Agent: a.key, Source: a.source,
+		Agent: a.key, Source: a.Source,
 		Include: include, Exclude: exclude, ExcludeOlderThan: ac.ExcludeOlderThan,
 		PollInterval: r.cfg.PollInterval,
 		Watch:        group,

@@ -442,7 +442,7 @@ func TestRetryableRefusalHoldsTheReadPosition(t *testing.T) {
 	cfg.RetryOnFailure.MaxInterval = time.Millisecond
 	h := newHarness(t, cfg, nil)
 	next := &failOnce{LogsSink: h.sink}
-	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, registered())
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()
@@ -485,7 +485,7 @@ func TestPermanentRefusalIsDroppedAndCounted(t *testing.T) {
 	testfiles.WriteFile(t, path, userLine("u1", "s1", "one"), userLine("u2", "s1", "two"))
 	h := newHarness(t, testConfig(dir), nil)
 	next := &refuseAll{permanent: true}
-	rcv, err := newReceiver(h.rcv.set, h.cfg, next, agents)
+	rcv, err := newReceiver(h.rcv.set, h.cfg, next, registered())
 	require.NoError(t, err)
 	h.rcv = rcv
 	h.start()
@@ -523,7 +523,7 @@ func TestRefusalUntilShutdownIsReadAgain(t *testing.T) {
 
 	refusing := &refuseAll{}
 	h2 := newHarness(t, s.cfg, s.host)
-	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, agents)
+	rcv, err := newReceiver(h2.rcv.set, h2.cfg, refusing, registered())
 	require.NoError(t, err)
 	h2.rcv = rcv
 	h2.start()

@@ -62,7 +62,7 @@ func assertLinesNotRetained(t *testing.T, key, dir string, set func(*Config)) {
 	h.start()
 	src := jsonlSourceOf(t, h, key)
 
-	match, err := finder.NewMatcher([]string{filepath.Join(dir, "**", "*.jsonl")}, nil, agentByKey(t, key).config(cfg).ExcludeOlderThan)
+	match, err := finder.NewMatcher([]string{filepath.Join(dir, "**", "*.jsonl")}, nil, agentByKey(key).config(cfg).ExcludeOlderThan)
 	require.NoError(t, err)
 	var (
 		mu    sync.Mutex

@@ -5,8 +5,10 @@ package agentlogreceiver
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/jsonl"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
@@ -22,14 +24,14 @@ import (
 // agent that has both kinds), readSlots bound the JSONL batches read at
 // once across agents.
 func buildSource(a agent, cfg *Config, set source.Settings, readSlots chan struct{}, scope func(key string) *checkpoint.Store) (source.Source, error) {
-	switch a.kind {
-	case sourceJSONL:
+	switch a.Reader.Kind {
+	case agents.AppendedJSONL:
 		return newJSONLSource(a, cfg, set, readSlots)
-	case sourceSnapshot:
-		return snapshot.New(set, a.newSnapshot())
-	case sourceOpenCode:
+	case agents.RewrittenFiles:
+		return snapshot.New(set, a.Reader.NewSnapshot())
+	case agents.OpenCodeStore:
 		return opencode.New(set)
-	case sourceJSONLAndSnapshot:
+	case agents.AppendedAndRewritten:
 		jsonlPatterns, snapshots := splitJSONL(set.Include)
 		var all source.Group
 		if len(jsonlPatterns) > 0 {
@@ -45,7 +47,7 @@ func buildSource(a agent, cfg *Config, set source.Settings, readSlots chan struc
 			ss := set
 			ss.Include = snapshots
 			ss.Checkpoints = scope(a.key + ".snapshot")
-			src, err := snapshot.New(ss, a.newSnapshot())
+			src, err := snapshot.New(ss, a.Reader.NewSnapshot())
 			if err != nil {
 				return nil, err
 			}
@@ -53,7 +55,7 @@ func buildSource(a agent, cfg *Config, set source.Settings, readSlots chan struc
 		}
 		return all, nil
 	}
-	return nil, fmt.Errorf("agent %s: unknown source kind %d", a.key, a.kind)
+	return nil, fmt.Errorf("agent %s: unknown reader kind %s", a.key, a.Reader.Kind)
 }
 
 // newJSONLSource is the source of an agent's JSONL files, each read by the
@@ -72,6 +74,18 @@ func newJSONLSource(a agent, cfg *Config, set source.Settings, readSlots chan st
 		NewParser: func(path string) jsonl.Parser { return a.newParser(path, opts) },
 		Tail:      tc,
 	})
+}
+
+// newParser makes the agent's parser of one JSONL file, given the file the
+// agent writes beside it when its reader names one.
+func (a agent) newParser(path string, o agents.ParseOptions) agents.LineParser {
+	if a.Reader.Beside != nil {
+		if beside := a.Reader.Beside(path); beside != "" {
+			// Absent or unreadable: the parser does without.
+			o.Beside, _ = os.ReadFile(beside) //nolint:gosec // G304: a file the agent writes beside its log
+		}
+	}
+	return a.Reader.NewParser(path, o)
 }
 
 // parseOptionsFor tells a JSONL parser what the emitter drops from every
@@ -109,8 +123,8 @@ func splitJSONL(patterns []string) (tailed, other []string) {
 
 // historyOf is what an agent has to read at start: the files its patterns
 // match now, or, for OpenCode's data directories, what they hold.
-func historyOf(kind sourceKind, include, exclude []string) progress.History {
-	if kind == sourceOpenCode {
+func historyOf(kind agents.ReaderKind, include, exclude []string) progress.History {
+	if kind == agents.OpenCodeStore {
 		return progress.TreeHistory(include)
 	}
 	return progress.FileHistory(include, exclude)

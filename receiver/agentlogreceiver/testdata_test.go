@@ -96,7 +96,7 @@ func roundTrip(t *testing.T, evs []agentevent.Event) []agentevent.Event {
 // not emitted. It returns the number of events.
 func assertReadsLikeParser(t *testing.T, dirs ...string) int {
 	t.Helper()
-	a := agents[0]
+	a := agentByKey("claude_code")
 	want := map[string][]agentevent.Event{}
 	total, unparsed := 0, map[string]int64{}
 	for _, dir := range dirs {

@@ -6,6 +6,7 @@ package agentlogreceiver
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
 )
@@ -43,7 +44,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("`forget_after` must not be negative, got %s", cfg.ForgetAfter))
 	}
 	enabled := 0
-	for _, a := range agents {
+	var keys []string
+	for _, a := range registered() {
+		keys = append(keys, a.key)
 		ac := a.config(cfg)
 		if ac.Enabled {
 			enabled++
@@ -51,7 +54,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, ac.validate(a.key)...)
 	}
 	if enabled == 0 {
-		errs = append(errs, fmt.Errorf("no agent enabled: set `%s.enabled: true` (or another agent's)", agents[0].key))
+		errs = append(errs, fmt.Errorf("no agent enabled: set `enabled: true` on one of %s", strings.Join(keys, ", ")))
 	}
 	return errors.Join(errs...)
 }

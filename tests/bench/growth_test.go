@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // The memory-growth part of `make bench` (BENCH_ROWS "growth"): does the collector's peak RSS
@@ -50,19 +50,19 @@ type growthRow struct {
 	Growth float64 `json:"growth"`
 }
 
-func memoryGrowth(b *testing.B, bin string, roots []string, full testenv.History, target int64) *growth {
+func memoryGrowth(b *testing.B, bin string, roots []string, full history.History, target int64) *growth {
 	smallHome := b.TempDir()
-	small := testenv.WriteHistoryShares(b, roots, smallHome, target/4, historyShares(b))
+	small := history.WriteHistoryShares(b, roots, smallHome, target/4, historyShares(b))
 	g := &growth{SmallMB: small.Bytes >> 20, FullMB: full.Bytes >> 20}
 	type reader struct {
 		name string
-		run  func(h testenv.History, i int) run
+		run  func(h history.History, i int) run
 	}
 	readers := []reader{
-		{"agent_log → agent_span → nop (end to end)", func(h testenv.History, i int) run {
+		{"agent_log → agent_span → nop (end to end)", func(h history.History, i int) run {
 			return endToEndRun(b, bin, h.Home, fmt.Sprintf("growth-end_to_end-%dMB-%d", h.Bytes>>20, i))
 		}},
-		{"file_log + json_parser → nop", func(h testenv.History, i int) run {
+		{"file_log + json_parser → nop", func(h history.History, i int) run {
 			include, _, lines := h.JSONL()
 			return fileLogRun(b, bin, h.Home, include, lines, fmt.Sprintf("growth-file_log-%dMB-%d", h.Bytes>>20, i))
 		}},

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // The idle part (`BENCH_IDLE=1 make bench`): what agent_log costs while nothing is written. For
@@ -62,7 +62,7 @@ func idleWindow() time.Duration {
 }
 
 // benchIdle runs the idle part over the history h (below home) and prints its table.
-func benchIdle(b *testing.B, bin, home string, h testenv.History) []idleRun {
+func benchIdle(b *testing.B, bin, home string, h history.History) []idleRun {
 	var runs []idleRun
 	for _, interval := range idleIntervals(b) {
 		for _, watch := range []bool{true, false} {

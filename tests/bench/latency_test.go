@@ -21,6 +21,10 @@ import (
 	"testing"
 	"time"
 
+	codexlog "github.com/agentotel/agentotel/internal/vendors/codex"
+
+	"github.com/agentotel/agentotel/tests/testenv/history"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -321,12 +325,12 @@ func liveSessions(tb testing.TB, fixtures, home string, r int) []liveSession {
 		if err != nil {
 			tb.Fatalf("live session: %v", err)
 		}
-		b = testenv.UniqueIDs(b, 1000+r)
+		b = history.UniqueIDs(b, 1000+r)
 		lines := splitLines(b)
 		s := liveSession{}
 		var facts []lineFacts
 		if strings.HasPrefix(rel, "codex/") {
-			s.agent, s.session = "codex", testenv.CodexSessionID(b)
+			s.agent, s.session = "codex", codexlog.RolloutSessionID(b)
 			s.path = filepath.Join(".codex", "sessions", "2026", "01", "01", "rollout-"+s.session+".jsonl")
 			facts = parseLines(codex.NewParser(filepath.Join(home, s.path)), lines)
 		} else {

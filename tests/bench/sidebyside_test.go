@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentotel/agentotel/tests/testenv/history"
+
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
@@ -268,7 +270,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	home := b.TempDir()
 	target := corpusTarget()
 	shares := historyShares(b)
-	h := testenv.WriteHistoryShares(b, roots, home, target, shares)
+	h := history.WriteHistoryShares(b, roots, home, target, shares)
 	include, jsonlBytes, jsonlLines := h.JSONL()
 	b.Logf("history: %d files, %.1f MB below %s", len(h.Files), float64(h.Bytes)/1e6, home)
 
@@ -476,7 +478,7 @@ func benchRows(tb testing.TB) map[string]bool {
 func historyShares(tb testing.TB) map[string]float64 {
 	v := os.Getenv("BENCH_AGENTS")
 	if v == "" {
-		return testenv.DefaultHistoryShares
+		return history.DefaultHistoryShares
 	}
 	out := map[string]float64{}
 	for part := range strings.SplitSeq(v, ",") {
@@ -511,7 +513,7 @@ func fixtureRoots(tb testing.TB) []string {
 
 // decodeFloor reads every file of the history line by line (a JSON file as one record), then
 // decodes every record with jsonx.Unmarshal (the project's decoder) into map[string]any, on one goroutine.
-func decodeFloor(tb testing.TB, h testenv.History) (read, decode run, records int64) {
+func decodeFloor(tb testing.TB, h history.History) (read, decode run, records int64) {
 	tb.Helper()
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	codexlog "github.com/agentotel/agentotel/internal/vendors/codex"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
@@ -81,11 +83,11 @@ func writeBackfill(t *testing.T, logs string, claudeBytes, codexBytes, geminiByt
 		require.NoError(t, os.WriteFile(path, shiftTimes(f.Data, time.Duration(f.Replica)*week), 0o600))
 		files++
 	}
-	codex, n := testenv.Replicate(t, filepath.Join(fx, "codex"), jsonl, testenv.CodexSessionID, codexBytes)
+	codex, n := testenv.Replicate(t, filepath.Join(fx, "codex"), jsonl, codexlog.RolloutSessionID, codexBytes)
 	total += n
 	for _, f := range codex {
 		name := strings.TrimSuffix(f.Rel, ".jsonl")
-		if id := testenv.CodexSessionID(f.Data); id != "" {
+		if id := codexlog.RolloutSessionID(f.Data); id != "" {
 			name = id
 		}
 		path := filepath.Join(logs, "codex", "sessions", fmt.Sprintf("r%03d", f.Replica), "rollout-"+name+".jsonl")
@@ -204,7 +206,7 @@ func newLiveInput(t *testing.T, dur time.Duration) *liveInput {
 	b, err := os.ReadFile(filepath.Join(fx, "codex", "v0.117.0_exec_patch_events.jsonl"))
 	require.NoError(t, err)
 	b = shiftTimes(b, now.Sub(firstTime(b)))
-	id := testenv.CodexSessionID(b)
+	id := codexlog.RolloutSessionID(b)
 	require.NotEmpty(t, id)
 	rlines := bytes.SplitAfter(b, []byte{'\n'})
 	for i, l := range rlines {

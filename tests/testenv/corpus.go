@@ -5,7 +5,6 @@ package testenv
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
@@ -97,22 +96,6 @@ func ClaudeSessionID(data []byte) string {
 	rest := after
 	if j := bytes.IndexByte(rest, '"'); j > 0 {
 		return string(rest[:j])
-	}
-	return ""
-}
-
-// CodexSessionID is the session id of a Codex rollout (the id of its session_meta record).
-func CodexSessionID(data []byte) string {
-	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
-		var rec struct {
-			Type    string `json:"type"`
-			Payload struct {
-				ID string `json:"id"`
-			} `json:"payload"`
-		}
-		if json.Unmarshal(line, &rec) == nil && rec.Type == "session_meta" && rec.Payload.ID != "" {
-			return rec.Payload.ID
-		}
 	}
 	return ""
 }

@@ -16,14 +16,14 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// opencodeTree writes the objects of the OpenCode database of fixture (opencode.db, ≥ 1.2) below
+// OpenCodeTree writes the objects of the OpenCode database of fixture (opencode.db, ≥ 1.2) below
 // storage as OpenCode ≤ 1.1 kept them: project/<id>.json, session/<project>/<id>.json,
 // message/<session>/<id>.json and part/<message>/<id>.json, each the row's data with its id
 // columns put back. A history copies files with their ids made unique, which the pages of a
 // database do not allow, and a data directory holding opencode.db has its tree left unread: the
 // history's OpenCode is one tree. The database is read through a copy: SQLite writes a WAL
 // database's -shm even when it opens it read-only.
-func opencodeTree(tb testing.TB, fixture, storage string) {
+func OpenCodeTree(tb testing.TB, fixture, storage string) {
 	tb.Helper()
 	tmp := tb.TempDir()
 	for _, suffix := range []string{"", "-wal", "-shm"} {

@@ -7,70 +7,35 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
-	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
-	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 )
 
-// Mapper is the agent-specific part of a snapshot source.
-type Mapper interface {
-	// Sort puts the matched files in the order they are read.
-	Sort(paths []string)
-	// Read maps one file. It hands each thread's new events to r.Deliver
-	// and reports records that could not be decoded to r.Bad. An error says
-	// the file does not decode as a whole (it may have been caught
-	// mid-rewrite; it is reported if it stays so); reason is the unparsed
-	// reason then.
-	Read(ctx context.Context, r *Read) (reason string, err error)
-	// NewWatermark returns an empty watermark; UnmarshalWatermark restores
-	// one.
-	NewWatermark() Watermark
-	UnmarshalWatermark(b []byte) (Watermark, error)
-}
+// Mapper is the agent-specific part of a snapshot source: the agent's
+// registered mapping (internal/agents).
+type Mapper = agents.SnapshotMapper
 
 // Watermark is the set of keys (message ids, ...) a thread has emitted.
-type Watermark interface {
-	Add(keys []string)
-	MarshalState() ([]byte, error)
-}
+type Watermark = agents.Watermark
 
 // Thread is the state of one thread.
-type Thread struct {
-	Emitted Watermark
-	Seq     int64 // the last agent.event.sequence used
-}
+type Thread = agents.SnapshotThread
+
+// Result is what a mapper made of one thread of a file.
+type Result = agents.SnapshotResult
 
 type mark struct {
 	Emitted  json.RawMessage `json:"emitted"`
 	Sequence int64           `json:"sequence"`
 }
 
-// Result is what a mapper made of one thread of a file.
-type Result struct {
-	Events []agentevent.Event
-	// Emitted are the keys of the events, added to the watermark once the
-	// next consumer accepted them.
-	Emitted []string
-	// CaughtUp: nothing of the thread is held back.
-	CaughtUp bool
-}
-
-// Read is one read of one file, as its mapper sees it.
-type Read struct {
-	Path    string
-	Data    []byte
-	Sig     source.FileSig
-	Settled bool // unchanged for the settle delay (or shutting down)
-	Skip    bool // history under start_at: end: recorded as emitted, not sent
-	Now     time.Time
-	// ExcludeOlderThan is the agent's exclude_older_than (0: off), for
-	// the records of a file that carry their own times.
-	ExcludeOlderThan time.Duration
-
+// fileRead is the source's side of one read of one file (agents.SnapshotSink).
+type fileRead struct {
+	path string
+	skip bool
 	src  *Source
 	file *file
 }
@@ -79,7 +44,7 @@ type Read struct {
 // the source's batch; the watermark moves only once the next consumer
 // accepted the batch. false: the receiver is stopping, nothing was
 // committed.
-func (r *Read) Deliver(ctx context.Context, thread string, fn func(th *Thread) Result) bool {
+func (r *fileRead) Deliver(ctx context.Context, thread string, fn func(th *Thread) Result) bool {
 	s := r.src
 	key := checkpoint.ThreadKey(thread)
 	// A thread read twice in a poll (a chat under two directories) maps
@@ -87,7 +52,7 @@ func (r *Read) Deliver(ctx context.Context, thread string, fn func(th *Thread) R
 	if s.batch.Holds(key) && !s.batch.Flush(ctx) {
 		return false
 	}
-	t := s.threads.Acquire(ctx, key, r.Path)
+	t := s.threads.Acquire(ctx, key, r.path)
 	res := fn(t.State)
 	if len(res.Emitted) == 0 && len(res.Events) == 0 {
 		s.threads.Release(t)
@@ -98,7 +63,7 @@ func (r *Read) Deliver(ctx context.Context, thread string, fn func(th *Thread) R
 	for i, k := range res.Emitted {
 		res.Emitted[i] = strings.Clone(k)
 	}
-	if r.Skip {
+	if r.skip {
 		t.State.Seq += int64(len(res.Events))
 		t.State.Emitted.Add(res.Emitted)
 		s.threads.Commit(ctx, t)
@@ -106,7 +71,7 @@ func (r *Read) Deliver(ctx context.Context, thread string, fn func(th *Thread) R
 		return true
 	}
 	f := r.file
-	return s.batch.Add(ctx, key, r.Path, res.Events, res.CaughtUp, func(accepted bool) *storage.Operation {
+	return s.batch.Add(ctx, key, r.path, res.Events, res.CaughtUp, func(accepted bool) *storage.Operation {
 		if !accepted {
 			f.mapped, f.refused = false, true // read again
 			return nil
@@ -118,7 +83,7 @@ func (r *Read) Deliver(ctx context.Context, thread string, fn func(th *Thread) R
 }
 
 // Peek returns a thread's watermark, without a delivery.
-func (r *Read) Peek(ctx context.Context, thread string) *Thread {
+func (r *fileRead) Peek(ctx context.Context, thread string) *Thread {
 	key := checkpoint.ThreadKey(thread)
 	if r.src.batch.Holds(key) {
 		r.src.batch.Flush(ctx)
@@ -129,13 +94,13 @@ func (r *Read) Peek(ctx context.Context, thread string) *Thread {
 }
 
 // Bad counts and reports a record of the file that could not be decoded.
-func (r *Read) Bad(ctx context.Context, line int64, reason string) {
-	r.src.Emitter.Bad(ctx, r.Path, line, reason)
+func (r *fileRead) Bad(ctx context.Context, line int64, reason string) {
+	r.src.Emitter.Bad(ctx, r.path, line, reason)
 }
 
 // ReportOnce says whether a bad record (by key) with this signature is new;
 // it is then remembered for as long as the file is known.
-func (r *Read) ReportOnce(key, signature string) bool {
+func (r *fileRead) ReportOnce(key, signature string) bool {
 	if r.file.reported == nil {
 		r.file.reported = map[string]string{}
 	}
@@ -148,7 +113,7 @@ func (r *Read) ReportOnce(key, signature string) bool {
 
 // Records counts the file's records as read: n is how many the file holds
 // now, of which those beyond the last read's count are new.
-func (r *Read) Records(ctx context.Context, n int) {
+func (r *fileRead) Records(ctx context.Context, n int) {
 	if d := n - r.file.records; d > 0 {
 		r.src.Emitter.Read(ctx, int64(d))
 	}
@@ -158,7 +123,7 @@ func (r *Read) Records(ctx context.Context, n int) {
 // Skipped returns how many more records the file has that could not be
 // used at all than at the last read (n is how many it has now), for the
 // mapper to report each once.
-func (r *Read) Skipped(n int) int {
+func (r *fileRead) Skipped(n int) int {
 	d := n - r.file.skipped
 	r.file.skipped = n
 	return d

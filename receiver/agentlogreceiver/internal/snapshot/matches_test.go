@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
@@ -22,10 +23,10 @@ import (
 // sorted reads files in path order and maps nothing.
 type sorted struct{}
 
-func (sorted) Sort(paths []string)                          { slices.Sort(paths) }
-func (sorted) Read(context.Context, *Read) (string, error)  { return "", nil }
-func (sorted) NewWatermark() Watermark                      { return nil }
-func (sorted) UnmarshalWatermark([]byte) (Watermark, error) { return nil, nil }
+func (sorted) Sort(paths []string)                                        { slices.Sort(paths) }
+func (sorted) Read(context.Context, *agents.SnapshotRead) (string, error) { return "", nil }
+func (sorted) NewWatermark() Watermark                                    { return nil }
+func (sorted) UnmarshalWatermark([]byte) (Watermark, error)               { return nil, nil }
 
 // touch sets the modification time of paths.
 func touch(t *testing.T, at time.Time, paths ...string) {

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/checkpoint"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/finder"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
@@ -232,9 +233,9 @@ func (s *Source) pollFiles(ctx context.Context, final bool) (read []string) {
 		if err != nil {
 			continue
 		}
-		r := &Read{
-			Path: path, Data: b, Sig: sig, Settled: settled || skip, Skip: skip, Now: now, ExcludeOlderThan: s.ExcludeOlderThan,
-			src: s, file: f,
+		r := &agents.SnapshotRead{
+			Path: path, Data: b, ModTime: sig.Mod, Settled: settled || skip, Skip: skip, Now: now, ExcludeOlderThan: s.ExcludeOlderThan,
+			SnapshotSink: &fileRead{path: path, skip: skip, src: s, file: f},
 		}
 		f.refused = false
 		reason, err := s.mapper.Read(ctx, r)

@@ -1,7 +1,7 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv
+package history
 
 import (
 	"bytes"
@@ -13,13 +13,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentotel/agentotel/tests/testenv"
+
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // historyRoots are the fixture roots, the test skipped when the fixtures are absent.
 func historyRoots(t *testing.T) []string {
-	roots := FixtureRoots(t)
+	roots := testenv.FixtureRoots(t)
 	if _, err := os.Stat(roots[0]); err != nil {
 		require.ErrorIs(t, err, fs.ErrNotExist, "skipped only when absent")
 		t.Skipf("shared fixtures absent (%v)", err)
@@ -38,7 +41,7 @@ func TestWriteHistoryCopiesEveryAgentWithUniqueIDs(t *testing.T) {
 	// Every session file of every root is copied, twice (OpenCode's project file, the same in
 	// every copy, once); every agent the roots hold is there.
 	want := map[string]bool{} // fixture file or OpenCode database
-	agents := map[string]bool{}
+	seen := map[string]bool{}
 	for _, root := range roots {
 		for _, name := range HistoryAgents() {
 			dir := filepath.Join(root, name)
@@ -49,13 +52,13 @@ func TestWriteHistoryCopiesEveryAgentWithUniqueIDs(t *testing.T) {
 				rel, err := filepath.Rel(dir, p)
 				require.NoError(t, err)
 				switch {
-				case historyAgents[name].keep(filepath.ToSlash(rel)):
-				case name == "opencode" && d.Name() == "opencode.db":
+				case historyAgents()[name].Keep(filepath.ToSlash(rel)):
+				case historyAgents()[name].d.Reader.Kind == agents.OpenCodeStore && d.Name() == historyAgents()[name].d.Reader.Database:
 				default:
 					return nil
 				}
 				want[p] = true
-				agents[name] = true
+				seen[name] = true
 				return nil
 			})
 			if !os.IsNotExist(err) {
@@ -81,7 +84,7 @@ func TestWriteHistoryCopiesEveryAgentWithUniqueIDs(t *testing.T) {
 		assert.Truef(t, want[src], "%s is copied but is no session file of the fixtures", src)
 	}
 	byAgent := h.ByAgent()
-	for a := range agents {
+	for a := range seen {
 		assert.Positive(t, byAgent[a][0], "no %s files", a)
 	}
 	// Both roots are drawn from: the newest real files too.

@@ -1,11 +1,13 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv
+// Package history writes a user's history of agent sessions for the benchmarks and the fault
+// tests: copies of every registered agent's fixtures, laid out where the agent keeps them
+// (agents.Fixtures), each copy with its ids made unique.
+package history
 
 import (
 	"bytes"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,8 +15,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentotel/agentotel/tests/testenv"
+
+	"github.com/agentotel/agentotel/internal/agents"
+	// The agents whose fixtures a history copies.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
 // HistoryFile is one file of a written history.
@@ -48,7 +57,7 @@ func (h History) JSONL() (include []string, bytes, lines int64) {
 		}
 		bytes += f.Size
 		lines += f.Lines
-		if p := historyAgents[f.Agent].jsonlInclude; p != "" && !seen[p] {
+		if p := historyAgents()[f.Agent].JSONLInclude; p != "" && !seen[p] {
 			seen[p] = true
 			include = append(include, filepath.Join(h.Home, p))
 		}
@@ -69,117 +78,29 @@ func (h History) ByAgent() map[string][2]int64 {
 	return out
 }
 
-// historyAgent says which fixtures of an agent make its history and where the agent keeps them.
+// historyAgent says which fixtures of an agent make its history and where the agent keeps them:
+// the agent's registered fixture layout (agents.Fixtures).
 type historyAgent struct {
-	keep func(rel string) bool
-	// place is the path below the home directory of copy r of the fixture file rel (rel with its
-	// ids already made unique).
-	place func(r int, rel string, data []byte) string
-	// jsonlInclude is the pattern, below the home directory, of the agent's line-delimited files
-	// ("" for an agent whose files are whole JSON documents).
-	jsonlInclude string
-	// sessionID, when set, reads a session id that idRe may not find (a free-form id).
-	sessionID func(data []byte) string
+	d *agents.Descriptor
+	agents.Fixtures
 }
 
-var piSessionRe = regexp.MustCompile(`^\{"type":"session"[^\n]*?"id":"([^"]+)"`)
-
-var codexDay = regexp.MustCompile(`"timestamp":"(\d{4})-(\d{2})-(\d{2})T`)
-
-// historyAgents are the agents the agent_log receiver reads, by fixtures folder.
-var historyAgents = map[string]historyAgent{
-	"claude_code": {
-		keep: func(rel string) bool { return strings.HasSuffix(rel, ".jsonl") },
-		// ~/.claude/projects/<project>/<session>.jsonl (subagents below <session>/subagents/):
-		// the fixture folder is the project.
-		place: func(r int, rel string, _ []byte) string {
-			project, rest, ok := strings.Cut(rel, "/")
-			if !ok {
-				project, rest = "misc", rel
-			}
-			return filepath.Join(".claude", "projects", fmt.Sprintf("-bench-r%04d-%s", r, project), rest)
-		},
-		jsonlInclude: ".claude/projects/**/*.jsonl",
-	},
-	"codex": {
-		keep: func(rel string) bool { return strings.HasSuffix(rel, ".jsonl") },
-		// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<…>-<id>.jsonl, dated by its first record.
-		place: func(r int, rel string, data []byte) string {
-			day := []string{"2025", "01", "01"}
-			if m := codexDay.FindSubmatch(data); m != nil {
-				day = []string{string(m[1]), string(m[2]), string(m[3])}
-			}
-			name := strings.TrimSuffix(filepath.Base(rel), ".jsonl")
-			if id := CodexSessionID(data); id != "" {
-				name = id
-			}
-			return filepath.Join(".codex", "sessions", day[0], day[1], day[2], fmt.Sprintf("rollout-r%04d-%s.jsonl", r, name))
-		},
-		jsonlInclude: ".codex/sessions/**/*.jsonl",
-	},
-	"pi": {
-		keep: func(rel string) bool { return strings.HasSuffix(rel, ".jsonl") },
-		// ~/.pi/agent/sessions/--<cwd>--/<name>.jsonl
-		place: func(r int, rel string, _ []byte) string {
-			return filepath.Join(".pi", "agent", "sessions", fmt.Sprintf("--bench-r%04d--", r), filepath.Base(rel))
-		},
-		jsonlInclude: ".pi/agent/sessions/**/*.jsonl",
-		sessionID: func(data []byte) string {
-			if m := piSessionRe.FindSubmatch(data); m != nil {
-				return string(m[1])
-			}
-			return ""
-		},
-	},
-	"gemini": {
-		keep: func(rel string) bool { return strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, ".jsonl") },
-		// ~/.gemini/tmp/<project>/chats/<chat>.json (.jsonl from v0.39) and
-		// ~/.gemini/tmp/<project>/logs.json. A .jsonl chat is rewritten by its upserts, not a log
-		// a line reader makes sense of: it is not among the history's line-delimited files.
-		place: func(r int, rel string, _ []byte) string {
-			dir := filepath.Join(".gemini", "tmp", fmt.Sprintf("bench-r%04d", r))
-			if strings.HasPrefix(filepath.Base(rel), "logs") {
-				return filepath.Join(dir, "logs.json")
-			}
-			return filepath.Join(dir, "chats", filepath.Base(rel))
-		},
-	},
-	"copilot_cli": {
-		// ~/.copilot/session-state/<id>/events.jsonl (+ workspace.yaml), older
-		// ~/.copilot/session-state/<id>.jsonl and ~/.copilot/history-session-state/*.json: the
-		// fixture folder is a ~/.copilot.
-		keep: func(rel string) bool {
-			return strings.Contains(rel, "session-state/") &&
-				(strings.HasSuffix(rel, ".jsonl") || strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, "/workspace.yaml"))
-		},
-		place: func(_ int, rel string, _ []byte) string {
-			_, rest, _ := strings.Cut(rel, "/")
-			return filepath.Join(".copilot", rest)
-		},
-		jsonlInclude: ".copilot/session-state/**/*.jsonl",
-	},
-	"amp": {
-		// ~/.local/share/amp/threads/T-<id>.json
-		keep: func(rel string) bool { return strings.HasPrefix(rel, "threads/T-") && strings.HasSuffix(rel, ".json") },
-		place: func(_ int, rel string, _ []byte) string {
-			return filepath.Join(".local", "share", "amp", rel)
-		},
-	},
-	"opencode": {
-		// The storage tree (storage/{project,session,message,part}/…), one per fixture folder; a
-		// fixture folder holding opencode.db is laid out as the tree of its objects (opencodeTree).
-		keep: func(rel string) bool { return strings.Contains(rel, "/storage/") && strings.HasSuffix(rel, ".json") },
-		place: func(_ int, rel string, _ []byte) string {
-			_, rest, _ := strings.Cut(rel, "/storage/")
-			return filepath.Join(".local", "share", "opencode", "storage", rest)
-		},
-	},
-}
+// historyAgents are the agents the agent_log receiver reads whose fixtures a history can copy,
+// by fixtures folder.
+var historyAgents = sync.OnceValue(func() map[string]historyAgent {
+	out := map[string]historyAgent{}
+	for _, d := range agents.All() {
+		if d.Fixtures.Keep != nil && d.Fixtures.Place != nil {
+			out[d.Fixtures.Dir] = historyAgent{d: d, Fixtures: d.Fixtures}
+		}
+	}
+	return out
+})
 
 // HistoryAgents are the agents WriteHistory lays out, sorted.
 func HistoryAgents() []string {
 	var out []string
-	for a := range historyAgents {
+	for a := range historyAgents() {
 		out = append(out, a)
 	}
 	sort.Strings(out)
@@ -198,7 +119,7 @@ var idRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 // suffix (ids that sorted before still sort the same).
 func replicaOf(id []byte, r int) []byte {
 	if len(id) == 36 && id[8] == '-' {
-		return []byte(ReplicaID(string(id), r))
+		return []byte(testenv.ReplicaID(string(id), r))
 	}
 	return append(append(append([]byte{}, id...), 'Z'), strconv.FormatInt(int64(r), 36)...)
 }
@@ -245,7 +166,7 @@ func (t idTemplate) copy(r int, buf []byte) []byte {
 }
 
 // WriteHistory writes a history of about targetBytes below home by copying the sessions of
-// every agent in roots (FixtureRoots: the shared fixtures and the newest real files), each agent
+// every agent in roots (testenv.FixtureRoots: the shared fixtures and the newest real files), each agent
 // up to its share of DefaultHistoryShares (at least one copy of each): copy r of every file with
 // each session, message, request, part and tool-call id made unique (the same way in every file
 // of the copy, so references between files hold), laid out where the agent keeps its sessions.
@@ -257,12 +178,16 @@ func WriteHistory(tb testing.TB, roots []string, home string, targetBytes int64)
 	return WriteHistoryShares(tb, roots, home, targetBytes, DefaultHistoryShares)
 }
 
-// DefaultHistoryShares is the mix of a history by agent (shares of its bytes): mostly Claude Code
-// and Codex, as the histories users report, and every other agent the receiver reads.
-var DefaultHistoryShares = map[string]float64{
-	"claude_code": 0.45, "codex": 0.30,
-	"pi": 0.05, "copilot_cli": 0.05, "gemini": 0.05, "opencode": 0.05, "amp": 0.05,
-}
+// DefaultHistoryShares is the mix of a history by agent (shares of its bytes, agents.Fixtures.Share):
+// mostly Claude Code and Codex, as the histories users report, and every other agent the receiver
+// reads.
+var DefaultHistoryShares = func() map[string]float64 {
+	out := map[string]float64{}
+	for name, a := range historyAgents() {
+		out[name] = a.Share
+	}
+	return out
+}()
 
 // WriteHistoryShares is WriteHistory with each agent's share of the bytes given (agents absent
 // from shares, or with a share of 0, are left out).
@@ -310,19 +235,19 @@ func historySources(tb testing.TB, roots []string) historySourceSet {
 	tb.Helper()
 	set := historySourceSet{byAgent: map[string][]int{}}
 	for _, name := range HistoryAgents() {
-		a := historyAgents[name]
+		a := historyAgents()[name]
 		for _, root := range roots {
 			dir := filepath.Join(root, name)
 			dirs := []string{dir}
 			origin := map[string]string{} // tree folder → the database it was made of
-			if name == "opencode" {
-				dbs, err := filepath.Glob(filepath.Join(dir, "*", "opencode.db"))
+			if a.d.Reader.Kind == agents.OpenCodeStore {
+				dbs, err := filepath.Glob(filepath.Join(dir, "*", a.d.Reader.Database))
 				if err != nil {
 					tb.Fatal(err)
 				}
 				for _, db := range dbs {
 					tree := filepath.Join(tb.TempDir(), filepath.Base(filepath.Dir(db)))
-					opencodeTree(tb, filepath.Dir(db), filepath.Join(tree, "storage"))
+					testenv.OpenCodeTree(tb, filepath.Dir(db), filepath.Join(tree, "storage"))
 					dirs = append(dirs, filepath.Dir(tree))
 					origin[tree] = db
 				}
@@ -333,7 +258,7 @@ func historySources(tb testing.TB, roots []string) historySourceSet {
 						return err
 					}
 					rel, err := filepath.Rel(d, p)
-					if err != nil || !a.keep(filepath.ToSlash(rel)) {
+					if err != nil || !a.Keep(filepath.ToSlash(rel)) {
 						return err
 					}
 					b, err := os.ReadFile(p) //nolint:gosec // G122: d is a folder of the fixture corpus, read in place
@@ -342,7 +267,7 @@ func historySources(tb testing.TB, roots []string) historySourceSet {
 					}
 					s := historySource{
 						agent: name, origin: p, rel: newIDTemplate([]byte(filepath.ToSlash(rel))),
-						jsonl: a.jsonlInclude != "" && strings.HasSuffix(rel, ".jsonl"),
+						jsonl: a.JSONLInclude != "" && strings.HasSuffix(rel, ".jsonl"),
 					}
 					if db, ok := origin[filepath.Join(d, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])]; ok {
 						s.origin = db
@@ -358,8 +283,8 @@ func historySources(tb testing.TB, roots []string) historySourceSet {
 						b = clean
 					}
 					var extra []string
-					if a.sessionID != nil {
-						extra = append(extra, a.sessionID(b))
+					if a.SessionID != nil {
+						extra = append(extra, a.SessionID(b))
 					}
 					s.data = newIDTemplate(b, extra...)
 					if _, ok := set.byAgent[name]; !ok {
@@ -399,7 +324,7 @@ func writeHistory(tb testing.TB, set historySourceSet, home string, more func(ag
 				s := set.srcs[i]
 				buf = s.data.copy(r, buf)
 				rel := string(s.rel.copy(r, nil))
-				path := filepath.Join(home, historyAgents[s.agent].place(r, rel, buf))
+				path := filepath.Join(home, historyAgents()[s.agent].Place(r, rel, buf))
 				if written[path] {
 					continue // the same file in every copy (OpenCode's project file)
 				}
