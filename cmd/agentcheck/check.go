@@ -138,6 +138,14 @@ func sameDollars(a, b float64) bool {
 	return math.Abs(a-b) <= centEpsilon+1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
+// The agents some of the check's definitions and the native captures'
+// token counts are about.
+const (
+	claudeCode agentevent.Source = "claude_code"
+	codex      agentevent.Source = "codex"
+	copilotCLI agentevent.Source = "copilot_cli"
+)
+
 // ccusageKey is the name ccusage gives the session a file belongs to: the
 // agent's rule (agents.Ccusage.SessionKey), else the session id itself.
 func ccusageKey(src agentevent.Source, logFile, sessionID string) string {
@@ -500,7 +508,7 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 			row.Definitions = slices.Sorted(mapKeys(ccDefs[sess]))
 		}
 		noShutdown := false
-		if cc != nil && !row.HasCcusage && src == agentevent.SourceCopilotCLI && row.Events.Output > 0 &&
+		if cc != nil && !row.HasCcusage && src == copilotCLI && row.Events.Output > 0 &&
 			row.Events == (tokens{Output: row.Events.Output}) {
 			row.Ccusage = row.Events
 			row.Definitions = []string{defCopilotNoShutdown}

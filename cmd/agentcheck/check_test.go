@@ -23,13 +23,13 @@ func TestCcusageKey(t *testing.T) {
 		logFile, session string
 		want             string
 	}{
-		{agentevent.SourceClaudeCode, "/h/.claude/projects/p/s1.jsonl", "s1", "s1"},
-		{agentevent.SourceClaudeCode, "/h/.claude/projects/p/s1/subagents/agent-a1.jsonl", "s1", "s1"},
-		{agentevent.SourceClaudeCode, "/h/.claude/projects/p/agent-0c4c3cf8.jsonl", "s1", "agent-0c4c3cf8"},
-		{agentevent.SourceCodex, "/h/.codex/sessions/2025/01/01/rollout-2025-01-01T00-00-00-abc.jsonl", "abc", "rollout-2025-01-01T00-00-00-abc"},
-		{agentevent.SourcePi, "/h/.pi/agent/sessions/--w--/2026-04-20T03-21-29-045Z_019da8e7.jsonl", "019da8e7", "019da8e7"},
-		{agentevent.SourceGemini, "/h/.gemini/tmp/p/chats/session-x.json", "g1", "g1"},
-		{agentevent.SourceOpenCode, "/h/.local/share/opencode/storage", "ses_1", "ses_1"},
+		{agentevent.Source("claude_code"), "/h/.claude/projects/p/s1.jsonl", "s1", "s1"},
+		{agentevent.Source("claude_code"), "/h/.claude/projects/p/s1/subagents/agent-a1.jsonl", "s1", "s1"},
+		{agentevent.Source("claude_code"), "/h/.claude/projects/p/agent-0c4c3cf8.jsonl", "s1", "agent-0c4c3cf8"},
+		{agentevent.Source("codex"), "/h/.codex/sessions/2025/01/01/rollout-2025-01-01T00-00-00-abc.jsonl", "abc", "rollout-2025-01-01T00-00-00-abc"},
+		{agentevent.Source("pi"), "/h/.pi/agent/sessions/--w--/2026-04-20T03-21-29-045Z_019da8e7.jsonl", "019da8e7", "019da8e7"},
+		{agentevent.Source("gemini"), "/h/.gemini/tmp/p/chats/session-x.json", "g1", "g1"},
+		{agentevent.Source("opencode"), "/h/.local/share/opencode/storage", "ses_1", "ses_1"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, ccusageKey(tt.src, tt.logFile, tt.session), tt.logFile)
@@ -39,13 +39,13 @@ func TestCcusageKey(t *testing.T) {
 // Gemini's ccusage outputTokens leave thoughts out; totalTokens has them.
 func TestParseCcusageGeminiThoughts(t *testing.T) {
 	out := []byte(`{"sessions":[{"sessionId":"g1","inputTokens":100,"outputTokens":10,"cacheReadTokens":50,"cacheCreationTokens":0,"totalTokens":175}]}`)
-	cc, err := parseCcusage(agents.Lookup(agentevent.SourceGemini), out)
+	cc, err := parseCcusage(agents.Lookup(agentevent.Source("gemini")), out)
 	require.NoError(t, err)
 	require.Len(t, cc, 1)
 	assert.Equal(t, ccSession{Key: "g1", Tokens: tokens{Input: 100, Output: 10, CacheRead: 50}, Reasoning: 15}, cc[0])
 
 	// Codex: a session is named by its file.
-	cc, err = parseCcusage(agents.Lookup(agentevent.SourceCodex), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","inputTokens":1,"outputTokens":2,"cacheReadTokens":3,"totalTokens":6}]}`))
+	cc, err = parseCcusage(agents.Lookup(agentevent.Source("codex")), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","inputTokens":1,"outputTokens":2,"cacheReadTokens":3,"totalTokens":6}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{Key: "rollout-x", Tokens: tokens{Input: 1, Output: 2, CacheRead: 3}}}, cc)
 }
@@ -79,8 +79,8 @@ func rootSpan(trace, id, session string, end time.Time) span {
 func TestAnalyzeDefinitions(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	events := []agentevent.Event{
-		usageEvent(agentevent.SourceGemini, "g1", "e1", "/h/.gemini/tmp/a/chats/s.json", 100, 25, 50),
-		usageEvent(agentevent.SourceGemini, "g2", "e2", "/h/.gemini/tmp/a/chats/t.json", 10, 1, 0),
+		usageEvent(agentevent.Source("gemini"), "g1", "e1", "/h/.gemini/tmp/a/chats/s.json", 100, 25, 50),
+		usageEvent(agentevent.Source("gemini"), "g2", "e2", "/h/.gemini/tmp/a/chats/t.json", 10, 1, 0),
 	}
 	spans := []span{
 		rootSpan("t1", "r1", "g1", t0.Add(time.Second)),
@@ -95,7 +95,7 @@ func TestAnalyzeDefinitions(t *testing.T) {
 		{Key: "g2", Tokens: tokens{Input: 10, Output: 1}},
 		{Key: "g2", Tokens: tokens{Input: 10, Output: 1}},
 	}
-	r := analyze(agentevent.SourceGemini, events, spans, nil, cc)
+	r := analyze(agentevent.Source("gemini"), events, spans, nil, cc)
 	assert.Empty(t, r.failures())
 	require.Len(t, r.Rows, 2)
 	assert.Equal(t, []string{defReasoning}, r.Rows[0].Definitions)
@@ -104,14 +104,14 @@ func TestAnalyzeDefinitions(t *testing.T) {
 
 	// The same figures off by one output token: unexplained.
 	cc[0].Tokens.Output = 9
-	r = analyze(agentevent.SourceGemini, events, spans, nil, cc)
+	r = analyze(agentevent.Source("gemini"), events, spans, nil, cc)
 	require.Len(t, r.failures(), 1)
 	assert.Contains(t, r.failures()[0], "events (in 100 out 25 cr 50 cw 0) and ccusage (in 100 out 24 cr 50 cw 0) differ")
 
 	// Two copies that differ are two sessions to ccusage, not one copy.
 	cc[0].Tokens.Output = 10
 	cc[2].Tokens.Output = 2
-	r = analyze(agentevent.SourceGemini, events, spans, nil, cc)
+	r = analyze(agentevent.Source("gemini"), events, spans, nil, cc)
 	require.Len(t, r.failures(), 1)
 	assert.Contains(t, r.failures()[0], "session g2")
 }
@@ -121,8 +121,8 @@ func TestAnalyzeDefinitions(t *testing.T) {
 func TestAnalyzeSessionsByFile(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	events := []agentevent.Event{
-		usageEvent(agentevent.SourceClaudeCode, "s1", "e1", "/h/p/s1.jsonl", 10, 5, 0),
-		usageEvent(agentevent.SourceClaudeCode, "s1", "e2", "/h/p/agent-w1.jsonl", 3, 1, 0),
+		usageEvent(agentevent.Source("claude_code"), "s1", "e1", "/h/p/s1.jsonl", 10, 5, 0),
+		usageEvent(agentevent.Source("claude_code"), "s1", "e2", "/h/p/agent-w1.jsonl", 3, 1, 0),
 	}
 	spans := []span{
 		rootSpan("t1", "r1", "s1", t0),
@@ -130,14 +130,14 @@ func TestAnalyzeSessionsByFile(t *testing.T) {
 		chatSpan("t1", "c2", "r1", "s1", 3, 1, 0, t0),
 	}
 	cc := []ccSession{{Key: "s1", Tokens: tokens{Input: 10, Output: 5}}, {Key: "agent-w1", Tokens: tokens{Input: 3, Output: 1}}}
-	r := analyze(agentevent.SourceClaudeCode, events, spans, nil, cc)
+	r := analyze(agentevent.Source("claude_code"), events, spans, nil, cc)
 	assert.Empty(t, r.failures())
 	require.Len(t, r.Rows, 1)
 	assert.Equal(t, tokens{Input: 13, Output: 6}, r.Rows[0].Ccusage)
 	assert.Equal(t, []string{defFileNames}, r.Rows[0].Definitions)
 
 	// A ccusage session with usage and no events of ours.
-	r = analyze(agentevent.SourceClaudeCode, events, spans, nil, append(cc, ccSession{Key: "lost", Tokens: tokens{Output: 1}}))
+	r = analyze(agentevent.Source("claude_code"), events, spans, nil, append(cc, ccSession{Key: "lost", Tokens: tokens{Output: 1}}))
 	assert.Equal(t, []string{"claude-code: ccusage session lost has no events"}, r.failures())
 }
 
@@ -145,13 +145,13 @@ func TestAnalyzeSessionsByFile(t *testing.T) {
 func TestAnalyzeStructure(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	call := func(id, callID string) agentevent.Event {
-		return agentevent.Event{Source: agentevent.SourcePi, SessionID: "s", EventID: id, Type: agentevent.TypeToolCall, ToolCallID: callID}
+		return agentevent.Event{Source: agentevent.Source("pi"), SessionID: "s", EventID: id, Type: agentevent.TypeToolCall, ToolCallID: callID}
 	}
 	events := []agentevent.Event{
 		call("e1", "c1"), call("e1", "c2"), // a duplicate event id
 		call("e3", "c3"),
-		{Source: agentevent.SourcePi, SessionID: "s", EventID: "e4", Type: agentevent.TypeToolResult, ToolCallID: "c1"},
-		{Source: agentevent.SourcePi, SessionID: "s", EventID: "e5", Type: agentevent.TypeLog, Unparsed: "malformed_json"},
+		{Source: agentevent.Source("pi"), SessionID: "s", EventID: "e4", Type: agentevent.TypeToolResult, ToolCallID: "c1"},
+		{Source: agentevent.Source("pi"), SessionID: "s", EventID: "e5", Type: agentevent.TypeLog, Unparsed: "malformed_json"},
 	}
 	tool := func(trace, id, parent, callID, status string, end time.Time) span {
 		return span{traceID: trace, spanID: id, parentID: parent, end: pcommon.NewTimestampFromTime(end), attrs: map[string]any{
@@ -166,7 +166,7 @@ func TestAnalyzeStructure(t *testing.T) {
 		tool("t1", "x3", "r1", "c3", "success", t0),                      // unanswered, not marked
 		tool("t2", "x4", "gone", "c4", "success", t0),                    // orphan, and a trace with no root
 	}
-	r := analyze(agentevent.SourcePi, events, spans, nil, nil)
+	r := analyze(agentevent.Source("pi"), events, spans, nil, nil)
 	assert.Equal(t, 1, r.DuplicateIDs)
 	assert.Equal(t, 1, r.Unparsed)
 	assert.Equal(t, 1, r.UnmarkedOpen)
@@ -180,17 +180,17 @@ func TestAnalyzeStructure(t *testing.T) {
 // per-response output tokens in the log.
 func TestAnalyzeCopilotWithoutShutdown(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	ev := agentevent.Event{Source: agentevent.SourceCopilotCLI, SessionID: "c1", EventID: "e1", TokensOutput: agentevent.Int(7)}
+	ev := agentevent.Event{Source: agentevent.Source("copilot_cli"), SessionID: "c1", EventID: "e1", TokensOutput: agentevent.Int(7)}
 	spans := []span{rootSpan("t1", "r1", "c1", t0), chatSpan("t1", "x", "r1", "c1", 0, 7, 0, t0)}
 	spans[1].attrs[agentevent.AttrTokensInput] = int64(0)
-	r := analyze(agentevent.SourceCopilotCLI, []agentevent.Event{ev}, spans, nil, []ccSession{})
+	r := analyze(agentevent.Source("copilot_cli"), []agentevent.Event{ev}, spans, nil, []ccSession{})
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defCopilotNoShutdown}, r.Rows[0].Definitions)
 
 	// Input tokens without a shutdown record are not explained.
 	ev.TokensInput = agentevent.Int(3)
 	spans[1].attrs[agentevent.AttrTokensInput] = int64(3)
-	r = analyze(agentevent.SourceCopilotCLI, []agentevent.Event{ev}, spans, nil, []ccSession{})
+	r = analyze(agentevent.Source("copilot_cli"), []agentevent.Event{ev}, spans, nil, []ccSession{})
 	assert.Len(t, r.failures(), 1)
 }
 
@@ -212,13 +212,13 @@ func withCost(s span, cost float64) span {
 // chat spans priced in the traces pipeline and ccusage's must agree.
 func TestAnalyzeDollars(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	ev := priced(usageEvent(agentevent.SourceClaudeCode, "s1", "e1", "/h/p/s1.jsonl", 100, 10, 0), "claude-opus-4-6", 0.25, "table")
+	ev := priced(usageEvent(agentevent.Source("claude_code"), "s1", "e1", "/h/p/s1.jsonl", 100, 10, 0), "claude-opus-4-6", 0.25, "table")
 	agentevent.SetAttr(&ev, agentevent.AttrTokensCacheCreation1h, int64(40))
 	spans := []span{rootSpan("t1", "r1", "s1", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
 	pricedSpans := []span{rootSpan("t1", "r1", "s1", t0), withCost(chatSpan("t1", "c1", "r1", "s1", 100, 10, 0, t0), 0.25)}
 	pricedSpans[1].attrs[agentevent.AttrTokensCacheCreation1h] = int64(40)
 	cc := []ccSession{{Key: "s1", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.25}}
-	r := analyze(agentevent.SourceClaudeCode, []agentevent.Event{ev}, spans, pricedSpans, cc)
+	r := analyze(agentevent.Source("claude_code"), []agentevent.Event{ev}, spans, pricedSpans, cc)
 	assert.Empty(t, r.failures())
 	assert.Equal(t, dollars{Events: 0.25, LogsChat: 0.25, TracesChat: 0.25, Ccusage: 0.25, HasCcusage: true, CcusageReported: 0.25}, r.Rows[0].Cost)
 
@@ -226,7 +226,7 @@ func TestAnalyzeDollars(t *testing.T) {
 	// and the check says what the chat spans lack.
 	delete(pricedSpans[1].attrs, agentevent.AttrTokensCacheCreation1h)
 	pricedSpans[1].attrs[agentevent.AttrCostUSD] = 0.2
-	r = analyze(agentevent.SourceClaudeCode, []agentevent.Event{ev}, spans, pricedSpans, cc)
+	r = analyze(agentevent.Source("claude_code"), []agentevent.Event{ev}, spans, pricedSpans, cc)
 	assert.Equal(t, []string{"claude-code: session s1: gen_ai_cost in the logs pipeline ($0.250000) and in the traces pipeline ($0.200000) differ " +
 		"(the chat spans carry 0 of the events' 40 1-hour cache write tokens)"}, r.failures())
 
@@ -234,7 +234,7 @@ func TestAnalyzeDollars(t *testing.T) {
 	pricedSpans[1].attrs[agentevent.AttrCostUSD] = 0.24
 	spans[1].attrs[agentevent.AttrCostUSD] = 0.24
 	cc[0].Cost = 0.26
-	r = analyze(agentevent.SourceClaudeCode, []agentevent.Event{ev}, spans, pricedSpans, cc)
+	r = analyze(agentevent.Source("claude_code"), []agentevent.Event{ev}, spans, pricedSpans, cc)
 	assert.Equal(t, []string{
 		"claude-code: session s1: the events' cost ($0.250000) and their chat spans' ($0.240000) differ",
 		"claude-code: session s1: cost ($0.250000) and ccusage's ($0.260000) differ",
@@ -246,8 +246,8 @@ func TestAnalyzeDollars(t *testing.T) {
 // priced response of that model states $0.
 func TestAnalyzeStatedZeroCost(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	free := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e1", "/h/opencode.db", 100, 10, 0), "glm-4.7-free", 0, "log")
-	paid := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e2", "/h/opencode.db", 10, 1, 0), "claude-sonnet-4-5", 0.5, "log")
+	free := priced(usageEvent(agentevent.Source("opencode"), "o1", "e1", "/h/opencode.db", 100, 10, 0), "glm-4.7-free", 0, "log")
+	paid := priced(usageEvent(agentevent.Source("opencode"), "o1", "e2", "/h/opencode.db", 10, 1, 0), "claude-sonnet-4-5", 0.5, "log")
 	spans := []span{
 		rootSpan("t1", "r1", "o1", t0),
 		withCost(chatSpan("t1", "c1", "r1", "o1", 100, 10, 0, t0), 0),
@@ -257,16 +257,16 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 		Key: "o1", Tokens: tokens{Input: 110, Output: 11}, Cost: 0.507,
 		ModelCosts: map[string]float64{"glm-4.7-free": 0.007, "claude-sonnet-4-5": 0.5},
 	}}
-	r := analyze(agentevent.SourceOpenCode, []agentevent.Event{free, paid}, spans, spans, cc)
+	r := analyze(agentevent.Source("opencode"), []agentevent.Event{free, paid}, spans, spans, cc)
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defStatedZero}, r.Rows[0].CostDefinitions)
 	assert.InDelta(t, 0.5, r.Rows[0].Cost.Ccusage, 1e-12)
 	assert.InDelta(t, 0.507, r.Rows[0].Cost.CcusageReported, 1e-12)
 
 	// A model with a priced response besides its $0 ones: not explained.
-	other := priced(usageEvent(agentevent.SourceOpenCode, "o1", "e3", "/h/opencode.db", 0, 0, 0), "glm-4.7-free", 0.001, "table")
+	other := priced(usageEvent(agentevent.Source("opencode"), "o1", "e3", "/h/opencode.db", 0, 0, 0), "glm-4.7-free", 0.001, "table")
 	spans[1].attrs[agentevent.AttrCostUSD] = 0.001
-	r = analyze(agentevent.SourceOpenCode, []agentevent.Event{free, paid, other}, spans, spans, cc)
+	r = analyze(agentevent.Source("opencode"), []agentevent.Event{free, paid, other}, spans, spans, cc)
 	assert.Equal(t, []string{"opencode: session o1: cost ($0.501000) and ccusage's ($0.507000) differ"}, r.failures())
 }
 
@@ -274,22 +274,22 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 // as ccusage does (isFallback): listed, and both sides must say so.
 func TestAnalyzeFallbackModel(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	ev := priced(usageEvent(agentevent.SourceCodex, "x1", "e1", "/h/.codex/sessions/2025/01/01/rollout-a.jsonl", 100, 10, 0), "", 0.001, "fallback")
+	ev := priced(usageEvent(agentevent.Source("codex"), "x1", "e1", "/h/.codex/sessions/2025/01/01/rollout-a.jsonl", 100, 10, 0), "", 0.001, "fallback")
 	spans := []span{rootSpan("t1", "r1", "x1", t0), withCost(chatSpan("t1", "c1", "r1", "x1", 100, 10, 0, t0), 0.001)}
 	cc := []ccSession{{Key: "rollout-a", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.001, Fallback: true}}
-	r := analyze(agentevent.SourceCodex, []agentevent.Event{ev}, spans, spans, cc)
+	r := analyze(agentevent.Source("codex"), []agentevent.Event{ev}, spans, spans, cc)
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defFileNames, defFallback}, r.Rows[0].CostDefinitions)
 
 	cc[0].Fallback = false
-	r = analyze(agentevent.SourceCodex, []agentevent.Event{ev}, spans, spans, cc)
+	r = analyze(agentevent.Source("codex"), []agentevent.Event{ev}, spans, spans, cc)
 	assert.Equal(t, []string{"codex: session x1: priced as a fallback model: here true, by ccusage false"}, r.failures())
 }
 
 // ccusage's dollars: totalCost (costUSD for Codex), the cost by model, and
 // Codex's fallback mark; Gemini copies of one chat count once, dollars too.
 func TestParseCcusageCosts(t *testing.T) {
-	cc, err := parseCcusage(agents.Lookup(agentevent.SourceOpenCode), []byte(`{"sessions":[{"sessionId":"o1","inputTokens":1,"outputTokens":2,"totalTokens":3,"totalCost":0.5,`+
+	cc, err := parseCcusage(agents.Lookup(agentevent.Source("opencode")), []byte(`{"sessions":[{"sessionId":"o1","inputTokens":1,"outputTokens":2,"totalTokens":3,"totalCost":0.5,`+
 		`"modelBreakdowns":[{"modelName":"GLM-4.7-free","cost":0.2},{"modelName":"[pi] claude-sonnet-4-5","cost":0.3}]}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{
@@ -297,16 +297,16 @@ func TestParseCcusageCosts(t *testing.T) {
 		ModelCosts: map[string]float64{"glm-4.7-free": 0.2, "claude-sonnet-4-5": 0.3},
 	}}, cc)
 
-	cc, err = parseCcusage(agents.Lookup(agentevent.SourceCodex), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","costUSD":0.0175,`+
+	cc, err = parseCcusage(agents.Lookup(agentevent.Source("codex")), []byte(`{"sessions":[{"sessionId":"2025/01/01/rollout-x","sessionFile":"rollout-x","costUSD":0.0175,`+
 		`"models":{"gpt-5":{"isFallback":true}}}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []ccSession{{Key: "rollout-x", Cost: 0.0175, Fallback: true}}, cc)
 
 	t0 := time.Unix(1_700_000_000, 0)
-	ev := priced(usageEvent(agentevent.SourceGemini, "g1", "e1", "/h/.gemini/tmp/a/chats/s.json", 10, 1, 0), "gemini-2.5-pro", 0.1, "table")
+	ev := priced(usageEvent(agentevent.Source("gemini"), "g1", "e1", "/h/.gemini/tmp/a/chats/s.json", 10, 1, 0), "gemini-2.5-pro", 0.1, "table")
 	spans := []span{rootSpan("t1", "r1", "g1", t0), withCost(chatSpan("t1", "c1", "r1", "g1", 10, 1, 0, t0), 0.1)}
 	copies := []ccSession{{Key: "g1", Tokens: tokens{Input: 10, Output: 1}, Cost: 0.1}, {Key: "g1", Tokens: tokens{Input: 10, Output: 1}, Cost: 0.1}}
-	r := analyze(agentevent.SourceGemini, []agentevent.Event{ev}, spans, spans, copies)
+	r := analyze(agentevent.Source("gemini"), []agentevent.Event{ev}, spans, spans, copies)
 	assert.Empty(t, r.failures())
 	assert.Equal(t, []string{defCopyOnce}, r.Rows[0].CostDefinitions)
 }
@@ -366,7 +366,7 @@ func TestStageTwoRoots(t *testing.T) {
 		assert.FileExists(t, filepath.Join(home, f))
 	}
 	assert.NoFileExists(t, filepath.Join(home, ".copilot", "SOURCES.md"))
-	assert.Equal(t, []string{filepath.Join(home, ".local/share/opencode-fixtures/1-sqlite_case")}, st.dataDirs[agentevent.SourceOpenCode])
+	assert.Equal(t, []string{filepath.Join(home, ".local/share/opencode-fixtures/1-sqlite_case")}, st.dataDirs[agentevent.Source("opencode")])
 
 	put(filepath.Join(b, "codex", "v1.jsonl"), "another v1")
 	_, err = stageFixtures([]string{a, b}, t.TempDir())

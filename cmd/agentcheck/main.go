@@ -130,7 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, "agentcheck:", err)
 				return 2
 			}
-			if src == agentevent.SourceCopilotCLI {
+			if src == copilotCLI {
 				runs, err := copilotRuns(ctx, *ccusage, evs, tmp+"/copilot-runs")
 				if err != nil {
 					fmt.Fprintln(stderr, "agentcheck:", err)

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 )
 
 // The native part of the check: the agents' own OTLP log captures
@@ -38,15 +39,22 @@ import (
 // Prometheus reader names it (metadata.yaml: agent_native_records).
 const nativeRecordsMetric = "otelcol_agent_native_records"
 
-// nativeAgent is an agent whose native log captures the check sends.
+// nativeAgent is an agent whose native log captures the check sends: a
+// registered agent whose own log records agent_native maps, its captures
+// in native_otel/<its fixtures folder>.
 type nativeAgent struct {
 	dir string // folder under native_otel
 	src agentevent.Source
 }
 
-var nativeAgents = []nativeAgent{
-	{"claude_code", agentevent.SourceClaudeCode},
-	{"codex", agentevent.SourceCodex},
+func nativeAgents() []nativeAgent {
+	var out []nativeAgent
+	for _, d := range agents.All() {
+		if d.Native != nil && d.Native.NewMapper != nil {
+			out = append(out, nativeAgent{dir: d.Fixtures.Dir, src: d.Source})
+		}
+	}
+	return out
 }
 
 // nativeTokens are tokens in the AgentEvent convention: input includes
@@ -71,7 +79,7 @@ func readNativeCaptures(dirs []string) (map[agentevent.Source]*nativeCapture, er
 	out := map[agentevent.Source]*nativeCapture{}
 	var u plog.JSONUnmarshaler
 	for _, dir := range dirs {
-		for _, a := range nativeAgents {
+		for _, a := range nativeAgents() {
 			files, _ := filepath.Glob(filepath.Join(dir, a.dir, "logs-*.otlp.jsonl"))
 			slices.Sort(files)
 			for _, f := range files {
@@ -103,13 +111,20 @@ func readNativeCaptures(dirs []string) (map[agentevent.Source]*nativeCapture, er
 }
 
 // nativeService tells whether a resource's service.name is src's, as
-// agent_native recognizes its logs.
+// agent_native recognizes its logs (agents.Native).
 func nativeService(src agentevent.Source, service string) bool {
-	switch src {
-	case agentevent.SourceClaudeCode:
-		return service == "claude-code" || service == "claude-code-desktop"
-	case agentevent.SourceCodex:
-		return strings.HasPrefix(strings.ToLower(service), "codex")
+	d := agents.Lookup(src)
+	if d == nil || d.Native == nil {
+		return false
+	}
+	svc := strings.ToLower(service)
+	if slices.Contains(d.Native.Services, svc) {
+		return true
+	}
+	for _, p := range d.Native.ServicePrefixes {
+		if strings.HasPrefix(svc, p) {
+			return true
+		}
 	}
 	return false
 }
@@ -134,10 +149,10 @@ func captureTokens(src agentevent.Source, ld plog.Logs) (records int, t nativeTo
 				a := lrs.At(k).Attributes()
 				name := attrString(a, "event.name")
 				switch {
-				case src == agentevent.SourceClaudeCode && strings.TrimPrefix(name, "claude_code.") == "api_request":
+				case src == claudeCode && strings.TrimPrefix(name, "claude_code.") == "api_request":
 					t.In += attrCount(a, "input_tokens") + attrCount(a, "cache_read_tokens") + attrCount(a, "cache_creation_tokens")
 					t.Out += attrCount(a, "output_tokens")
-				case src == agentevent.SourceCodex && strings.TrimPrefix(name, "codex.") == "sse_event" &&
+				case src == codex && strings.TrimPrefix(name, "codex.") == "sse_event" &&
 					attrString(a, "event.kind") == "response.completed":
 					t.In += attrCount(a, "input_token_count")
 					t.Out += attrCount(a, "output_token_count")
@@ -261,7 +276,7 @@ func checkNative(ctx context.Context, bin string, roots []string, out string, ti
 	}
 	var lines [][]byte
 	want := 0
-	for _, a := range nativeAgents {
+	for _, a := range nativeAgents() {
 		if c := caps[a.src]; c != nil {
 			lines = append(lines, c.Lines...)
 			want += c.Records
@@ -272,7 +287,7 @@ func checkNative(ctx context.Context, bin string, roots []string, out string, ti
 		return nil, "", err
 	}
 	var reports []*nativeReport
-	for _, a := range nativeAgents {
+	for _, a := range nativeAgents() {
 		if c := caps[a.src]; c != nil {
 			reports = append(reports, analyzeNative(a.src, c, o.outcomes[string(a.src)], o.events))
 		}

@@ -35,10 +35,10 @@ func nativeEvent(src agentevent.Source, id string, in, out int64) agentevent.Eve
 func TestAnalyzeNative(t *testing.T) {
 	capture := &nativeCapture{Files: []string{"a", "b"}, Records: 10, Tokens: nativeTokens{In: 1500, Out: 70}}
 	events := []agentevent.Event{
-		nativeEvent(agentevent.SourceCodex, "e1", 1000, 50),
-		nativeEvent(agentevent.SourceCodex, "e2", 500, 20),
-		nativeEvent(agentevent.SourceCodex, "e3", 0, 0),
-		nativeEvent(agentevent.SourceClaudeCode, "other agent", 99, 99),
+		nativeEvent(agentevent.Source("codex"), "e1", 1000, 50),
+		nativeEvent(agentevent.Source("codex"), "e2", 500, 20),
+		nativeEvent(agentevent.Source("codex"), "e3", 0, 0),
+		nativeEvent(agentevent.Source("claude_code"), "other agent", 99, 99),
 	}
 	for _, tc := range []struct {
 		name     string
@@ -79,7 +79,7 @@ func TestAnalyzeNative(t *testing.T) {
 			name:     "an event without its origin",
 			outcomes: map[string]int64{"mapped": 10},
 			events: append(events[:1:1], func() agentevent.Event {
-				e := nativeEvent(agentevent.SourceCodex, "e2", 500, 20)
+				e := nativeEvent(agentevent.Source("codex"), "e2", 500, 20)
 				e.Attributes = nil
 				return e
 			}()),
@@ -87,7 +87,7 @@ func TestAnalyzeNative(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := analyzeNative(agentevent.SourceCodex, capture, tc.outcomes, tc.events)
+			r := analyzeNative(agentevent.Source("codex"), capture, tc.outcomes, tc.events)
 			assert.Equal(t, "codex", r.Agent)
 			assert.Equal(t, 2, r.Files)
 			assert.Equal(t, tc.problems, r.Problems)
@@ -135,10 +135,10 @@ func TestCaptureTokens(t *testing.T) {
 	a.PutStr("event.kind", "response.output_item.done")
 	a.PutStr("input_token_count", "5")
 
-	n, tok := captureTokens(agentevent.SourceClaudeCode, ld)
+	n, tok := captureTokens(agentevent.Source("claude_code"), ld)
 	assert.Equal(t, 2, n)
 	assert.Equal(t, nativeTokens{In: 2 + 30632 + 18830, Out: 183}, tok)
-	n, tok = captureTokens(agentevent.SourceCodex, ld)
+	n, tok = captureTokens(agentevent.Source("codex"), ld)
 	assert.Equal(t, 2, n)
 	assert.Equal(t, nativeTokens{In: 21836, Out: 412}, tok)
 }

@@ -70,7 +70,7 @@ func copilotRuns(ctx context.Context, bin string, events []agentevent.Event, scr
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	perRun, err := runCcusage(ctx, bin, agents.Lookup(agentevent.SourceCopilotCLI), scratch, true, nil)
+	perRun, err := runCcusage(ctx, bin, agents.Lookup(copilotCLI), scratch, true, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func TestCopilotRunsAgainstCcusage(t *testing.T) {
 	}
 	require.Positive(t, tailCost, "the tail's response has output tokens")
 
-	whole, err := runCcusage(t.Context(), bin, agents.Lookup(agentevent.SourceCopilotCLI), home, true, nil)
+	whole, err := runCcusage(t.Context(), bin, agents.Lookup(agentevent.Source("copilot_cli")), home, true, nil)
 	require.NoError(t, err)
 	require.Len(t, whole, 1)
 	assert.Equal(t, tokens{Input: 1232, Output: 200, CacheRead: 19768, CacheCreation: 19768}, whole[0].Tokens, "ccusage: each field's maximum")

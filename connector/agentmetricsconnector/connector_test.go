@@ -40,7 +40,7 @@ func defaultConfig() *Config { return createDefaultConfig().(*Config) }
 
 func ev(session, id string, typ agentevent.EventType, sec int) agentevent.Event {
 	return agentevent.Event{
-		Source: agentevent.SourceClaudeCode, SessionID: session, EventID: id, Type: typ,
+		Source: agentevent.Source("claude_code"), SessionID: session, EventID: id, Type: typ,
 		Timestamp: t0.Add(time.Duration(sec) * time.Second),
 	}
 }

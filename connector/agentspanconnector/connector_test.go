@@ -134,7 +134,7 @@ func TestRestartWithStorage(t *testing.T) {
 		assert.Equal(t, 1, n, "span %s emitted %d times", k, n)
 	}
 	require.Len(t, traces, 3, "one trace per turn")
-	turn2 := traces[spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p2").String()]
+	turn2 := traces[spanmodel.TurnTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, "p2").String()]
 	var names []string
 	for _, sp := range turn2 {
 		names = append(names, sp.Name())
@@ -147,7 +147,7 @@ func TestRestartWithStorage(t *testing.T) {
 	assert.Equal(t, "success", attr(tool, "agent.tool.status"))
 	assert.Equal(t, ts(12), tool.EndTimestamp())
 	require.Equal(t, 1, root.Links().Len(), "the link to turn 1 survived the restart")
-	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.Links().At(0).TraceID())
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, "p1"), root.Links().At(0).TraceID())
 }
 
 // TestStateRoundTrip saves every change of a pass and reads the sessions
@@ -196,18 +196,18 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	assert.Equal(t, a.store.links, r.store.links)
 	assert.Equal(t, a.store.calls, r.store.calls)
-	assert.NotEmpty(t, r.store.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s2"}].preamble)
-	for _, sk := range []sessKey{{Source: agentevent.SourceClaudeCode, Session: "s1"}, {Source: agentevent.SourceClaudeCode, Session: "s2"}} {
+	assert.NotEmpty(t, r.store.threads[threadKey{Source: agentevent.Source("claude_code"), Session: "s2"}].preamble)
+	for _, sk := range []sessKey{{Source: agentevent.Source("claude_code"), Session: "s1"}, {Source: agentevent.Source("claude_code"), Session: "s2"}} {
 		want, err := a.store.record(sk)
 		require.NoError(t, err)
 		got, err := r.store.record(sk)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "session %s", sk.Session)
 	}
-	main := r.store.threads[threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}]
+	main := r.store.threads[threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}]
 	m, ok := main.closedFor("p1")
 	require.True(t, ok, "the emitted turn left its marker")
-	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), m.Trace)
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, "p1"), m.Trace)
 	assert.Equal(t, int64(3), main.closedSeq)
 }
 
@@ -218,7 +218,7 @@ func TestUnreadableStateIsIgnored(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(t.Context(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	sk := sessKey{Source: agentevent.Source("claude_code"), Session: "s1"}
 	index := fmt.Sprintf(`{"version":%d,"sessions":[{"source":"claude_code","session":"s1"}]}`, state.Version)
 	require.NoError(t, client.Set(t.Context(), state.IndexShardKey(state.ShardOf(sk)), storagecodec.Encode([]byte(index))))
 	// A compressed record whose CRC fails is as unreadable as any other
@@ -258,7 +258,7 @@ func TestStateOfAnotherFormatReadsAsMissing(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	client, err := adapter.GetStorageClient(t.Context(), host, &id, h.c.set.ID)
 	require.NoError(t, err)
-	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	sk := sessKey{Source: agentevent.Source("claude_code"), Session: "s1"}
 	require.NoError(t, client.Set(t.Context(), state.IndexShardKey(state.ShardOf(sk)), []byte(`{"version":1,"sessions":[{"source":"claude_code","session":"s1"}]}`)))
 	require.NoError(t, client.Set(t.Context(), state.KeyAnchors, []byte("\x00\x7fgarbage")))
 	require.NoError(t, client.Close(t.Context()))
@@ -286,7 +286,7 @@ func TestCaughtUpFlagsLeaveWithTheirUnits(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Storage = &id })
 	h.setNow(4 * time.Second) // live: the turns are fresh
 	require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", t.TempDir())))
-	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	sk := sessKey{Source: agentevent.Source("claude_code"), Session: "s1"}
 	in := func(file string) mod { return func(e *agentevent.Event) { e.LogFile = file } }
 	stored := func() map[string]bool {
 		t.Helper()

@@ -231,7 +231,7 @@ func markFileEnds(ld plog.Logs) plog.Logs {
 // TestSavedCallsAreCompact: a session record's tool calls are written
 // compactly (the session's agent and id left out) and read back whole.
 func TestSavedCallsAreCompact(t *testing.T) {
-	sk := sessKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	sk := sessKey{Source: agentevent.Source("claude_code"), Session: "s1"}
 	main := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session}, Prompt: "p1"}
 	sub := unitKey{Thread: threadKey{Source: sk.Source, Session: sk.Session, Agent: "ag1"}}
 	calls := map[callKey]callRef{

@@ -44,7 +44,7 @@ type mod func(*agentevent.Event)
 func (s *session) ev(typ agentevent.EventType, id string, sec float64, mods ...mod) agentevent.Event {
 	s.seq++
 	ev := agentevent.Event{
-		Source:       agentevent.SourceClaudeCode,
+		Source:       agentevent.Source("claude_code"),
 		SessionID:    s.id,
 		EventID:      id,
 		Timestamp:    t0.Add(time.Duration(sec * float64(time.Second))),

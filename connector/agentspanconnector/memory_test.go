@@ -66,7 +66,7 @@ func TestEvictedSessionsComeBackFromStorage(t *testing.T) {
 		}
 	}
 	require.Len(t, p3, 1)
-	assert.Equal(t, spanmodel.UnitSpanID(unitKey{Thread: threadKey{Source: agentevent.SourceClaudeCode, Session: "s00"}, Prompt: "p2"}).String(), p3[0])
+	assert.Equal(t, spanmodel.UnitSpanID(unitKey{Thread: threadKey{Source: agentevent.Source("claude_code"), Session: "s00"}, Prompt: "p2"}).String(), p3[0])
 	checkTraceShape(t, mergedTraces(h))
 	require.NoError(t, h.c.Shutdown(t.Context()))
 }
@@ -302,7 +302,7 @@ func TestEvictedSessionsKeepNoEventMemory(t *testing.T) {
 		if i >= n/2 {
 			continue
 		}
-		sk := sessKey{Source: agentevent.SourceClaudeCode, Session: s.id}
+		sk := sessKey{Source: agentevent.Source("claude_code"), Session: s.id}
 		first = append(first, sk)
 		idx := h.c.asm.store.sessions[sk]
 		require.NotNil(t, idx, "in memory after its batch")
@@ -365,11 +365,11 @@ func TestEmittedTurnsLeaveNoEventMemory(t *testing.T) {
 	require.Len(t, named(h.spans(), "invoke_agent Explore"), 1, "the turn went out with its subagent")
 	h.sink.Reset()
 
-	main := threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}
+	main := threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}
 	_, marked := h.c.asm.store.threads[main].closedFor("p1")
 	require.True(t, marked)
-	require.Contains(t, h.c.asm.store.calls, callKey{Source: agentevent.SourceClaudeCode, Session: "s1", CallID: "toolu_agent"})
-	require.Contains(t, h.c.asm.store.links, threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"})
+	require.Contains(t, h.c.asm.store.calls, callKey{Source: agentevent.Source("claude_code"), Session: "s1", CallID: "toolu_agent"})
+	require.Contains(t, h.c.asm.store.links, threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "ag1"})
 	runtime.GC()
 	for i, p := range kept {
 		assert.Nil(t, p.Value(), "event %d of the emitted turn is still reachable", i)

@@ -168,7 +168,7 @@ func TestUnlinkedSubagentBecomesItsOwnTrace(t *testing.T) {
 	require.Len(t, spans, 2)
 	root := one(t, spans, "invoke_agent subagent")
 	assert.True(t, root.ParentSpanID().IsEmpty())
-	assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+	assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "warm"}), root.TraceID())
 	assert.Equal(t, "warm", attr(root, "gen_ai.agent.id"))
 	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 }
@@ -205,7 +205,7 @@ func TestUnspawnedSubagentClosesLikeATurn(t *testing.T) {
 		require.Len(t, spans, 2, "no wall-clock wait once the file is read")
 		root := one(t, spans, "invoke_agent subagent")
 		assert.True(t, root.ParentSpanID().IsEmpty())
-		assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "warm"}), root.TraceID())
+		assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "warm"}), root.TraceID())
 		assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 		assert.Len(t, h.sink.AllTraces(), 1)
 	})
@@ -254,7 +254,7 @@ func TestNestedSubagents(t *testing.T) {
 	require.Len(t, roots(spans), 1)
 	inner := one(t, spans, "invoke_agent Explore")
 	outer := one(t, spans, "invoke_agent general-purpose")
-	assert.Equal(t, spanmodel.ToolSpanID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
+	assert.Equal(t, spanmodel.ToolSpanID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
 	assert.Equal(t, outer.TraceID(), inner.TraceID())
 	assert.Equal(t, int64(2), attr(roots(spans)[0], spanmodel.AttrTurnSubagents))
 }

@@ -27,7 +27,7 @@ func TestTurnClosesOnNextPrompt(t *testing.T) {
 	require.Len(t, spans, 2)
 	root := one(t, spans, "invoke_agent claude-code")
 	assert.True(t, root.ParentSpanID().IsEmpty())
-	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, "p1"), root.TraceID())
+	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, "p1"), root.TraceID())
 	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
 	assert.Equal(t, ts(0), root.StartTimestamp())
 	assert.Equal(t, ts(2), root.EndTimestamp())

@@ -122,7 +122,7 @@ func newTestSession(id string) *testSession { return &testSession{id: id} }
 func (s *testSession) event(typ agentevent.EventType, id string, minute int) agentevent.Event {
 	s.seq++
 	ev := agentevent.Event{
-		Source:       agentevent.SourceClaudeCode,
+		Source:       agentevent.Source("claude_code"),
 		SessionID:    s.id,
 		EventID:      id,
 		Type:         typ,

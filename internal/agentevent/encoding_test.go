@@ -17,7 +17,7 @@ import (
 func fullEvent() Event {
 	return Event{
 		SchemaVersion:       SchemaVersion,
-		Source:              SourceClaudeCode,
+		Source:              Source("claude_code"),
 		ProjectHash:         ProjectHash("/home/u/proj"),
 		ProjectRoot:         "/home/u/proj",
 		SessionID:           "s1",
@@ -75,9 +75,9 @@ func fullEvent() Event {
 func TestRoundTripEveryField(t *testing.T) {
 	for name, ev := range map[string]Event{
 		"full":    fullEvent(),
-		"minimal": {SchemaVersion: SchemaVersion, Source: SourcePi, EventID: "x", Type: TypeUserMessage, Role: RoleUser},
+		"minimal": {SchemaVersion: SchemaVersion, Source: Source("pi"), EventID: "x", Type: TypeUserMessage, Role: RoleUser},
 		"unparsed": {
-			SchemaVersion: SchemaVersion, Source: SourceCodex, EventID: "u", Type: TypeLog, Role: RoleSystem,
+			SchemaVersion: SchemaVersion, Source: Source("codex"), EventID: "u", Type: TypeLog, Role: RoleSystem,
 			Unparsed: "malformed_json", Raw: []byte("{oops"), LogFile: "f", LogLine: 3,
 			Timestamp: time.Unix(1700000000, 0).UTC(),
 		},
@@ -106,9 +106,9 @@ func TestDecodeRejectsForeignRecord(t *testing.T) {
 
 func TestResourceGroupsBySourceAndVersion(t *testing.T) {
 	evs := []Event{
-		{Source: SourceClaudeCode, AgentVersion: "2.1.1", EventID: "a", Type: TypeMeta},
-		{Source: SourceClaudeCode, AgentVersion: "2.1.2", EventID: "b", Type: TypeMeta},
-		{Source: SourceClaudeCode, AgentVersion: "2.1.1", EventID: "c", Type: TypeMeta},
+		{Source: Source("claude_code"), AgentVersion: "2.1.1", EventID: "a", Type: TypeMeta},
+		{Source: Source("claude_code"), AgentVersion: "2.1.2", EventID: "b", Type: TypeMeta},
+		{Source: Source("claude_code"), AgentVersion: "2.1.1", EventID: "c", Type: TypeMeta},
 	}
 	logs := EncodeLogs(evs, "")
 	require.Equal(t, 2, logs.ResourceLogs().Len())

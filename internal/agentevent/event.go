@@ -22,20 +22,11 @@ import (
 // SchemaVersion is the agtrace schema version every event carries.
 const SchemaVersion = "agtrace.event.v1"
 
-// Source is the agent that wrote the record. The spec's enum is extended with
-// opencode, pi, copilot_cli and amp (an enum extension the spec allows within
-// v1).
+// Source is the agent that wrote the record: the spec's enum, extended by
+// every agent agentotel reads (an enum extension the spec allows within
+// v1). Each agent's vendor package declares its own value and registers it
+// (internal/agents); this package knows none of them.
 type Source string
-
-const (
-	SourceClaudeCode Source = "claude_code"
-	SourceCodex      Source = "codex"
-	SourceGemini     Source = "gemini"
-	SourceOpenCode   Source = "opencode"
-	SourcePi         Source = "pi"
-	SourceCopilotCLI Source = "copilot_cli"
-	SourceAmp        Source = "amp"
-)
 
 // services maps each registered source to its service.name and back
 // (NameService); an agent's descriptor registers them (internal/agents).

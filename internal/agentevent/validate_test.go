@@ -11,7 +11,7 @@ import (
 )
 
 func ev(id string, typ EventType, parent string, mod ...func(*Event)) Event {
-	e := Event{SchemaVersion: SchemaVersion, Source: SourceClaudeCode, SessionID: "s", EventID: id, Type: typ, ParentEventID: parent}
+	e := Event{SchemaVersion: SchemaVersion, Source: Source("claude_code"), SessionID: "s", EventID: id, Type: typ, ParentEventID: parent}
 	Normalize(&e)
 	if typ == TypeSessionSummary || typ == TypeLog {
 		e.Role = RoleSystem

@@ -6,6 +6,7 @@ package agents
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -173,4 +174,46 @@ func (d *Descriptor) DefaultLocations() []string {
 		}
 	}
 	return out
+}
+
+// DocLocations says in Markdown where the agent's files are read by
+// default: each folder (its variable, and its default below "~") with the
+// include patterns below it.
+func (d *Descriptor) DocLocations() string {
+	const root = "\x00"
+	var rel []string
+	for _, p := range d.Include(root) {
+		r := strings.TrimPrefix(filepath.ToSlash(strings.TrimPrefix(p, root)), "/")
+		if r != "" {
+			rel = append(rel, r)
+		}
+	}
+	var parts []string
+	for _, f := range d.Folders {
+		var env, home string
+		if f.Env != "" {
+			env = "$" + path.Join(append([]string{f.Env}, f.Below...)...)
+		}
+		if f.Home != nil {
+			home = "~/" + path.Join(f.Home...)
+		}
+		var base string
+		switch {
+		case env != "" && home != "":
+			base = "`" + env + "` (`" + home + "`)"
+		case env != "":
+			base = "`" + env + "`"
+		default:
+			base = "`" + home + "`"
+		}
+		switch {
+		case len(rel) == 0:
+			parts = append(parts, base)
+		case len(rel) == 1 && (env == "" || home == ""):
+			parts = append(parts, "`"+path.Join(strings.Trim(base, "`"), rel[0])+"`")
+		default:
+			parts = append(parts, base+": `"+strings.Join(rel, "`, `")+"`")
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -44,7 +44,7 @@ func (fakeMapper) Map(rec *agentevent.NativeRecord) ([]agentevent.Event, error) 
 	case "mapped":
 		session := rec.Str("session.id")
 		ev := agentevent.Event{
-			Source: agentevent.SourceClaudeCode, SessionID: session,
+			Source: agentevent.Source("claude_code"), SessionID: session,
 			EventID:   agentevent.NativeID("fake", session, rec.Str("seq")),
 			Timestamp: rec.Time, Type: agentevent.TypeToolCall, Role: agentevent.RoleAssistant,
 			ToolName: "Bash", Text: "tool arguments " + secretCommand, AgentVersion: rec.ServiceVersion,
@@ -73,7 +73,7 @@ func fakeNormalize(sp *agentevent.NativeSpan) (agentevent.SpanPatch, bool) {
 	switch sp.Name {
 	case "fake.turn":
 		return agentevent.SpanPatch{
-			Name: "invoke_agent fake", Kind: 1, Source: agentevent.SourceClaudeCode,
+			Name: "invoke_agent fake", Kind: 1, Source: agentevent.Source("claude_code"),
 			SessionID: agentevent.NativeStr(sp.Attrs["session.id"]),
 			Set:       map[string]any{"gen_ai.operation.name": "invoke_agent", "agent.fake.count": int64(2), "agent.fake.list": []string{"a", "b"}},
 			Remove:    []string{"fake.raw"},
@@ -86,7 +86,7 @@ func fakeNormalize(sp *agentevent.NativeSpan) (agentevent.SpanPatch, bool) {
 
 func fakeAgents() []agentDef {
 	return []agentDef{{
-		source:    agentevent.SourceClaudeCode,
+		source:    agentevent.Source("claude_code"),
 		newMapper: func() logMapper { return fakeMapper{} },
 		normalize: fakeNormalize,
 		services:  []string{fakeService},
@@ -238,7 +238,7 @@ func fileLogs(session string, at ...time.Duration) plog.Logs {
 	var evs []agentevent.Event
 	for i, d := range at {
 		ev := agentevent.Event{
-			Source: agentevent.SourceClaudeCode, SessionID: session,
+			Source: agentevent.Source("claude_code"), SessionID: session,
 			EventID:   fmt.Sprintf("file-%s-%d", session, i),
 			Sequence:  int64(i + 1),
 			Timestamp: t0.Add(d), Type: agentevent.TypeUserMessage, Role: agentevent.RoleUser,

@@ -116,7 +116,7 @@ func TestRecordOutcomes(t *testing.T) {
 	require.Len(t, out, 1)
 	ev, err := agentevent.Decode(out[0])
 	require.NoError(t, err)
-	assert.Equal(t, agentevent.SourceClaudeCode, ev.Source)
+	assert.Equal(t, agentevent.Source("claude_code"), ev.Source)
 	assert.Equal(t, "S", ev.SessionID)
 	assert.Empty(t, ev.Text, "content stripped by default")
 	assert.NotContains(t, ev.Attributes, agentevent.AttrFileDiff)

@@ -92,7 +92,7 @@ func oracleAgents() []oracleAgent {
 	}
 	return []oracleAgent{
 		{
-			name: "claude", source: agentevent.SourceClaudeCode,
+			name: "claude", source: agentevent.Source("claude_code"),
 			layout: func(t *testing.T, fixtures, home string) {
 				dir := filepath.Join(fixtures, "claude_code")
 				entries, err := os.ReadDir(dir)
@@ -114,7 +114,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.ProjectPath + "/" + s.SessionID },
 		},
 		{
-			name: "codex", source: agentevent.SourceCodex,
+			name: "codex", source: agentevent.Source("codex"),
 			layout: func(t *testing.T, fixtures, home string) {
 				files, err := filepath.Glob(filepath.Join(fixtures, "codex", "*.jsonl"))
 				require.NoError(t, err)
@@ -128,7 +128,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.SessionID },
 		},
 		{
-			name: "pi", source: agentevent.SourcePi,
+			name: "pi", source: agentevent.Source("pi"),
 			layout: func(t *testing.T, fixtures, home string) {
 				files, err := filepath.Glob(filepath.Join(fixtures, "pi", "*.jsonl"))
 				require.NoError(t, err)
@@ -147,7 +147,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.ProjectPath + "/" + s.SessionID },
 		},
 		{
-			name: "gemini", source: agentevent.SourceGemini,
+			name: "gemini", source: agentevent.Source("gemini"),
 			layout: func(t *testing.T, fixtures, home string) {
 				files, err := filepath.Glob(filepath.Join(fixtures, "gemini", "chat_*.json"))
 				require.NoError(t, err)
@@ -159,7 +159,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.SessionID },
 		},
 		{
-			name: "opencode", source: agentevent.SourceOpenCode,
+			name: "opencode", source: agentevent.Source("opencode"),
 			layout: func(t *testing.T, fixtures, home string) {
 				copyTree(t, filepath.Join(fixtures, "opencode", "storage_v1.1.31_glm_tool_session"), filepath.Join(home, ".local", "share", "opencode"))
 			},
@@ -167,7 +167,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.SessionID },
 		},
 		{
-			name: "copilot", source: agentevent.SourceCopilotCLI,
+			name: "copilot", source: agentevent.Source("copilot_cli"),
 			partial: "ccusage reads Copilot CLI usage only from a session.shutdown event's modelMetrics; " +
 				"sessions without one (still running, or killed) it does not list, where the events' own usage is priced",
 			layout: func(t *testing.T, fixtures, home string) {
@@ -181,7 +181,7 @@ func oracleAgents() []oracleAgent {
 			keyOfCC: func(s ccSession) string { return s.SessionID },
 		},
 		{
-			name: "amp", source: agentevent.SourceAmp,
+			name: "amp", source: agentevent.Source("amp"),
 			layout: func(t *testing.T, fixtures, home string) {
 				copyTree(t, filepath.Join(fixtures, "amp"), filepath.Join(home, ".local", "share", "amp"))
 			},

@@ -45,7 +45,7 @@ func newHarness(t *testing.T) (*harness, *costProcessor) {
 
 func answer(id, model string, in, cacheRead, cacheCreate, out int64) agentevent.Event {
 	return agentevent.Event{
-		Source: agentevent.SourceClaudeCode, SessionID: "s1", EventID: id, Timestamp: t0,
+		Source: agentevent.Source("claude_code"), SessionID: "s1", EventID: id, Timestamp: t0,
 		Type: agentevent.TypeAssistantMessage, Role: agentevent.RoleAssistant, Model: model, ResponseID: "msg_" + id,
 		TokensInput: agentevent.Int(in), TokensCached: agentevent.Int(cacheRead),
 		TokensCacheCreation: agentevent.Int(cacheCreate), TokensOutput: agentevent.Int(out),
@@ -57,13 +57,13 @@ func TestLogs(t *testing.T) {
 	priced := answer("a1", "claude-opus-4-6", 6000, 2000, 3000, 400)
 	agentevent.SetAttr(&priced, agentevent.AttrTokensCacheCreation1h, int64(1000))
 	stated := answer("a2", "claude-sonnet-4-5", 100, 0, 0, 10)
-	stated.Source = agentevent.SourcePi
+	stated.Source = agentevent.Source("pi")
 	stated.CostUSD = agentevent.Float(0.5)
 	unknown1 := answer("a3", "mistral", 100, 0, 0, 10)
 	unknown2 := answer("a4", "mistral", 100, 0, 0, 10)
 	noModel := answer("a5", "", 100, 0, 0, 10)
 	empty := answer("a6", "<synthetic>", 0, 0, 0, 0) // an API error notice: nothing to price
-	prompt := agentevent.Event{Source: agentevent.SourceClaudeCode, SessionID: "s1", EventID: "u1", Type: agentevent.TypeUserMessage, Timestamp: t0}
+	prompt := agentevent.Event{Source: agentevent.Source("claude_code"), SessionID: "s1", EventID: "u1", Type: agentevent.TypeUserMessage, Timestamp: t0}
 	// A streamed response past sonnet 4.5's 200k threshold: input on its
 	// first record, an output increment on a later one.
 	longFirst := answer("l1", "claude-sonnet-4-5-20250929", 250000, 0, 0, 10)

@@ -344,7 +344,7 @@ func TestCopilotLiveAppendAndWorkspace(t *testing.T) {
 	assertNoDuplicates(t, got)
 	for i, ev := range got {
 		assert.Equal(t, `C:\Users\dev\shop`, ev.ProjectRoot, "from workspace.yaml")
-		assert.Equal(t, agentevent.SourceCopilotCLI, ev.Source)
+		assert.Equal(t, agentevent.Source("copilot_cli"), ev.Source)
 		assert.Equal(t, int64(i+1), ev.Sequence)
 	}
 	assert.Equal(t, "5f2b6c1e-1a2b-4c3d-8e4f-000000000c02", first[0].SessionID)
@@ -391,7 +391,7 @@ func TestAmpLiveRewrite(t *testing.T) {
 	assert.Empty(t, rep.OpenToolCalls)
 	for i, ev := range evs {
 		assert.Equal(t, int64(i+1), ev.Sequence, "sequence continues across rewrites")
-		assert.Equal(t, agentevent.SourceAmp, ev.Source)
+		assert.Equal(t, agentevent.Source("amp"), ev.Source)
 	}
 }
 
@@ -506,8 +506,8 @@ func TestCopilotAmpDefaultPaths(t *testing.T) {
 				files[ev.LogFile] = ev.Source
 			}
 			assert.Equal(t, map[string]agentevent.Source{
-				folder: agentevent.SourceCopilotCLI, flat: agentevent.SourceCopilotCLI, history: agentevent.SourceCopilotCLI,
-				thread: agentevent.SourceAmp,
+				folder: agentevent.Source("copilot_cli"), flat: agentevent.Source("copilot_cli"), history: agentevent.Source("copilot_cli"),
+				thread: agentevent.Source("amp"),
 			}, files)
 		})
 	}
@@ -568,7 +568,7 @@ func TestCopilotAmpDisabledAndExcluded(t *testing.T) {
 	for _, ev := range h.events() {
 		assert.NotEqual(t, skipped, ev.LogFile)
 		assert.NotEqual(t, skippedHist, ev.LogFile)
-		assert.NotEqual(t, agentevent.SourceAmp, ev.Source, "amp is off")
+		assert.NotEqual(t, agentevent.Source("amp"), ev.Source, "amp is off")
 	}
 }
 

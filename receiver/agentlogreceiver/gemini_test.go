@@ -515,7 +515,7 @@ func TestGeminiDefaultPaths(t *testing.T) {
 	assert.Equal(t, "helper", sub[0].AgentID)
 	h.geminiBarrier(filepath.Join(home, ".gemini"))
 	for _, ev := range h.events() {
-		assert.Equal(t, agentevent.SourceGemini, ev.Source)
+		assert.Equal(t, agentevent.Source("gemini"), ev.Source)
 		assert.NotEqual(t, outside, ev.LogFile)
 	}
 }

@@ -158,7 +158,7 @@ func TestGroupCommitBackfill(t *testing.T) {
 func TestEncodeFlagsPerPart(t *testing.T) {
 	ev := func(id, session, version string) agentevent.Event {
 		return agentevent.Event{
-			Source: agentevent.SourceClaudeCode, AgentVersion: version, SessionID: session, EventID: id,
+			Source: agentevent.Source("claude_code"), AgentVersion: version, SessionID: session, EventID: id,
 			Type: agentevent.TypeUserMessage, Role: agentevent.RoleUser, Timestamp: time.Unix(1, 0),
 		}
 	}

@@ -173,7 +173,7 @@ func TestPiDefaultPaths(t *testing.T) {
 			h.waitEvents(tt.want, 1)
 			for _, ev := range h.events() {
 				assert.Equal(t, tt.want, ev.LogFile, "only the default location is read")
-				assert.Equal(t, agentevent.SourcePi, ev.Source)
+				assert.Equal(t, agentevent.Source("pi"), ev.Source)
 			}
 		})
 	}
@@ -231,7 +231,7 @@ func TestCodexDefaultPathsAndArchive(t *testing.T) {
 			n := len(h.eventsOf(live)) + len(h.eventsOf(archived))
 			assert.Equal(t, want, n, "the rollout in sessions/ and archived_sessions/ is read once")
 			for _, ev := range h.events() {
-				assert.Equal(t, agentevent.SourceCodex, ev.Source)
+				assert.Equal(t, agentevent.Source("codex"), ev.Source)
 			}
 		})
 	}

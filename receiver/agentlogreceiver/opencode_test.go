@@ -184,7 +184,7 @@ func TestOpenCodeTreeTestdata(t *testing.T) {
 	// The receiver emits exactly the mapping package's golden events.
 	require.Equal(t, expected, got)
 	assert.Empty(t, h.badRecordLogs())
-	assert.Equal(t, agentevent.SourceOpenCode, got[0].Source)
+	assert.Equal(t, agentevent.Source("opencode"), got[0].Source)
 }
 
 // TestOpenCodeTreeLive follows a turn while OpenCode writes it: a tool part

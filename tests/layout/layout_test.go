@@ -153,6 +153,51 @@ func TestPackagesImportDownward(t *testing.T) {
 	assert.Positive(t, checked, "component imports were checked")
 }
 
+// TestOnlyTheRegistryKnowsTheAgents: no package imports an agent's vendor
+// package (internal/vendors/<agent>) but the registry set
+// (internal/agents/all) and other vendor packages: every other part asks
+// the registry for what it needs of an agent. A vendor package imports only
+// the model, the registry, the JSON package and other vendor packages (a
+// fork's format: Kilo's is OpenCode's), never a component or a collector
+// package. Test files are free to import a vendor package.
+func TestOnlyTheRegistryKnowsTheAgents(t *testing.T) {
+	const vendors = module + "/internal/vendors/"
+	allowed := []string{
+		module + "/internal/agentevent", module + "/internal/agents", module + "/internal/jsonx",
+		module + "/internal/textutil", module + "/internal/testrun",
+	}
+	// A reader kind of a format several agents share reads that format's
+	// package: the OpenCode data directory reader (agents.OpenCodeStore),
+	// for OpenCode and its forks.
+	formatReaders := map[string]string{
+		module + "/receiver/agentlogreceiver/internal/opencode": vendors + "opencode",
+	}
+	pkgs := goList(t, "./...")
+	checked := 0
+	for _, p := range pkgs {
+		if p.ImportPath == vendors+"vendortest" {
+			continue // the vendor packages' test support
+		}
+		inVendor := strings.HasPrefix(p.ImportPath, vendors)
+		for _, imp := range p.Imports {
+			switch {
+			case inVendor && strings.HasPrefix(imp, module+"/"):
+				ok := slices.Contains(allowed, imp) || (strings.HasPrefix(imp, vendors) && imp != vendors+"vendortest")
+				assert.True(t, ok, "vendor package %s imports %s", p.ImportPath, imp)
+				checked++
+			case inVendor:
+				assert.NotContains(t, imp, "go.opentelemetry.io/collector", "vendor package %s imports a collector package %s", p.ImportPath, imp)
+			case strings.HasPrefix(imp, vendors) && formatReaders[p.ImportPath] == imp:
+			case strings.HasPrefix(imp, vendors):
+				assert.Equal(t, module+"/internal/agents/all", p.ImportPath,
+					"%s imports the vendor package %s: ask the registry (internal/agents) instead", p.ImportPath, imp)
+				checked++
+			}
+		}
+	}
+	assert.Positive(t, checked, "vendor imports were checked")
+}
+
 // TestTopPackageFilesHaveNoCycle: in each component's top package, the
 // graph of which non-test file references a declaration of which other
 // file has no cycle: the files read from the top down.

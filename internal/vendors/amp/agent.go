@@ -15,7 +15,7 @@ import (
 )
 
 // Source is Amp's event source.
-const Source = agentevent.SourceAmp
+const Source agentevent.Source = "amp"
 
 func init() {
 	agents.Register(agents.Descriptor{
@@ -48,7 +48,7 @@ func init() {
 			},
 			Share: 0.05,
 		},
-		Doc: agents.Doc{Versions: "client 0.0.17x"},
+		Doc: agents.Doc{Versions: "client 0.0.17x (threads JSON)"},
 	})
 }
 

@@ -209,7 +209,7 @@ func (m *mapper) eventID(msg Message, suffix string) string {
 
 func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	return agentevent.Event{
-		Source:        agentevent.SourceAmp,
+		Source:        Source,
 		SessionID:     m.th.ID,
 		EventID:       id,
 		ParentEventID: m.prompt,
@@ -449,7 +449,7 @@ func (m *mapper) ledger(pending []LedgerEvent, msgID int64, prompt string) []Led
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, e.Timestamp)
 		ev := agentevent.Event{
-			Source: agentevent.SourceAmp, SessionID: m.th.ID, EventID: m.th.ID + ":ledger:" + e.ID,
+			Source: Source, SessionID: m.th.ID, EventID: m.th.ID + ":ledger:" + e.ID,
 			ParentEventID: prompt, Timestamp: ts, Type: agentevent.TypeMeta, Role: agentevent.RoleSystem,
 			Channel: agentevent.ChannelSystem, ProjectRoot: m.root, ProjectHash: m.hash, GitBranch: m.branch,
 			AgentVersion: m.version, LogFile: m.c.LogFile,

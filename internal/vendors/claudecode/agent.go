@@ -14,7 +14,7 @@ import (
 )
 
 // Source is Claude Code's event source.
-const Source = agentevent.SourceClaudeCode
+const Source agentevent.Source = "claude_code"
 
 func init() {
 	agents.Register(agents.Descriptor{

@@ -237,9 +237,9 @@ func (n *nativeRec) mapRecord() error {
 func (n *nativeRec) event(typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) *agentevent.Event {
 	idx := len(n.out)
 	ev := agentevent.Event{
-		Source:       agentevent.SourceClaudeCode,
+		Source:       Source,
 		SessionID:    n.session,
-		EventID:      agentevent.NativeID(string(agentevent.SourceClaudeCode), n.session, n.prompt, strconv.FormatInt(n.ts.UnixMilli(), 10), strconv.FormatInt(n.seq, 10), strconv.Itoa(idx)),
+		EventID:      agentevent.NativeID(string(Source), n.session, n.prompt, strconv.FormatInt(n.ts.UnixMilli(), 10), strconv.FormatInt(n.seq, 10), strconv.Itoa(idx)),
 		Sequence:     nativeSequence(n.ts, n.seq, idx),
 		Timestamp:    n.ts,
 		Type:         typ,
@@ -275,7 +275,7 @@ func nativeSequence(ts time.Time, seq int64, idx int) int64 {
 // the turn (same prompt.id) names it as its parent, whether or not the
 // user_prompt record itself ever arrives.
 func promptEventID(session, prompt string) string {
-	return agentevent.NativeID(string(agentevent.SourceClaudeCode), session, "prompt", prompt)
+	return agentevent.NativeID(string(Source), session, "prompt", prompt)
 }
 
 func (n *nativeRec) meta(kind string) *agentevent.Event {

@@ -98,7 +98,7 @@ func FuzzNativeMap(f *testing.F) {
 		for i := range evs {
 			ev := &evs[i]
 			require.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
-			require.Equal(t, agentevent.SourceClaudeCode, ev.Source)
+			require.Equal(t, Source, ev.Source)
 			require.Equal(t, session, ev.SessionID)
 			require.NotEmpty(t, ev.EventID)
 			require.Contains(t, agentevent.AllowedRoles(ev.Type), ev.Role)
@@ -135,7 +135,7 @@ func FuzzNativeMap(f *testing.F) {
 		if prompt != "" && !hasPrompt && len(evs) > 0 {
 			// The turn's user_prompt came in another record.
 			p := agentevent.Event{
-				SchemaVersion: agentevent.SchemaVersion, Source: agentevent.SourceClaudeCode, SessionID: session,
+				SchemaVersion: agentevent.SchemaVersion, Source: Source, SessionID: session,
 				EventID: promptEventID(session, prompt), Type: agentevent.TypeUserMessage, Role: agentevent.RoleUser,
 			}
 			stream = append([]agentevent.Event{p}, evs...)

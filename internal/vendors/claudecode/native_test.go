@@ -426,7 +426,7 @@ func TestNativeMapping(t *testing.T) {
 		assert.Equal(t, "builtin", ev.Attributes[attrCommandSource])
 		assert.Equal(t, nativeSequence(ev.Timestamp, 13, 0), ev.Sequence)
 		assert.Equal(t, "2.1.273", ev.AgentVersion)
-		assert.Equal(t, agentevent.SourceClaudeCode, ev.Source)
+		assert.Equal(t, Source, ev.Source)
 		assert.Equal(t, agentevent.SchemaVersion, ev.SchemaVersion)
 		assert.Equal(t, "10e3d63210ded9c997d09c67b5b2cfe2", ev.Attributes[agentevent.AttrNativeTraceID])
 		for _, k := range identityKeys {

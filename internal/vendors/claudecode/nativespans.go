@@ -91,7 +91,7 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 		}
 	}
 	n := nspan{sp: sp, p: agentevent.SpanPatch{
-		Source:    agentevent.SourceClaudeCode,
+		Source:    Source,
 		SessionID: agentevent.NativeStr(sp.Attrs["session.id"]),
 		Set:       map[string]any{},
 	}}

@@ -44,7 +44,7 @@ func TestNativeSpansCapture(t *testing.T) {
 		}
 		names[g.Span.Name]++
 		p := g.Patch
-		require.Equal(t, agentevent.SourceClaudeCode, p.Source, where)
+		require.Equal(t, Source, p.Source, where)
 		require.NotEmpty(t, p.SessionID, where)
 		require.Equal(t, p.SessionID, g.Attrs["session.id"], where)
 		require.Equal(t, p.SessionID, g.Attrs[agentevent.AttrSessionID], where)
@@ -337,7 +337,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 				require.Equal(t, agentevent.SpanPatch{}, p)
 				return
 			}
-			require.Equal(t, agentevent.SourceClaudeCode, p.Source)
+			require.Equal(t, Source, p.Source)
 			require.Equal(t, "s-1", p.SessionID)
 			vendortest.RequirePatchTypes(t, p)
 			tc.check(t, p, vendortest.ApplySpanPatch(tc.span.Attrs, p))

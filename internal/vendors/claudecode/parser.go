@@ -460,7 +460,7 @@ func (p *Parser) sidechainCall(prompt string, samePrompt bool) *openCall {
 func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	s := &p.st
 	return agentevent.Event{
-		Source:           agentevent.SourceClaudeCode,
+		Source:           Source,
 		SessionID:        c.sessionID,
 		ProjectRoot:      s.Cwd,
 		ProjectHash:      p.projectHash(),

@@ -16,7 +16,7 @@ import (
 )
 
 // Source is Codex's event source.
-const Source = agentevent.SourceCodex
+const Source agentevent.Source = "codex"
 
 func init() {
 	agents.Register(agents.Descriptor{

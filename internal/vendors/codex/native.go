@@ -245,7 +245,7 @@ func (x *nativeCtx) conv() *nativeConv {
 // base starts an event of the record.
 func (x *nativeCtx) base(typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	ev := agentevent.Event{
-		Source:       agentevent.SourceCodex,
+		Source:       Source,
 		SessionID:    x.session,
 		Timestamp:    x.ts,
 		Type:         typ,
@@ -285,7 +285,7 @@ func (x *nativeCtx) finish(out []agentevent.Event) {
 	key := strconv.FormatInt(ns, 10)
 	for i := range out {
 		ev := &out[i]
-		ev.EventID = agentevent.NativeID(string(agentevent.SourceCodex), x.session, key, "codex."+x.name, x.rec.Str("call_id"), strconv.Itoa(i))
+		ev.EventID = agentevent.NativeID(string(Source), x.session, key, "codex."+x.name, x.rec.Str("call_id"), strconv.Itoa(i))
 		ev.Sequence = ns + int64(i)
 		if ev.Type == agentevent.TypeUserMessage {
 			c.prompt = ev.EventID

@@ -439,7 +439,7 @@ func TestNativeEnvelope(t *testing.T) {
 	require.NotEqual(t, a[0].EventID, a[1].EventID)
 	require.Equal(t, agentevent.NativeID("codex", testConv, strconv.FormatInt(at(0).UnixNano(), 10), "codex.tool_result", "call_a", "1"), a[1].EventID)
 	for _, ev := range a {
-		require.Equal(t, agentevent.SourceCodex, ev.Source)
+		require.Equal(t, Source, ev.Source)
 		require.Equal(t, testConv, ev.SessionID)
 		require.Equal(t, "0.155.0-alpha.9.2", ev.AgentVersion)
 		require.Equal(t, agentevent.OriginNative, ev.Attributes[agentevent.AttrOrigin])

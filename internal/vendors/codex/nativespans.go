@@ -113,7 +113,7 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 		name = on
 	}
 	n := nspan{sp: sp, p: agentevent.SpanPatch{
-		Source:    agentevent.SourceCodex,
+		Source:    Source,
 		SessionID: nspanConversation(sp),
 		Set:       map[string]any{},
 	}}

@@ -47,7 +47,7 @@ func TestNativeSpansCapture(t *testing.T) {
 		}
 		names[g.Span.Name]++
 		p := g.Patch
-		require.Equal(t, agentevent.SourceCodex, p.Source, where)
+		require.Equal(t, Source, p.Source, where)
 		if p.SessionID != "" {
 			_, err := strconv.ParseInt(p.SessionID, 10, 64)
 			require.Error(t, err, "%s: the session is the conversation, never the OS thread id", where)
@@ -311,7 +311,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 				require.Equal(t, agentevent.SpanPatch{}, p)
 				return
 			}
-			require.Equal(t, agentevent.SourceCodex, p.Source)
+			require.Equal(t, Source, p.Source)
 			require.Equal(t, tc.session, p.SessionID)
 			vendortest.RequirePatchTypes(t, p)
 			if tc.check != nil {

@@ -241,7 +241,7 @@ func (p *Parser) result(c *rowCtx, typ string, out []agentevent.Event, reason, d
 func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	s := &p.st
 	ev := agentevent.Event{
-		Source:       agentevent.SourceCodex,
+		Source:       Source,
 		SessionID:    s.SessionID,
 		ProjectRoot:  s.Cwd,
 		ProjectHash:  agentevent.ProjectHash(s.Cwd),

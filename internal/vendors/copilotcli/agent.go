@@ -15,7 +15,7 @@ import (
 )
 
 // Source is GitHub Copilot CLI's event source.
-const Source = agentevent.SourceCopilotCLI
+const Source agentevent.Source = "copilot_cli"
 
 func init() {
 	agents.Register(agents.Descriptor{
@@ -82,7 +82,7 @@ func init() {
 			Share:        0.05,
 		},
 		Doc: agents.Doc{
-			Versions:   "0.0.x – 1.0.x",
+			Versions:   "0.0.3xx (flat JSONL), 1.0.x (folder per session), VS Code-hosted, 0.0.x history JSON",
 			NativeOTLP: "GenAI spans, CLI and VS Code Copilot Chat (from the documented shapes: no capture)",
 		},
 	})

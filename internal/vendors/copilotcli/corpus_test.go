@@ -79,7 +79,7 @@ func corpus(t *testing.T, dir string) {
 		for i := range events {
 			ev := &events[i]
 			assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", path, ev.LogLine, ev.Unparsed, ev.Attributes)
-			assert.Equal(t, agentevent.SourceCopilotCLI, ev.Source)
+			assert.Equal(t, Source, ev.Source)
 		}
 		report := agentevent.Validate(events)
 		assert.Emptyf(t, report.Violations, "%s", path)

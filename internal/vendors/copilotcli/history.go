@@ -129,7 +129,7 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 		ts, _ := parseTime(e.Timestamp)
 		base := func(id string, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 			return agentevent.Event{
-				Source:    agentevent.SourceCopilotCLI,
+				Source:    Source,
 				SessionID: h.SessionID,
 				EventID:   h.SessionID + ":" + id,
 				Timestamp: ts,

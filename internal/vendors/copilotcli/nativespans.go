@@ -64,7 +64,7 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 		return agentevent.SpanPatch{}, false
 	}
 	p := agentevent.SpanPatch{
-		Source:    agentevent.SourceCopilotCLI,
+		Source:    Source,
 		SessionID: agentevent.NativeStr(sp.Attrs[agentevent.AttrSessionID]),
 		Set:       map[string]any{},
 	}
@@ -95,7 +95,7 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 			// dashboard select; the agent's own name stays in
 			// gen_ai.agent.name. A subagent (under its execute_tool span)
 			// keeps "invoke_agent <name>".
-			p.Name = nopInvokeAgent + " " + agentevent.SourceCopilotCLI.ServiceName()
+			p.Name = nopInvokeAgent + " " + Source.ServiceName()
 			if agentevent.NativeStr(sp.Attrs[nattrAgentName]) == "" {
 				if name := strings.TrimSpace(strings.TrimPrefix(sp.Name, nopInvokeAgent)); name != "" {
 					p.Set[nattrAgentName] = name

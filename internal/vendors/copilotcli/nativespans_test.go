@@ -168,7 +168,7 @@ func TestNativeSpans(t *testing.T) {
 				require.Equal(t, agentevent.SpanPatch{}, p)
 				return
 			}
-			require.Equal(t, agentevent.SourceCopilotCLI, p.Source)
+			require.Equal(t, Source, p.Source)
 			require.Equal(t, tc.session, p.SessionID)
 			vendortest.RequirePatchTypes(t, p)
 			tc.check(t, p, vendortest.ApplySpanPatch(tc.span.Attrs, p))

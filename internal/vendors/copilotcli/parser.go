@@ -647,7 +647,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 	s := &p.st
 	root := textutil.FirstNonEmpty(s.Cwd, s.WorkspaceRoot)
 	ev := agentevent.Event{
-		Source:       agentevent.SourceCopilotCLI,
+		Source:       Source,
 		SessionID:    s.SessionID,
 		ProjectRoot:  root,
 		ProjectHash:  p.projectHash(root),

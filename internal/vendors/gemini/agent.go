@@ -21,7 +21,7 @@ import (
 )
 
 // Source is Gemini CLI's event source.
-const Source = agentevent.SourceGemini
+const Source agentevent.Source = "gemini"
 
 // Gemini CLI rewrites its chat files in place (one JSON object per
 // session), and appends to JSONL chats records that replace earlier ones:

@@ -90,7 +90,7 @@ func corpusChat(t *testing.T, path, name string) {
 	for i := range r.Events {
 		ev := &r.Events[i]
 		require.Empty(t, ev.Unparsed, "event %s: %v", ev.EventID, ev.Attributes)
-		require.Equal(t, agentevent.SourceGemini, ev.Source)
+		require.Equal(t, Source, ev.Source)
 		if parent != "" {
 			// A subagent chat keeps its own session id and names its parent.
 			require.Equal(t, chat.SessionID, ev.SessionID)

@@ -83,7 +83,7 @@ func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool,
 		}
 		ev := agentevent.Event{
 			SchemaVersion: agentevent.SchemaVersion,
-			Source:        agentevent.SourceGemini,
+			Source:        Source,
 			ProjectRoot:   c.ProjectRoot,
 			ProjectHash:   agentevent.ProjectHash(c.ProjectRoot),
 			SessionID:     e.SessionID,

@@ -165,7 +165,7 @@ type mapper struct {
 func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	ev := agentevent.Event{
 		SchemaVersion: agentevent.SchemaVersion,
-		Source:        agentevent.SourceGemini,
+		Source:        Source,
 		ProjectHash:   m.chat.ProjectHash,
 		ProjectRoot:   m.c.ProjectRoot,
 		SessionID:     m.sessionID,

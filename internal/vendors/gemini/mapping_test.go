@@ -138,7 +138,7 @@ func TestTokens(t *testing.T) {
 	assert.Equal(t, "gemini-2.5-flash", ev.Model)
 	assert.Equal(t, Provider, ev.Provider)
 	assert.Equal(t, "g1", ev.ResponseID)
-	assert.Equal(t, agentevent.SourceGemini, ev.Source)
+	assert.Equal(t, Source, ev.Source)
 	assert.Equal(t, "gemini-cli", ev.Source.ServiceName())
 
 	// Usage goes on the first model event only: the first thought here.

@@ -14,7 +14,7 @@ import (
 )
 
 // Source is OpenCode's event source.
-const Source = agentevent.SourceOpenCode
+const Source agentevent.Source = "opencode"
 
 func init() {
 	agents.Register(agents.Descriptor{
@@ -49,7 +49,7 @@ func init() {
 			},
 			Share: 0.05,
 		},
-		Doc: agents.Doc{Versions: "1.1.12 – 1.1.51 (JSON tree); 1.4 – 1.16 (SQLite)"},
+		Doc: agents.Doc{Versions: "1.1.12 – 1.1.51 (JSON tree); SQLite 1.4 – 1.16"},
 	})
 }
 

@@ -162,7 +162,7 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		at = b.m.Time.Created
 	}
 	ev := agentevent.Event{
-		Source:       agentevent.SourceOpenCode,
+		Source:       Source,
 		SessionID:    b.session,
 		EventID:      id,
 		Type:         typ,
@@ -417,7 +417,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 		session = c.Session.ID
 	}
 	ev := agentevent.Event{
-		Source:        agentevent.SourceOpenCode,
+		Source:        Source,
 		SessionID:     textutil.FirstNonEmpty(c.Session.ID, session),
 		EventID:       id,
 		ParentEventID: prompt,

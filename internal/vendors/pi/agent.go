@@ -14,7 +14,7 @@ import (
 )
 
 // Source is Pi's event source.
-const Source = agentevent.SourcePi
+const Source agentevent.Source = "pi"
 
 func init() {
 	agents.Register(agents.Descriptor{

@@ -128,7 +128,7 @@ func TestCorpus(t *testing.T) {
 				require.NotEmpty(t, events)
 				for _, ev := range events {
 					assert.Emptyf(t, ev.Unparsed, "line %d unparsed: %v", ev.LogLine, ev.Attributes[agentevent.AttrUnparsedDetail])
-					assert.Equal(t, agentevent.SourcePi, ev.Source)
+					assert.Equal(t, Source, ev.Source)
 					assert.NotEmpty(t, ev.SessionID)
 					assert.False(t, ev.Timestamp.IsZero(), "line %d has no timestamp", ev.LogLine)
 				}

@@ -32,7 +32,7 @@ func FuzzParse(f *testing.F) {
 		evs := p.Parse([]byte(line), 2, int64(len(headerV3)+1))
 		for i := range evs {
 			ev := &evs[i]
-			if ev.SchemaVersion != agentevent.SchemaVersion || ev.Source != agentevent.SourcePi || ev.EventID == "" {
+			if ev.SchemaVersion != agentevent.SchemaVersion || ev.Source != Source || ev.EventID == "" {
 				t.Fatalf("event %d not normalized: %+v", i, *ev)
 			}
 			if string(ev.Raw) != line {

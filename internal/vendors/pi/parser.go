@@ -332,7 +332,7 @@ func (p *Parser) mapCompaction(e *entry, c *rowCtx) pending {
 // base starts an event with the envelope of the record.
 func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	return agentevent.Event{
-		Source:      agentevent.SourcePi,
+		Source:      Source,
 		SessionID:   p.st.SessionID,
 		ProjectRoot: p.st.Cwd,
 		ProjectHash: p.projectHash(),

@@ -28,7 +28,7 @@ func nativeTurn(t0 time.Time) []agentevent.Event {
 	}
 	ev := func(id string, typ agentevent.EventType, at time.Duration) agentevent.Event {
 		return agentevent.Event{
-			SchemaVersion: agentevent.SchemaVersion, Source: agentevent.SourceClaudeCode, SessionID: "s1",
+			SchemaVersion: agentevent.SchemaVersion, Source: agentevent.Source("claude_code"), SessionID: "s1",
 			EventID: id, ParentEventID: "p1", Type: typ, Timestamp: t0.Add(at), Attributes: origin(nil),
 		}
 	}
@@ -59,7 +59,7 @@ func nativeTurn(t0 time.Time) []agentevent.Event {
 }
 
 func mapTurn(evs []agentevent.Event) []ptrace.Span {
-	key := UnitKey{Thread: ThreadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, Prompt: "p1"}
+	key := UnitKey{Thread: ThreadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, Prompt: "p1"}
 	td := MapGroup(Group{TraceID: TurnTraceID(key.Thread, key.Prompt), Root: &Tree{Key: key, Events: evs}, Reason: ClosedByIdle}, MapOptions{})
 	var spans []ptrace.Span
 	for _, sp := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
@@ -134,7 +134,7 @@ func TestFileToolCallWithoutResponseKeepsItsChat(t *testing.T) {
 // that went out (Late) and a file turn without its prompt add no root.
 func TestNativeTurnWithoutItsPrompt(t *testing.T) {
 	t0 := time.Date(2026, 1, 8, 14, 30, 0, 0, time.UTC)
-	key := UnitKey{Thread: ThreadKey{Source: agentevent.SourceClaudeCode, Session: "s1"}, Prompt: "p1"}
+	key := UnitKey{Thread: ThreadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, Prompt: "p1"}
 	spansOf := func(tree *Tree) []ptrace.Span {
 		td := MapGroup(Group{TraceID: TurnTraceID(key.Thread, key.Prompt), Root: tree, Reason: ClosedByIdle}, MapOptions{})
 		var out []ptrace.Span

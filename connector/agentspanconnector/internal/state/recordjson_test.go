@@ -20,8 +20,8 @@ import (
 // session's record, as in TestClosedMarkersRoundTrip).
 func sampleRecord() *SessionRecord {
 	at := time.Date(2026, 1, 8, 14, 30, 0, 123456789, time.UTC)
-	th := spanmodel.ThreadKey{Source: agentevent.SourceOpenCode, Session: "ses_41aa601e1ffe6z7I4ccw1eIKUYZ1i8"}
-	sub := spanmodel.ThreadKey{Source: agentevent.SourceClaudeCode, Session: "s2", Agent: "a1"}
+	th := spanmodel.ThreadKey{Source: agentevent.Source("opencode"), Session: "ses_41aa601e1ffe6z7I4ccw1eIKUYZ1i8"}
+	sub := spanmodel.ThreadKey{Source: agentevent.Source("claude_code"), Session: "s2", Agent: "a1"}
 	skip := make([]pcommon.SpanID, 20)
 	for i := range skip {
 		skip[i] = pcommon.SpanID{byte(i), 1, 2, 3, 4, 5, 6, 7}

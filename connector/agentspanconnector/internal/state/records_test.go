@@ -27,7 +27,7 @@ func TestClosedMarkersRoundTrip(t *testing.T) {
 		{Prompt: "msg_2", Trace: pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
 	}
 	th := SavedThread{
-		Key:        spanmodel.ThreadKey{Source: agentevent.SourceOpenCode, Session: "ses_41aa601e1ffe6z7I4ccw1eIKUYZ1i8"},
+		Key:        spanmodel.ThreadKey{Source: agentevent.Source("opencode"), Session: "ses_41aa601e1ffe6z7I4ccw1eIKUYZ1i8"},
 		LastPrompt: "msg_be559fe35001CfjilCeYucOsg7Z1i8", LastPromptSeq: 1, LastArrival: 1795764123189264513,
 		Closed: want, ClosedSeq: 5,
 	}

@@ -89,7 +89,7 @@ func eventIDs(evs []agentevent.Event) []string {
 func newTestSource(t *testing.T, dataDir string, rec *recorder) *Source {
 	t.Helper()
 	rd, err := New(source.Settings{
-		Agent: "opencode", Source: agentevent.SourceOpenCode,
+		Agent: "opencode", Source: agentevent.Source("opencode"),
 		Include:      []string{dataDir},
 		PollInterval: 10 * time.Millisecond,
 		Emitter:      rec,
