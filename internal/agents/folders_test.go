@@ -99,7 +99,9 @@ func TestDocLocations(t *testing.T) {
 	assert.Equal(t, "`~/.a/p/*.jsonl`, `$A_DIR/p/*.jsonl`", d.DocLocations())
 	d = &Descriptor{
 		Folders: []Folder{{Env: "B_HOME", Home: []string{".b"}}},
-		Include: func(dir string) []string { return []string{filepath.Join(dir, "x", "*.json"), filepath.Join(dir, "y.json")} },
+		Include: func(dir string) []string {
+			return []string{filepath.Join(dir, "x", "*.json"), filepath.Join(dir, "y.json")}
+		},
 	}
 	assert.Equal(t, "`$B_HOME` (`~/.b`): `x/*.json`, `y.json`", d.DocLocations())
 	d = &Descriptor{

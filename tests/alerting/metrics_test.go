@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 const (
@@ -336,18 +337,11 @@ func launchCollector(t *testing.T) *collector {
 	require.NoError(t, os.WriteFile(probe, probeTurn(0), 0o600))
 
 	port := freePort(t)
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"XDG_DATA_HOME=",
-		"CODEX_HOME=",
-		"PI_CODING_AGENT_DIR=",
-		"COPILOT_HOME=",
-		"AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("PROMETHEUS_PORT=%d", port),
 		"AGENTOTEL_METRICS_FLUSH_INTERVAL=1s",
-	}
+	)
 	proc := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "alerting.yaml"))
 	c := &collector{proc: proc, port: port, home: home}
 	c.waitForFirstLook(t, probe)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // TestCopilotCLITracesInJaeger: the collector, with config/jaeger.yaml as written, reads the
@@ -83,12 +84,10 @@ func TestExportCopilotAndAmp(t *testing.T) {
 
 	bin := collectorBinary(t)
 	out := filepath.Join(t.TempDir(), "export")
-	env := []string{
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
-		"COPILOT_HOME=", "AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		"AGENTOTEL_EXPORT_DIR=" + out,
-	}
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR="+out,
+	)
 	p := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "export.yaml"))
 	read := func(format string) (map[string][][]byte, map[string]bool) {
 		files, agents := map[string][][]byte{}, map[string]bool{}

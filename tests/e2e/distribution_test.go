@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // readmeManifest is the ocb manifest the recipe docs/recipes/own-collector.md shows: the fenced
@@ -114,9 +116,7 @@ service:
     metrics:
       level: none
 `, filepath.Join(t.TempDir(), "state"), j.otlpGRPC)), 0o600))
-	p := start(t, "otelcol-team", bin, []string{
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
-	}, "--config", config)
+	p := start(t, "otelcol-team", bin, testhome.Env(home), "--config", config)
 
 	waitFor(t, 90*time.Second, fmt.Sprintf("%d claude-code turns in Jaeger", want), func() (bool, string) {
 		if p.Exited() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentotel/agentotel/exporter/agenteventexporter/schemas"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
@@ -126,15 +127,10 @@ func TestExportSeedFormats(t *testing.T) {
 			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
 	}
 	out := filepath.Join(t.TempDir(), "export")
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"XDG_DATA_HOME=",
-		"CODEX_HOME=",
-		"PI_CODING_AGENT_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		"AGENTOTEL_EXPORT_DIR=" + out,
-	}
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR="+out,
+	)
 	p := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "export.yaml"))
 
 	wantTurns := 0
@@ -338,15 +334,10 @@ func TestExportFixtureCorpus(t *testing.T) {
 
 	bin := collectorBinary(t)
 	out := filepath.Join(t.TempDir(), "export")
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"XDG_DATA_HOME=",
-		"CODEX_HOME=",
-		"PI_CODING_AGENT_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		"AGENTOTEL_EXPORT_DIR=" + out,
-	}
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR="+out,
+	)
 	p := start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "export.yaml"))
 	waitFor(t, 90*time.Second, "every event of the corpus in agtrace_v1", func() (bool, string) {
 		agtrace := lineCounts(exportedFiles(t, filepath.Join(out, exportDirs["agtrace_v1"])))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -72,16 +73,11 @@ func TestFleetMachinesThroughGateway(t *testing.T) {
 	require.Positive(t, total)
 
 	for m, id := range machines {
-		start(t, "machine-"+id, bin, []string{
-			"HOME=" + homes[m],
-			"CLAUDE_CONFIG_DIR=",
-			"XDG_DATA_HOME=",
-			"CODEX_HOME=",
-			"PI_CODING_AGENT_DIR=",
-			"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-			"AGENTOTEL_INSTANCE_ID=" + id,
+		start(t, "machine-"+id, bin, append(testhome.Env(homes[m]),
+			"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+			"AGENTOTEL_INSTANCE_ID="+id,
 			fmt.Sprintf("GATEWAY_ENDPOINT=127.0.0.1:%d", gatewayPort),
-		}, "--config", filepath.Join(root, "config", "fleet-machine.yaml"))
+		), "--config", filepath.Join(root, "config", "fleet-machine.yaml"))
 	}
 
 	var traces []jTrace

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // TestGeminiTracesInJaeger: the collector, with config/jaeger.yaml as written, reads a Gemini CLI
@@ -40,11 +42,10 @@ func TestGeminiTracesInJaeger(t *testing.T) {
 		}
 		return os.Chtimes(p, old, old) //nolint:gosec // G122: the test's temporary home
 	}))
-	env := []string{
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
-	}
+	)
 	start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "jaeger.yaml"))
 
 	const session = "a1b2c3d4-0000-4000-8000-000000000001"

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // expectedTurns reads the golden events of every Claude testdata case and returns, per session,
@@ -82,15 +83,10 @@ func TestClaudeCodeTracesInJaeger(t *testing.T) {
 		copyTree(t, filepath.Join(root, "testdata", "claude_code", c.Name()), filepath.Join(projects, "-e2e-"+c.Name()),
 			func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
 	}
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"XDG_DATA_HOME=",
-		"CODEX_HOME=",
-		"PI_CODING_AGENT_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
-	}
+	)
 	start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "jaeger.yaml"))
 
 	var traces []jTrace

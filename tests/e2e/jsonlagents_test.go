@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // TestPiTracesInJaeger: the collector, with config/jaeger.yaml as written, reads the Pi testdata at
@@ -99,17 +100,10 @@ func testJSONLAgentInJaeger(t *testing.T, key, service string, extra func(c *ass
 			i++
 		}
 	}
-	env := []string{
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=",
-		"XDG_DATA_HOME=",
-		"PI_CODING_AGENT_DIR=",
-		"CODEX_HOME=",
-		"COPILOT_HOME=",
-		"AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
-	}
+	)
 	start(t, "collector", bin, env, "--config", filepath.Join(root, "config", "jaeger.yaml"))
 
 	var traces []jTrace

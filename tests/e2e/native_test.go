@@ -26,6 +26,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 	"github.com/agentotel/agentotel/tests/testenv"
 )
 
@@ -446,14 +447,14 @@ func TestNativeCapturesThroughCollector(t *testing.T) {
 	bin := collectorBinary(t)
 	j := startJaeger(t)
 	ports := testenv.FreePorts(t, 2)
-	p := start(t, "collector", bin, []string{
-		"HOME=" + t.TempDir(), // no session files: every event comes over OTLP
-		"CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=", "AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	p := start(t, "collector", bin, append(testhome.Env(t.TempDir()),
+		// no session files: every event comes over OTLP
+		"CLAUDE_CONFIG_DIR=",
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("AGENTOTEL_OTLP_GRPC_PORT=%d", ports[0]),
 		fmt.Sprintf("AGENTOTEL_OTLP_HTTP_PORT=%d", ports[1]),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
-	}, "--config", nativeConfig(t, "native.yaml", 2*time.Second))
+	), "--config", nativeConfig(t, "native.yaml", 2*time.Second))
 	waitListening(t, p, ports[1])
 
 	for _, cl := range logLines {
@@ -619,14 +620,12 @@ func TestNativeClaudeSessionStory(t *testing.T) {
 	bin := collectorBinary(t)
 	j := startJaeger(t)
 	ports := testenv.FreePorts(t, 2)
-	p := start(t, "collector", bin, []string{
-		"HOME=" + t.TempDir(),
-		"CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=", "AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
+	p := start(t, "collector", bin, append(testhome.Env(t.TempDir()),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
 		fmt.Sprintf("AGENTOTEL_OTLP_GRPC_PORT=%d", ports[0]),
 		fmt.Sprintf("AGENTOTEL_OTLP_HTTP_PORT=%d", ports[1]),
 		fmt.Sprintf("OTLP_ENDPOINT=127.0.0.1:%d", j.otlpGRPC),
-	}, "--config", nativeConfig(t, "native.yaml", 2*time.Second))
+	), "--config", nativeConfig(t, "native.yaml", 2*time.Second))
 	waitListening(t, p, ports[1])
 
 	session := testUUID(0x5e55, 1)

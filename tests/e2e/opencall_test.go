@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/testhome"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
@@ -43,12 +44,10 @@ func TestExportOpenCallOfRealThread(t *testing.T) {
 
 	bin := collectorBinary(t)
 	out := filepath.Join(t.TempDir(), "export")
-	env := []string{
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=",
-		"COPILOT_HOME=", "AMP_DATA_DIR=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		"AGENTOTEL_EXPORT_DIR=" + out,
-	}
+	env := append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_EXPORT_DIR="+out,
+	)
 	type line struct {
 		Type   string  `json:"event_type"`
 		CallID *string `json:"tool_call_id"`

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/testhome"
 )
 
 // TestQuickStartConsole runs config/default.yaml as written (what `make run` runs) on a home
@@ -78,11 +79,10 @@ func TestQuickStartConsole(t *testing.T) {
 	wantTurns++
 
 	out := t.TempDir()
-	p := start(t, "collector", bin, []string{
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=", "XDG_DATA_HOME=", "CODEX_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=",
-		"AGENTOTEL_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
-		"AGENTOTEL_OUT_DIR=" + out,
-	}, "--config", filepath.Join(root, "config", "default.yaml"))
+	p := start(t, "collector", bin, append(testhome.Env(home),
+		"AGENTOTEL_STATE_DIR="+filepath.Join(t.TempDir(), "state"),
+		"AGENTOTEL_OUT_DIR="+out,
+	), "--config", filepath.Join(root, "config", "default.yaml"))
 
 	summary := regexp.MustCompile(`\tinfo\tclaude_code: history read in \S+: (\d+) sessions, (\d+) turns, (\d+) tool calls \((\d+) failed\), ([\d,]+) tokens\t`)
 	waitFor(t, 60*time.Second, "the summary line", func() (bool, string) {

@@ -21,9 +21,10 @@ import (
 // ccusageTimeout bounds installing ccusage and each of its runs.
 const ccusageTimeout = 5 * time.Minute
 
-// agentHomeVars are the variables by which the agents (and ccusage) look
-// somewhere other than their default place under $HOME.
-var agentHomeVars = []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "COPILOT_HOME", "AMP_DATA_DIR"}
+// passedToCcusage are the variables of the test's environment ccusage is
+// run with: what a process needs to run, nothing by which an agent (or
+// ccusage) would look somewhere other than the scratch home.
+var passedToCcusage = []string{"PATH", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER", "SYSTEMROOT"}
 
 // Ccusage is the path of ccusage 20.0.24, the token and cost oracle:
 // scripts/ensure-ccusage.sh installs it under ~/.cache/agentotel once and
@@ -75,7 +76,7 @@ type CcusageSession struct {
 
 // CcusageSessions runs `ccusage <agent> session --json --offline` over home
 // (HOME there, CLAUDE_CONFIG_DIR and CODEX_HOME at its .claude and .codex,
-// the agents' other location variables unset) and decodes the "sessions" of
+// nothing else of the test's environment but passedToCcusage) and decodes the "sessions" of
 // its report into S, the fields the caller compares.
 func CcusageSessions[S any](tb testing.TB, home, agent string) []S {
 	tb.Helper()
@@ -86,7 +87,7 @@ func CcusageSessions[S any](tb testing.TB, home, agent string) []S {
 	env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "CODEX_HOME=" + filepath.Join(home, ".codex")}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(agentHomeVars, name) {
+		if slices.Contains(passedToCcusage, name) {
 			env = append(env, kv)
 		}
 	}
