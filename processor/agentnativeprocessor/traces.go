@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/redact"
-	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/processor/agentnativeprocessor/internal/owners"
 )
 
@@ -114,7 +113,7 @@ func (p *nativeProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				if ok {
 					applyPatch(s, patch)
 					p.tel.AgentNativeSpansNormalized.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String("agent", string(agent.source)))))
-					if s.Name() == claudecode.SpanToolExecution {
+					if s.Name() == agentevent.SpanToolExecution {
 						executions = append(executions, s)
 					}
 					if unnamedChat(s) {

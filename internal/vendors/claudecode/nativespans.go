@@ -27,12 +27,10 @@ const (
 	nspanHook        = "claude_code.hook"
 )
 
-// Names the normalized internal spans get. SpanToolExecution is the one the
-// agent_native processor looks for: its Error status and error.type belong
-// on the execute_tool span of the same gen_ai.tool.call.id (its parent),
-// which no per-span function can reach.
+// Names the normalized internal spans get; agent_native looks for
+// agentevent.SpanToolExecution.
 const (
-	SpanToolExecution   = "agent.tool.execution"
+	SpanToolExecution   = agentevent.SpanToolExecution
 	nspanNameBlocked    = "agent.tool.blocked_on_user"
 	nspanNameHook       = "agent.hook"
 	nspanAgentName      = "claude-code"
