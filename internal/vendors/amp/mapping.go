@@ -517,7 +517,7 @@ func toolCall(ev *agentevent.Event, b *Block) {
 		ev.Channel = agentevent.ChannelEditor
 		ev.FileOp = op
 		ev.FilePath = in.Path
-		ev.FileLanguage = language(in.Path)
+		ev.FileLanguage = agentevent.FileLanguage(in.Path)
 	}
 }
 
@@ -685,42 +685,6 @@ func Provider(model string) string {
 		return "gcp.gemini"
 	case strings.HasPrefix(m, "grok"):
 		return "x_ai"
-	}
-	return ""
-}
-
-func language(path string) string {
-	i := strings.LastIndexByte(path, '.')
-	if i < 0 || strings.ContainsAny(path[i:], `/\`) {
-		return ""
-	}
-	switch strings.ToLower(path[i:]) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".sql":
-		return "sql"
 	}
 	return ""
 }

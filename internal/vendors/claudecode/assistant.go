@@ -213,7 +213,7 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	ev.FilePath = in.path
 	ev.FileOp = fileOp(b.Name)
 	if ev.FilePath != "" {
-		ev.FileLanguage = fileLanguage(ev.FilePath)
+		ev.FileLanguage = agentevent.FileLanguage(ev.FilePath)
 	}
 	call := &openCall{
 		ID:        strings.Clone(b.ID), // the state must not pin the record's buffer

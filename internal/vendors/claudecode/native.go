@@ -491,7 +491,7 @@ func (*nativeRec) toolFile(ev *agentevent.Event, t toolIdentity) {
 	ev.FilePath = t.path
 	ev.FileOp = fileOp(t.name)
 	if t.path != "" {
-		ev.FileLanguage = fileLanguage(t.path)
+		ev.FileLanguage = agentevent.FileLanguage(t.path)
 	}
 }
 

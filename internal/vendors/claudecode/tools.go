@@ -87,44 +87,6 @@ func filePath(in toolInput) string {
 	return in.Path
 }
 
-// languages maps file extensions (lower case, with the dot) to a language
-// name. Unknown extensions give no language.
-var languages = map[string]string{
-	".go": "go", ".py": "python", ".pyi": "python", ".ipynb": "python", ".rs": "rust",
-	".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-	".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-	".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
-	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-	".cs": "csharp", ".fs": "fsharp", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua",
-	".r": "r", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang",
-	".hs": "haskell", ".clj": "clojure", ".zig": "zig", ".nim": "nim", ".jl": "julia",
-	".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "powershell",
-	".bat": "batch", ".cmd": "batch",
-	".sql": "sql", ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".sass": "sass",
-	".less": "less", ".vue": "vue", ".svelte": "svelte",
-	".json": "json", ".jsonc": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml",
-	".toml": "toml", ".xml": "xml", ".ini": "ini", ".proto": "protobuf", ".graphql": "graphql",
-	".tf": "terraform", ".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext",
-	".tex": "latex", ".txt": "text", ".csv": "csv",
-}
-
-// fileLanguage guesses the language of a file from its extension. Windows
-// paths count: the last separator may be a backslash.
-func fileLanguage(path string) string {
-	base := path[strings.LastIndexAny(path, `/\`)+1:]
-	switch strings.ToLower(base) {
-	case "dockerfile":
-		return "dockerfile"
-	case "makefile", "gnumakefile":
-		return "makefile"
-	}
-	dot := strings.LastIndexByte(base, '.')
-	if dot <= 0 {
-		return ""
-	}
-	return languages[strings.ToLower(base[dot:])]
-}
-
 // exitCodePattern finds Claude Code's exit code line. The text of a failed
 // Bash result starts with it ("Exit code 2\n..."), or with "Error: Exit
 // code 2" in toolUseResult.

@@ -183,7 +183,7 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 	ev.FilePath = path
 	ev.FileOp = fileOp(name)
 	if path != "" {
-		ev.FileLanguage = fileLanguage(path)
+		ev.FileLanguage = agentevent.FileLanguage(path)
 	}
 	// The result's text is content; without content it is rendered only
 	// when a fact is read from it (failure class, exit code, test counts).

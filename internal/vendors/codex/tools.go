@@ -5,7 +5,6 @@ package codex
 
 import (
 	"math"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,43 +83,6 @@ func patchFacts(patch string) (path, change string, added, removed int64) {
 	return path, change, added, removed
 }
 
-// fileLanguage guesses a language from the extension.
-func fileLanguage(path string) string {
-	switch strings.ToLower(filepath.Ext(strings.ReplaceAll(path, `\`, "/"))) {
-	case ".go":
-		return "go"
-	case ".py":
-		return "python"
-	case ".js", ".mjs", ".cjs":
-		return "javascript"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".rs":
-		return "rust"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".lua":
-		return "lua"
-	case ".java":
-		return "java"
-	case ".rb":
-		return "ruby"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	case ".toml":
-		return "toml"
-	}
-	return ""
-}
-
 // toolCall maps function_call, custom_tool_call and local_shell_call.
 func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, agentevent.ChannelChat)
@@ -166,7 +128,7 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 			}
 		}
 		path, change, added, removed := patchFacts(patch)
-		ev.FilePath, ev.FileLanguage = path, fileLanguage(path)
+		ev.FilePath, ev.FileLanguage = path, agentevent.FileLanguage(path)
 		switch change {
 		case "created":
 			ev.FileOp = agentevent.FileCreate
@@ -257,7 +219,7 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 			ev.Channel = agentevent.ChannelTerminal
 		} else if oc.Name == "apply_patch" {
 			ev.Channel = agentevent.ChannelEditor
-			ev.FilePath, ev.FileLanguage = oc.FilePath, fileLanguage(oc.FilePath)
+			ev.FilePath, ev.FileLanguage = oc.FilePath, agentevent.FileLanguage(oc.FilePath)
 		}
 		if oc.EndSeen {
 			if oc.ExitCode != nil {

@@ -5,7 +5,6 @@ package copilotcli
 
 import (
 	"bytes"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,7 +73,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw,
 			ev.Channel = agentevent.ChannelEditor
 			ev.FileOp = fileOp(name, a.Command)
 			ev.FilePath = a.Path
-			ev.FileLanguage = language(a.Path)
+			ev.FileLanguage = agentevent.FileLanguage(a.Path)
 			if ev.FileOp == agentevent.FileCreate {
 				oc.CreateLines = int64(agentevent.CountLines(a.FileText))
 			}
@@ -276,54 +275,4 @@ func compactJSON(raw []byte) string {
 		return string(raw)
 	}
 	return b.String()
-}
-
-// language names a file's language from its extension ("" when unknown).
-func language(path string) string {
-	// Windows paths are common in Copilot logs: take the extension after the
-	// last separator of either kind.
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		path = path[i+1:]
-	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx", ".mts", ".cts":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".cs":
-		return "csharp"
-	case ".php":
-		return "php"
-	case ".rb":
-		return "ruby"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".ps1":
-		return "powershell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".sql":
-		return "sql"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	}
-	return ""
 }

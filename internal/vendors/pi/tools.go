@@ -4,7 +4,6 @@
 package pi
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,7 +62,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 			path := textutil.FirstNonEmpty(args.Path, args.FilePath)
 			ev.FilePath = path
 			ev.FileOp = op
-			ev.FileLanguage = language(path)
+			ev.FileLanguage = agentevent.FileLanguage(path)
 			oc.FilePath, oc.FileOp, oc.Language = strings.Clone(path), string(op), ev.FileLanguage
 		}
 		if b.Name == toolBash && args.Command != "" {
@@ -210,43 +209,4 @@ func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, int64(added))
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, int64(removed))
 	agentevent.SetAttr(ev, agentevent.AttrFileDiff, d.Diff) // content: dropped unless asked for
-}
-
-// language names a file's language from its extension ("" when unknown).
-func language(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx", ".mts", ".cts":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	case ".rb":
-		return "ruby"
-	case ".toml":
-		return "toml"
-	}
-	return ""
 }
