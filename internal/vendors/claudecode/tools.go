@@ -11,29 +11,6 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Error classes (error.type) of failed tool results and error events. They
-// are few and stable on purpose: span_metrics turns them into a label.
-const (
-	// ErrExitCode: a Bash command exited non-zero ("Exit code N").
-	ErrExitCode = "exit_code"
-	// ErrInterrupted: the user interrupted the tool while it ran.
-	ErrInterrupted = "interrupted"
-	// ErrRejected: the user declined the tool call when asked.
-	ErrRejected = "rejected"
-	// ErrPermissionDenied: the tool needed a permission that was not granted.
-	ErrPermissionDenied = "permission_denied"
-	// ErrToolError: any other failure the tool reported (is_error).
-	ErrToolError = "tool_error"
-	// ErrAPIError: Claude Code gave up on a model call (a <synthetic> /
-	// isApiErrorMessage row: prompt too long, usage limit, overload, ...).
-	ErrAPIError = "api_error"
-	// ErrAPIRetry: a model call failed and Claude Code retries it
-	// (system/api_error rows). Not a failure of the turn by itself.
-	ErrAPIRetry = "api_retry"
-	// ErrHookError: a hook reported an error (hook_*error attachments).
-	ErrHookError = "hook_error"
-)
-
 const (
 	toolBash         = "Bash"
 	toolRead         = "Read"
@@ -121,22 +98,22 @@ const (
 func classifyFailure(tool string, interrupted bool, texts ...string) (errType string, exitCode *int64) {
 	if tool == toolBash {
 		if code, ok := parseExitCode(texts...); ok {
-			return ErrExitCode, agentevent.Int(code)
+			return agentevent.ErrorTypeExitCode, agentevent.Int(code)
 		}
 	}
 	if interrupted {
-		return ErrInterrupted, nil
+		return agentevent.ErrorTypeInterrupted, nil
 	}
 	for _, t := range texts {
 		t = strings.TrimPrefix(strings.TrimLeft(t, " \t\r\n"), "Error: ")
 		switch {
 		case strings.HasPrefix(t, interruptNotice), strings.HasPrefix(t, "Interrupted by user"):
-			return ErrInterrupted, nil
+			return agentevent.ErrorTypeInterrupted, nil
 		case strings.HasPrefix(t, rejectedPrefix), strings.HasPrefix(t, rejectedTakePrefix):
-			return ErrRejected, nil
+			return agentevent.ErrorTypeRejected, nil
 		case strings.HasPrefix(t, permissionRequested), strings.HasPrefix(t, permissionDenied):
-			return ErrPermissionDenied, nil
+			return agentevent.ErrorTypePermissionDenied, nil
 		}
 	}
-	return ErrToolError, nil
+	return agentevent.ErrorTypeTool, nil
 }

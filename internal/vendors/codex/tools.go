@@ -15,13 +15,6 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 )
 
-// Error classes of failed tool results (ErrorType).
-const (
-	errExitCode    = "exit_code"
-	errToolError   = "tool_error"
-	errInterrupted = "interrupted"
-)
-
 func isShellTool(name string) bool {
 	switch name {
 	case "shell", "shell_command", "exec_command", "local_shell", "container.exec":
@@ -240,11 +233,11 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	ev.ToolStatus = agentevent.ToolSuccess
 	switch {
 	case exit != nil && *exit != 0:
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errExitCode
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeExitCode
 	case failed:
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errToolError
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 	case strings.HasPrefix(out, "aborted"):
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errInterrupted
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeInterrupted
 	}
 	if oc == nil {
 		return ev
@@ -321,7 +314,7 @@ func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
 	res.ToolStatus = agentevent.ToolSuccess
 	switch it.Status {
 	case "failed":
-		res.ToolStatus, res.ErrorType = agentevent.ToolError, errToolError
+		res.ToolStatus, res.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 	case "in_progress", "searching", "generating":
 		return []agentevent.Event{call}
 	}

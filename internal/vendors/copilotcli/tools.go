@@ -85,7 +85,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw,
 	if name == toolReportIntent {
 		// The model states what it is about to do; the CLI shows it as a
 		// status line. Kept as the tool call it is, marked.
-		agentevent.SetAttr(ev, attrBookkeeping, true)
+		agentevent.SetAttr(ev, agentevent.AttrCopilotBookkeeping, true)
 	}
 	oc.Channel = string(ev.Channel)
 	oc.FilePath, oc.FileOp, oc.Language = strings.Clone(ev.FilePath), string(ev.FileOp), ev.FileLanguage
@@ -130,7 +130,7 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 		// identified, rather than a pairing that breaks.
 		ev.ToolName = strings.Clone(d.ToolName)
 		ev.ToolCallID = ""
-		agentevent.SetAttr(&ev, attrLateCallID, d.ToolCallID)
+		agentevent.SetAttr(&ev, agentevent.AttrToolLateCallID, d.ToolCallID)
 	}
 	if ev.Channel == "" {
 		ev.Channel = agentevent.ChannelChat
@@ -163,16 +163,16 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 	switch {
 	case d.Success != nil && !*d.Success:
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = ErrToolError
+		ev.ErrorType = agentevent.ErrorTypeTool
 		if msg := errorMessage(d.Error); msg != "" && ev.Text == "" {
 			ev.Text = msg
 		}
 		if code := errorCode(d.Error); code != "" {
-			agentevent.SetAttr(&ev, "agent.copilot.error_code", code)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotErrorCode, code)
 		}
 	case ev.ToolExitCode != nil && *ev.ToolExitCode != 0:
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = ErrExitCode
+		ev.ErrorType = agentevent.ErrorTypeExitCode
 	}
 	if oc != nil {
 		p.toolFacts(&ev, d, oc)

@@ -132,7 +132,7 @@ func (b *builder) tool(p Part) {
 	}
 	if st.Time.Compacted != nil {
 		// OpenCode pruned the output from the model's context.
-		agentevent.SetAttr(res, "agent.tool.output_compacted", true)
+		agentevent.SetAttr(res, agentevent.AttrToolOutputCompacted, true)
 	}
 	if st.Status == statusError {
 		res.ToolStatus = agentevent.ToolError
@@ -146,7 +146,7 @@ func (b *builder) tool(p Part) {
 		res.ToolExitCode = agentevent.Int(*md.Exit)
 		if *md.Exit != 0 {
 			res.ToolStatus = agentevent.ToolError
-			res.ErrorType = "exit_code"
+			res.ErrorType = agentevent.ErrorTypeExitCode
 		}
 	}
 	if res.ToolStatus == agentevent.ToolSuccess {
@@ -188,13 +188,13 @@ func fileFacts(ev *agentevent.Event, tool string, md toolMetadata) {
 func classifyError(msg string) string {
 	switch {
 	case strings.Contains(msg, "aborted"):
-		return "interrupted"
+		return agentevent.ErrorTypeInterrupted
 	case strings.Contains(msg, "user rejected permission"), strings.Contains(msg, "user dismissed"):
-		return "rejected"
+		return agentevent.ErrorTypeRejected
 	case strings.Contains(msg, "specified a rule which prevents you"):
-		return "permission_denied"
+		return agentevent.ErrorTypePermissionDenied
 	}
-	return "tool_error"
+	return agentevent.ErrorTypeTool
 }
 
 // SpawnedSessions returns, for the task tool parts among parts that name

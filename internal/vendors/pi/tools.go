@@ -127,7 +127,7 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 		// The call was closed as never run when its response failed; a
 		// result for it after all must not answer it twice: it is kept
 		// as a result whose call is not identified.
-		agentevent.SetAttr(&ev, "agent.tool.late_call_id", m.ToolCallID)
+		agentevent.SetAttr(&ev, agentevent.AttrToolLateCallID, m.ToolCallID)
 	default:
 		oc = p.toolResultFromCall(&ev, m.ToolCallID, c)
 	}
@@ -137,7 +137,7 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 	ev.ToolStatus = agentevent.ToolSuccess
 	if m.IsError {
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = errToolError
+		ev.ErrorType = agentevent.ErrorTypeTool
 	}
 	if ev.ToolName == toolBash {
 		bashFacts(&ev, text, m.IsError)
@@ -169,16 +169,16 @@ func bashFacts(ev *agentevent.Event, text string, isError bool) {
 		m := all[len(all)-1]
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			ev.ToolExitCode = agentevent.Int(n)
-			ev.ErrorType = errExitCode
+			ev.ErrorType = agentevent.ErrorTypeExitCode
 			return
 		}
 	}
 	lower := strings.ToLower(text)
 	switch {
 	case strings.Contains(lower, "command aborted") || strings.Contains(lower, "operation aborted"):
-		ev.ErrorType = errInterrupted
+		ev.ErrorType = agentevent.ErrorTypeInterrupted
 	case strings.Contains(lower, "timed out"):
-		ev.ErrorType = errTimeout
+		ev.ErrorType = agentevent.ErrorTypeTimeout
 	}
 }
 
