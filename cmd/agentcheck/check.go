@@ -123,9 +123,8 @@ const (
 	defCopilotRuns = "copilot-runs-summed"
 )
 
-// costSourceAttr is where gen_ai_cost records where a cost came from.
+// Values of agentevent.AttrCostSource: where gen_ai_cost found a cost.
 const (
-	costSourceAttr = "agent.usage.cost_source"
 	sourceLog      = "log"
 	sourceFallback = "fallback"
 )
@@ -200,7 +199,7 @@ func (s *span) num(k string) int64 {
 	return v
 }
 
-func (s *span) op() string { return s.str("gen_ai.operation.name") }
+func (s *span) op() string { return s.str(agentevent.AttrOperationName) }
 
 // spanTokens is a chat span's usage in ccusage's terms.
 func spanTokens(s *span) tokens {
@@ -336,7 +335,7 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 		}
 		if ev.CostUSD != nil {
 			evCost[ev.SessionID] += *ev.CostUSD
-			source, _ := ev.Attributes[costSourceAttr].(string)
+			source, _ := ev.Attributes[agentevent.AttrCostSource].(string)
 			if source == sourceFallback {
 				fallback[ev.SessionID] = true
 			}
@@ -381,7 +380,7 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 		switch s.op() {
 		case "invoke_agent":
 			if s.parentID == "" {
-				r.TurnsByStatus[s.str("agent.turn.status")]++
+				r.TurnsByStatus[s.str(agentevent.AttrTurnStatus)]++
 			}
 		case "execute_tool":
 			openSpans[s.str(agentevent.AttrSessionID)+"/"+s.str(agentevent.AttrToolCallID)] = s.str(agentevent.AttrToolStatus)

@@ -198,7 +198,7 @@ func TestAnalyzeCopilotWithoutShutdown(t *testing.T) {
 func priced(ev agentevent.Event, model string, cost float64, source string) agentevent.Event {
 	ev.Model = model
 	ev.CostUSD = agentevent.Float(cost)
-	agentevent.SetAttr(&ev, costSourceAttr, source)
+	agentevent.SetAttr(&ev, agentevent.AttrCostSource, source)
 	return ev
 }
 

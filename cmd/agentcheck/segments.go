@@ -15,10 +15,6 @@ import (
 	"github.com/agentotel/agentotel/internal/agents"
 )
 
-// attrCopilotUsageScope marks a Copilot CLI event carrying a
-// session.shutdown's usage ("session"): the usage of the run it ends.
-const attrCopilotUsageScope = "agent.copilot.usage_scope"
-
 // copilotRuns gives ccusage's figures for each Copilot CLI session with
 // two or more session.shutdown records, run by run: a resumed session is a
 // series of runs, each shutdown carrying its own run's usage, and the events
@@ -32,7 +28,7 @@ func copilotRuns(ctx context.Context, bin string, events []agentevent.Event, scr
 	shutdowns := map[string][]*agentevent.Event{}
 	for i := range events {
 		ev := &events[i]
-		if ev.Attributes[attrCopilotUsageScope] == "session" {
+		if ev.Attributes[agentevent.AttrCopilotUsageScope] == "session" {
 			shutdowns[ev.SessionID] = append(shutdowns[ev.SessionID], ev)
 		}
 	}

@@ -26,20 +26,12 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Metric and attribute names: the GenAI semantic conventions' client
-// metrics, and the cost counter agentotel adds (no convention has one).
+// Attribute values and the scope of the metrics (their names and keys are
+// agentevent's), and the reasons an event is not counted.
 const (
-	MetricTokenUsage        = "gen_ai.client.token.usage"
-	MetricOperationDuration = "gen_ai.client.operation.duration"
-	MetricCost              = "agent.usage.cost_usd"
-
-	attrOperationName = "gen_ai.operation.name"
-	attrRequestModel  = "gen_ai.request.model"
-	attrTokenType     = "gen_ai.token.type"
-	attrCostSource    = "agent.usage.cost_source"
-	opChat            = "chat"
-	tokenInput        = "input"
-	tokenOutput       = "output"
+	opChat      = "chat"
+	tokenInput  = "input"
+	tokenOutput = "output"
 
 	scopeName = "github.com/agentotel/agentotel/connector/agentmetricsconnector"
 
@@ -264,7 +256,7 @@ func (c *metricsConnector) observe(ctx context.Context, service string, ev *agen
 	if ev.CostUSD != nil && *ev.CostUSD > 0 {
 		k := base
 		k.kind = kindCost
-		k.costSource, _ = ev.Attributes[attrCostSource].(string)
+		k.costSource, _ = ev.Attributes[agentevent.AttrCostSource].(string)
 		if _, ok := c.costs[k]; !ok && !c.room(ctx) {
 			return
 		}
@@ -361,17 +353,17 @@ func (c *metricsConnector) metrics() pmetric.Metrics {
 		sm.Scope().SetName(scopeName)
 		s := &perService{}
 		s.tokens = sm.Metrics().AppendEmpty()
-		s.tokens.SetName(MetricTokenUsage)
+		s.tokens.SetName(agentevent.MetricTokenUsage)
 		s.tokens.SetUnit("{token}")
 		s.tokens.SetDescription("Number of input and output tokens used.")
 		s.tokens.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		s.duration = sm.Metrics().AppendEmpty()
-		s.duration.SetName(MetricOperationDuration)
+		s.duration.SetName(agentevent.MetricOperationDuration)
 		s.duration.SetUnit("s")
 		s.duration.SetDescription("GenAI operation duration.")
 		s.duration.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		s.cost = sm.Metrics().AppendEmpty()
-		s.cost.SetName(MetricCost)
+		s.cost.SetName(agentevent.MetricCostUSD)
 		s.cost.SetUnit("{USD}")
 		s.cost.SetDescription("Cost of the model responses in US dollars.")
 		sum := s.cost.SetEmptySum()
@@ -428,18 +420,18 @@ func (c *metricsConnector) metrics() pmetric.Metrics {
 
 func putAttrs(a pcommon.Map, k seriesKey) {
 	a.PutStr(agentevent.ResourceServiceName, k.service)
-	a.PutStr(attrOperationName, opChat)
+	a.PutStr(agentevent.AttrOperationName, opChat)
 	put := func(key, v string) {
 		if v != "" {
 			a.PutStr(key, v)
 		}
 	}
 	put(agentevent.AttrProvider, k.provider)
-	put(attrRequestModel, k.model)
+	put(agentevent.AttrRequestModel, k.model)
 	put(agentevent.AttrModel, k.model)
-	put(attrTokenType, k.tokenType)
+	put(agentevent.AttrTokenType, k.tokenType)
 	put(agentevent.AttrErrorType, k.errorType)
-	put(attrCostSource, k.costSource)
+	put(agentevent.AttrCostSource, k.costSource)
 }
 
 func sortedKeys[V any](m map[seriesKey]V) []seriesKey {

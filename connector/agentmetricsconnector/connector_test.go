@@ -51,7 +51,7 @@ func response(session, id, resp string, sec int, in, out int64, cost float64) ag
 	e.TokensInput, e.TokensOutput = agentevent.Int(in), agentevent.Int(out)
 	if cost > 0 {
 		e.CostUSD = agentevent.Float(cost)
-		agentevent.SetAttr(&e, attrCostSource, "table")
+		agentevent.SetAttr(&e, agentevent.AttrCostSource, "table")
 	}
 	return e
 }
@@ -118,7 +118,7 @@ func TestMetrics(t *testing.T) {
 	require.NoError(t, c.ConsumeLogs(t.Context(), logs))
 
 	md := c.metrics()
-	for _, m := range []string{MetricTokenUsage, MetricOperationDuration, MetricCost} {
+	for _, m := range []string{agentevent.MetricTokenUsage, agentevent.MetricOperationDuration, agentevent.MetricCostUSD} {
 		found := false
 		for i := 0; i < md.ResourceMetrics().Len(); i++ {
 			rm := md.ResourceMetrics().At(i)
@@ -141,13 +141,13 @@ func TestMetrics(t *testing.T) {
 		maps.Copy(m, series)
 		return m
 	}
-	in, _, ok := point(t, md, MetricTokenUsage, with("gen_ai.token.type", "input"))
+	in, _, ok := point(t, md, agentevent.MetricTokenUsage, with("gen_ai.token.type", "input"))
 	require.True(t, ok)
 	assert.Equal(t, uint64(3), in.Count())
 	assert.Equal(t, float64(4100), in.Sum())
 	assert.Equal(t, pmetric.AggregationTemporalityCumulative, md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Histogram().AggregationTemporality())
 	assert.Equal(t, 0, in.Exemplars().Len(), "exemplars are off by default")
-	out, _, ok := point(t, md, MetricTokenUsage, with("gen_ai.token.type", "output"))
+	out, _, ok := point(t, md, agentevent.MetricTokenUsage, with("gen_ai.token.type", "output"))
 	require.True(t, ok)
 	assert.Equal(t, float64(205), out.Sum(), "a correction's output counts")
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {
@@ -171,15 +171,15 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 
-	dur, _, ok := point(t, md, MetricOperationDuration, series)
+	dur, _, ok := point(t, md, agentevent.MetricOperationDuration, series)
 	require.True(t, ok)
 	assert.Equal(t, uint64(2), dur.Count(), "one duration per response; the correction is none")
 	assert.Equal(t, 7.0, dur.Sum(), "3 s from the prompt, 4 s from the tool result")
-	failedDur, _, ok := point(t, md, MetricOperationDuration, with("error.type", "api_error"))
+	failedDur, _, ok := point(t, md, agentevent.MetricOperationDuration, with("error.type", "api_error"))
 	require.True(t, ok)
 	assert.Equal(t, 1.0, failedDur.Sum())
 
-	_, cost, ok := point(t, md, MetricCost, with("agent.usage.cost_source", "table"))
+	_, cost, ok := point(t, md, agentevent.MetricCostUSD, with("agent.usage.cost_source", "table"))
 	require.True(t, ok)
 	assert.InDelta(t, 0.0401, cost.DoubleValue(), 1e-12)
 
@@ -195,7 +195,7 @@ func TestExemplars(t *testing.T) {
 	require.NoError(t, c.ConsumeLogs(t.Context(), agentevent.EncodeLogs([]agentevent.Event{
 		ev("s1", "u1", agentevent.TypeUserMessage, 0), response("s1", "a1", "r1", 2, 10, 5, 0),
 	}, "")))
-	in, _, ok := point(t, c.metrics(), MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
+	in, _, ok := point(t, c.metrics(), agentevent.MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
 	require.True(t, ok)
 	require.Equal(t, 1, in.Exemplars().Len())
 	assert.Equal(t, 10.0, in.Exemplars().At(0).DoubleValue())
@@ -232,7 +232,7 @@ func TestFlushes(t *testing.T) {
 	require.NoError(t, c.Shutdown(t.Context()))
 	require.NoError(t, c.Shutdown(t.Context()))
 	all := sink.AllMetrics()
-	in, _, ok := point(t, all[len(all)-1], MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
+	in, _, ok := point(t, all[len(all)-1], agentevent.MetricTokenUsage, map[string]any{"gen_ai.token.type": "input"})
 	require.True(t, ok)
 	assert.Equal(t, 30.0, in.Sum(), "cumulative")
 }
@@ -272,7 +272,7 @@ func TestTokensEqualEvents(t *testing.T) {
 					assert.Equal(t, service, svc.Str())
 					ms := rm.ScopeMetrics().At(0).Metrics()
 					for j := 0; j < ms.Len(); j++ {
-						if ms.At(j).Name() != MetricTokenUsage {
+						if ms.At(j).Name() != agentevent.MetricTokenUsage {
 							continue
 						}
 						dps := ms.At(j).Histogram().DataPoints()

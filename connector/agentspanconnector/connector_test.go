@@ -65,7 +65,7 @@ func TestShutdownWithoutStorageFlushesOpenTurnsInProgress(t *testing.T) {
 	require.NoError(t, h.c.Shutdown(t.Context()))
 	spans := h.spans()
 	require.Len(t, spans, 3)
-	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "invoke_agent claude-code"), agentevent.AttrTurnStatus))
 	assert.Equal(t, "in_progress", attr(one(t, spans, "execute_tool Bash"), "agent.tool.status"))
 }
 
@@ -141,7 +141,7 @@ func TestRestartWithStorage(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"invoke_agent claude-code", "chat claude-opus-4-7", "chat claude-opus-4-7", "execute_tool Bash"}, names)
 	root := one(t, turn2, "invoke_agent claude-code")
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	assert.Equal(t, ts(13), root.EndTimestamp())
 	tool := one(t, turn2, "execute_tool Bash")
 	assert.Equal(t, "success", attr(tool, "agent.tool.status"))

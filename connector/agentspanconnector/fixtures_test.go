@@ -111,7 +111,7 @@ func TestFixtureTurnsDoNotDependOnReads(t *testing.T) {
 			}
 			for _, r := range roots(whole) {
 				if id, _ := attr(r, agentevent.AttrEventID).(string); ended[id] {
-					assert.NotEqual(t, spanmodel.StatusAbandoned, attr(r, spanmodel.AttrTurnStatus), "turn %s has the vendor's end marker", id)
+					assert.NotEqual(t, spanmodel.StatusAbandoned, attr(r, agentevent.AttrTurnStatus), "turn %s has the vendor's end marker", id)
 				}
 			}
 		})

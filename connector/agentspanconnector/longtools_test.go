@@ -54,7 +54,7 @@ func TestLongBashCallStaysInItsTurn(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1, "one turn, one root")
 	root := roots(spans)[0]
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	tool := one(t, spans, "execute_tool Bash")
 	assert.Equal(t, "success", attr(tool, agentevent.AttrToolStatus))
 	assert.Equal(t, ts(361), tool.EndTimestamp())
@@ -87,7 +87,7 @@ func TestFortyMinuteSubagentStaysInItsTurn(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1, "one turn, one root: the subagent did not go out as its own trace")
 	root := roots(spans)[0]
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	agent := one(t, spans, "execute_tool Agent")
 	sub := one(t, spans, "invoke_agent general-purpose")
 	assert.Equal(t, agent.SpanID(), sub.ParentSpanID())
@@ -120,7 +120,7 @@ func TestResultAfterMaxOpenToolDurationIsCountedNotEmitted(t *testing.T) {
 	l.at(3700)
 	spans := h.spans()
 	require.Len(t, roots(spans), 1)
-	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(spans)[0], spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(spans)[0], agentevent.AttrTurnStatus))
 	assert.Equal(t, spanmodel.StatusInProgress, attr(one(t, spans, "execute_tool Bash"), agentevent.AttrToolStatus))
 
 	l.at(3800, s.result("r1", "toolu_1", "Bash", 3800))
@@ -142,7 +142,7 @@ func TestHistoryTurnWaitsForTheRestOfItsFile(t *testing.T) {
 	spans := h.spans()
 	require.Len(t, roots(spans), 1)
 	root := roots(spans)[0]
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	assert.Equal(t, ts(3), root.EndTimestamp())
 	assert.Len(t, spans, 4)
 }
@@ -171,7 +171,7 @@ func TestVendorEndMarkerDecidesStatusAndClosing(t *testing.T) {
 			h.feed(s.ev(agentevent.TypeMeta, "after", 4))
 			spans := h.spans()
 			require.Len(t, roots(spans), 1, "closed on the marker once caught up, not after turn_idle_timeout")
-			assert.Equal(t, tc.want, attr(roots(spans)[0], spanmodel.AttrTurnStatus))
+			assert.Equal(t, tc.want, attr(roots(spans)[0], agentevent.AttrTurnStatus))
 			assert.Equal(t, ts(4), roots(spans)[0].EndTimestamp(), "what followed the marker is in the turn")
 		})
 	}
@@ -189,7 +189,7 @@ func TestNoMarkerIdleIsAbandoned(t *testing.T) {
 	h.setNow(5*time.Minute + 11*time.Second)
 	h.tick()
 	require.Len(t, roots(h.spans()), 1)
-	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(h.spans())[0], spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(roots(h.spans())[0], agentevent.AttrTurnStatus))
 }
 
 // TestOneFileCaughtUpSaysNothingOfAnother: a Claude Code session has a

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
@@ -62,7 +61,7 @@ func rollupTurn(s *session) []agentevent.Event {
 		s.call("c7", "m7", "t7", "Bash", 15, command("ls -la")),
 		s.result("r7", "t7", "Bash", 15.5, exited(0)),
 		s.call("c8", "m8", "t8", "Bash", 16, command("rm -rf build")),
-		s.result("r8", "t8", "Bash", 17, failed(0, spanmodel.ErrorTypeRejected), exitless),
+		s.result("r8", "t8", "Bash", 17, failed(0, agentevent.ErrorTypeRejected), exitless),
 		s.call("c9", "m9", "t9", "Bash", 18, command("sleep 600")),
 	}
 }
@@ -87,33 +86,33 @@ func TestRollup(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/a.go", "change_type": "modified", "lines_added": 4.0, "lines_removed": 2.0, "edit_count": 2.0},
 		map[string]any{"path": "/w/b.go", "change_type": "created", "lines_added": 10.0, "lines_removed": 0.0, "edit_count": 1.0},
-	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "sorted by path; the failed edit of c.go changed nothing")
-	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnFilesChanged))
-	assert.Equal(t, int64(14), attr(root, spanmodel.AttrTurnLinesAdded))
-	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnLinesRemoved))
+	}, jsonAttr(t, root, agentevent.AttrTurnFiles), "sorted by path; the failed edit of c.go changed nothing")
+	assert.Equal(t, int64(2), attr(root, agentevent.AttrTurnFilesChanged))
+	assert.Equal(t, int64(14), attr(root, agentevent.AttrTurnLinesAdded))
+	assert.Equal(t, int64(2), attr(root, agentevent.AttrTurnLinesRemoved))
 
 	assert.Equal(t, []any{
 		map[string]any{"command": "go test ./...", "exit_code": 1.0, "timestamp": "2025-11-26T12:00:07Z"},
 		map[string]any{"command": "go test ./...", "exit_code": 0.0, "timestamp": "2025-11-26T12:00:12Z"},
 		map[string]any{"command": "ls -la", "exit_code": 0.0, "timestamp": "2025-11-26T12:00:15Z"},
 		map[string]any{"command": "sleep 600", "exit_code": nil, "timestamp": "2025-11-26T12:00:18Z"},
-	}, jsonAttr(t, root, spanmodel.AttrTurnCommands), "in order; the declined rm never ran; sleep has not exited")
-	assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnCommandsRun))
+	}, jsonAttr(t, root, agentevent.AttrTurnCommands), "in order; the declined rm never ran; sleep has not exited")
+	assert.Equal(t, int64(4), attr(root, agentevent.AttrTurnCommandsRun))
 
 	assert.Equal(t, []any{
 		map[string]any{"command": "go test ./...", "runner": "go", "status": "failed", "tests_run": 3.0, "tests_passed": 2.0, "exit_code": 1.0, "timestamp": "2025-11-26T12:00:07Z"},
 		map[string]any{"command": "go test ./...", "runner": "go", "status": "passed", "tests_run": nil, "tests_passed": nil, "exit_code": 0.0, "timestamp": "2025-11-26T12:00:12Z"},
-	}, jsonAttr(t, root, spanmodel.AttrTurnTests))
-	assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnTestsRun), "3 counted, and 1 for the run whose output gave no count")
-	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnTestsPassed))
+	}, jsonAttr(t, root, agentevent.AttrTurnTests))
+	assert.Equal(t, int64(4), attr(root, agentevent.AttrTurnTestsRun), "3 counted, and 1 for the run whose output gave no count")
+	assert.Equal(t, int64(3), attr(root, agentevent.AttrTurnTestsPassed))
 
-	assert.Equal(t, int64(9), attr(root, spanmodel.AttrTurnToolCalls))
-	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnToolErrors), "failed edit, failed tests, declined command")
-	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnErrors))
-	assert.Equal(t, int64(18000), attr(root, spanmodel.AttrTurnDuration), "prompt → the turn's last event")
-	assert.Equal(t, "Modified 2 files, +14 -2 lines, 3/4 tests passed", attr(root, spanmodel.AttrTurnSummary))
-	assert.Nil(t, attr(root, spanmodel.AttrTurnPreviousID), "the session's first turn")
-	assert.Nil(t, attr(root, spanmodel.AttrInputMessages), "no prompt text without include_content")
+	assert.Equal(t, int64(9), attr(root, agentevent.AttrTurnToolCalls))
+	assert.Equal(t, int64(3), attr(root, agentevent.AttrTurnToolErrors), "failed edit, failed tests, declined command")
+	assert.Equal(t, int64(3), attr(root, agentevent.AttrTurnErrors))
+	assert.Equal(t, int64(18000), attr(root, agentevent.AttrTurnDurationMs), "prompt → the turn's last event")
+	assert.Equal(t, "Modified 2 files, +14 -2 lines, 3/4 tests passed", attr(root, agentevent.AttrTurnSummary))
+	assert.Nil(t, attr(root, agentevent.AttrTurnPreviousID), "the session's first turn")
+	assert.Nil(t, attr(root, agentevent.AttrInputMessages), "no prompt text without include_content")
 }
 
 func TestRollupOfATurnThatDidNothing(t *testing.T) {
@@ -123,11 +122,11 @@ func TestRollupOfATurnThatDidNothing(t *testing.T) {
 	h.feed(s.prompt("p1", 0), s.answer("a1", "m1", 2.5))
 	root := one(t, h.spans(), "invoke_agent claude-code")
 	for k, want := range map[string]any{
-		spanmodel.AttrTurnFiles: "[]", spanmodel.AttrTurnCommands: "[]", spanmodel.AttrTurnTests: "[]",
-		spanmodel.AttrTurnFilesChanged: int64(0), spanmodel.AttrTurnLinesAdded: int64(0), spanmodel.AttrTurnLinesRemoved: int64(0),
-		spanmodel.AttrTurnCommandsRun: int64(0), spanmodel.AttrTurnTestsRun: int64(0), spanmodel.AttrTurnTestsPassed: int64(0),
-		spanmodel.AttrTurnErrors: int64(0), spanmodel.AttrTurnDuration: int64(2500), spanmodel.AttrTurnSummary: "No changes",
-		spanmodel.AttrTurnModelCalls: int64(1), spanmodel.AttrTurnToolCalls: int64(0),
+		agentevent.AttrTurnFiles: "[]", agentevent.AttrTurnCommands: "[]", agentevent.AttrTurnTests: "[]",
+		agentevent.AttrTurnFilesChanged: int64(0), agentevent.AttrTurnLinesAdded: int64(0), agentevent.AttrTurnLinesRemoved: int64(0),
+		agentevent.AttrTurnCommandsRun: int64(0), agentevent.AttrTurnTestsRun: int64(0), agentevent.AttrTurnTestsPassed: int64(0),
+		agentevent.AttrTurnErrors: int64(0), agentevent.AttrTurnDurationMs: int64(2500), agentevent.AttrTurnSummary: "No changes",
+		agentevent.AttrTurnModelCalls: int64(1), agentevent.AttrTurnToolCalls: int64(0),
 	} {
 		assert.Equal(t, want, attr(root, k), k)
 	}
@@ -147,8 +146,8 @@ func TestRollupErrorsCountAPIErrors(t *testing.T) {
 		s.answer("a2", "m3", 5),
 	)
 	root := one(t, h.spans(), "invoke_agent claude-code")
-	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolErrors))
-	assert.Equal(t, int64(3), attr(root, spanmodel.AttrTurnErrors), "1 tool error + 2 API errors")
+	assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnToolErrors))
+	assert.Equal(t, int64(3), attr(root, agentevent.AttrTurnErrors), "1 tool error + 2 API errors")
 }
 
 func TestRollupPreviousID(t *testing.T) {
@@ -160,8 +159,8 @@ func TestRollupPreviousID(t *testing.T) {
 	for _, r := range roots(h.spans()) {
 		byPrompt[attr(r, agentevent.AttrEventID)] = r
 	}
-	assert.Nil(t, attr(byPrompt["p1"], spanmodel.AttrTurnPreviousID))
-	assert.Equal(t, "p1", attr(byPrompt["p2"], spanmodel.AttrTurnPreviousID), "the event id of the previous turn's prompt")
+	assert.Nil(t, attr(byPrompt["p1"], agentevent.AttrTurnPreviousID))
+	assert.Equal(t, "p1", attr(byPrompt["p2"], agentevent.AttrTurnPreviousID), "the event id of the previous turn's prompt")
 }
 
 func TestRollupCountsSubagentWork(t *testing.T) {
@@ -196,22 +195,22 @@ func TestRollupCountsSubagentWork(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/new.go", "change_type": "created", "lines_added": 20.0, "lines_removed": 0.0, "edit_count": 1.0},
 		map[string]any{"path": "/w/shared.go", "change_type": "modified", "lines_added": 3.0, "lines_removed": 3.0, "edit_count": 2.0},
-	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "the parent's and the subagent's changes, merged per file")
+	}, jsonAttr(t, root, agentevent.AttrTurnFiles), "the parent's and the subagent's changes, merged per file")
 	var cmds []any
-	for _, c := range jsonAttr(t, root, spanmodel.AttrTurnCommands).([]any) {
+	for _, c := range jsonAttr(t, root, agentevent.AttrTurnCommands).([]any) {
 		cmds = append(cmds, c.(map[string]any)["command"])
 	}
 	assert.Equal(t, []any{"go test -v ./...", "npm test"}, cmds, "in time order across parent and subagent")
-	assert.Equal(t, int64(20), attr(root, spanmodel.AttrTurnTestsRun))
-	assert.Equal(t, int64(19), attr(root, spanmodel.AttrTurnTestsPassed))
-	assert.Equal(t, "Modified 2 files, +23 -3 lines, 19/20 tests passed", attr(root, spanmodel.AttrTurnSummary))
-	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnErrors))
-	assert.Equal(t, int64(36000), attr(root, spanmodel.AttrTurnDuration))
+	assert.Equal(t, int64(20), attr(root, agentevent.AttrTurnTestsRun))
+	assert.Equal(t, int64(19), attr(root, agentevent.AttrTurnTestsPassed))
+	assert.Equal(t, "Modified 2 files, +23 -3 lines, 19/20 tests passed", attr(root, agentevent.AttrTurnSummary))
+	assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnErrors))
+	assert.Equal(t, int64(36000), attr(root, agentevent.AttrTurnDurationMs))
 
 	// The subagent's own span rolls up its own work only.
-	assert.Equal(t, "Modified 2 files, +21 -3 lines, 7/8 tests passed", attr(sub, spanmodel.AttrTurnSummary))
-	assert.Equal(t, int64(25000), attr(sub, spanmodel.AttrTurnDuration))
-	assert.Nil(t, attr(sub, spanmodel.AttrTurnPreviousID), "subagent runs have no previous turn")
+	assert.Equal(t, "Modified 2 files, +21 -3 lines, 7/8 tests passed", attr(sub, agentevent.AttrTurnSummary))
+	assert.Equal(t, int64(25000), attr(sub, agentevent.AttrTurnDurationMs))
+	assert.Nil(t, attr(sub, agentevent.AttrTurnPreviousID), "subagent runs have no previous turn")
 }
 
 func TestRollupFallsBackOnFileOp(t *testing.T) {
@@ -237,6 +236,6 @@ func TestRollupFallsBackOnFileOp(t *testing.T) {
 	assert.Equal(t, []any{
 		map[string]any{"path": "/w/new.txt", "change_type": "created", "lines_added": 0.0, "lines_removed": 0.0, "edit_count": 1.0},
 		map[string]any{"path": "/w/old.txt", "change_type": "deleted", "lines_added": 0.0, "lines_removed": 0.0, "edit_count": 1.0},
-	}, jsonAttr(t, root, spanmodel.AttrTurnFiles), "a read is no change; a write with no result yet is not known to have happened")
-	assert.Equal(t, "Modified 2 files", attr(root, spanmodel.AttrTurnSummary))
+	}, jsonAttr(t, root, agentevent.AttrTurnFiles), "a read is no change; a write with no result yet is not known to have happened")
+	assert.Equal(t, "Modified 2 files", attr(root, agentevent.AttrTurnSummary))
 }

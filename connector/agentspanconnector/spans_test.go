@@ -61,18 +61,18 @@ func TestChatSpansGroupAResponseAndSumItsTokens(t *testing.T) {
 	_, hasSystem := first.Attributes().Get("gen_ai.system")
 	assert.False(t, hasSystem, "never the deprecated gen_ai.system")
 	require.Equal(t, 1, first.Events().Len(), "reasoning is a span event of its response")
-	assert.Equal(t, spanmodel.EventReasoning, first.Events().At(0).Name())
+	assert.Equal(t, agentevent.SpanEventReasoning, first.Events().At(0).Name())
 	assert.Equal(t, ts(2), first.Events().At(0).Timestamp())
 
 	assert.Equal(t, ts(7.5), second.StartTimestamp(), "called when the tool result came back")
 	assert.Equal(t, ts(9), second.EndTimestamp())
 
 	root := one(t, spans, "invoke_agent claude-code")
-	assert.Equal(t, int64(2), attr(root, spanmodel.AttrTurnModelCalls))
-	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolCalls))
+	assert.Equal(t, int64(2), attr(root, agentevent.AttrTurnModelCalls))
+	assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnToolCalls))
 	assert.Equal(t, int64(2100), attr(root, "agent.turn.usage.input_tokens"))
 	assert.Equal(t, int64(58), attr(root, "agent.turn.usage.output_tokens"))
-	assert.Equal(t, "No changes", attr(root, spanmodel.AttrTurnSummary))
+	assert.Equal(t, "No changes", attr(root, agentevent.AttrTurnSummary))
 	_, rootUsage := root.Attributes().Get("gen_ai.usage.input_tokens")
 	assert.False(t, rootUsage, "the root sums under agent.turn.usage.*, so nothing counts tokens twice")
 }
@@ -113,7 +113,7 @@ func TestToolSpan(t *testing.T) {
 	assert.Equal(t, int64(0), attr(tool, "process.exit.code"))
 	assert.Equal(t, "/home/u/proj/main.go", attr(tool, "file.path"))
 	assert.Equal(t, ptrace.StatusCodeUnset, tool.Status().Code())
-	assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnFilesChanged))
+	assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnFilesChanged))
 }
 
 func TestToolFailure(t *testing.T) {
@@ -123,10 +123,10 @@ func TestToolFailure(t *testing.T) {
 		exit    any
 	}{
 		"classified":   {result: failed(2, "exit_code"), errType: "exit_code", exit: int64(2)},
-		"unclassified": {result: func(e *agentevent.Event) { e.ToolStatus = agentevent.ToolError }, errType: spanmodel.ErrorTypeTool},
+		"unclassified": {result: func(e *agentevent.Event) { e.ToolStatus = agentevent.ToolError }, errType: agentevent.ErrorTypeTool},
 		"exit code only": {
 			result:  func(e *agentevent.Event) { e.ToolStatus, e.ToolExitCode = "", agentevent.Int(1) },
-			errType: spanmodel.ErrorTypeTool, exit: int64(1),
+			errType: agentevent.ErrorTypeTool, exit: int64(1),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestToolFailure(t *testing.T) {
 			assert.Equal(t, "error", attr(tool, "agent.tool.status"))
 			assert.Equal(t, tc.exit, attr(tool, "process.exit.code"))
 			root := one(t, spans, "invoke_agent claude-code")
-			assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnToolErrors))
+			assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnToolErrors))
 			assert.Equal(t, ptrace.StatusCodeUnset, root.Status().Code(), "a failed tool does not fail the turn")
 		})
 	}
@@ -157,7 +157,7 @@ func TestToolCallWithoutResult(t *testing.T) {
 	assert.Equal(t, "in_progress", attr(tool, "agent.tool.status"))
 	assert.Equal(t, ptrace.StatusCodeUnset, tool.Status().Code())
 	assert.Equal(t, ts(1), tool.StartTimestamp())
-	assert.Equal(t, spanmodel.StatusAbandoned, attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusAbandoned, attr(one(t, spans, "invoke_agent claude-code"), agentevent.AttrTurnStatus))
 }
 
 func TestToolLatencyWithoutResultTimestamp(t *testing.T) {
@@ -177,7 +177,7 @@ func TestContentOffByDefault(t *testing.T) {
 	h.history()
 	h.feed(toolTurn(newSession("s1"))...)
 	for _, sp := range h.spans() {
-		for _, k := range []string{spanmodel.AttrInputMessages, spanmodel.AttrOutputMessages, spanmodel.AttrToolCallArgs, spanmodel.AttrToolCallResult} {
+		for _, k := range []string{agentevent.AttrInputMessages, agentevent.AttrOutputMessages, agentevent.AttrToolCallArguments, agentevent.AttrToolCallResult} {
 			_, ok := sp.Attributes().Get(k)
 			assert.False(t, ok, "%s on %s", k, sp.Name())
 		}
@@ -199,21 +199,21 @@ func TestContentOnIsTruncated(t *testing.T) {
 
 	root := one(t, spans, "invoke_agent claude-code")
 	var in []spanmodel.Message
-	require.NoError(t, json.Unmarshal([]byte(attr(root, spanmodel.AttrInputMessages).(string)), &in))
+	require.NoError(t, json.Unmarshal([]byte(attr(root, agentevent.AttrInputMessages).(string)), &in))
 	require.Len(t, in, 1)
 	assert.Equal(t, "user", in[0].Role)
 	assert.Equal(t, "héllo wö", in[0].Parts[0].Content, "cut to 10 bytes at a character boundary")
 
 	tool := one(t, spans, "execute_tool Bash")
-	assert.Equal(t, `{"command"`, attr(tool, spanmodel.AttrToolCallArgs))
-	res := attr(tool, spanmodel.AttrToolCallResult).(string)
+	assert.Equal(t, `{"command"`, attr(tool, agentevent.AttrToolCallArguments))
+	res := attr(tool, agentevent.AttrToolCallResult).(string)
 	assert.Equal(t, "ééééé", res)
 	assert.True(t, utf8.ValidString(res))
 
 	var out []spanmodel.Message
 	for _, c := range named(spans, "chat claude-opus-4-7") {
 		if attr(c, agentevent.AttrResponseID) == "m2" {
-			require.NoError(t, json.Unmarshal([]byte(attr(c, spanmodel.AttrOutputMessages).(string)), &out))
+			require.NoError(t, json.Unmarshal([]byte(attr(c, agentevent.AttrOutputMessages).(string)), &out))
 		}
 	}
 	require.Len(t, out, 1)

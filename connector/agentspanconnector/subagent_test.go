@@ -78,8 +78,8 @@ func TestSubagentNesting(t *testing.T) {
 		spans := h.spans()
 		checkNested(t, spans)
 		root := one(t, spans, "invoke_agent claude-code")
-		assert.Equal(t, int64(1), attr(root, spanmodel.AttrTurnSubagents))
-		assert.Equal(t, int64(4), attr(root, spanmodel.AttrTurnModelCalls), "the rollup covers the subagent")
+		assert.Equal(t, int64(1), attr(root, agentevent.AttrTurnSubagents))
+		assert.Equal(t, int64(4), attr(root, agentevent.AttrTurnModelCalls), "the rollup covers the subagent")
 		assert.Len(t, h.sink.AllTraces(), 1, "emitted together")
 	})
 	t.Run("parent first", func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestSubagentNesting(t *testing.T) {
 		spans := h.spans()
 		checkNested(t, spans)
 		assert.Len(t, h.sink.AllTraces(), 1, "emitted together")
-		assert.Equal(t, int64(4), attr(one(t, spans, "invoke_agent claude-code"), spanmodel.AttrTurnModelCalls), "the rollup covers the subagent")
+		assert.Equal(t, int64(4), attr(one(t, spans, "invoke_agent claude-code"), agentevent.AttrTurnModelCalls), "the rollup covers the subagent")
 	})
 	t.Run("subagent never read", func(t *testing.T) {
 		h := newHarness(t)
@@ -105,8 +105,8 @@ func TestSubagentNesting(t *testing.T) {
 		h.setNow(365*24*time.Hour + 5*time.Minute)
 		h.tick()
 		root := one(t, h.spans(), "invoke_agent claude-code")
-		assert.Equal(t, int64(0), attr(root, spanmodel.AttrTurnSubagents))
-		assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+		assert.Equal(t, int64(0), attr(root, agentevent.AttrTurnSubagents))
+		assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	})
 	t.Run("same batch", func(t *testing.T) {
 		h := newHarness(t)
@@ -170,7 +170,7 @@ func TestUnlinkedSubagentBecomesItsOwnTrace(t *testing.T) {
 	assert.True(t, root.ParentSpanID().IsEmpty())
 	assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "warm"}), root.TraceID())
 	assert.Equal(t, "warm", attr(root, "gen_ai.agent.id"))
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 }
 
 // unspawned marks events the way the Claude Code parser marks a warmup's.
@@ -206,7 +206,7 @@ func TestUnspawnedSubagentClosesLikeATurn(t *testing.T) {
 		root := one(t, spans, "invoke_agent subagent")
 		assert.True(t, root.ParentSpanID().IsEmpty())
 		assert.Equal(t, spanmodel.OrphanTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "warm"}), root.TraceID())
-		assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+		assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 		assert.Len(t, h.sink.AllTraces(), 1)
 	})
 	t.Run("live closes by the age of its events", func(t *testing.T) {
@@ -256,7 +256,7 @@ func TestNestedSubagents(t *testing.T) {
 	outer := one(t, spans, "invoke_agent general-purpose")
 	assert.Equal(t, spanmodel.ToolSpanID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1", Agent: "ag1"}, "toolu_x"), inner.ParentSpanID())
 	assert.Equal(t, outer.TraceID(), inner.TraceID())
-	assert.Equal(t, int64(2), attr(roots(spans)[0], spanmodel.AttrTurnSubagents))
+	assert.Equal(t, int64(2), attr(roots(spans)[0], agentevent.AttrTurnSubagents))
 }
 
 // turnLinked marks a subagent's events as nested under the turn open when it

@@ -68,7 +68,7 @@ func eventUsage(evs []agentevent.Event) usageTotals {
 func chatUsage(spans []ptrace.Span) usageTotals {
 	u := newUsageTotals()
 	for _, sp := range spans {
-		if op, _ := sp.Attributes().Get(spanmodel.AttrOperationName); op.Str() == spanmodel.OpChat {
+		if op, _ := sp.Attributes().Get(agentevent.AttrOperationName); op.Str() == spanmodel.OpChat {
 			u.addAttrs(sp.Attributes())
 		}
 	}
@@ -91,7 +91,7 @@ func assertSameUsage(t *testing.T, want, got usageTotals, msgAndArgs ...any) {
 func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) {
 	t.Helper()
 	for _, sp := range spans {
-		if op, _ := sp.Attributes().Get(spanmodel.AttrOperationName); op.Str() != spanmodel.OpChat {
+		if op, _ := sp.Attributes().Get(agentevent.AttrOperationName); op.Str() != spanmodel.OpChat {
 			for k := range sp.Attributes().All() {
 				assert.False(t, spanmodel.IsUsageAttr(k), "%s carries usage attribute %s", sp.Name(), k)
 			}
@@ -99,7 +99,7 @@ func assertUsageOnlyOnChats(t *testing.T, spans []ptrace.Span) {
 		for i := 0; i < sp.Events().Len(); i++ {
 			e := sp.Events().At(i)
 			for k := range e.Attributes().All() {
-				if e.Name() == spanmodel.EventReasoning && k == agentevent.AttrTokensThinking {
+				if e.Name() == agentevent.SpanEventReasoning && k == agentevent.AttrTokensThinking {
 					continue
 				}
 				assert.False(t, spanmodel.IsUsageAttr(k), "span event %s of %s carries usage attribute %s", e.Name(), sp.Name(), k)

@@ -340,7 +340,7 @@ func keepNew(td ptrace.Traces, skip map[pcommon.SpanID]bool, out *closed) {
 				}
 				out.spans++
 				if sp.ParentSpanID().IsEmpty() {
-					if st, ok := sp.Attributes().Get(spanmodel.AttrTurnStatus); ok {
+					if st, ok := sp.Attributes().Get(agentevent.AttrTurnStatus); ok {
 						out.statuses = append(out.statuses, st.Str())
 					}
 				}

@@ -28,7 +28,7 @@ func TestTurnClosesOnNextPrompt(t *testing.T) {
 	root := one(t, spans, "invoke_agent claude-code")
 	assert.True(t, root.ParentSpanID().IsEmpty())
 	assert.Equal(t, spanmodel.TurnTraceID(threadKey{Source: agentevent.Source("claude_code"), Session: "s1"}, "p1"), root.TraceID())
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus))
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus))
 	assert.Equal(t, ts(0), root.StartTimestamp())
 	assert.Equal(t, ts(2), root.EndTimestamp())
 	assert.Equal(t, ptrace.SpanKindInternal, root.Kind())
@@ -49,7 +49,7 @@ func TestTurnClosesWhenIdle(t *testing.T) {
 	h.setNow(2*time.Second + 5*time.Minute)
 	h.tick()
 	root := one(t, h.spans(), "invoke_agent claude-code")
-	assert.Equal(t, spanmodel.StatusCompleted, attr(root, spanmodel.AttrTurnStatus), "idle, but the prompt was answered")
+	assert.Equal(t, spanmodel.StatusCompleted, attr(root, agentevent.AttrTurnStatus), "idle, but the prompt was answered")
 
 	h.setNow(time.Hour)
 	h.tick()
@@ -121,7 +121,7 @@ func TestTurnStatus(t *testing.T) {
 				require.NoError(t, h.c.emit(t.Context(), out))
 			}
 			root := one(t, h.spans(), "invoke_agent claude-code")
-			assert.Equal(t, tc.want, attr(root, spanmodel.AttrTurnStatus))
+			assert.Equal(t, tc.want, attr(root, agentevent.AttrTurnStatus))
 			if tc.errType != "" {
 				assert.Equal(t, ptrace.StatusCodeError, root.Status().Code())
 				assert.Equal(t, tc.errType, attr(root, agentevent.AttrErrorType))
@@ -142,7 +142,7 @@ func TestUnansweredTurnEndedByTheNextPromptIsCompleted(t *testing.T) {
 		s.prompt("p2", 3), s.call("c2", "m2", "t2", "Bash", 4), s.result("r2", "t2", "Bash", 5))
 	status := map[any]any{}
 	for _, r := range roots(h.spans()) {
-		status[attr(r, agentevent.AttrEventID)] = attr(r, spanmodel.AttrTurnStatus)
+		status[attr(r, agentevent.AttrEventID)] = attr(r, agentevent.AttrTurnStatus)
 	}
 	assert.Equal(t, map[any]any{"p1": spanmodel.StatusCompleted, "p2": spanmodel.StatusAbandoned}, status)
 }
@@ -207,7 +207,7 @@ func TestPreambleBecomesSpanEventsOfTheNextTurn(t *testing.T) {
 	for i := 0; i < root.Events().Len(); i++ {
 		names = append(names, root.Events().At(i).Name())
 	}
-	assert.Equal(t, []string{spanmodel.EventSummary, spanmodel.EventFileSnapshot}, names)
+	assert.Equal(t, []string{agentevent.SpanEventSessionSummary, agentevent.SpanEventFileSnapshot}, names)
 }
 
 func TestPreambleWithoutTurnIsDropped(t *testing.T) {

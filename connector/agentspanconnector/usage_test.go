@@ -253,7 +253,7 @@ func chatUsageBySession(traces []ptrace.Traces) map[sessionKey]usageTotals {
 					if _, ok := out[k]; !ok {
 						out[k] = newUsageTotals()
 					}
-					if op, _ := a.Get(spanmodel.AttrOperationName); op.Str() == spanmodel.OpChat {
+					if op, _ := a.Get(agentevent.AttrOperationName); op.Str() == spanmodel.OpChat {
 						out[k].addAttrs(a)
 					}
 				}

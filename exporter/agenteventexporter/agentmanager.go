@@ -231,7 +231,7 @@ func (f *agentManagerFormat) main(s *session, ev *agentevent.Event, out *lineBuf
 	switch {
 	case ev.Unparsed != "":
 		msg := "unparsed record: " + ev.Unparsed
-		if d := attrString(ev, attrUnparsedDetail); d != "" {
+		if d := attrString(ev, agentevent.AttrUnparsedDetail); d != "" {
 			msg += " (" + d + ")"
 		}
 		if ev.LogFile != "" {
@@ -243,7 +243,7 @@ func (f *agentManagerFormat) main(s *session, ev *agentevent.Event, out *lineBuf
 		if text == "" {
 			text = ev.ErrorType
 		}
-		f.emit(s, out, ev.Timestamp, "error", managerError{Code: ev.ErrorType, Message: text, Retryable: ev.ErrorType == "api_retry"})
+		f.emit(s, out, ev.Timestamp, "error", managerError{Code: ev.ErrorType, Message: text, Retryable: ev.ErrorType == agentevent.ErrorTypeAPIRetry})
 		return
 	case ev.Type == agentevent.TypeAssistantMessage && ev.Text == "" && attrString(ev, agentevent.AttrUsageCarrier) != "":
 		// Only a model response's usage (held until its last row, or with no
@@ -338,7 +338,7 @@ func failureSummary(ev *agentevent.Event) string {
 func describe(ev *agentevent.Event) string {
 	var msg strings.Builder
 	msg.WriteString(strings.ReplaceAll(string(ev.Type), "_", " "))
-	for _, k := range []string{attrMetaKind, attrSummaryKind} {
+	for _, k := range []string{agentevent.AttrMetaKind, agentevent.AttrSummaryKind} {
 		if v := attrString(ev, k); v != "" {
 			msg.WriteString(": ")
 			msg.WriteString(v)

@@ -194,7 +194,7 @@ func vendorFacts(attrs map[string]any, includeContent bool) map[string]any {
 		if !includeContent && strings.HasPrefix(k, agentevent.ContentAttrPrefix) {
 			continue
 		}
-		if strings.HasPrefix(k, "agent.") {
+		if strings.HasPrefix(k, agentevent.AttrNamespace) {
 			if out == nil {
 				out = make(map[string]any, len(attrs))
 			}

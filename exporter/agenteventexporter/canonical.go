@@ -12,28 +12,9 @@ import (
 	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
-// Attributes of the agent_span connector's spans that this format reads:
-// the turn rollup on every invoke_agent turn root (docs/design/span-model.md).
+// The values this format looks for on the agent_span connector's turn roots
+// (their rollup is in docs/design/span-model.md), and the seed's constants.
 const (
-	attrOperationName     = "gen_ai.operation.name"
-	attrRequestModel      = "gen_ai.request.model"
-	attrInputMessages     = "gen_ai.input.messages"
-	attrTurnStatus        = "agent.turn.status"
-	attrTurnSummary       = "agent.turn.summary"
-	attrTurnModelCalls    = "agent.turn.model_calls"
-	attrTurnToolCalls     = "agent.turn.tool_calls"
-	attrTurnToolErrors    = "agent.turn.tool_errors"
-	attrTurnFilesChanged  = "agent.turn.files_changed"
-	attrTurnSubagents     = "agent.turn.subagents"
-	attrTurnLinesAdded    = "agent.turn.lines_added"
-	attrTurnLinesRemoved  = "agent.turn.lines_removed"
-	attrTurnFiles         = "agent.turn.files"
-	attrTurnCommands      = "agent.turn.commands"
-	attrTurnTests         = "agent.turn.tests"
-	attrTurnDurationMs    = "agent.turn.duration_ms"
-	attrTurnErrors        = "agent.turn.errors"
-	attrTurnPreviousID    = "agent.turn.previous_id"
-	attrTurnUsagePrefix   = "agent.turn.usage."
 	opInvokeAgent         = "invoke_agent"
 	statusAbandoned       = "abandoned"
 	statusCompleted       = "completed"
@@ -185,7 +166,7 @@ func isTurnRoot(sp ptrace.Span) bool {
 	if !sp.ParentSpanID().IsEmpty() {
 		return false
 	}
-	if op, ok := sp.Attributes().Get(attrOperationName); !ok || op.Str() != opInvokeAgent {
+	if op, ok := sp.Attributes().Get(agentevent.AttrOperationName); !ok || op.Str() != opInvokeAgent {
 		return false
 	}
 	_, subagent := sp.Attributes().Get(agentevent.AttrAgentID)
@@ -252,11 +233,11 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 		version = v.Str()
 	}
 	id, canonicalID := canonicalIDs(agent, key.session, promptID)
-	status := str(attrTurnStatus)
+	status := str(agentevent.AttrTurnStatus)
 	if status == "" {
 		status = statusCompleted // the seed's event is a completed task
 	}
-	summary := str(attrTurnSummary)
+	summary := str(agentevent.AttrTurnSummary)
 
 	ev := &canonicalEvent{
 		ID:          id,
@@ -271,9 +252,9 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 		ParentIDs:   []string{},
 		ChildIDs:    []string{},
 		Impact: canonicalImpact{
-			FilesChanged: num(attrTurnFilesChanged),
-			LinesAdded:   num(attrTurnLinesAdded),
-			LinesRemoved: num(attrTurnLinesRemoved),
+			FilesChanged: num(agentevent.AttrTurnFilesChanged),
+			LinesAdded:   num(agentevent.AttrTurnLinesAdded),
+			LinesRemoved: num(agentevent.AttrTurnLinesRemoved),
 		},
 		Visualization: canonicalVisualization{
 			Icon: "robot", Color: canonicalDefaultColor, Priority: "medium",
@@ -282,20 +263,20 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 		Metadata: canonicalMetadata{
 			SessionID:         key.session,
 			IdleTimeout:       status == statusAbandoned,
-			ErrorsEncountered: num(attrTurnToolErrors),
+			ErrorsEncountered: num(agentevent.AttrTurnToolErrors),
 			AgentVersion:      nullable(version),
-			ConversationTurns: num(attrTurnModelCalls),
-			ModelUsed:         nullable(str(attrRequestModel)),
+			ConversationTurns: num(agentevent.AttrTurnModelCalls),
+			ModelUsed:         nullable(str(agentevent.AttrRequestModel)),
 			Status:            status,
-			ToolCalls:         num(attrTurnToolCalls),
-			ToolErrors:        num(attrTurnToolErrors),
-			Subagents:         num(attrTurnSubagents),
+			ToolCalls:         num(agentevent.AttrTurnToolCalls),
+			ToolErrors:        num(agentevent.AttrTurnToolErrors),
+			Subagents:         num(agentevent.AttrTurnSubagents),
 			Usage: canonicalUsage{
-				InputTokens:         num(attrTurnUsagePrefix + "input_tokens"),
-				OutputTokens:        num(attrTurnUsagePrefix + "output_tokens"),
-				CacheReadTokens:     num(attrTurnUsagePrefix + "cache_read.input_tokens"),
-				CacheCreationTokens: num(attrTurnUsagePrefix + "cache_creation.input_tokens"),
-				ReasoningTokens:     num(attrTurnUsagePrefix + "reasoning.output_tokens"),
+				InputTokens:         num(agentevent.AttrTurnUsagePrefix + "input_tokens"),
+				OutputTokens:        num(agentevent.AttrTurnUsagePrefix + "output_tokens"),
+				CacheReadTokens:     num(agentevent.AttrTurnUsagePrefix + "cache_read.input_tokens"),
+				CacheCreationTokens: num(agentevent.AttrTurnUsagePrefix + "cache_creation.input_tokens"),
+				ReasoningTokens:     num(agentevent.AttrTurnUsagePrefix + "reasoning.output_tokens"),
 			},
 			TraceID: sp.TraceID().String(),
 			SpanID:  sp.SpanID().String(),
@@ -313,43 +294,43 @@ func (f *canonicalFormat) turn(res pcommon.Resource, sp ptrace.Span, out *lineBu
 	if b := str(agentevent.AttrGitBranch); b != "" {
 		ev.Branches = append(ev.Branches, b)
 	}
-	if prev := str(attrTurnPreviousID); prev != "" {
+	if prev := str(agentevent.AttrTurnPreviousID); prev != "" {
 		prevID, _ := canonicalIDs(agent, key.session, prev)
 		ev.ParentIDs = append(ev.ParentIDs, prevID)
 	}
-	if _, ok := a.Get(attrTurnErrors); ok {
-		ev.Metadata.ErrorsEncountered = num(attrTurnErrors)
+	if _, ok := a.Get(agentevent.AttrTurnErrors); ok {
+		ev.Metadata.ErrorsEncountered = num(agentevent.AttrTurnErrors)
 	}
-	if v, ok := a.Get(attrTurnUsagePrefix + "cost_usd"); ok && v.Type() == pcommon.ValueTypeDouble {
+	if v, ok := a.Get(agentevent.AttrTurnCostUSD); ok && v.Type() == pcommon.ValueTypeDouble {
 		c := v.Double()
 		ev.Metadata.Usage.CostUSD = &c
 	}
 	duration := float64(sp.EndTimestamp()-sp.StartTimestamp()) / 1e9
-	if _, ok := a.Get(attrTurnDurationMs); ok {
-		duration = float64(num(attrTurnDurationMs)) / 1e3
+	if _, ok := a.Get(agentevent.AttrTurnDurationMs); ok {
+		duration = float64(num(agentevent.AttrTurnDurationMs)) / 1e3
 	}
 	ev.Metadata.SessionDuration = max(0, duration)
 	if f.includeContent {
-		if prompt := promptText(str(attrInputMessages)); prompt != "" {
+		if prompt := promptText(str(agentevent.AttrInputMessages)); prompt != "" {
 			ev.Title = prompt
 			ev.Metadata.UserPrompt = &prompt
 		}
 	}
 
 	var files []rollupFile
-	if f.rollup(sp, attrTurnFiles, &files) {
+	if f.rollup(sp, agentevent.AttrTurnFiles, &files) {
 		for _, r := range files {
 			ev.Metadata.Activities.FilesModified = append(ev.Metadata.Activities.FilesModified, canonicalFile(r))
 		}
 	}
 	var commands []rollupCommand
-	if f.rollup(sp, attrTurnCommands, &commands) {
+	if f.rollup(sp, agentevent.AttrTurnCommands, &commands) {
 		for _, r := range commands {
 			ev.Metadata.Activities.CommandsExecuted = append(ev.Metadata.Activities.CommandsExecuted, canonicalCommand(r))
 		}
 	}
 	var tests []rollupTest
-	if f.rollup(sp, attrTurnTests, &tests) {
+	if f.rollup(sp, agentevent.AttrTurnTests, &tests) {
 		for _, r := range tests {
 			ev.Metadata.Activities.TestsRun = append(ev.Metadata.Activities.TestsRun, canonicalTest{
 				TestFile: r.Command, Status: r.Status, Timestamp: r.Timestamp, Command: r.Command,

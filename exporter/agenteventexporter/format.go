@@ -177,20 +177,6 @@ func attrInt(ev *agentevent.Event, key string) (int64, bool) {
 	return 0, false
 }
 
-// Facts the parsers put in Event.Attributes (the event model's facts). They are
-// not content: they are written whether or not content is included.
-const (
-	attrUnparsedDetail = "agent.unparsed.detail"
-	attrMetaKind       = "agent.meta.kind"
-	attrSummaryKind    = "agent.summary.kind"
-	// attrFileDiff is a unified diff of a file tool's change. It is content
-	// (it holds the file's lines), so it is only written with include_content.
-	attrFileDiff = agentevent.AttrFileDiff
-)
-
-// Error classes (error.type) that mean the user or a policy refused a tool call.
-var permissionDenials = map[string]bool{"rejected": true, "permission_denied": true}
-
 // isErrorEvent reports whether an event reports a failure of the agent
 // itself (an API error, a retried call, a failing hook) rather than of a tool.
 func isErrorEvent(ev *agentevent.Event) bool {

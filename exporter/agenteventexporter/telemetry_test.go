@@ -191,9 +191,9 @@ func TestMalformedRollup(t *testing.T) {
 	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 	sp.SetTraceID([16]byte{1})
 	sp.SetSpanID([8]byte{1})
-	sp.Attributes().PutStr(attrOperationName, opInvokeAgent)
+	sp.Attributes().PutStr(agentevent.AttrOperationName, opInvokeAgent)
 	sp.Attributes().PutStr(agentevent.AttrSessionID, "s1")
-	sp.Attributes().PutStr(attrTurnFiles, "[{not json")
+	sp.Attributes().PutStr(agentevent.AttrTurnFiles, "[{not json")
 
 	tel := newTelemetry(t)
 	now := farFuture

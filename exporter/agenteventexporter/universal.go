@@ -396,7 +396,7 @@ func (f *universalFormat) item(s *session, st *universalState, ev *agentevent.Ev
 	case agentevent.TypeMeta:
 		it.Kind = "status"
 		role("system")
-		label := attrString(ev, attrMetaKind)
+		label := attrString(ev, agentevent.AttrMetaKind)
 		if label == "" {
 			label = "meta"
 		}
@@ -468,7 +468,7 @@ func (f *universalFormat) toolResult(st *universalState, ev *agentevent.Event, i
 		}
 		ref := fileRefPart{Type: "file_ref", Path: ev.FilePath, Action: action}
 		if f.includeContent {
-			ref.Diff = attrString(ev, attrFileDiff)
+			ref.Diff = attrString(ev, agentevent.AttrFileDiff)
 		}
 		it.Content = append(it.Content, ref)
 		if mime, ok := imageTypes[strings.ToLower(path.Ext(ev.FilePath))]; ok && action == "read" {
@@ -490,7 +490,7 @@ func (f *universalFormat) toolResult(st *universalState, ev *agentevent.Event, i
 	if ev.ToolStatus == agentevent.ToolError {
 		label := ev.ErrorType
 		if label == "" {
-			label = "tool_error"
+			label = agentevent.ErrorTypeTool
 		}
 		var detail string
 		if ev.ToolExitCode != nil {
@@ -524,7 +524,7 @@ func (f *universalFormat) hitlResolved(s *session, st *universalState, ev *agent
 		f.emit(s, out, ev.Timestamp, sourceDaemon, "question.resolved", &q, ev.Raw)
 		return
 	}
-	if !permissionDenials[ev.ErrorType] {
+	if !agentevent.ToolDeclined(ev.ErrorType) {
 		return
 	}
 	meta := map[string]any{"tool_name": ev.ToolName, "call_id": ev.ToolCallID, "reason": ev.ErrorType}
@@ -574,7 +574,7 @@ func questionFromInput(tool, input string) (prompt string, options []string) {
 // retried call, a failing hook) as an error event.
 func (f *universalFormat) error(s *session, ev *agentevent.Event, out *lineBuffer) {
 	st := s.state.(*universalState)
-	if ev.ErrorType != "api_retry" { // a retried call may still succeed
+	if ev.ErrorType != agentevent.ErrorTypeAPIRetry { // a retried call may still succeed
 		st.lastError = ev.ErrorType
 	}
 	msg := f.text(ev)
@@ -592,7 +592,7 @@ func (f *universalFormat) error(s *session, ev *agentevent.Event, out *lineBuffe
 // unparsed writes a record the parser could not map as agent.unparsed.
 func (f *universalFormat) unparsed(s *session, ev *agentevent.Event, out *lineBuffer) {
 	msg := ev.Unparsed
-	if d := attrString(ev, attrUnparsedDetail); d != "" {
+	if d := attrString(ev, agentevent.AttrUnparsedDetail); d != "" {
 		msg += ": " + d
 	}
 	if ev.LogFile != "" {

@@ -93,13 +93,6 @@ type NativeSpanEvent struct {
 	Attrs map[string]any
 }
 
-// SpanToolExecution is the name of a normalized native span that carries
-// the outcome of a tool's execution (Claude Code's tool.execution): its
-// Error status and error.type belong on the execute_tool span of the same
-// gen_ai.tool.call.id (its parent), which no per-span mapping can reach, so
-// agent_native carries them there.
-const SpanToolExecution = "agent.tool.execution"
-
 // SpanPatch is how a per-agent span normalizer asks agent_native to change a
 // native span in place.
 type SpanPatch struct {

@@ -23,20 +23,19 @@ import (
 // include_content is set, never redacted when kept (as agent_log's
 // content).
 var spanContentAttrs = []string{
-	"gen_ai.input.messages",
-	"gen_ai.output.messages",
-	"gen_ai.system_instructions",
-	"gen_ai.tool.call.arguments",
-	"gen_ai.tool.call.result",
+	agentevent.AttrInputMessages,
+	agentevent.AttrOutputMessages,
+	agentevent.AttrSystemInstructions,
+	agentevent.AttrToolCallArguments,
+	agentevent.AttrToolCallResult,
 	"user_prompt",
 }
 
-// Span attribute keys the tool outcome carry uses.
+// Operation names (agentevent.AttrOperationName) of the spans the tool
+// outcome carry and the chat naming look for.
 const (
-	attrOperationName = "gen_ai.operation.name"
-	attrRequestModel  = "gen_ai.request.model"
-	opExecuteTool     = "execute_tool"
-	opChat            = "chat"
+	opExecuteTool = "execute_tool"
+	opChat        = "chat"
 )
 
 // processTraces normalizes the native spans of known agents in place and
@@ -251,7 +250,7 @@ func carryToolOutcomes(td ptrace.Traces, executions []ptrace.Span) {
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, s := range ss.Spans().All() {
-				if op, ok := s.Attributes().Get(attrOperationName); !ok || op.Str() != opExecuteTool {
+				if op, ok := s.Attributes().Get(agentevent.AttrOperationName); !ok || op.Str() != opExecuteTool {
 					continue
 				}
 				bySpan[s.SpanID()] = s
@@ -290,10 +289,10 @@ func carryToolOutcomes(td ptrace.Traces, executions []ptrace.Span) {
 // model (Codex's completed response: its model is on the sampling request
 // above it).
 func unnamedChat(s ptrace.Span) bool {
-	if op, ok := s.Attributes().Get(attrOperationName); !ok || op.Str() != opChat {
+	if op, ok := s.Attributes().Get(agentevent.AttrOperationName); !ok || op.Str() != opChat {
 		return false
 	}
-	_, named := s.Attributes().Get(attrRequestModel)
+	_, named := s.Attributes().Get(agentevent.AttrRequestModel)
 	return !named
 }
 
@@ -326,7 +325,7 @@ func nameChats(td ptrace.Traces, chats []ptrace.Span) {
 			}
 			if m := spanModel(p); m != "" {
 				a := c.Attributes()
-				a.PutStr(attrRequestModel, m)
+				a.PutStr(agentevent.AttrRequestModel, m)
 				if _, ok := a.Get(agentevent.AttrModel); !ok {
 					a.PutStr(agentevent.AttrModel, m)
 				}
@@ -340,7 +339,7 @@ func nameChats(td ptrace.Traces, chats []ptrace.Span) {
 
 // spanModel is the model a span names, "" when none.
 func spanModel(s ptrace.Span) string {
-	for _, k := range []string{attrRequestModel, "model"} {
+	for _, k := range []string{agentevent.AttrRequestModel, "model"} {
 		if v, ok := s.Attributes().Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 			return v.Str()
 		}

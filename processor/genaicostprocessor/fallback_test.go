@@ -96,7 +96,7 @@ func TestCodexWithoutModelIsPricedAsFallback(t *testing.T) {
 		priced++
 		require.NotNil(t, ev.CostUSD)
 		assert.InDelta(t, 578*1.25e-6+3072*0.125e-6+167*10e-6, *ev.CostUSD, 1e-12)
-		assert.Equal(t, SourceFallback, ev.Attributes[AttrCostSource])
+		assert.Equal(t, SourceFallback, ev.Attributes[agentevent.AttrCostSource])
 		assert.Empty(t, ev.Model, "the event is not given a model it did not name")
 	}
 	assert.Equal(t, 1, priced)
@@ -150,7 +150,7 @@ func TestFallbackForAnotherService(t *testing.T) {
 		rs := td.ResourceSpans().AppendEmpty()
 		rs.Resource().Attributes().PutStr(agentevent.ResourceServiceName, svc)
 		s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-		s.Attributes().PutStr(attrOperationName, opChat)
+		s.Attributes().PutStr(agentevent.AttrOperationName, opChat)
 		s.Attributes().PutInt(agentevent.AttrTokensInput, 1000)
 		s.Attributes().PutInt(agentevent.AttrTokensOutput, 100)
 	}
@@ -160,7 +160,7 @@ func TestFallbackForAnotherService(t *testing.T) {
 	v, ok := mine.Get(agentevent.AttrCostUSD)
 	require.True(t, ok)
 	assert.InDelta(t, 1000*3e-6+100*15e-6, v.Double(), 1e-12)
-	src, _ := mine.Get(AttrCostSource)
+	src, _ := mine.Get(agentevent.AttrCostSource)
 	assert.Equal(t, SourceFallback, src.Str())
 	_, ok = td.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(0).Attributes().Get(agentevent.AttrCostUSD)
 	assert.False(t, ok, "no fallback for other-agent")
@@ -192,7 +192,7 @@ func TestOllamaCloudModelIsPricedAsItsBase(t *testing.T) {
 		assert.Equal(t, "kimi-k2.5:cloud", ev.Model)
 		require.NotNil(t, ev.CostUSD)
 		assert.InDelta(t, want, *ev.CostUSD, 1e-12)
-		assert.Equal(t, SourceTable, ev.Attributes[AttrCostSource])
+		assert.Equal(t, SourceTable, ev.Attributes[agentevent.AttrCostSource])
 	}
 	assert.Empty(t, h.logs.FilterMessageSnippet("not in the price table").All())
 	for placement, cost := range placementCosts(t, createDefaultConfig().(*Config), events) {

@@ -73,11 +73,11 @@ func TestLogsPipelineRollUp(t *testing.T) {
 				if v, ok := a.Get(agentevent.AttrCostUSD); ok {
 					chats++
 					chatCost += v.Double()
-					src, _ := a.Get(AttrCostSource)
+					src, _ := a.Get(agentevent.AttrCostSource)
 					assert.Equal(t, SourceTable, src.Str(), "chat span %s", s.Name())
 				}
 			case op.Str() == "invoke_agent" && s.ParentSpanID().IsEmpty():
-				if v, ok := a.Get(attrTurnCost); ok {
+				if v, ok := a.Get(agentevent.AttrTurnCostUSD); ok {
 					rootCost += v.Double()
 				}
 			}

@@ -92,7 +92,7 @@ func chatCosts(all []ptrace.Traces) placementCost {
 	for _, td := range all {
 		forEachSpan(td, func(s ptrace.Span) {
 			a := s.Attributes()
-			if op, _ := a.Get(attrOperationName); op.Str() != opChat {
+			if op, _ := a.Get(agentevent.AttrOperationName); op.Str() != opChat {
 				return
 			}
 			if v, ok := a.Get(agentevent.AttrTokensCacheCreation1h); ok {
@@ -104,7 +104,7 @@ func chatCosts(all []ptrace.Traces) placementCost {
 			}
 			sess, _ := a.Get(agentevent.AttrSessionID)
 			c.sessions[sess.Str()] += v.Double()
-			src, _ := a.Get(AttrCostSource)
+			src, _ := a.Get(agentevent.AttrCostSource)
 			c.sources[src.Str()]++
 		})
 	}

@@ -21,8 +21,6 @@ import (
 )
 
 const (
-	// AttrCostSource says where a cost (agentevent.AttrCostUSD) came from.
-	AttrCostSource = "agent.usage.cost_source"
 	// SourceLog: the agent's own log stated the cost (Pi, OpenCode, …).
 	SourceLog = "log"
 	// SourceTable: priced from the embedded table.
@@ -33,13 +31,8 @@ const (
 	// fallback model (Config.FallbackModels).
 	SourceFallback = "fallback"
 
-	// attrTurnCost is the agent_span connector's roll-up of the run's cost
-	// on an invoke_agent span.
-	attrTurnCost      = "agent.turn.usage.cost_usd"
-	attrOperationName = "gen_ai.operation.name"
-	attrRequestModel  = "gen_ai.request.model"
-	opChat            = "chat"
-	opInvokeAgent     = "invoke_agent"
+	opChat        = "chat"
+	opInvokeAgent = "invoke_agent"
 
 	reasonUnknownModel = "unknown_model"
 	reasonNoModel      = "no_model"
@@ -142,7 +135,7 @@ func (p *costProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 			for k := 0; k < ss.Len(); k++ {
 				s := ss.At(k)
 				a := s.Attributes()
-				op, _ := a.Get(attrOperationName)
+				op, _ := a.Get(agentevent.AttrOperationName)
 				sp := &span{parent: s.ParentSpanID(), invoke: op.Str() == opInvokeAgent, attrs: a}
 				spans[s.SpanID()] = sp
 				if op.Str() != opChat {
@@ -185,7 +178,7 @@ func rollUp(spans map[pcommon.SpanID]*span, chats []*span) {
 		}
 	}
 	for s := range dirty {
-		s.attrs.PutDouble(attrTurnCost, sums[s])
+		s.attrs.PutDouble(agentevent.AttrTurnCostUSD, sums[s])
 	}
 }
 
@@ -196,8 +189,8 @@ func rollUp(spans map[pcommon.SpanID]*span, chats []*span) {
 // returns the cost and whether there is one.
 func (p *costProcessor) price(ctx context.Context, a pcommon.Map, svc string) (float64, bool) {
 	if v, ok := a.Get(agentevent.AttrCostUSD); ok {
-		if _, has := a.Get(AttrCostSource); !has {
-			a.PutStr(AttrCostSource, SourceLog)
+		if _, has := a.Get(agentevent.AttrCostSource); !has {
+			a.PutStr(agentevent.AttrCostSource, SourceLog)
 			p.tel.GenAiCostPriced.Add(ctx, 1, p.priced[SourceLog])
 		}
 		return number(v), true
@@ -208,7 +201,7 @@ func (p *costProcessor) price(ctx context.Context, a pcommon.Map, svc string) (f
 	}
 	model := str(a, agentevent.AttrModel)
 	if model == "" {
-		model = str(a, attrRequestModel)
+		model = str(a, agentevent.AttrRequestModel)
 	}
 	source := ""
 	if model == "" {
@@ -233,7 +226,7 @@ func (p *costProcessor) price(ctx context.Context, a pcommon.Map, svc string) (f
 		source = SourceTable
 	}
 	a.PutDouble(agentevent.AttrCostUSD, cost)
-	a.PutStr(AttrCostSource, source)
+	a.PutStr(agentevent.AttrCostSource, source)
 	p.tel.GenAiCostPriced.Add(ctx, 1, p.priced[source])
 	return cost, true
 }

@@ -81,7 +81,7 @@ func TestLogs(t *testing.T) {
 		byID[ev.EventID] = ev
 	}
 	cost := func(id string) *float64 { return byID[id].CostUSD }
-	source := func(id string) any { return byID[id].Attributes[AttrCostSource] }
+	source := func(id string) any { return byID[id].Attributes[agentevent.AttrCostSource] }
 
 	require.NotNil(t, cost("a1"))
 	assert.InDelta(t, 1000*5e-6+2000*0.5e-6+2000*6.25e-6+1000*10e-6+400*25e-6, *cost("a1"), 1e-12)
@@ -130,7 +130,7 @@ func TestConfiguredPriceIsRecordedAsConfig(t *testing.T) {
 	v, ok := a.Get(agentevent.AttrCostUSD)
 	require.True(t, ok)
 	assert.InDelta(t, 1000*1e-6+500*2e-6, v.Double(), 1e-12)
-	src, _ := a.Get(AttrCostSource)
+	src, _ := a.Get(agentevent.AttrCostSource)
 	assert.Equal(t, SourceConfig, src.Str())
 }
 
@@ -149,20 +149,20 @@ func turn() (ptrace.Traces, map[string]ptrace.Span) {
 		if parent != 0 {
 			s.SetParentSpanID(pcommon.SpanID{parent})
 		}
-		s.Attributes().PutStr(attrOperationName, op)
+		s.Attributes().PutStr(agentevent.AttrOperationName, op)
 		spans[name] = s
 		return s
 	}
 	add("root", opInvokeAgent, 1, 0)
 	chat := add("chat", opChat, 2, 1)
-	chat.Attributes().PutStr(attrRequestModel, "gpt-5")
+	chat.Attributes().PutStr(agentevent.AttrRequestModel, "gpt-5")
 	chat.Attributes().PutStr(agentevent.AttrModel, "gpt-5")
 	chat.Attributes().PutInt(agentevent.AttrTokensInput, 10000)
 	chat.Attributes().PutInt(agentevent.AttrTokensCached, 8000)
 	chat.Attributes().PutInt(agentevent.AttrTokensOutput, 500)
 	add("tool", "execute_tool", 3, 1)
 	sub := add("subagent", opInvokeAgent, 4, 3)
-	sub.Attributes().PutDouble(attrTurnCost, 0.25)
+	sub.Attributes().PutDouble(agentevent.AttrTurnCostUSD, 0.25)
 	subChat := add("subchat", opChat, 5, 4)
 	subChat.Attributes().PutStr(agentevent.AttrModel, "claude-opus-4-6")
 	subChat.Attributes().PutInt(agentevent.AttrTokensInput, 10)
@@ -184,19 +184,19 @@ func TestTraces(t *testing.T) {
 	v, ok := get("chat", agentevent.AttrCostUSD)
 	require.True(t, ok)
 	assert.InDelta(t, want, v.Double(), 1e-12)
-	src, _ := get("chat", AttrCostSource)
+	src, _ := get("chat", agentevent.AttrCostSource)
 	assert.Equal(t, SourceTable, src.Str())
-	src, _ = get("subchat", AttrCostSource)
+	src, _ = get("subchat", agentevent.AttrCostSource)
 	assert.Equal(t, SourceLog, src.Str())
 	_, ok = get("odd", agentevent.AttrCostUSD)
 	assert.False(t, ok)
 
-	v, ok = get("root", attrTurnCost)
+	v, ok = get("root", agentevent.AttrTurnCostUSD)
 	require.True(t, ok, "the turn root carries the run's cost")
 	assert.InDelta(t, want+0.25, v.Double(), 1e-12)
-	v, _ = get("subagent", attrTurnCost)
+	v, _ = get("subagent", agentevent.AttrTurnCostUSD)
 	assert.Equal(t, 0.25, v.Double(), "a run with nothing priced here keeps its roll-up")
-	_, ok = get("tool", attrTurnCost)
+	_, ok = get("tool", agentevent.AttrTurnCostUSD)
 	assert.False(t, ok)
 
 	metadatatest.AssertEqualGenAiCostPriced(t, h.tel, []metricdata.DataPoint[int64]{

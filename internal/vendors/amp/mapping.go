@@ -18,24 +18,6 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 )
 
-// Attribute keys of this package.
-const (
-	attrOperation  = "agent.amp.operation"
-	attrCredits    = "agent.amp.credits"
-	attrAgentMode  = "agent.amp.agent_mode"
-	attrRunStatus  = "agent.amp.run_status"
-	attrTitle      = "agent.amp.title"
-	attrMessageIdx = "agent.amp.message_id"
-)
-
-// Error types.
-const (
-	ErrToolError   = "tool_error"
-	ErrExitCode    = "exit_code"
-	ErrInterrupted = "interrupted"
-	ErrRejected    = "rejected"
-)
-
 // Context locates a thread: the file it was read from. Sequence is the last
 // sequence number the thread used (0 at first): events are numbered from
 // Sequence+1 (the caller stores the last one with its watermark).
@@ -316,7 +298,7 @@ func (m *mapper) user(msg Message, key string) {
 		ev.ParentEventID = ""
 		ev.Text = strings.Join(texts, "\n")
 		if msg.AgentMode != "" {
-			agentevent.SetAttr(&ev, attrAgentMode, msg.AgentMode)
+			agentevent.SetAttr(&ev, agentevent.AttrAmpAgentMode, msg.AgentMode)
 		}
 		m.emit(ev, msg.Raw)
 	}
@@ -355,7 +337,7 @@ func (m *mapper) assistant(msg Message, key string) {
 			ev.TokensOutput = agentevent.Int(u.OutputTokens)
 			ev.TokensTotal = agentevent.Int(in + u.OutputTokens)
 			if u.Credits != nil {
-				agentevent.SetAttr(ev, attrCredits, *u.Credits)
+				agentevent.SetAttr(ev, agentevent.AttrAmpCredits, *u.Credits)
 			}
 		}
 		first = false
@@ -461,18 +443,18 @@ func (m *mapper) ledger(pending []LedgerEvent, msgID int64, prompt string) []Led
 			TokensOutput: agentevent.Int(e.Tokens.Output),
 			TokensTotal:  agentevent.Int(e.Tokens.Input + e.Tokens.Output),
 		}
-		agentevent.SetAttr(&ev, attrOperation, e.OperationType)
+		agentevent.SetAttr(&ev, agentevent.AttrAmpOperation, e.OperationType)
 		if e.OperationType == "title-generation" && m.th.Title != "" {
 			// The title it made (it can be regenerated later; this is the
 			// title when the call was read).
-			agentevent.SetAttr(&ev, attrTitle, m.th.Title)
+			agentevent.SetAttr(&ev, agentevent.AttrAmpTitle, m.th.Title)
 		}
 		agentevent.SetAttr(&ev, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
 		if e.Credits != nil {
-			agentevent.SetAttr(&ev, attrCredits, *e.Credits)
+			agentevent.SetAttr(&ev, agentevent.AttrAmpCredits, *e.Credits)
 		}
 		if e.ToMessageID != nil {
-			agentevent.SetAttr(&ev, attrMessageIdx, *e.ToMessageID)
+			agentevent.SetAttr(&ev, agentevent.AttrAmpMessageID, *e.ToMessageID)
 		}
 		m.emit(ev, nil)
 		m.keys = append(m.keys, key)
@@ -517,7 +499,7 @@ func toolCall(ev *agentevent.Event, b *Block) {
 		ev.Channel = agentevent.ChannelEditor
 		ev.FileOp = op
 		ev.FilePath = in.Path
-		ev.FileLanguage = language(in.Path)
+		ev.FileLanguage = agentevent.FileLanguage(in.Path)
 	}
 }
 
@@ -535,7 +517,7 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 		// No tool_use of this id in the thread: a result whose call is not
 		// identified, rather than a pairing that breaks.
 		ev.ToolCallID = ""
-		agentevent.SetAttr(&ev, "agent.tool.late_call_id", b.ToolUseID)
+		agentevent.SetAttr(&ev, agentevent.AttrToolLateCallID, b.ToolUseID)
 	}
 	if call != nil {
 		if !m.emitted["call:"+b.ToolUseID] && !slices.Contains(m.keys, "call:"+b.ToolUseID) {
@@ -552,28 +534,28 @@ func (m *mapper) toolResult(msg Message, b *Block) {
 	if ev.Channel == "" {
 		ev.Channel = agentevent.ChannelChat
 	}
-	agentevent.SetAttr(&ev, attrRunStatus, b.Run.Status)
+	agentevent.SetAttr(&ev, agentevent.AttrAmpRunStatus, b.Run.Status)
 	text, exit := resultText(b.Run.Result)
 	ev.Text = text
 	ev.ToolExitCode = exit
 	ev.ToolStatus = agentevent.ToolSuccess
 	switch b.Run.Status {
 	case "error":
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrToolError
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 		if t, _ := resultText(b.Run.Error); t != "" {
 			ev.Text = t
 		}
 	case "cancelled", "canceled":
 		// The user stopped the agent while the tool ran: the turn ends
 		// interrupted.
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrInterrupted
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeInterrupted
 		ev.Status = "interrupted"
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 	case "rejected-by-user":
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrRejected
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeRejected
 	default:
 		if exit != nil && *exit != 0 {
-			ev.ToolStatus, ev.ErrorType = agentevent.ToolError, ErrExitCode
+			ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeExitCode
 		}
 	}
 	if shellTools[ev.ToolName] {
@@ -685,42 +667,6 @@ func Provider(model string) string {
 		return "gcp.gemini"
 	case strings.HasPrefix(m, "grok"):
 		return "x_ai"
-	}
-	return ""
-}
-
-func language(path string) string {
-	i := strings.LastIndexByte(path, '.')
-	if i < 0 || strings.ContainsAny(path[i:], `/\`) {
-		return ""
-	}
-	switch strings.ToLower(path[i:]) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".sql":
-		return "sql"
 	}
 	return ""
 }

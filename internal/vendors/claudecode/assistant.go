@@ -213,7 +213,7 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 	ev.FilePath = in.path
 	ev.FileOp = fileOp(b.Name)
 	if ev.FilePath != "" {
-		ev.FileLanguage = fileLanguage(ev.FilePath)
+		ev.FileLanguage = agentevent.FileLanguage(ev.FilePath)
 	}
 	call := &openCall{
 		ID:        strings.Clone(b.ID), // the state must not pin the record's buffer
@@ -244,15 +244,15 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 func (p *Parser) apiError(r *record, c *rowCtx, blocks []block) agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = blocksText(blocks, false)
-	ev.ErrorType = ErrAPIError
+	ev.ErrorType = agentevent.ErrorTypeAPI
 	ev.Status = "error"
 	// Claude Code gave up on the model call: the turn ends here.
 	attrs := map[string]any{agentevent.AttrTurnEnd: agentevent.TurnEndError}
 	if code := rawString(r.Error, p.typedOnly); code != "" {
-		attrs[attrAPIError] = code
+		attrs[agentevent.AttrAPIError] = code
 	}
 	if r.APIErrorStatus.Set {
-		attrs[attrAPIStatusCode] = r.APIErrorStatus.V
+		attrs[agentevent.AttrAPIStatusCode] = r.APIErrorStatus.V
 	}
 	ev.Attributes = attrs
 	return ev

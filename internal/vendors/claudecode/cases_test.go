@@ -59,7 +59,7 @@ func TestCaseStreamingSplit(t *testing.T) {
 	}
 	turn := ofType(events, agentevent.TypeMeta)
 	require.Len(t, turn, 1)
-	assert.Equal(t, int64(16240), turn[0].Attributes[attrTurnDuration])
+	assert.Equal(t, int64(16240), turn[0].Attributes[agentevent.AttrTurnDurationMs])
 }
 
 func TestCaseBashFailure(t *testing.T) {
@@ -68,7 +68,7 @@ func TestCaseBashFailure(t *testing.T) {
 	require.Len(t, results, 2)
 	assert.Equal(t, agentevent.ToolError, results[0].ToolStatus)
 	assert.Equal(t, agentevent.Int(2), results[0].ToolExitCode)
-	assert.Equal(t, ErrExitCode, results[0].ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeExitCode, results[0].ErrorType)
 	assert.Equal(t, agentevent.Int(4120), results[0].ToolLatencyMs)
 	assert.Equal(t, agentevent.ToolSuccess, results[1].ToolStatus)
 	assert.Equal(t, agentevent.Int(0), results[1].ToolExitCode)
@@ -131,7 +131,7 @@ func TestCaseToolResultShapes(t *testing.T) {
 	assert.Equal(t, "[image]", results[1].Text)
 	assert.Equal(t, "WebFetch", results[2].ToolName) // toolUseResult is a string
 	assert.Equal(t, agentevent.ToolError, results[2].ToolStatus)
-	assert.Equal(t, ErrToolError, results[2].ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeTool, results[2].ErrorType)
 	assert.Nil(t, results[2].ToolExitCode)
 }
 
@@ -145,15 +145,15 @@ func TestCaseInterrupt(t *testing.T) {
 	prompts := ofType(events, agentevent.TypeUserMessage)
 	require.Len(t, prompts, 3, "interrupt notices are not prompts")
 	first := byTool(events, agentevent.TypeToolResult, "Bash")[0]
-	assert.Equal(t, ErrInterrupted, first.ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeInterrupted, first.ErrorType)
 	assert.Nil(t, first.ToolExitCode)
 }
 
 func TestCaseSyntheticAPIError(t *testing.T) {
 	events := parseCase(t, "synthetic_api_error")
-	retries := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == ErrAPIRetry })
+	retries := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == agentevent.ErrorTypeAPIRetry })
 	require.Len(t, retries, 2)
-	failures := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == ErrAPIError })
+	failures := filter(events, func(ev agentevent.Event) bool { return ev.ErrorType == agentevent.ErrorTypeAPI })
 	require.Len(t, failures, 1)
 	assert.Equal(t, "error", failures[0].Status)
 	assert.Empty(t, failures[0].Model)
@@ -173,11 +173,11 @@ func TestCaseThinking(t *testing.T) {
 
 func TestCaseCompaction(t *testing.T) {
 	events := parseCase(t, "compaction")
-	boundary := filter(events, func(ev agentevent.Event) bool { return ev.Attributes[attrMetaKind] == "compact_boundary" })
+	boundary := filter(events, func(ev agentevent.Event) bool { return ev.Attributes[agentevent.AttrMetaKind] == "compact_boundary" })
 	require.Len(t, boundary, 1)
-	assert.Equal(t, "manual", boundary[0].Attributes[attrCompactionTrigger])
-	assert.Equal(t, int64(22874), boundary[0].Attributes[attrCompactionPreTokens])
-	assert.Equal(t, int64(3120), boundary[0].Attributes[attrCompactionPostTokens])
+	assert.Equal(t, "manual", boundary[0].Attributes[agentevent.AttrCompactionTrigger])
+	assert.Equal(t, int64(22874), boundary[0].Attributes[agentevent.AttrCompactionPreTokens])
+	assert.Equal(t, int64(3120), boundary[0].Attributes[agentevent.AttrCompactionPostTokens])
 	summaries := ofType(events, agentevent.TypeSessionSummary)
 	require.Len(t, summaries, 1)
 	assert.Greater(t, summaries[0].Sequence, boundary[0].Sequence)
@@ -208,7 +208,7 @@ func TestCaseNestedSubagent(t *testing.T) {
 	failed := byTool(sub, agentevent.TypeToolResult, "Bash")
 	require.Len(t, failed, 1)
 	assert.Equal(t, agentevent.Int(1), failed[0].ToolExitCode)
-	assert.Equal(t, ErrExitCode, failed[0].ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeExitCode, failed[0].ErrorType)
 	// The subagent's usage is counted in its own file only (the Agent
 	// result's toolUseResult.usage repeats it and is not added).
 	assert.Equal(t, tokenTotals{Input: 13, Output: 379, CacheRead: 5210 + 5850, CacheCreation: 5210 + 640 + 410}, sumTokens(sub))

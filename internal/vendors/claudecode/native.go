@@ -26,60 +26,6 @@ import (
 // body ("claude_code.api_request"); event.name carries the bare name.
 const nativePrefix = "claude_code."
 
-// Attribute keys of the native mapping beyond those the file parser shares
-// (agent.command.name, agent.api.*, agent.compaction.*, agent.hook.*,
-// agent.permission_mode, agent.meta.kind).
-const (
-	// attrChatPrefix marks the facts of a model call (api_request,
-	// assistant_response): agent_span copies them onto the call's chat span.
-	attrChatPrefix = "agent.chat."
-	// attrChatDuration is the model call's duration as Claude Code measured
-	// it: agent_span starts the chat span that long before its end.
-	attrChatDuration = agentevent.AttrChatDurationMs
-
-	attrPromptLength      = "agent.prompt.length"
-	attrCommandSource     = "agent.command.source"
-	attrMessageUUID       = "agent.message.uuid"
-	attrWorkflowRunID     = "agent.workflow.run_id"
-	attrWorkflowName      = "agent.workflow.name"
-	attrToolDecision      = "agent.tool.decision"
-	attrToolDecisionSrc   = "agent.tool.decision.source"
-	attrToolSource        = "agent.tool.source"
-	attrToolInputBytes    = "agent.tool.input_size_bytes"
-	attrToolResultBytes   = "agent.tool.result_size_bytes"
-	attrToolMCPScope      = "agent.tool.mcp_server_scope"
-	attrAPIAttempt        = "agent.api.attempt"
-	attrAPITotalAttempts  = "agent.api.total_attempts"
-	attrAPIRetryDuration  = "agent.api.total_retry_duration_ms"
-	attrAPIDuration       = "agent.api.duration_ms"
-	attrAPIRequestID      = "agent.api.request_id"
-	attrAPIModel          = "agent.api.model"
-	attrAPIQuerySource    = "agent.api.query_source"
-	attrAPIRetriesGone    = "agent.api.retries_exhausted"
-	attrAPIRefusalCat     = "agent.api.refusal.category"
-	attrCompactionSuccess = "agent.compaction.success"
-	attrSubagentDone      = "agent.subagent.completed."
-	attrHookSource        = "agent.hook.source"
-	attrHookSuccessCount  = "agent.hook.success_count"
-	attrHookBlockingCount = "agent.hook.blocking_count"
-	attrHookCancelled     = "agent.hook.cancelled_count"
-	attrPermissionFrom    = "agent.permission_mode.previous"
-	attrPermissionTrigger = "agent.permission_mode.trigger"
-	attrSkillName         = "agent.skill.name"
-	attrSkillSource       = "agent.skill.source"
-	attrSkillTrigger      = "agent.skill.trigger"
-	attrMentionType       = "agent.mention.type"
-	attrMentionSuccess    = "agent.mention.success"
-)
-
-// Error classes of the native mapping beyond the file parser's.
-const (
-	// ErrRefusal: the model refused to answer (stop_reason refusal).
-	ErrRefusal = "refusal"
-	// ErrInternal: Claude Code reported an internal error.
-	ErrInternal = "internal_error"
-)
-
 // Values of agent.meta.kind on native meta events. Compaction and a
 // permission mode change use the file parser's kinds.
 const (
@@ -202,7 +148,7 @@ func (n *nativeRec) mapRecord() error {
 		n.apiRefusal()
 	case "internal_error":
 		ev := n.event(agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
-		ev.ErrorType = ErrInternal
+		ev.ErrorType = agentevent.ErrorTypeInternal
 		n.text(ev, "error")
 	case "tool_result":
 		n.toolResult()
@@ -214,20 +160,20 @@ func (n *nativeRec) mapRecord() error {
 		n.subagentCompleted()
 	case "skill_activated":
 		ev := n.meta("skill_activated")
-		n.putStr(ev, attrSkillName, "skill.name")
-		n.putStr(ev, attrSkillSource, "skill.source")
-		n.putStr(ev, attrSkillTrigger, "invocation_trigger")
+		n.putStr(ev, agentevent.AttrSkillName, "skill.name")
+		n.putStr(ev, agentevent.AttrSkillSource, "skill.source")
+		n.putStr(ev, agentevent.AttrSkillTrigger, "invocation_trigger")
 	case "at_mention":
 		ev := n.meta("at_mention")
-		n.putStr(ev, attrMentionType, "mention_type")
-		n.putBool(ev, attrMentionSuccess, "success")
+		n.putStr(ev, agentevent.AttrMentionType, "mention_type")
+		n.putBool(ev, agentevent.AttrMentionSuccess, "success")
 	case "hook_execution_complete":
 		n.hookComplete()
 	case "permission_mode_changed":
 		ev := n.meta(metaKindPermissionMode)
-		n.putStr(ev, attrPermissionMode, "to_mode")
-		n.putStr(ev, attrPermissionFrom, "from_mode")
-		n.putStr(ev, attrPermissionTrigger, "trigger")
+		n.putStr(ev, agentevent.AttrPermissionMode, "to_mode")
+		n.putStr(ev, agentevent.AttrPermissionModePrevious, "from_mode")
+		n.putStr(ev, agentevent.AttrPermissionModeTrigger, "trigger")
 	}
 	return nil
 }
@@ -255,8 +201,8 @@ func (n *nativeRec) event(typ agentevent.EventType, role agentevent.Role, ch age
 	if n.rec.TraceID != "" {
 		ev.Attributes[agentevent.AttrNativeTraceID] = n.rec.TraceID
 	}
-	n.putStr(&ev, attrWorkflowRunID, "workflow.run_id")
-	n.putStr(&ev, attrWorkflowName, "workflow.name")
+	n.putStr(&ev, agentevent.AttrWorkflowRunID, "workflow.run_id")
+	n.putStr(&ev, agentevent.AttrWorkflowName, "workflow.name")
 	n.out = append(n.out, ev)
 	return &n.out[idx]
 }
@@ -280,7 +226,7 @@ func promptEventID(session, prompt string) string {
 
 func (n *nativeRec) meta(kind string) *agentevent.Event {
 	ev := n.event(agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	ev.Attributes[attrMetaKind] = kind
+	ev.Attributes[agentevent.AttrMetaKind] = kind
 	return ev
 }
 
@@ -292,16 +238,16 @@ func (n *nativeRec) userPrompt() {
 		ev.ParentEventID = ""
 	}
 	n.text(ev, "prompt")
-	n.putNum(ev, attrPromptLength, "prompt_length")
+	n.putNum(ev, agentevent.AttrPromptLength, "prompt_length")
 	if name := n.rec.Str("command_name"); name != "" {
 		// The file parser names a command as typed, with its slash.
 		if !strings.HasPrefix(name, "/") {
 			name = "/" + name
 		}
-		ev.Attributes[attrCommandName] = name
+		ev.Attributes[agentevent.AttrCommandName] = name
 	}
-	n.putStr(ev, attrCommandSource, "command_source")
-	n.putStr(ev, attrMessageUUID, "message.uuid")
+	n.putStr(ev, agentevent.AttrCommandSource, "command_source")
+	n.putStr(ev, agentevent.AttrMessageUUID, "message.uuid")
 }
 
 // responseID is the model call a record belongs to: request_id, else
@@ -321,7 +267,7 @@ func (n *nativeRec) chatEvent() *agentevent.Event {
 	}
 	ev.Provider = providerAnthropic
 	ev.ResponseID = n.responseID()
-	n.putStr(ev, attrChatPrefix+"query_source", "query_source")
+	n.putStr(ev, agentevent.AttrChatPrefix+"query_source", "query_source")
 	return ev
 }
 
@@ -341,10 +287,10 @@ var apiRequestAttrs = [][2]string{
 
 func (n *nativeRec) apiRequest() {
 	ev := n.chatEvent()
-	n.putNum(ev, attrChatDuration, "duration_ms")
-	n.putNum(ev, attrChatPrefix+"ttft_ms", "ttft_ms")
+	n.putNum(ev, agentevent.AttrChatDurationMs, "duration_ms")
+	n.putNum(ev, agentevent.AttrChatPrefix+"ttft_ms", "ttft_ms")
 	for _, kv := range apiRequestAttrs {
-		n.putStr(ev, attrChatPrefix+kv[1], kv[0])
+		n.putStr(ev, agentevent.AttrChatPrefix+kv[1], kv[0])
 	}
 	// Anthropic's input_tokens excludes cache reads and writes; TokensInput
 	// includes both.
@@ -365,8 +311,8 @@ func (n *nativeRec) apiRequest() {
 func (n *nativeRec) assistantResponse() {
 	ev := n.chatEvent()
 	n.text(ev, "response")
-	n.putNum(ev, attrChatPrefix+"response_length", "response_length")
-	n.putStr(ev, attrMessageUUID, "message.uuid")
+	n.putNum(ev, agentevent.AttrChatPrefix+"response_length", "response_length")
+	n.putStr(ev, agentevent.AttrMessageUUID, "message.uuid")
 }
 
 // mainThread tells whether a model call with this query_source is the
@@ -380,17 +326,17 @@ func mainThread(querySource string) bool {
 // its <synthetic> error row: a log event, error.type api_error; when the
 // call was the conversation's own, Status error and the turn's end.
 func (n *nativeRec) apiError() {
-	ev := n.apiErrorEvent(ErrAPIError)
-	n.putNum(ev, attrAPIStatusCode, "status_code")
-	n.putNum(ev, attrAPIAttempt, "attempt")
-	n.putNum(ev, attrAPIDuration, "duration_ms")
-	n.putNum(ev, attrAPITotalAttempts, "total_attempts")
-	n.putNum(ev, attrAPIRetryDuration, "total_retry_duration_ms")
+	ev := n.apiErrorEvent(agentevent.ErrorTypeAPI)
+	n.putNum(ev, agentevent.AttrAPIStatusCode, "status_code")
+	n.putNum(ev, agentevent.AttrAPIAttempt, "attempt")
+	n.putNum(ev, agentevent.AttrAPIDurationMs, "duration_ms")
+	n.putNum(ev, agentevent.AttrAPITotalAttempts, "total_attempts")
+	n.putNum(ev, agentevent.AttrAPITotalRetryDurationMs, "total_retry_duration_ms")
 	if n.name == "api_retries_exhausted" {
-		ev.Attributes[attrAPIRetriesGone] = true
+		ev.Attributes[agentevent.AttrAPIRetriesExhausted] = true
 	}
 	if id := n.responseID(); id != "" {
-		ev.Attributes[attrAPIRequestID] = id
+		ev.Attributes[agentevent.AttrAPIRequestID] = id
 	}
 }
 
@@ -398,11 +344,11 @@ func (n *nativeRec) apiError() {
 // = request_id, so that agent_span marks the call's chat span when its
 // api_request is there, else records a span event), finish reason refusal.
 func (n *nativeRec) apiRefusal() {
-	ev := n.apiErrorEvent(ErrRefusal)
+	ev := n.apiErrorEvent(agentevent.ErrorTypeRefusal)
 	ev.ResponseID = n.rec.Str("request_id")
-	ev.FinishReason = ErrRefusal
-	n.putNum(ev, attrAPIAttempt, "attempt")
-	n.putStr(ev, attrAPIRefusalCat, "category")
+	ev.FinishReason = agentevent.ErrorTypeRefusal
+	n.putNum(ev, agentevent.AttrAPIAttempt, "attempt")
+	n.putStr(ev, agentevent.AttrAPIRefusalCategory, "category")
 }
 
 func (n *nativeRec) apiErrorEvent(errType string) *agentevent.Event {
@@ -414,8 +360,8 @@ func (n *nativeRec) apiErrorEvent(errType string) *agentevent.Event {
 		ev.Attributes[agentevent.AttrTurnEnd] = agentevent.TurnEndError
 	}
 	n.text(ev, "error")
-	n.putStr(ev, attrAPIModel, "model")
-	n.putStr(ev, attrAPIQuerySource, "query_source")
+	n.putStr(ev, agentevent.AttrAPIModel, "model")
+	n.putStr(ev, agentevent.AttrAPIQuerySource, "query_source")
 	return ev
 }
 
@@ -491,7 +437,7 @@ func (*nativeRec) toolFile(ev *agentevent.Event, t toolIdentity) {
 	ev.FilePath = t.path
 	ev.FileOp = fileOp(t.name)
 	if t.path != "" {
-		ev.FileLanguage = fileLanguage(t.path)
+		ev.FileLanguage = agentevent.FileLanguage(t.path)
 	}
 }
 
@@ -528,15 +474,15 @@ func (n *nativeRec) toolResult() {
 		ev.ToolStatus = agentevent.ToolSuccess
 	case known || errType != "":
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = firstNonEmpty(errType, ErrToolError)
+		ev.ErrorType = firstNonEmpty(errType, agentevent.ErrorTypeTool)
 		n.text(ev, "error")
 	default:
 		ev.ToolStatus = agentevent.ToolUnknown
 	}
-	n.putStr(ev, attrToolDecisionSrc, "decision_source")
-	n.putNum(ev, attrToolInputBytes, "tool_input_size_bytes")
-	n.putNum(ev, attrToolResultBytes, "tool_result_size_bytes")
-	n.putStr(ev, attrToolMCPScope, "mcp_server_scope")
+	n.putStr(ev, agentevent.AttrToolDecisionSource, "decision_source")
+	n.putNum(ev, agentevent.AttrToolInputSizeBytes, "tool_input_size_bytes")
+	n.putNum(ev, agentevent.AttrToolResultSizeBytes, "tool_result_size_bytes")
+	n.putStr(ev, agentevent.AttrToolMCPServerScope, "mcp_server_scope")
 }
 
 // toolDecision maps a rejected call as the file parser maps a declined one:
@@ -559,11 +505,11 @@ func (n *nativeRec) toolDecision() error {
 	ev.ToolStatus = agentevent.ToolError
 	source := n.rec.Str("source")
 	ev.ErrorType = rejectClass(source)
-	ev.Attributes[attrToolDecision] = decision
+	ev.Attributes[agentevent.AttrToolDecision] = decision
 	if source != "" {
-		ev.Attributes[attrToolDecisionSrc] = source
+		ev.Attributes[agentevent.AttrToolDecisionSource] = source
 	}
-	n.putStr(ev, attrToolSource, "tool_source")
+	n.putStr(ev, agentevent.AttrToolSource, "tool_source")
 	return nil
 }
 
@@ -573,22 +519,22 @@ func (n *nativeRec) toolDecision() error {
 func rejectClass(source string) string {
 	switch source {
 	case "user_abort":
-		return ErrInterrupted
+		return agentevent.ErrorTypeInterrupted
 	case "config", "hook":
-		return ErrPermissionDenied
+		return agentevent.ErrorTypePermissionDenied
 	}
-	return ErrRejected
+	return agentevent.ErrorTypeRejected
 }
 
 // compaction maps a compaction as the file parser maps compact_boundary.
 func (n *nativeRec) compaction() {
 	ev := n.meta(metaKindCompaction)
-	ev.Attributes[attrSystemSubtype] = metaKindCompaction
-	n.putStr(ev, attrCompactionTrigger, "trigger")
-	n.putNum(ev, attrCompactionPreTokens, "pre_tokens")
-	n.putNum(ev, attrCompactionPostTokens, "post_tokens")
-	n.putNum(ev, attrCompactionDuration, "duration_ms")
-	n.putBool(ev, attrCompactionSuccess, "success")
+	ev.Attributes[agentevent.AttrSystemSubtype] = metaKindCompaction
+	n.putStr(ev, agentevent.AttrCompactionTrigger, "trigger")
+	n.putNum(ev, agentevent.AttrCompactionPreTokens, "pre_tokens")
+	n.putNum(ev, agentevent.AttrCompactionPostTokens, "post_tokens")
+	n.putNum(ev, agentevent.AttrCompactionDurationMs, "duration_ms")
+	n.putBool(ev, agentevent.AttrCompactionSuccess, "success")
 }
 
 // subagentCompleted maps the end of a subagent run: a fact of the turn
@@ -596,32 +542,32 @@ func (n *nativeRec) compaction() {
 // is not usage: the subagent's api_request records carry its tokens.
 func (n *nativeRec) subagentCompleted() {
 	ev := n.meta("subagent_completed")
-	n.putStr(ev, attrSubagentDone+"type", "agent_type")
-	n.putStr(ev, attrSubagentDone+"source", "agent.source")
-	n.putNum(ev, attrSubagentDone+"total_tokens", "total_tokens")
-	n.putNum(ev, attrSubagentDone+"tool_uses", "total_tool_uses")
-	n.putNum(ev, attrSubagentDone+"duration_ms", "duration_ms")
-	n.putStr(ev, attrSubagentDone+"model", "model")
-	n.putStr(ev, attrSubagentDone+"final_model", "final_model")
-	n.putBool(ev, attrSubagentDone+"is_async", "is_async")
-	n.putBool(ev, attrSubagentDone+"is_built_in", "is_built_in")
+	n.putStr(ev, agentevent.AttrSubagentCompletedPrefix+"type", "agent_type")
+	n.putStr(ev, agentevent.AttrSubagentCompletedPrefix+"source", "agent.source")
+	n.putNum(ev, agentevent.AttrSubagentCompletedPrefix+"total_tokens", "total_tokens")
+	n.putNum(ev, agentevent.AttrSubagentCompletedPrefix+"tool_uses", "total_tool_uses")
+	n.putNum(ev, agentevent.AttrSubagentCompletedPrefix+"duration_ms", "duration_ms")
+	n.putStr(ev, agentevent.AttrSubagentCompletedPrefix+"model", "model")
+	n.putStr(ev, agentevent.AttrSubagentCompletedPrefix+"final_model", "final_model")
+	n.putBool(ev, agentevent.AttrSubagentCompletedPrefix+"is_async", "is_async")
+	n.putBool(ev, agentevent.AttrSubagentCompletedPrefix+"is_built_in", "is_built_in")
 }
 
 // hookComplete maps the hooks of one hook event having run, with the
 // file parser's hook keys; a hook that failed is a hook_error.
 func (n *nativeRec) hookComplete() {
 	ev := n.meta("hook_execution_complete")
-	n.putStr(ev, attrHookEvent, "hook_event")
-	n.putStr(ev, attrHookName, "hook_name")
-	n.putStr(ev, attrHookSource, "hook_source")
-	n.putNum(ev, attrHookCount, "num_hooks")
-	n.putNum(ev, attrHookSuccessCount, "num_success")
-	n.putNum(ev, attrHookBlockingCount, "num_blocking")
-	n.putNum(ev, attrHookCancelled, "num_cancelled")
-	n.putNum(ev, attrHookErrorCount, "num_non_blocking_error")
-	n.putNum(ev, attrHookDuration, "total_duration_ms")
+	n.putStr(ev, agentevent.AttrHookEvent, "hook_event")
+	n.putStr(ev, agentevent.AttrHookName, "hook_name")
+	n.putStr(ev, agentevent.AttrHookSource, "hook_source")
+	n.putNum(ev, agentevent.AttrHookCount, "num_hooks")
+	n.putNum(ev, agentevent.AttrHookSuccessCount, "num_success")
+	n.putNum(ev, agentevent.AttrHookBlockingCount, "num_blocking")
+	n.putNum(ev, agentevent.AttrHookCancelledCount, "num_cancelled")
+	n.putNum(ev, agentevent.AttrHookErrorCount, "num_non_blocking_error")
+	n.putNum(ev, agentevent.AttrHookDurationMs, "total_duration_ms")
 	if errs, ok := n.count("num_non_blocking_error"); ok && errs > 0 {
-		ev.ErrorType = ErrHookError
+		ev.ErrorType = agentevent.ErrorTypeHook
 	}
 }
 

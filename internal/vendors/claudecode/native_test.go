@@ -282,7 +282,7 @@ func TestNativeWireTypes(t *testing.T) {
 				assert.Equal(t, "claude-opus-5", ev.Model)
 				assert.Equal(t, "anthropic", ev.Provider)
 				assert.Equal(t, "req_014Ev6ZhlJqUjPqWTtQs0LBo", ev.ResponseID)
-				assert.Equal(t, int64(4021), ev.Attributes[attrChatDuration])
+				assert.Equal(t, int64(4021), ev.Attributes[agentevent.AttrChatDurationMs])
 				assert.Equal(t, int64(1046), ev.Attributes["agent.chat.ttft_ms"])
 				assert.Equal(t, "repl_main_thread", ev.Attributes["agent.chat.query_source"])
 			})
@@ -351,7 +351,7 @@ func TestNativeWireTypes(t *testing.T) {
 			{"string true", "true", "14", nil, agentevent.ToolSuccess, ""},
 			{"string false", "false", "14", "ShellError", agentevent.ToolError, "ShellError"},
 			{"bool true", true, int64(14), nil, agentevent.ToolSuccess, ""},
-			{"bool false", false, float64(14), nil, agentevent.ToolError, ErrToolError},
+			{"bool false", false, float64(14), nil, agentevent.ToolError, agentevent.ErrorTypeTool},
 			{"capitalized", "False", "14", "Error:ENOENT", agentevent.ToolError, "Error:ENOENT"},
 			{"absent", nil, "14", nil, agentevent.ToolUnknown, ""},
 		} {
@@ -376,8 +376,8 @@ func TestNativeWireTypes(t *testing.T) {
 				assert.Nil(t, res.ToolExitCode, "Claude Code sends no exit code")
 				assert.Empty(t, res.Text, "a redaction marker is no content")
 				assert.Empty(t, call.Text)
-				assert.Equal(t, int64(116), res.Attributes[attrToolInputBytes])
-				assert.Equal(t, "config", res.Attributes[attrToolDecisionSrc])
+				assert.Equal(t, int64(116), res.Attributes[agentevent.AttrToolInputSizeBytes])
+				assert.Equal(t, "config", res.Attributes[agentevent.AttrToolDecisionSource])
 				assert.Equal(t, agentevent.ChannelTerminal, call.Channel)
 				assert.Less(t, call.Sequence, res.Sequence)
 			})
@@ -390,7 +390,7 @@ func TestNativeWireTypes(t *testing.T) {
 			ev := mapOne(t, nativeRecord("user_prompt", 11, map[string]any{
 				"prompt_length": v, "prompt": "", "message.uuid": "d17387de-25c5-432f-b8f2-949b0327ef4a",
 			}))[0]
-			assert.Equal(t, int64(162), ev.Attributes[attrPromptLength], "%T", v)
+			assert.Equal(t, int64(162), ev.Attributes[agentevent.AttrPromptLength], "%T", v)
 		}
 	})
 	t.Run("prompt.id without its user_prompt", func(t *testing.T) {
@@ -422,8 +422,8 @@ func TestNativeMapping(t *testing.T) {
 		assert.Equal(t, promptID, ev.EventID)
 		assert.Empty(t, ev.ParentEventID)
 		assert.Empty(t, ev.Text)
-		assert.Equal(t, "/model", ev.Attributes[attrCommandName])
-		assert.Equal(t, "builtin", ev.Attributes[attrCommandSource])
+		assert.Equal(t, "/model", ev.Attributes[agentevent.AttrCommandName])
+		assert.Equal(t, "builtin", ev.Attributes[agentevent.AttrCommandSource])
 		assert.Equal(t, nativeSequence(ev.Timestamp, 13, 0), ev.Sequence)
 		assert.Equal(t, "2.1.273", ev.AgentVersion)
 		assert.Equal(t, Source, ev.Source)
@@ -465,11 +465,11 @@ func TestNativeMapping(t *testing.T) {
 		}))[0]
 		assert.Equal(t, agentevent.TypeLog, ev.Type)
 		assert.Equal(t, agentevent.RoleSystem, ev.Role)
-		assert.Equal(t, ErrAPIError, ev.ErrorType)
+		assert.Equal(t, agentevent.ErrorTypeAPI, ev.ErrorType)
 		assert.Equal(t, "error", ev.Status)
 		assert.Equal(t, agentevent.TurnEndError, ev.Attributes[agentevent.AttrTurnEnd])
-		assert.Equal(t, int64(529), ev.Attributes[attrAPIStatusCode])
-		assert.Equal(t, int64(11), ev.Attributes[attrAPIAttempt])
+		assert.Equal(t, int64(529), ev.Attributes[agentevent.AttrAPIStatusCode])
+		assert.Equal(t, int64(11), ev.Attributes[agentevent.AttrAPIAttempt])
 		assert.Equal(t, "Overloaded", ev.Text)
 		assert.Empty(t, ev.Model, "an error, not a model call")
 		assert.Empty(t, ev.ResponseID)
@@ -479,20 +479,20 @@ func TestNativeMapping(t *testing.T) {
 			"model": "claude-opus-5", "error": "<REDACTED>", "status_code": "529", "total_attempts": int64(11),
 			"total_retry_duration_ms": int64(60000), "speed": "normal",
 		}))[0]
-		assert.Equal(t, ErrAPIError, ev.ErrorType)
-		assert.Equal(t, true, ev.Attributes[attrAPIRetriesGone])
-		assert.Equal(t, int64(11), ev.Attributes[attrAPITotalAttempts])
+		assert.Equal(t, agentevent.ErrorTypeAPI, ev.ErrorType)
+		assert.Equal(t, true, ev.Attributes[agentevent.AttrAPIRetriesExhausted])
+		assert.Equal(t, int64(11), ev.Attributes[agentevent.AttrAPITotalAttempts])
 
 		// A background call (a session title) that failed does not end the turn.
 		ev = mapOne(t, nativeRecord("api_error", 32, map[string]any{"query_source": "generate_session_title", "error": ""}))[0]
-		assert.Equal(t, ErrAPIError, ev.ErrorType)
+		assert.Equal(t, agentevent.ErrorTypeAPI, ev.ErrorType)
 		assert.Empty(t, ev.Status)
 		assert.NotContains(t, ev.Attributes, agentevent.AttrTurnEnd)
 
 		ev = mapOne(t, nativeRecord("api_refusal", 33, map[string]any{
 			"model": "claude-opus-5", "request_id": "req_012", "query_source": "repl_main_thread", "attempt": int64(1),
 		}))[0]
-		assert.Equal(t, ErrRefusal, ev.ErrorType)
+		assert.Equal(t, agentevent.ErrorTypeRefusal, ev.ErrorType)
 		assert.Equal(t, "req_012", ev.ResponseID)
 		assert.Equal(t, "refusal", ev.FinishReason)
 		assert.Equal(t, "error", ev.Status)
@@ -501,11 +501,11 @@ func TestNativeMapping(t *testing.T) {
 		// logs-claude-code-2.1.272-tools.otlp.jsonl: rejections by config
 		// and by the user; an accept is followed by its tool_result.
 		for _, tc := range []struct{ source, class string }{
-			{"config", ErrPermissionDenied},
-			{"hook", ErrPermissionDenied},
-			{"user_reject", ErrRejected},
-			{"user_temporary", ErrRejected},
-			{"user_abort", ErrInterrupted},
+			{"config", agentevent.ErrorTypePermissionDenied},
+			{"hook", agentevent.ErrorTypePermissionDenied},
+			{"user_reject", agentevent.ErrorTypeRejected},
+			{"user_temporary", agentevent.ErrorTypeRejected},
+			{"user_abort", agentevent.ErrorTypeInterrupted},
 		} {
 			evs := mapOne(t, nativeRecord("tool_decision", 137, map[string]any{
 				"decision": "reject", "source": tc.source, "tool_name": "mcp_tool", "tool_source": "mcp",
@@ -518,8 +518,8 @@ func TestNativeMapping(t *testing.T) {
 			assert.JSONEq(t, `{"mcp_server_name":"server4","mcp_tool_name":"mcp_tool2"}`, call.Text)
 			assert.Equal(t, agentevent.ToolError, res.ToolStatus)
 			assert.Equal(t, tc.class, res.ErrorType, tc.source)
-			assert.Equal(t, tc.source, res.Attributes[attrToolDecisionSrc])
-			assert.Equal(t, "reject", res.Attributes[attrToolDecision])
+			assert.Equal(t, tc.source, res.Attributes[agentevent.AttrToolDecisionSource])
+			assert.Equal(t, "reject", res.Attributes[agentevent.AttrToolDecision])
 			assert.Nil(t, res.ToolLatencyMs)
 		}
 		evs, err := NewNativeMapper().Map(nativeRecord("tool_decision", 14, map[string]any{
@@ -563,11 +563,11 @@ func TestNativeMapping(t *testing.T) {
 			"pre_tokens": int64(167000), "post_tokens": "12000", "trigger": "auto", "success": "true", "duration_ms": int64(30000),
 		}))[0]
 		assert.Equal(t, agentevent.TypeMeta, ev.Type)
-		assert.Equal(t, metaKindCompaction, ev.Attributes[attrMetaKind])
-		assert.Equal(t, int64(167000), ev.Attributes[attrCompactionPreTokens])
-		assert.Equal(t, int64(12000), ev.Attributes[attrCompactionPostTokens])
-		assert.Equal(t, "auto", ev.Attributes[attrCompactionTrigger])
-		assert.Equal(t, true, ev.Attributes[attrCompactionSuccess])
+		assert.Equal(t, metaKindCompaction, ev.Attributes[agentevent.AttrMetaKind])
+		assert.Equal(t, int64(167000), ev.Attributes[agentevent.AttrCompactionPreTokens])
+		assert.Equal(t, int64(12000), ev.Attributes[agentevent.AttrCompactionPostTokens])
+		assert.Equal(t, "auto", ev.Attributes[agentevent.AttrCompactionTrigger])
+		assert.Equal(t, true, ev.Attributes[agentevent.AttrCompactionSuccess])
 
 		ev = mapOne(t, nativeRecord("subagent_completed", 754, map[string]any{
 			"agent_type": "Explore", "agent.source": "built-in", "total_tokens": int64(43205), "total_tool_uses": int64(16),
@@ -613,18 +613,18 @@ func TestNativeMapping(t *testing.T) {
 			"hook_event": "Stop", "hook_name": "Stop", "hook_source": "merged", "num_hooks": "1", "num_success": "0",
 			"num_non_blocking_error": "1", "total_duration_ms": "16",
 		}))[0]
-		assert.Equal(t, ErrHookError, ev.ErrorType)
-		assert.Equal(t, int64(16), ev.Attributes[attrHookDuration])
-		assert.Equal(t, "Stop", ev.Attributes[attrHookEvent])
+		assert.Equal(t, agentevent.ErrorTypeHook, ev.ErrorType)
+		assert.Equal(t, int64(16), ev.Attributes[agentevent.AttrHookDurationMs])
+		assert.Equal(t, "Stop", ev.Attributes[agentevent.AttrHookEvent])
 
 		ev = mapOne(t, nativeRecord("permission_mode_changed", 25, map[string]any{"from_mode": "auto", "to_mode": "default", "trigger": "shift_tab"}))[0]
-		assert.Equal(t, "default", ev.Attributes[attrPermissionMode])
-		assert.Equal(t, metaKindPermissionMode, ev.Attributes[attrMetaKind])
+		assert.Equal(t, "default", ev.Attributes[agentevent.AttrPermissionMode])
+		assert.Equal(t, metaKindPermissionMode, ev.Attributes[agentevent.AttrMetaKind])
 
 		ev = mapOne(t, nativeRecord("at_mention", 916, map[string]any{"mention_type": "file", "success": "false"}))[0]
-		assert.Equal(t, false, ev.Attributes[attrMentionSuccess])
+		assert.Equal(t, false, ev.Attributes[agentevent.AttrMentionSuccess])
 		ev = mapOne(t, nativeRecord("skill_activated", 917, map[string]any{"skill.name": "skill1", "skill.source": "bundled"}))[0]
-		assert.Equal(t, "skill1", ev.Attributes[attrSkillName])
+		assert.Equal(t, "skill1", ev.Attributes[agentevent.AttrSkillName])
 		assert.Equal(t, promptID, ev.ParentEventID)
 	})
 	t.Run("time", func(t *testing.T) {

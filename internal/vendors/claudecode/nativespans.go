@@ -27,32 +27,19 @@ const (
 	nspanHook        = "claude_code.hook"
 )
 
-// Names the normalized internal spans get; agent_native looks for
-// agentevent.SpanToolExecution.
+// The agent and provider the normalized spans name, and the bound of their
+// command line. The internal spans are named agentevent.SpanToolExecution,
+// SpanToolBlockedOnUser and SpanHook.
 const (
-	SpanToolExecution   = agentevent.SpanToolExecution
-	nspanNameBlocked    = "agent.tool.blocked_on_user"
-	nspanNameHook       = "agent.hook"
 	nspanAgentName      = "claude-code"
 	nspanProvider       = "anthropic"
 	nspanCommandMaxSize = 4 << 10
 )
 
-// Attribute keys the normalization writes that agentevent does not name.
+// The prompt attribute of Claude Code's spans (content), the operation names
+// and span kind the normalization gives, and Claude Code's error class of a
+// call the user stopped.
 const (
-	nattrOperation       = "gen_ai.operation.name"
-	nattrAgentName       = "gen_ai.agent.name"
-	nattrRequestModel    = "gen_ai.request.model"
-	nattrToolType        = "gen_ai.tool.type"
-	nattrToolCommand     = "agent.tool.command"
-	nattrTurnSequence    = "agent.turn.sequence"
-	nattrTurnDuration    = "agent.turn.duration_ms"
-	nattrDecision        = "agent.tool.decision"
-	nattrDecisionSource  = "agent.tool.decision.source"
-	nattrErrorClass      = "agent.error.class"
-	nattrParentAgentID   = "agent.subagent.parent_agent.id"
-	nattrDeprecatedSys   = "gen_ai.system"
-	nattrChatPrefix      = "agent.chat."
 	nattrSpanUserPrompt  = "user_prompt"
 	nopInvokeAgent       = "invoke_agent"
 	nopChat              = "chat"
@@ -75,7 +62,7 @@ var nspanIdentityAttrs = []string{"user.id", "user.email", "user.account_uuid", 
 //     (Anthropic's input_tokens excludes them).
 //   - claude_code.tool → "execute_tool <tool>": the one span per tool call
 //     span_metrics counts, since it is the only one that names the tool.
-//   - claude_code.tool.execution → SpanToolExecution, internal, with the
+//   - claude_code.tool.execution → agent.tool.execution, internal, with the
 //     call's outcome (Error + error.type when success is false): Claude Code
 //     states the outcome here and not on the tool span.
 //   - claude_code.tool.blocked_on_user → agent.tool.blocked_on_user,
@@ -150,7 +137,7 @@ func (n *nspan) common() {
 		n.p.Set[agentevent.AttrSessionID] = n.p.SessionID
 	}
 	n.setStr(agentevent.AttrAgentID, "agent_id")
-	n.setStr(nattrParentAgentID, "parent_agent_id")
+	n.setStr(agentevent.AttrSubagentParentAgentID, "parent_agent_id")
 	n.remove(nspanIdentityAttrs...)
 }
 
@@ -161,7 +148,7 @@ func (n *nspan) common() {
 func (n *nspan) fail(errType string) {
 	class := n.str("error_class")
 	if class == nspanErrorClassAbort {
-		errType = ErrInterrupted
+		errType = agentevent.ErrorTypeInterrupted
 	}
 	n.p.Error = true
 	n.p.ErrorMessage = n.sp.StatusMessage
@@ -170,7 +157,7 @@ func (n *nspan) fail(errType string) {
 	}
 	n.p.Set[agentevent.AttrErrorType] = errType
 	if class != "" {
-		n.p.Set[nattrErrorClass] = class
+		n.p.Set[agentevent.AttrErrorClass] = class
 	}
 }
 
@@ -189,36 +176,36 @@ func (n *nspan) outcome() (failed, known bool) {
 
 func (n *nspan) interaction() {
 	n.p.Name = nopInvokeAgent + " " + nspanAgentName
-	n.p.Set[nattrOperation] = nopInvokeAgent
-	n.p.Set[nattrAgentName] = nspanAgentName
-	n.setInt(nattrTurnSequence, "interaction.sequence")
-	n.setInt(nattrTurnDuration, "interaction.duration_ms")
+	n.p.Set[agentevent.AttrOperationName] = nopInvokeAgent
+	n.p.Set[agentevent.AttrAgentName] = nspanAgentName
+	n.setInt(agentevent.AttrTurnSequence, "interaction.sequence")
+	n.setInt(agentevent.AttrTurnDurationMs, "interaction.duration_ms")
 	// The prompt is "" or <REDACTED> unless OTEL_LOG_USER_PROMPTS is on: an
 	// empty placeholder says nothing and goes.
 	if n.has(nattrSpanUserPrompt) && nspanRealText(n.str(nattrSpanUserPrompt)) == "" {
 		n.p.Remove = append(n.p.Remove, nattrSpanUserPrompt)
 	}
 	if n.sp.StatusError {
-		n.fail(ErrAPIError)
+		n.fail(agentevent.ErrorTypeAPI)
 	}
 }
 
 func (n *nspan) llmRequest() {
-	model := n.str(nattrRequestModel)
+	model := n.str(agentevent.AttrRequestModel)
 	if model == "" {
 		model = n.str("model")
 	}
 	n.p.Name = nopChat
 	if model != "" {
 		n.p.Name = nopChat + " " + model
-		n.p.Set[nattrRequestModel] = model
+		n.p.Set[agentevent.AttrRequestModel] = model
 		// The span records one model: the one asked is the one that answered.
 		n.p.Set[agentevent.AttrModel] = model
 	}
 	n.p.Kind = nspanKindClient
-	n.p.Set[nattrOperation] = nopChat
+	n.p.Set[agentevent.AttrOperationName] = nopChat
 	n.p.Set[agentevent.AttrProvider] = nspanProvider
-	n.remove(nattrDeprecatedSys)
+	n.remove(agentevent.AttrGenAISystem)
 	if id := n.str(agentevent.AttrResponseID); id != "" {
 		n.p.Set[agentevent.AttrResponseID] = id
 	} else {
@@ -233,17 +220,17 @@ func (n *nspan) llmRequest() {
 	n.cost()
 	// The call's facts under agent.chat., the keys the api_request log
 	// event's mapping gives them.
-	n.setInt(nattrChatPrefix+"duration_ms", "duration_ms")
-	n.setInt(nattrChatPrefix+"ttft_ms", "ttft_ms")
-	n.setStr(nattrChatPrefix+"speed", "speed")
-	n.setStr(nattrChatPrefix+"client_request_id", "client_request_id")
+	n.setInt(agentevent.AttrChatPrefix+"duration_ms", "duration_ms")
+	n.setInt(agentevent.AttrChatPrefix+"ttft_ms", "ttft_ms")
+	n.setStr(agentevent.AttrChatPrefix+"speed", "speed")
+	n.setStr(agentevent.AttrChatPrefix+"client_request_id", "client_request_id")
 	if qs := n.str("query_source"); qs != "" {
-		n.p.Set[nattrChatPrefix+"query_source"] = qs
+		n.p.Set[agentevent.AttrChatPrefix+"query_source"] = qs
 	} else {
-		n.setStr(nattrChatPrefix+"query_source", "query_source_safe")
+		n.setStr(agentevent.AttrChatPrefix+"query_source", "query_source_safe")
 	}
 	if failed, _ := n.outcome(); failed {
-		n.fail(ErrAPIError)
+		n.fail(agentevent.ErrorTypeAPI)
 	}
 }
 
@@ -297,8 +284,8 @@ func (n *nspan) tool() {
 		n.p.Name = nopExecuteTool + " " + tool
 		n.p.Set[agentevent.AttrToolName] = tool
 	}
-	n.p.Set[nattrOperation] = nopExecuteTool
-	n.p.Set[nattrToolType] = "function"
+	n.p.Set[agentevent.AttrOperationName] = nopExecuteTool
+	n.p.Set[agentevent.AttrToolType] = "function"
 	if id := n.callID(); id != "" {
 		n.p.Set[agentevent.AttrToolCallID] = id
 	}
@@ -306,12 +293,12 @@ func (n *nspan) tool() {
 	n.setStr(agentevent.AttrFilePath, "file_path")
 	n.setStr(agentevent.AttrSubagentType, "subagent_type")
 	if cmd := nspanRealText(n.str("full_command")); cmd != "" {
-		n.p.Set[nattrToolCommand] = nspanCut(cmd, nspanCommandMaxSize)
+		n.p.Set[agentevent.AttrToolCommand] = nspanCut(cmd, nspanCommandMaxSize)
 	}
 	// Claude Code leaves this span UNSET and reports the outcome on its
 	// tool.execution child; a success or an Error status here still counts.
 	if failed, known := n.outcome(); failed {
-		n.fail(ErrToolError)
+		n.fail(agentevent.ErrorTypeTool)
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolError)
 	} else if known {
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolSuccess)
@@ -319,13 +306,13 @@ func (n *nspan) tool() {
 }
 
 func (n *nspan) toolExecution() {
-	n.p.Name = SpanToolExecution
+	n.p.Name = agentevent.SpanToolExecution
 	if id := n.callID(); id != "" {
 		n.p.Set[agentevent.AttrToolCallID] = id
 	}
 	n.setInt(agentevent.AttrToolLatencyMs, "duration_ms")
 	if failed, known := n.outcome(); failed {
-		n.fail(ErrToolError)
+		n.fail(agentevent.ErrorTypeTool)
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolError)
 	} else if known {
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolSuccess)
@@ -333,15 +320,15 @@ func (n *nspan) toolExecution() {
 }
 
 func (n *nspan) blocked() {
-	n.p.Name = nspanNameBlocked
-	n.setStr(nattrDecision, "decision")
-	n.setStr(nattrDecisionSource, "source")
+	n.p.Name = agentevent.SpanToolBlockedOnUser
+	n.setStr(agentevent.AttrToolDecision, "decision")
+	n.setStr(agentevent.AttrToolDecisionSource, "source")
 }
 
 func (n *nspan) hook() {
-	n.p.Name = nspanNameHook
+	n.p.Name = agentevent.SpanHook
 	if failed, _ := n.outcome(); failed {
-		n.fail(ErrHookError)
+		n.fail(agentevent.ErrorTypeHook)
 	}
 }
 

@@ -57,8 +57,8 @@ func TestNativeSpansCapture(t *testing.T) {
 		case nspanInteraction:
 			require.Equal(t, "invoke_agent claude-code", p.Name, where)
 			require.Equal(t, "invoke_agent", g.Attrs["gen_ai.operation.name"], where)
-			require.Equal(t, nspanInt(t, src["interaction.sequence"]), g.Attrs[nattrTurnSequence], where)
-			require.Equal(t, nspanInt(t, src["interaction.duration_ms"]), g.Attrs[nattrTurnDuration], where)
+			require.Equal(t, nspanInt(t, src["interaction.sequence"]), g.Attrs[agentevent.AttrTurnSequence], where)
+			require.Equal(t, nspanInt(t, src["interaction.duration_ms"]), g.Attrs[agentevent.AttrTurnDurationMs], where)
 			for k := range g.Attrs {
 				require.False(t, strings.HasPrefix(k, "gen_ai.usage."), "%s: a turn root carries no gen_ai.usage", where)
 			}
@@ -85,15 +85,15 @@ func TestNativeSpansCapture(t *testing.T) {
 		case nspanTool:
 			require.Equal(t, "execute_tool "+src["tool_name"].(string), p.Name, where)
 			require.Equal(t, src["tool_name"], g.Attrs[agentevent.AttrToolName], where)
-			require.Equal(t, "function", g.Attrs[nattrToolType], where)
+			require.Equal(t, "function", g.Attrs[agentevent.AttrToolType], where)
 			toolSpans[g.Attrs[agentevent.AttrToolCallID].(string)] = true
 		case nspanToolExec:
-			require.Equal(t, SpanToolExecution, p.Name, where)
+			require.Equal(t, agentevent.SpanToolExecution, p.Name, where)
 			success, known := agentevent.NativeBool(src["success"])
 			require.True(t, known, where)
 			require.Equal(t, !success, p.Error, "%s: success=false is an Error", where)
 			if !success {
-				require.Contains(t, []string{ErrToolError, ErrInterrupted}, g.Attrs[agentevent.AttrErrorType], where)
+				require.Contains(t, []string{agentevent.ErrorTypeTool, agentevent.ErrorTypeInterrupted}, g.Attrs[agentevent.AttrErrorType], where)
 			}
 		}
 		if strings.HasPrefix(p.Name, "execute_tool") {
@@ -188,8 +188,8 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.True(t, p.Error)
 			require.Equal(t, "529", p.ErrorMessage)
-			require.Equal(t, ErrAPIError, a[agentevent.AttrErrorType])
-			require.Equal(t, "overloaded", a[nattrErrorClass])
+			require.Equal(t, agentevent.ErrorTypeAPI, a[agentevent.AttrErrorType])
+			require.Equal(t, "overloaded", a[agentevent.AttrErrorClass])
 		},
 	}, {
 		name: "llm_request success=\"false\" string, aborted by the user",
@@ -197,7 +197,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.True(t, p.Error)
-			require.Equal(t, ErrInterrupted, a[agentevent.AttrErrorType])
+			require.Equal(t, agentevent.ErrorTypeInterrupted, a[agentevent.AttrErrorType])
 		},
 	}, {
 		name: "llm_request stated cost in micros",
@@ -218,9 +218,9 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		span: nspanClaude(nspanToolExec, map[string]any{"tool_use_id": "toolu_1", "success": "false", "duration_ms": "73"}),
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
-			require.Equal(t, SpanToolExecution, p.Name)
+			require.Equal(t, agentevent.SpanToolExecution, p.Name)
 			require.True(t, p.Error)
-			require.Equal(t, ErrToolError, a[agentevent.AttrErrorType])
+			require.Equal(t, agentevent.ErrorTypeTool, a[agentevent.AttrErrorType])
 			require.Equal(t, "error", a[agentevent.AttrToolStatus])
 			require.Equal(t, "toolu_1", a[agentevent.AttrToolCallID])
 			require.Equal(t, int64(73), a[agentevent.AttrToolLatencyMs])
@@ -244,7 +244,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.True(t, p.Error)
 			require.Equal(t, "boom", p.ErrorMessage)
-			require.Equal(t, ErrToolError, a[agentevent.AttrErrorType])
+			require.Equal(t, agentevent.ErrorTypeTool, a[agentevent.AttrErrorType])
 		},
 	}, {
 		name: "tool: execute_tool with the call id, command cut, no status of its own",
@@ -257,7 +257,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 			require.Equal(t, "execute_tool Bash", p.Name)
 			require.Equal(t, "toolu_1", a[agentevent.AttrToolCallID])
 			require.Equal(t, int64(221), a[agentevent.AttrToolLatencyMs])
-			require.Len(t, a[nattrToolCommand], 4096)
+			require.Len(t, a[agentevent.AttrToolCommand], 4096)
 			require.False(t, p.Error)
 			require.NotContains(t, a, agentevent.AttrToolStatus)
 		},
@@ -267,7 +267,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "execute_tool Read", p.Name)
-			require.NotContains(t, a, nattrToolCommand, "an empty command is no command")
+			require.NotContains(t, a, agentevent.AttrToolCommand, "an empty command is no command")
 		},
 	}, {
 		name: "subagent: agent_id and parent_agent_id",
@@ -275,7 +275,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:   true,
 		check: func(t *testing.T, _ agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "a1", a[agentevent.AttrAgentID])
-			require.Equal(t, "a0", a[nattrParentAgentID])
+			require.Equal(t, "a0", a[agentevent.AttrSubagentParentAgentID])
 		},
 	}, {
 		name: "interaction: numbers as strings, redacted prompt removed",
@@ -283,8 +283,8 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "invoke_agent claude-code", p.Name)
-			require.Equal(t, int64(2), a[nattrTurnSequence])
-			require.Equal(t, int64(867812), a[nattrTurnDuration])
+			require.Equal(t, int64(2), a[agentevent.AttrTurnSequence])
+			require.Equal(t, int64(867812), a[agentevent.AttrTurnDurationMs])
 			require.NotContains(t, a, "user_prompt")
 			require.Equal(t, "s-1", a[agentevent.AttrSessionID])
 			require.NotContains(t, a, "user.email")
@@ -302,8 +302,8 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "agent.tool.blocked_on_user", p.Name)
-			require.Equal(t, "reject", a[nattrDecision])
-			require.Equal(t, "user_reject", a[nattrDecisionSource])
+			require.Equal(t, "reject", a[agentevent.AttrToolDecision])
+			require.Equal(t, "user_reject", a[agentevent.AttrToolDecisionSource])
 			require.False(t, p.Error, "a decision is not a failure of this span")
 		},
 	}, {
@@ -317,7 +317,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "agent.hook", p.Name)
 			require.True(t, p.Error)
-			require.Equal(t, ErrHookError, a[agentevent.AttrErrorType])
+			require.Equal(t, agentevent.ErrorTypeHook, a[agentevent.AttrErrorType])
 		},
 	}, {
 		name: "a renamed span known by its span.type",

@@ -161,20 +161,20 @@ func TestToolOutcomes(t *testing.T) {
 		errorType string
 	}{
 		{"bash success", "Bash", `"ok"`, false, `{"stdout":"ok","stderr":"","interrupted":false,"isImage":false}`, agentevent.ToolSuccess, agentevent.Int(0), ""},
-		{"bash exit code in content", "Bash", `"Exit code 2\nmain.go:3: undefined: x"`, true, `"Error: Exit code 2\nmain.go:3: undefined: x"`, agentevent.ToolError, agentevent.Int(2), ErrExitCode},
-		{"bash exit code only in toolUseResult", "Bash", `"command failed"`, true, `"Error: Exit code 127\nbash: foo: command not found"`, agentevent.ToolError, agentevent.Int(127), ErrExitCode},
-		{"bash exit code in content blocks", "Bash", `[{"type":"text","text":"Exit code 1\nFAIL"}]`, true, "", agentevent.ToolError, agentevent.Int(1), ErrExitCode},
-		{"bash error without code", "Bash", `"error: target shim binary not found"`, true, `"Error: error: target shim binary not found"`, agentevent.ToolError, nil, ErrToolError},
-		{"bash interrupted", "Bash", `"[Request interrupted by user for tool use]"`, true, `{"stdout":"","stderr":"","interrupted":true,"isImage":false}`, agentevent.ToolError, nil, ErrInterrupted},
-		{"bash interrupted flag only", "Bash", `"partial output"`, false, `{"stdout":"partial output","stderr":"","interrupted":true,"isImage":false}`, agentevent.ToolError, nil, ErrInterrupted},
+		{"bash exit code in content", "Bash", `"Exit code 2\nmain.go:3: undefined: x"`, true, `"Error: Exit code 2\nmain.go:3: undefined: x"`, agentevent.ToolError, agentevent.Int(2), agentevent.ErrorTypeExitCode},
+		{"bash exit code only in toolUseResult", "Bash", `"command failed"`, true, `"Error: Exit code 127\nbash: foo: command not found"`, agentevent.ToolError, agentevent.Int(127), agentevent.ErrorTypeExitCode},
+		{"bash exit code in content blocks", "Bash", `[{"type":"text","text":"Exit code 1\nFAIL"}]`, true, "", agentevent.ToolError, agentevent.Int(1), agentevent.ErrorTypeExitCode},
+		{"bash error without code", "Bash", `"error: target shim binary not found"`, true, `"Error: error: target shim binary not found"`, agentevent.ToolError, nil, agentevent.ErrorTypeTool},
+		{"bash interrupted", "Bash", `"[Request interrupted by user for tool use]"`, true, `{"stdout":"","stderr":"","interrupted":true,"isImage":false}`, agentevent.ToolError, nil, agentevent.ErrorTypeInterrupted},
+		{"bash interrupted flag only", "Bash", `"partial output"`, false, `{"stdout":"partial output","stderr":"","interrupted":true,"isImage":false}`, agentevent.ToolError, nil, agentevent.ErrorTypeInterrupted},
 		{"bash non-zero judged fine", "Bash", `"No matches found"`, false, `{"stdout":"","stderr":"","interrupted":false,"isImage":false,"returnCodeInterpretation":"No matches found"}`, agentevent.ToolSuccess, nil, ""},
 		{"bash in background", "Bash", `"Command running in background with ID: b1"`, false, `{"stdout":"","stderr":"","interrupted":false,"isImage":false,"backgroundTaskId":"b1"}`, agentevent.ToolSuccess, nil, ""},
-		{"rejected", "Write", `"The user doesn't want to proceed with this tool use. The tool use was rejected."`, true, `"Error: The user doesn't want to proceed with this tool use."`, agentevent.ToolError, nil, ErrRejected},
-		{"rejected, take this action", "Bash", `"The user doesn't want to take this action right now."`, true, `"The user doesn't want to take this action right now."`, agentevent.ToolError, nil, ErrRejected},
-		{"permission not granted", "Write", `"Claude requested permissions to write to /w/a.md, but you haven't granted it yet."`, true, `"Error: Claude requested permissions to write to /w/a.md, but you haven't granted it yet."`, agentevent.ToolError, nil, ErrPermissionDenied},
-		{"read error", "Read", `"File content (14893 tokens) exceeds maximum allowed tokens (10000)."`, true, `"Error: File content (14893 tokens) exceeds maximum allowed tokens (10000)."`, agentevent.ToolError, nil, ErrToolError},
+		{"rejected", "Write", `"The user doesn't want to proceed with this tool use. The tool use was rejected."`, true, `"Error: The user doesn't want to proceed with this tool use."`, agentevent.ToolError, nil, agentevent.ErrorTypeRejected},
+		{"rejected, take this action", "Bash", `"The user doesn't want to take this action right now."`, true, `"The user doesn't want to take this action right now."`, agentevent.ToolError, nil, agentevent.ErrorTypeRejected},
+		{"permission not granted", "Write", `"Claude requested permissions to write to /w/a.md, but you haven't granted it yet."`, true, `"Error: Claude requested permissions to write to /w/a.md, but you haven't granted it yet."`, agentevent.ToolError, nil, agentevent.ErrorTypePermissionDenied},
+		{"read error", "Read", `"File content (14893 tokens) exceeds maximum allowed tokens (10000)."`, true, `"Error: File content (14893 tokens) exceeds maximum allowed tokens (10000)."`, agentevent.ToolError, nil, agentevent.ErrorTypeTool},
 		{"mcp list result", "mcp__gh__get_issue", `[{"type":"text","text":"{\"number\":1}"}]`, false, `[{"type":"text","text":"{\"number\":1}"}]`, agentevent.ToolSuccess, nil, ""},
-		{"mcp error list", "mcp__gh__get_issue", `[{"type":"text","text":"Not Found"}]`, true, `[{"type":"text","text":"Error: Not Found"}]`, agentevent.ToolError, nil, ErrToolError},
+		{"mcp error list", "mcp__gh__get_issue", `[{"type":"text","text":"Not Found"}]`, true, `[{"type":"text","text":"Error: Not Found"}]`, agentevent.ToolError, nil, agentevent.ErrorTypeTool},
 		{"no toolUseResult", "Glob", `"No files found"`, false, "", agentevent.ToolSuccess, nil, ""},
 	}
 	for _, tt := range tests {
@@ -290,7 +290,7 @@ func TestUserRowKinds(t *testing.T) {
 			assert.Equal(t, tt.text, ev.Text)
 			assert.Equal(t, tt.status, ev.Status)
 			if tt.command != "" {
-				assert.Equal(t, tt.command, ev.Attributes[attrCommandName])
+				assert.Equal(t, tt.command, ev.Attributes[agentevent.AttrCommandName])
 			}
 			assert.Equal(t, "u1", ev.EventID)
 			assert.Empty(t, ev.Unparsed)
@@ -305,15 +305,15 @@ func TestAPIErrorIsNotAModelCall(t *testing.T) {
 	ev := evs[0]
 	assert.Equal(t, agentevent.TypeLog, ev.Type)
 	assert.Equal(t, agentevent.RoleSystem, ev.Role)
-	assert.Equal(t, ErrAPIError, ev.ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeAPI, ev.ErrorType)
 	assert.Equal(t, "error", ev.Status)
 	assert.Equal(t, "Prompt is too long", ev.Text)
 	assert.Empty(t, ev.Model)
 	assert.Empty(t, ev.ResponseID)
 	assert.Nil(t, ev.TokensInput)
 	assert.Nil(t, ev.TokensOutput)
-	assert.Equal(t, "invalid_request", ev.Attributes[attrAPIError])
-	assert.Equal(t, int64(400), ev.Attributes[attrAPIStatusCode])
+	assert.Equal(t, "invalid_request", ev.Attributes[agentevent.AttrAPIError])
+	assert.Equal(t, int64(400), ev.Attributes[agentevent.AttrAPIStatusCode])
 }
 
 func TestUnparsedRecords(t *testing.T) {

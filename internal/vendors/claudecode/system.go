@@ -16,11 +16,11 @@ import (
 // mapSystem maps a system row by subtype.
 func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 	text := rawString(r.Content, p.typedOnly)
-	attrs := map[string]any{attrSystemSubtype: r.Subtype}
+	attrs := map[string]any{agentevent.AttrSystemSubtype: r.Subtype}
 	meta := func() []pending {
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = text
-		attrs[attrMetaKind] = r.Subtype
+		attrs[agentevent.AttrMetaKind] = r.Subtype
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
 	}
@@ -28,39 +28,39 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 	case "compact_boundary":
 		if cm := r.CompactMetadata; cm != nil {
 			if cm.Trigger != "" {
-				attrs[attrCompactionTrigger] = cm.Trigger
+				attrs[agentevent.AttrCompactionTrigger] = cm.Trigger
 			}
-			putNum(attrs, attrCompactionPreTokens, cm.PreTokens)
-			putNum(attrs, attrCompactionPostTokens, cm.PostTokens)
-			putNum(attrs, attrCompactionDuration, cm.DurationMs)
+			putNum(attrs, agentevent.AttrCompactionPreTokens, cm.PreTokens)
+			putNum(attrs, agentevent.AttrCompactionPostTokens, cm.PostTokens)
+			putNum(attrs, agentevent.AttrCompactionDurationMs, cm.DurationMs)
 		}
 		return meta()
 	case "turn_duration":
-		putNum(attrs, attrTurnDuration, r.DurationMs)
-		putNum(attrs, attrTurnMessageCount, r.MessageCount)
+		putNum(attrs, agentevent.AttrTurnDurationMs, r.DurationMs)
+		putNum(attrs, agentevent.AttrTurnMessageCount, r.MessageCount)
 		// Claude Code writes it when the turn is over: the end marker.
 		attrs[agentevent.AttrTurnEnd] = agentevent.TurnEndCompleted
 		return meta()
 	case "stop_hook_summary":
-		putNum(attrs, attrHookCount, r.HookCount)
+		putNum(attrs, agentevent.AttrHookCount, r.HookCount)
 		var hookErrors []jsonx.RawMessage
 		if jsonx.Unmarshal(r.HookErrors, &hookErrors) == nil {
-			attrs[attrHookErrorCount] = int64(len(hookErrors))
+			attrs[agentevent.AttrHookErrorCount] = int64(len(hookErrors))
 		}
-		attrs[attrHookPrevented] = r.PreventedContinuation
+		attrs[agentevent.AttrHookPreventedContinuation] = r.PreventedContinuation
 		return meta()
 	case "api_error":
 		// One failed attempt of a model call that Claude Code retries.
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = text
-		ev.ErrorType = ErrAPIRetry
-		putNum(attrs, attrAPIRetryAttempt, r.RetryAttempt)
-		putNum(attrs, attrAPIMaxRetries, r.MaxRetries)
+		ev.ErrorType = agentevent.ErrorTypeAPIRetry
+		putNum(attrs, agentevent.AttrAPIRetryAttempt, r.RetryAttempt)
+		putNum(attrs, agentevent.AttrAPIMaxRetries, r.MaxRetries)
 		var e struct {
 			Status num `json:"status"`
 		}
 		if jsonx.Unmarshal(r.Error, &e) == nil {
-			putNum(attrs, attrAPIStatusCode, e.Status)
+			putNum(attrs, agentevent.AttrAPIStatusCode, e.Status)
 		}
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
@@ -69,7 +69,7 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		// session: a summary of the session so far.
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = text
-		attrs[attrSummaryKind] = "away"
+		attrs[agentevent.AttrSummaryKind] = "away"
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
 	case "bridge_status":
@@ -78,7 +78,7 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		// bridge-session records that follow every turn repeat it and are
 		// skipped.
 		if u := rawString(r.URL, p.typedOnly); u != "" {
-			attrs[attrRemoteControlURL] = u
+			attrs[agentevent.AttrRemoteControlURL] = u
 		}
 		return meta()
 	case "local_command":
@@ -87,7 +87,7 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelTerminal)
 		ev.Text = stripTags(text)
 		if name := tagText(text, "command-name"); name != "" {
-			attrs[attrCommandName] = name
+			attrs[agentevent.AttrCommandName] = name
 		}
 		ev.Attributes = attrs
 		return []pending{{ev: ev}}
@@ -100,9 +100,9 @@ func (p *Parser) mapSystem(r *record, c *rowCtx) []pending {
 func (p *Parser) mapSummary(r *record, c *rowCtx) []pending {
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = r.Summary
-	ev.Attributes = map[string]any{attrSummaryKind: "title"}
+	ev.Attributes = map[string]any{agentevent.AttrSummaryKind: "title"}
 	if r.LeafUUID != "" {
-		ev.Attributes[attrSummaryLeaf] = r.LeafUUID
+		ev.Attributes[agentevent.AttrSummaryLeafUUID] = r.LeafUUID
 	}
 	return []pending{{ev: ev}}
 }
@@ -123,11 +123,11 @@ func (p *Parser) mapSnapshot(r *record, c *rowCtx) []pending {
 	ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
 	ev.Text = fmt.Sprintf("snapshot of %d files", n) // the spec's wording, also for 1
 	ev.Attributes = map[string]any{
-		attrSnapshotUpdate: r.IsSnapshotUpdate,
-		attrSnapshotFiles:  int64(n),
+		agentevent.AttrSnapshotIsUpdate:  r.IsSnapshotUpdate,
+		agentevent.AttrSnapshotFileCount: int64(n),
 	}
 	if r.MessageID != "" {
-		ev.Attributes[attrSnapshotMessageID] = r.MessageID
+		ev.Attributes[agentevent.AttrSnapshotMessageID] = r.MessageID
 	}
 	return []pending{{ev: ev}}
 }
@@ -141,11 +141,11 @@ func (p *Parser) mapSnapshotDelta(r *record, c *rowCtx) []pending {
 	ev.Text = "snapshot of 1 files" // the spec's wording, as for a whole snapshot
 	ev.FilePath = r.TrackingPath
 	ev.Attributes = map[string]any{
-		attrSnapshotUpdate: true,
-		attrSnapshotFiles:  int64(1),
+		agentevent.AttrSnapshotIsUpdate:  true,
+		agentevent.AttrSnapshotFileCount: int64(1),
 	}
 	if r.SnapshotMessageID != "" {
-		ev.Attributes[attrSnapshotMessageID] = r.SnapshotMessageID
+		ev.Attributes[agentevent.AttrSnapshotMessageID] = r.SnapshotMessageID
 	}
 	return []pending{{ev: ev}}
 }
@@ -160,18 +160,18 @@ func (p *Parser) mapAttachment(r *record, c *rowCtx) ([]pending, string) {
 	}
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = rawString(a.Content, p.typedOnly)
-	attrs := map[string]any{attrMetaKind: metaKindAttachment, attrAttachmentType: a.Type}
+	attrs := map[string]any{agentevent.AttrMetaKind: metaKindAttachment, agentevent.AttrAttachmentType: a.Type}
 	if strings.HasPrefix(a.Type, "hook_") {
 		if a.HookName != "" {
-			attrs[attrHookName] = a.HookName
+			attrs[agentevent.AttrHookName] = a.HookName
 		}
 		if a.HookEvent != "" {
-			attrs[attrHookEvent] = a.HookEvent
+			attrs[agentevent.AttrHookEvent] = a.HookEvent
 		}
-		putNum(attrs, attrHookExitCode, a.ExitCode)
-		putNum(attrs, attrHookDuration, a.Duration)
+		putNum(attrs, agentevent.AttrHookExitCode, a.ExitCode)
+		putNum(attrs, agentevent.AttrHookDurationMs, a.Duration)
 		if strings.HasSuffix(a.Type, "error") {
-			ev.ErrorType = ErrHookError
+			ev.ErrorType = agentevent.ErrorTypeHook
 		}
 	}
 	ev.Attributes = attrs
@@ -182,7 +182,7 @@ func (p *Parser) mapAttachment(r *record, c *rowCtx) ([]pending, string) {
 // than happen in it: titles, names, modes, linked pull requests, teleports.
 func (p *Parser) mapSessionMeta(r *record, c *rowCtx) []pending {
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	attrs := map[string]any{attrMetaKind: r.Type}
+	attrs := map[string]any{agentevent.AttrMetaKind: r.Type}
 	put := func(k, v string) {
 		if v != "" {
 			attrs[k] = v
@@ -191,24 +191,24 @@ func (p *Parser) mapSessionMeta(r *record, c *rowCtx) []pending {
 	switch r.Type {
 	case "ai-title":
 		ev.Text = r.AITitle
-		put(attrSessionTitle, r.AITitle)
+		put(agentevent.AttrSessionTitle, r.AITitle)
 	case "custom-title":
 		ev.Text = r.CustomTitle
-		put(attrSessionTitle, r.CustomTitle)
+		put(agentevent.AttrSessionTitle, r.CustomTitle)
 	case "agent-name":
 		ev.Text = r.AgentName
-		put(attrSessionName, r.AgentName)
+		put(agentevent.AttrSessionName, r.AgentName)
 	case "permission-mode":
-		put(attrPermissionMode, r.PermissionMode)
+		put(agentevent.AttrPermissionMode, r.PermissionMode)
 	case "mode":
-		put(attrMode, r.Mode)
+		put(agentevent.AttrMode, r.Mode)
 	case "pr-link":
-		put(attrPRURL, r.PRURL)
-		put(attrPRRepository, r.PRRepository)
-		putNum(attrs, attrPRNumber, r.PRNumber)
+		put(agentevent.AttrPRURL, r.PRURL)
+		put(agentevent.AttrPRRepository, r.PRRepository)
+		putNum(attrs, agentevent.AttrPRNumber, r.PRNumber)
 	case "teleported-from":
-		put(attrTeleportSession, r.RemoteSessionID)
-		put(attrTeleportBranch, r.Branch)
+		put(agentevent.AttrTeleportRemoteSessionID, r.RemoteSessionID)
+		put(agentevent.AttrTeleportBranch, r.Branch)
 	}
 	ev.Attributes = attrs
 	return []pending{{ev: ev}}

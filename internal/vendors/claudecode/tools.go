@@ -11,29 +11,6 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Error classes (error.type) of failed tool results and error events. They
-// are few and stable on purpose: span_metrics turns them into a label.
-const (
-	// ErrExitCode: a Bash command exited non-zero ("Exit code N").
-	ErrExitCode = "exit_code"
-	// ErrInterrupted: the user interrupted the tool while it ran.
-	ErrInterrupted = "interrupted"
-	// ErrRejected: the user declined the tool call when asked.
-	ErrRejected = "rejected"
-	// ErrPermissionDenied: the tool needed a permission that was not granted.
-	ErrPermissionDenied = "permission_denied"
-	// ErrToolError: any other failure the tool reported (is_error).
-	ErrToolError = "tool_error"
-	// ErrAPIError: Claude Code gave up on a model call (a <synthetic> /
-	// isApiErrorMessage row: prompt too long, usage limit, overload, ...).
-	ErrAPIError = "api_error"
-	// ErrAPIRetry: a model call failed and Claude Code retries it
-	// (system/api_error rows). Not a failure of the turn by itself.
-	ErrAPIRetry = "api_retry"
-	// ErrHookError: a hook reported an error (hook_*error attachments).
-	ErrHookError = "hook_error"
-)
-
 const (
 	toolBash         = "Bash"
 	toolRead         = "Read"
@@ -87,44 +64,6 @@ func filePath(in toolInput) string {
 	return in.Path
 }
 
-// languages maps file extensions (lower case, with the dot) to a language
-// name. Unknown extensions give no language.
-var languages = map[string]string{
-	".go": "go", ".py": "python", ".pyi": "python", ".ipynb": "python", ".rs": "rust",
-	".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-	".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-	".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
-	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-	".cs": "csharp", ".fs": "fsharp", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua",
-	".r": "r", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang",
-	".hs": "haskell", ".clj": "clojure", ".zig": "zig", ".nim": "nim", ".jl": "julia",
-	".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "powershell",
-	".bat": "batch", ".cmd": "batch",
-	".sql": "sql", ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".sass": "sass",
-	".less": "less", ".vue": "vue", ".svelte": "svelte",
-	".json": "json", ".jsonc": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml",
-	".toml": "toml", ".xml": "xml", ".ini": "ini", ".proto": "protobuf", ".graphql": "graphql",
-	".tf": "terraform", ".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext",
-	".tex": "latex", ".txt": "text", ".csv": "csv",
-}
-
-// fileLanguage guesses the language of a file from its extension. Windows
-// paths count: the last separator may be a backslash.
-func fileLanguage(path string) string {
-	base := path[strings.LastIndexAny(path, `/\`)+1:]
-	switch strings.ToLower(base) {
-	case "dockerfile":
-		return "dockerfile"
-	case "makefile", "gnumakefile":
-		return "makefile"
-	}
-	dot := strings.LastIndexByte(base, '.')
-	if dot <= 0 {
-		return ""
-	}
-	return languages[strings.ToLower(base[dot:])]
-}
-
 // exitCodePattern finds Claude Code's exit code line. The text of a failed
 // Bash result starts with it ("Exit code 2\n..."), or with "Error: Exit
 // code 2" in toolUseResult.
@@ -159,22 +98,22 @@ const (
 func classifyFailure(tool string, interrupted bool, texts ...string) (errType string, exitCode *int64) {
 	if tool == toolBash {
 		if code, ok := parseExitCode(texts...); ok {
-			return ErrExitCode, agentevent.Int(code)
+			return agentevent.ErrorTypeExitCode, agentevent.Int(code)
 		}
 	}
 	if interrupted {
-		return ErrInterrupted, nil
+		return agentevent.ErrorTypeInterrupted, nil
 	}
 	for _, t := range texts {
 		t = strings.TrimPrefix(strings.TrimLeft(t, " \t\r\n"), "Error: ")
 		switch {
 		case strings.HasPrefix(t, interruptNotice), strings.HasPrefix(t, "Interrupted by user"):
-			return ErrInterrupted, nil
+			return agentevent.ErrorTypeInterrupted, nil
 		case strings.HasPrefix(t, rejectedPrefix), strings.HasPrefix(t, rejectedTakePrefix):
-			return ErrRejected, nil
+			return agentevent.ErrorTypeRejected, nil
 		case strings.HasPrefix(t, permissionRequested), strings.HasPrefix(t, permissionDenied):
-			return ErrPermissionDenied, nil
+			return agentevent.ErrorTypePermissionDenied, nil
 		}
 	}
-	return ErrToolError, nil
+	return agentevent.ErrorTypeTool, nil
 }

@@ -10,46 +10,6 @@ import (
 	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
-// Attribute keys this parser adds (Event.Attributes, all under "agent.").
-const (
-	attrMetaKind             = "agent.meta.kind"
-	attrCommandName          = "agent.command.name"
-	attrSummaryKind          = "agent.summary.kind"
-	attrSummaryLeaf          = "agent.summary.leaf_uuid"
-	attrCompactionTrigger    = "agent.compaction.trigger"
-	attrCompactionPreTokens  = "agent.compaction.pre_tokens"
-	attrCompactionPostTokens = "agent.compaction.post_tokens"
-	attrCompactionDuration   = "agent.compaction.duration_ms"
-	attrTurnDuration         = "agent.turn.duration_ms"
-	attrTurnMessageCount     = "agent.turn.message_count"
-	attrSystemSubtype        = "agent.system.subtype"
-	attrHookCount            = "agent.hook.count"
-	attrHookErrorCount       = "agent.hook.error_count"
-	attrHookPrevented        = "agent.hook.prevented_continuation"
-	attrHookName             = "agent.hook.name"
-	attrHookEvent            = "agent.hook.event"
-	attrHookExitCode         = "agent.hook.exit_code"
-	attrHookDuration         = "agent.hook.duration_ms"
-	attrAttachmentType       = "agent.attachment.type"
-	attrAPIError             = "agent.api.error"
-	attrAPIStatusCode        = "agent.api.status_code"
-	attrAPIRetryAttempt      = "agent.api.retry_attempt"
-	attrAPIMaxRetries        = "agent.api.max_retries"
-	attrSnapshotMessageID    = "agent.snapshot.message_id"
-	attrSnapshotUpdate       = "agent.snapshot.is_update"
-	attrSnapshotFiles        = "agent.snapshot.file_count"
-	attrSessionTitle         = "agent.session.title"
-	attrSessionName          = "agent.session.name"
-	attrPermissionMode       = "agent.permission_mode"
-	attrMode                 = "agent.mode"
-	attrPRURL                = "agent.pr.url"
-	attrPRNumber             = "agent.pr.number"
-	attrPRRepository         = "agent.pr.repository"
-	attrTeleportSession      = "agent.teleport.remote_session_id"
-	attrTeleportBranch       = "agent.teleport.branch"
-	attrRemoteControlURL     = "agent.remote_control.url"
-)
-
 // Values of agent.meta.kind on meta events that do not come from a system
 // subtype or a session metadata record type.
 const (
@@ -78,7 +38,7 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 		// The summary the model wrote of the conversation before a compaction.
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleAssistant, agentevent.ChannelSystem)
 		ev.Text = text
-		ev.Attributes = map[string]any{attrSummaryKind: "compaction"}
+		ev.Attributes = map[string]any{agentevent.AttrSummaryKind: "compaction"}
 		return []pending{{ev: ev}}, ""
 	}
 	for i := range blocks {
@@ -92,7 +52,7 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 		// skill prompts, reminders): not typed by the user.
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = text
-		ev.Attributes = map[string]any{attrMetaKind: metaKindInjected}
+		ev.Attributes = map[string]any{agentevent.AttrMetaKind: metaKindInjected}
 		return []pending{{ev: ev}}, ""
 	}
 	trimmed := strings.TrimSpace(text)
@@ -105,7 +65,7 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 			// commands such as /init expand into a prompt the model works on.
 			ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
 			ev.Text = strings.TrimSpace(name + " " + tagText(trimmed, "command-args"))
-			ev.Attributes = map[string]any{attrCommandName: name}
+			ev.Attributes = map[string]any{agentevent.AttrCommandName: name}
 			return []pending{{ev: ev}}, ""
 		}
 	case strings.HasPrefix(trimmed, "<local-command-stdout>"), strings.HasPrefix(trimmed, "<local-command-stderr>"),
@@ -183,7 +143,7 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 	ev.FilePath = path
 	ev.FileOp = fileOp(name)
 	if path != "" {
-		ev.FileLanguage = fileLanguage(path)
+		ev.FileLanguage = agentevent.FileLanguage(path)
 	}
 	// The result's text is content; without content it is rendered only
 	// when a fact is read from it (failure class, exit code, test counts).
@@ -216,7 +176,7 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 		fileFacts(&ev, name, t, !p.opts.OmitContent, p.typedOnly)
 	}
 	if call != nil && call.TestRunner != "" && obj.BackgroundTaskID == "" &&
-		ev.ErrorType != ErrRejected && ev.ErrorType != ErrPermissionDenied {
+		ev.ErrorType != agentevent.ErrorTypeRejected && ev.ErrorType != agentevent.ErrorTypePermissionDenied {
 		// A test command that ran (a declined one did not; a background
 		// one has no output yet).
 		testFacts(&ev, call.TestRunner, resultText(), t, p.typedOnly)

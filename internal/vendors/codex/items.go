@@ -37,7 +37,7 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 			p.model(&ev)
 			ev.Text = text
 			if it.Phase != "" {
-				agentevent.SetAttr(&ev, "agent.message.phase", it.Phase)
+				agentevent.SetAttr(&ev, agentevent.AttrMessagePhase, it.Phase)
 			}
 			return []agentevent.Event{ev}, "", ""
 		case "developer", "system":
@@ -78,7 +78,7 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 		// Remote compaction: the summary is encrypted.
 		p.st.NoCarrier = true
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-		agentevent.SetAttr(&ev, "agent.compaction.trigger", it.Type)
+		agentevent.SetAttr(&ev, agentevent.AttrCompactionTrigger, it.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "additional_tools", "compaction_trigger", "other":
 		return nil, "", "" // request bookkeeping, no conversation content
@@ -86,7 +86,7 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 		ev := p.base(c, agentevent.TypeFileSnapshot, agentevent.RoleSystem, agentevent.ChannelFilesystem)
 		if it.GhostCommit != nil {
 			ev.Text = "ghost commit " + it.GhostCommit.ID
-			agentevent.SetAttr(&ev, "agent.snapshot.commit", it.GhostCommit.ID)
+			agentevent.SetAttr(&ev, agentevent.AttrSnapshotCommit, it.GhostCommit.ID)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "":
@@ -144,7 +144,7 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 		ev.Status = "interrupted" // not an error notice: no ErrorType
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		if m.Reason != "" {
-			agentevent.SetAttr(&ev, "agent.turn.abort_reason", m.Reason)
+			agentevent.SetAttr(&ev, agentevent.AttrTurnAbortReason, m.Reason)
 		}
 		p.turnAttrs(&ev, m)
 		return []agentevent.Event{ev}, "", ""
@@ -153,9 +153,9 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 		ev.Text = m.Message
 		if m.Type == "error" {
 			ev.Status = "error"
-			ev.ErrorType = "api_error"
+			ev.ErrorType = agentevent.ErrorTypeAPI
 		} else {
-			ev.ErrorType = "stream_error" // retried by Codex: the turn goes on
+			ev.ErrorType = agentevent.ErrorTypeStream // retried by Codex: the turn goes on
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
@@ -163,7 +163,7 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 			s.NoCarrier = true
 		}
 		ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-		agentevent.SetAttr(&ev, "agent.codex.event", m.Type)
+		agentevent.SetAttr(&ev, agentevent.AttrCodexEvent, m.Type)
 		if m.Type == "entered_review_mode" {
 			// The /review rollout that starts now nests under this turn.
 			agentevent.SetAttr(&ev, agentevent.AttrSubagentAnchor, anchorReview)
@@ -196,13 +196,13 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 
 func (*Parser) turnAttrs(ev *agentevent.Event, m *eventMsg) {
 	if m.TurnID != "" {
-		agentevent.SetAttr(ev, "agent.turn.id", m.TurnID)
+		agentevent.SetAttr(ev, agentevent.AttrTurnID, m.TurnID)
 	}
 	if m.DurationMs != nil {
-		agentevent.SetAttr(ev, "agent.turn.duration_ms", *m.DurationMs)
+		agentevent.SetAttr(ev, agentevent.AttrTurnDurationMs, *m.DurationMs)
 	}
 	if m.TimeToFirstTokenMs != nil {
-		agentevent.SetAttr(ev, "agent.turn.time_to_first_token_ms", *m.TimeToFirstTokenMs)
+		agentevent.SetAttr(ev, agentevent.AttrTurnTimeToFirstTokenMs, *m.TimeToFirstTokenMs)
 	}
 }
 
@@ -255,7 +255,7 @@ func (p *Parser) tokenCount(m *eventMsg, c *rowCtx) []agentevent.Event {
 	ev.TokensThinking = agentevent.Int(inc.Reasoning)
 	ev.TokensTotal = agentevent.Int(inc.Input + inc.Output)
 	if m.Info.ModelContextWindow != nil {
-		agentevent.SetAttr(&ev, "agent.model.context_window", *m.Info.ModelContextWindow)
+		agentevent.SetAttr(&ev, agentevent.AttrModelContextWindow, *m.Info.ModelContextWindow)
 	}
 	return []agentevent.Event{ev}
 }

@@ -29,43 +29,6 @@ const (
 	maxCallMs = int64(1<<63-1) / int64(time.Millisecond)
 )
 
-// AttrChatDurationMs is agentevent's, named here for the mapping's readers.
-const AttrChatDurationMs = agentevent.AttrChatDurationMs
-
-// Attributes of native Codex events (beyond agentevent's).
-const (
-	attrNativeEvent        = "agent.codex.event"
-	attrNativeDurationMs   = "agent.codex.duration_ms"
-	attrNativeTTFTMs       = "agent.chat.time_to_first_token_ms"
-	attrNativeServiceTier  = "agent.codex.service_tier"
-	attrNativeEffort       = "agent.codex.reasoning_effort"
-	attrNativeSummary      = "agent.codex.reasoning_summary"
-	attrNativeApproval     = "agent.codex.approval_policy"
-	attrNativeSandbox      = "agent.codex.sandbox_policy"
-	attrNativeProvider     = "agent.codex.model_provider"
-	attrNativeContextWin   = "agent.model.context_window"
-	attrNativeCompactLimit = "agent.codex.auto_compact_token_limit"
-	attrNativePromptLength = "agent.prompt.length"
-	attrNativeNamespace    = "agent.codex.tool_namespace"
-	attrNativeMCPServer    = "agent.mcp.server"
-	attrNativeMCPOrigin    = "agent.mcp.server_origin"
-	attrNativeAgentName    = "agent.codex.agent_name"
-	attrNativeResultSeq    = "agent.tool.result_seq"
-	attrNativeTruncated    = "agent.tool.output_truncated"
-	attrNativeRepeated     = "agent.tool.repeated_result"
-	attrNativeDecision     = "agent.tool.decision"
-	attrNativeDecisionSrc  = "agent.tool.decision_source"
-	attrNativeSSEKind      = "agent.codex.sse.kind"
-	attrNativeEndpoint     = "agent.codex.endpoint"
-	attrNativeStatusCode   = "agent.codex.http_status_code"
-	attrNativeAttempt      = "agent.codex.attempt"
-	attrNativeTurnID       = "agent.turn.id"
-	attrNativeInterrupted  = "agent.turn.interrupted"
-	attrNativeAgentType    = "agent.codex.agent_type"
-	attrNativeParentConv   = "agent.codex.parent_conversation.id"
-	attrNativeStartSession = "agent.session.start"
-)
-
 // nativeIgnored are the Codex log events the model deliberately leaves out:
 // startup, auth and sandbox bookkeeping, the time to first token (the
 // turn's spans carry it), messages between agents (content blanked, no
@@ -321,14 +284,14 @@ func (x *nativeCtx) conversationStarts() []agentevent.Event {
 	}
 	ev := x.base(agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
 	x.model(&ev)
-	agentevent.SetAttr(&ev, attrNativeStartSession, true)
-	x.setStr(&ev, attrNativeProvider, "provider_name")
-	x.setStr(&ev, attrNativeEffort, "reasoning_effort")
-	x.setStr(&ev, attrNativeSummary, "reasoning_summary")
-	x.setStr(&ev, attrNativeApproval, "approval_policy")
-	x.setStr(&ev, attrNativeSandbox, "sandbox_policy")
-	x.setInt(&ev, attrNativeContextWin, "context_window")
-	x.setInt(&ev, attrNativeCompactLimit, "auto_compact_token_limit")
+	agentevent.SetAttr(&ev, agentevent.AttrSessionStart, true)
+	x.setStr(&ev, agentevent.AttrCodexModelProvider, "provider_name")
+	x.setStr(&ev, agentevent.AttrCodexReasoningEffort, "reasoning_effort")
+	x.setStr(&ev, agentevent.AttrCodexReasoningSummary, "reasoning_summary")
+	x.setStr(&ev, agentevent.AttrCodexApprovalPolicy, "approval_policy")
+	x.setStr(&ev, agentevent.AttrCodexSandboxPolicy, "sandbox_policy")
+	x.setInt(&ev, agentevent.AttrModelContextWindow, "context_window")
+	x.setInt(&ev, agentevent.AttrCodexAutoCompactTokenLimit, "auto_compact_token_limit")
 	return []agentevent.Event{ev}
 }
 
@@ -337,7 +300,7 @@ func (x *nativeCtx) userPrompt() []agentevent.Event {
 	if p := x.rec.Str("prompt"); realText(p) {
 		ev.Text = p
 	}
-	x.setInt(&ev, attrNativePromptLength, "prompt_length")
+	x.setInt(&ev, agentevent.AttrPromptLength, "prompt_length")
 	return []agentevent.Event{ev}
 }
 
@@ -348,9 +311,9 @@ func (x *nativeCtx) errorEvent(msg string) agentevent.Event {
 	if realText(msg) {
 		ev.Text = msg
 	}
-	ev.ErrorType = "api_error"
-	agentevent.SetAttr(&ev, attrNativeEvent, "codex."+x.name)
-	x.setInt(&ev, attrNativeDurationMs, "duration_ms")
+	ev.ErrorType = agentevent.ErrorTypeAPI
+	agentevent.SetAttr(&ev, agentevent.AttrCodexEvent, "codex."+x.name)
+	x.setInt(&ev, agentevent.AttrCodexDurationMs, "duration_ms")
 	return ev
 }
 
@@ -365,7 +328,7 @@ func (x *nativeCtx) sseEvent() ([]agentevent.Event, error) {
 		ev.Status = "error"
 		x.model(&ev)
 		if kind != "" {
-			agentevent.SetAttr(&ev, attrNativeSSEKind, kind)
+			agentevent.SetAttr(&ev, agentevent.AttrCodexSSEKind, kind)
 		}
 		return []agentevent.Event{ev}, nil
 	}
@@ -407,11 +370,11 @@ func (x *nativeCtx) sseEvent() ([]agentevent.Event, error) {
 		ev.TokensCacheCreation = agentevent.Int(v)
 	}
 	if d, ok := x.rec.Int("duration_ms"); ok && d >= 0 {
-		agentevent.SetAttr(&ev, AttrChatDurationMs, d)
+		agentevent.SetAttr(&ev, agentevent.AttrChatDurationMs, d)
 	}
-	x.setInt(&ev, attrNativeTTFTMs, "ttft_ms")
-	x.setStr(&ev, attrNativeServiceTier, "service_tier")
-	x.setStr(&ev, attrNativeEffort, "model_reasoning_effort")
+	x.setInt(&ev, agentevent.AttrChatTimeToFirstTokenMs, "ttft_ms")
+	x.setStr(&ev, agentevent.AttrCodexServiceTier, "service_tier")
+	x.setStr(&ev, agentevent.AttrCodexReasoningEffort, "model_reasoning_effort")
 	c := x.conv()
 	ev.ResponseID = x.session + "#" + strconv.FormatInt(x.ts.UnixNano(), 10)
 	c.response = ev.ResponseID
@@ -431,10 +394,10 @@ func toolChannel(name string) agentevent.Channel {
 
 // toolAttrs puts the tool's namespace, MCP server and agent on ev.
 func (x *nativeCtx) toolAttrs(ev *agentevent.Event) {
-	x.setStr(ev, attrNativeNamespace, "tool_namespace")
-	x.setStr(ev, attrNativeMCPServer, "mcp_server")
-	x.setStr(ev, attrNativeMCPOrigin, "mcp_server_origin")
-	x.setStr(ev, attrNativeAgentName, "agent_name")
+	x.setStr(ev, agentevent.AttrCodexToolNamespace, "tool_namespace")
+	x.setStr(ev, agentevent.AttrMCPServer, "mcp_server")
+	x.setStr(ev, agentevent.AttrMCPServerOrigin, "mcp_server_origin")
+	x.setStr(ev, agentevent.AttrCodexAgentName, "agent_name")
 }
 
 // toolCall is the tool_call event of call id at time at.
@@ -489,7 +452,7 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 	if ok, known := x.rec.Bool("success"); known {
 		res.ToolStatus = agentevent.ToolSuccess
 		if !ok {
-			res.ToolStatus, res.ErrorType = agentevent.ToolError, errToolError
+			res.ToolStatus, res.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 		}
 	}
 	out := x.rec.Str("output")
@@ -501,10 +464,10 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 	}
 	x.toolAttrs(&res)
 	if hasSeq {
-		agentevent.SetAttr(&res, attrNativeResultSeq, seq)
+		agentevent.SetAttr(&res, agentevent.AttrToolResultSeq, seq)
 	}
 	if t, ok := x.rec.Bool("output_truncated"); ok && t {
-		agentevent.SetAttr(&res, attrNativeTruncated, true)
+		agentevent.SetAttr(&res, agentevent.AttrToolOutputTruncated, true)
 	}
 	switch {
 	case call == nil:
@@ -520,9 +483,9 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 		// The call went out with a rejecting tool_decision: this is its result.
 		call.answered, call.seq = true, seq
 		if call.decision != "" {
-			agentevent.SetAttr(&res, attrNativeDecision, call.decision)
+			agentevent.SetAttr(&res, agentevent.AttrToolDecision, call.decision)
 			if call.source != "" {
-				agentevent.SetAttr(&res, attrNativeDecisionSrc, call.source)
+				agentevent.SetAttr(&res, agentevent.AttrCodexToolDecisionSource, call.source)
 			}
 			if res.ToolStatus != agentevent.ToolError {
 				res.ToolStatus = agentevent.ToolError
@@ -534,7 +497,7 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 	// Another result of a call already answered (another tool_result_seq):
 	// kept as a log event, so the call keeps one result.
 	res.Type, res.Role, res.Channel = agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem
-	agentevent.SetAttr(&res, attrNativeRepeated, true)
+	agentevent.SetAttr(&res, agentevent.AttrToolRepeatedResult, true)
 	return []agentevent.Event{res}, nil
 }
 
@@ -542,9 +505,9 @@ func (x *nativeCtx) toolResult() ([]agentevent.Event, error) {
 // rollout parser's tool_error for a declined call, interrupted for an abort.
 func rejectionError(decision string) string {
 	if decision == "abort" {
-		return errInterrupted
+		return agentevent.ErrorTypeInterrupted
 	}
-	return errToolError
+	return agentevent.ErrorTypeTool
 }
 
 // nativeDecision classifies a tool_decision: reject is true for a decision
@@ -579,8 +542,8 @@ func (x *nativeCtx) toolDecision() ([]agentevent.Event, error) {
 		return nil, nil // its call already went out
 	}
 	ev := x.toolCall(id, x.rec.Str("tool_name"), x.ts)
-	agentevent.SetAttr(&ev, attrNativeDecision, decision)
-	x.setStr(&ev, attrNativeDecisionSrc, "source")
+	agentevent.SetAttr(&ev, agentevent.AttrToolDecision, decision)
+	x.setStr(&ev, agentevent.AttrCodexToolDecisionSource, "source")
 	call := c.remember(id)
 	call.decision, call.source = decision, strings.Clone(x.rec.Str("source"))
 	return []agentevent.Event{ev}, nil
@@ -599,16 +562,13 @@ func (x *nativeCtx) request() []agentevent.Event {
 	// Codex retries a failed request (attempt counts them): the record says
 	// nothing of the turn's outcome, so the event sets no Status.
 	ev := x.errorEvent(msg)
-	x.setStr(&ev, attrNativeEndpoint, "endpoint")
+	x.setStr(&ev, agentevent.AttrCodexEndpoint, "endpoint")
 	if hasStatus {
-		agentevent.SetAttr(&ev, attrNativeStatusCode, status)
+		agentevent.SetAttr(&ev, agentevent.AttrCodexHTTPStatusCode, status)
 	}
-	x.setInt(&ev, attrNativeAttempt, "attempt")
+	x.setInt(&ev, agentevent.AttrCodexAttempt, "attempt")
 	return []agentevent.Event{ev}
 }
-
-// attrNativeTurnCost is Codex's own estimate of a turn's cost (USD).
-const attrNativeTurnCost = "agent.codex.turn_cost_usd"
 
 func (x *nativeCtx) turnCost() []agentevent.Event {
 	usd, ok := x.rec.Float("usage.estimated_usd")
@@ -619,12 +579,12 @@ func (x *nativeCtx) turnCost() []agentevent.Event {
 	x.model(&ev)
 	// Not CostUSD: the turn's model calls are priced from their tokens
 	// (gen_ai_cost), and a cost summed over both would count the turn twice.
-	agentevent.SetAttr(&ev, attrNativeTurnCost, usd)
-	x.setStr(&ev, attrNativeTurnID, "turn.id")
+	agentevent.SetAttr(&ev, agentevent.AttrCodexTurnCostUSD, usd)
+	x.setStr(&ev, agentevent.AttrTurnID, "turn.id")
 	if v, ok := x.rec.Bool("turn.interrupted"); ok {
-		agentevent.SetAttr(&ev, attrNativeInterrupted, v)
+		agentevent.SetAttr(&ev, agentevent.AttrTurnInterrupted, v)
 	}
-	x.setStr(&ev, attrNativeEffort, "reasoning_effort")
+	x.setStr(&ev, agentevent.AttrCodexReasoningEffort, "reasoning_effort")
 	return []agentevent.Event{ev}
 }
 
@@ -635,8 +595,8 @@ func (x *nativeCtx) agentResponse() []agentevent.Event {
 	if r := x.rec.Str("response"); realText(r) {
 		ev.Text = r
 	}
-	x.setStr(&ev, attrNativeTurnID, "turn.id")
-	x.setStr(&ev, attrNativeAgentType, "agent.type")
-	x.setStr(&ev, attrNativeParentConv, "parent.conversation.id")
+	x.setStr(&ev, agentevent.AttrTurnID, "turn.id")
+	x.setStr(&ev, agentevent.AttrCodexAgentType, "agent.type")
+	x.setStr(&ev, agentevent.AttrCodexParentConversationID, "parent.conversation.id")
 	return []agentevent.Event{ev}
 }

@@ -148,8 +148,8 @@ func TestNativeWireTypes(t *testing.T) {
 				require.Len(t, evs[0], 1)
 				usage(t, evs[0][0])
 				require.Nil(t, evs[0][0].TokensCacheCreation, "a cache write of 0 is not reported")
-				require.Equal(t, int64(3120), evs[0][0].Attributes[AttrChatDurationMs])
-				require.Equal(t, int64(800), evs[0][0].Attributes[attrNativeTTFTMs])
+				require.Equal(t, int64(3120), evs[0][0].Attributes[agentevent.AttrChatDurationMs])
+				require.Equal(t, int64(800), evs[0][0].Attributes[agentevent.AttrChatTimeToFirstTokenMs])
 			},
 		},
 		{"sse counts as ints, cached and reasoning as strings", capSSE, []*agentevent.NativeRecord{sseCompleted(at(0), map[string]any{
@@ -158,7 +158,7 @@ func TestNativeWireTypes(t *testing.T) {
 		})}, func(t *testing.T, evs [][]agentevent.Event, errs []error) {
 			require.NoError(t, errs[0])
 			usage(t, evs[0][0])
-			require.Equal(t, int64(3120), evs[0][0].Attributes[AttrChatDurationMs])
+			require.Equal(t, int64(3120), evs[0][0].Attributes[agentevent.AttrChatDurationMs])
 		}},
 		{"sse cache writes when > 0, as int or string", capSSE, []*agentevent.NativeRecord{
 			sseCompleted(at(0), map[string]any{"cache_write_token_count": int64(1200)}),
@@ -208,7 +208,7 @@ func TestNativeWireTypes(t *testing.T) {
 				require.Equal(t, agentevent.TypeToolCall, evs[i][0].Type)
 				require.Equal(t, w, evs[i][1].ToolStatus, "row %d", i)
 				if w == agentevent.ToolError {
-					require.Equal(t, errToolError, evs[i][1].ErrorType)
+					require.Equal(t, agentevent.ErrorTypeTool, evs[i][1].ErrorType)
 				}
 			}
 		}},
@@ -250,8 +250,8 @@ func TestNativeWireTypes(t *testing.T) {
 			require.Len(t, evs[2], 1)
 			rep := evs[2][0]
 			require.Equal(t, agentevent.TypeLog, rep.Type)
-			require.Equal(t, true, rep.Attributes[attrNativeRepeated])
-			require.Equal(t, int64(8), rep.Attributes[attrNativeResultSeq])
+			require.Equal(t, true, rep.Attributes[agentevent.AttrToolRepeatedResult])
+			require.Equal(t, int64(8), rep.Attributes[agentevent.AttrToolResultSeq])
 			require.Equal(t, agentevent.ToolError, rep.ToolStatus)
 			all := append(append([]agentevent.Event{}, evs[0]...), evs[2]...)
 			require.Empty(t, agentevent.Validate(all).Violations)
@@ -273,18 +273,18 @@ func TestNativeWireTypes(t *testing.T) {
 			errUnmapped(t, errs[8])
 			call := evs[0][0]
 			require.Equal(t, agentevent.TypeToolCall, call.Type)
-			require.Equal(t, "denied", call.Attributes[attrNativeDecision])
-			require.Equal(t, "User", call.Attributes[attrNativeDecisionSrc])
+			require.Equal(t, "denied", call.Attributes[agentevent.AttrToolDecision])
+			require.Equal(t, "User", call.Attributes[agentevent.AttrCodexToolDecisionSource])
 			require.Len(t, evs[1], 1, "the result of a rejected call, no second call")
 			res := evs[1][0]
 			require.Equal(t, agentevent.TypeToolResult, res.Type)
 			require.Equal(t, agentevent.ToolError, res.ToolStatus)
-			require.Equal(t, errToolError, res.ErrorType)
-			require.Equal(t, "denied", res.Attributes[attrNativeDecision])
-			require.Equal(t, "denied", evs[2][0].Attributes[attrNativeDecision])
-			require.Equal(t, "Config", evs[2][0].Attributes[attrNativeDecisionSrc])
-			require.Equal(t, errInterrupted, evs[4][0].ErrorType)
-			require.Equal(t, "timed_out", evs[5][0].Attributes[attrNativeDecision])
+			require.Equal(t, agentevent.ErrorTypeTool, res.ErrorType)
+			require.Equal(t, "denied", res.Attributes[agentevent.AttrToolDecision])
+			require.Equal(t, "denied", evs[2][0].Attributes[agentevent.AttrToolDecision])
+			require.Equal(t, "Config", evs[2][0].Attributes[agentevent.AttrCodexToolDecisionSource])
+			require.Equal(t, agentevent.ErrorTypeInterrupted, evs[4][0].ErrorType)
+			require.Equal(t, "timed_out", evs[5][0].Attributes[agentevent.AttrToolDecision])
 			require.Empty(t, evs[6])
 			require.Empty(t, evs[7])
 		}},
@@ -293,9 +293,9 @@ func TestNativeWireTypes(t *testing.T) {
 			codexRecord("codex.user_prompt", at(1), map[string]any{"prompt_length": int64(5), "prompt": "hello"}),
 		}, func(t *testing.T, evs [][]agentevent.Event, errs []error) {
 			require.NoError(t, errs[0])
-			require.Equal(t, int64(57), evs[0][0].Attributes[attrNativePromptLength])
+			require.Equal(t, int64(57), evs[0][0].Attributes[agentevent.AttrPromptLength])
 			require.Empty(t, evs[0][0].Text)
-			require.Equal(t, int64(5), evs[1][0].Attributes[attrNativePromptLength])
+			require.Equal(t, int64(5), evs[1][0].Attributes[agentevent.AttrPromptLength])
 			require.Equal(t, "hello", evs[1][0].Text)
 		}},
 		{"event.name with and without the codex. prefix", capTools, []*agentevent.NativeRecord{
@@ -339,8 +339,8 @@ func TestNativeWireTypes(t *testing.T) {
 			e := evs[2][0]
 			require.Equal(t, "api_error", e.ErrorType)
 			require.Empty(t, e.Status, "a retried request says nothing of the turn")
-			require.Equal(t, int64(503), e.Attributes[attrNativeStatusCode])
-			require.Equal(t, int64(1), e.Attributes[attrNativeAttempt])
+			require.Equal(t, int64(503), e.Attributes[agentevent.AttrCodexHTTPStatusCode])
+			require.Equal(t, int64(1), e.Attributes[agentevent.AttrCodexAttempt])
 			require.Equal(t, "closed", evs[4][0].Text)
 		}},
 		{"ignored bookkeeping", capSession, []*agentevent.NativeRecord{
@@ -364,9 +364,9 @@ func TestNativeWireTypes(t *testing.T) {
 				require.NoError(t, errs[i])
 			}
 			require.Nil(t, evs[0][0].CostUSD, "the calls' tokens are priced: the estimate is a fact, not the turn's cost")
-			require.InDelta(t, 0.0425, evs[0][0].Attributes[attrNativeTurnCost], 1e-12)
-			require.Equal(t, false, evs[0][0].Attributes[attrNativeInterrupted])
-			require.InDelta(t, 0.5, evs[1][0].Attributes[attrNativeTurnCost], 1e-12)
+			require.InDelta(t, 0.0425, evs[0][0].Attributes[agentevent.AttrCodexTurnCostUSD], 1e-12)
+			require.Equal(t, false, evs[0][0].Attributes[agentevent.AttrTurnInterrupted])
+			require.InDelta(t, 0.5, evs[1][0].Attributes[agentevent.AttrCodexTurnCostUSD], 1e-12)
 			require.Empty(t, evs[2])
 		}},
 	}

@@ -37,35 +37,13 @@ const (
 	nspanOpInvokeAgent = "invoke_agent"
 	nspanOpChat        = "chat"
 	nspanOpExecuteTool = "execute_tool"
-	// nspanErrAPI is the error class of a failed model response or turn, as
-	// the rollout parser gives it.
-	nspanErrAPI = "api_error"
 )
 
-// Names of the normalized internal spans.
+// Codex's own keys of its token counts, which the normalization reads.
 const (
-	nspanNameCompaction = "agent.compaction"
-	nspanNameSampling   = "agent.sampling_request"
-	nspanNameDispatch   = "agent.tool.dispatch"
-	nspanNameHandle     = "agent.tool.handle"
-	nspanNameCodeMode   = "agent.tool.code_mode"
-	nspanNameMCPCall    = "agent.tool.mcp_call"
-	nspanNameHook       = "agent.hook"
-)
-
-// Attribute keys the normalization writes that agentevent does not name.
-const (
-	nattrOperation     = "gen_ai.operation.name"
-	nattrAgentName     = "gen_ai.agent.name"
-	nattrRequestModel  = "gen_ai.request.model"
-	nattrToolType      = "gen_ai.tool.type"
-	nattrTask          = "agent.codex.task"
-	nattrToolNamespace = "agent.codex.tool_namespace"
-	nattrTurnUsage     = "agent.turn.usage."
-	nattrTurnTokens    = "codex.turn.token_usage."
-	nattrCacheWrite    = "gen_ai.usage.cache_write.input_tokens"
-	nattrReasoning     = "codex.usage.reasoning_output_tokens"
-	nattrTotal         = "codex.usage.total_tokens"
+	nattrTurnTokens = "codex.turn.token_usage."
+	nattrReasoning  = "codex.usage.reasoning_output_tokens"
+	nattrTotal      = "codex.usage.total_tokens"
 )
 
 // nspanTurnUsage maps the turn span's per-turn totals to the root's rollup
@@ -84,12 +62,12 @@ var nspanTurnUsage = []struct{ from, to string }{
 // execute_tool span; these keep an internal name so that span_metrics
 // counts every call once.
 var nspanPhaseNames = map[string]string{
-	nspanDispatch:     nspanNameDispatch,
-	nspanHandle:       nspanNameHandle,
-	nspanHandleSource: nspanNameHandle,
-	nspanCodeModeTool: nspanNameCodeMode,
-	nspanMCPCall:      nspanNameMCPCall,
-	nspanHookMCP:      nspanNameHook,
+	nspanDispatch:     agentevent.SpanToolDispatch,
+	nspanHandle:       agentevent.SpanToolHandle,
+	nspanHandleSource: agentevent.SpanToolHandle,
+	nspanCodeModeTool: agentevent.SpanToolCodeMode,
+	nspanMCPCall:      agentevent.SpanToolMCPCall,
+	nspanHookMCP:      agentevent.SpanHook,
 }
 
 // NormalizeNativeSpan maps one span of Codex's tracing to the span model
@@ -124,11 +102,11 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 	case name == nspanTurn || name == nspanReview || name == nspanUserShell || name == nspanTurnBare:
 		n.turn(name)
 	case name == nspanCompact:
-		n.p.Name = nspanNameCompaction
+		n.p.Name = agentevent.SpanCompaction
 	case result != nil:
 		n.tool(result)
 	case name == nspanSampling:
-		n.p.Name = nspanNameSampling
+		n.p.Name = agentevent.SpanSamplingRequest
 	case nspanPhaseNames[name] != "":
 		n.p.Name = nspanPhaseNames[name]
 	default:
@@ -202,7 +180,7 @@ func nspanToolResult(sp *agentevent.NativeSpan) map[string]any {
 }
 
 func (n *nspan) model() string {
-	for _, k := range []string{nattrRequestModel, agentevent.AttrModel, "model"} {
+	for _, k := range []string{agentevent.AttrRequestModel, agentevent.AttrModel, "model"} {
 		if m := n.str(k); m != "" {
 			return m
 		}
@@ -212,26 +190,26 @@ func (n *nspan) model() string {
 
 func (n *nspan) turn(name string) {
 	n.p.Name = nspanOpInvokeAgent + " " + nspanAgentName
-	n.p.Set[nattrOperation] = nspanOpInvokeAgent
-	n.p.Set[nattrAgentName] = nspanAgentName
+	n.p.Set[agentevent.AttrOperationName] = nspanOpInvokeAgent
+	n.p.Set[agentevent.AttrAgentName] = nspanAgentName
 	task := strings.TrimPrefix(name, "session_task.")
 	if task == nspanTurnBare {
 		task = "turn"
 	}
-	n.p.Set[nattrTask] = task
+	n.p.Set[agentevent.AttrCodexTask] = task
 	if m := n.model(); m != "" {
-		n.p.Set[nattrRequestModel] = m
+		n.p.Set[agentevent.AttrRequestModel] = m
 	}
 	for _, u := range nspanTurnUsage {
 		if v, ok := agentevent.NativeInt(n.sp.Attrs[nattrTurnTokens+u.from]); ok {
-			n.p.Set[nattrTurnUsage+u.to] = v
+			n.p.Set[agentevent.AttrTurnUsagePrefix+u.to] = v
 		}
 	}
 	// Codex closes a turn span UNSET whatever the outcome; an Error status,
 	// should one come, is kept with a class.
 	if n.sp.StatusError {
 		n.p.Error, n.p.ErrorMessage = true, n.sp.StatusMessage
-		n.p.Set[agentevent.AttrErrorType] = nspanErrAPI
+		n.p.Set[agentevent.AttrErrorType] = agentevent.ErrorTypeAPI
 	}
 }
 
@@ -242,22 +220,22 @@ func (n *nspan) chat() {
 	n.p.Name = nspanOpChat
 	if m := n.model(); m != "" {
 		n.p.Name = nspanOpChat + " " + m
-		n.p.Set[nattrRequestModel] = m
+		n.p.Set[agentevent.AttrRequestModel] = m
 		n.p.Set[agentevent.AttrModel] = m
 	}
 	n.p.Kind = nspanKindClient
-	n.p.Set[nattrOperation] = nspanOpChat
+	n.p.Set[agentevent.AttrOperationName] = nspanOpChat
 	for _, k := range []string{agentevent.AttrTokensInput, agentevent.AttrTokensOutput, agentevent.AttrTokensCached} {
 		n.setInt(k, k)
 	}
-	if n.setInt(agentevent.AttrTokensCacheCreation, nattrCacheWrite) {
-		n.p.Remove = append(n.p.Remove, nattrCacheWrite)
+	if n.setInt(agentevent.AttrTokensCacheCreation, agentevent.AttrCodexCacheWriteTokens) {
+		n.p.Remove = append(n.p.Remove, agentevent.AttrCodexCacheWriteTokens)
 	}
 	n.setInt(agentevent.AttrTokensThinking, nattrReasoning)
 	n.setInt(agentevent.AttrTokensTotal, nattrTotal)
 	if n.sp.StatusError {
 		n.p.Error, n.p.ErrorMessage = true, n.sp.StatusMessage
-		n.p.Set[agentevent.AttrErrorType] = nspanErrAPI
+		n.p.Set[agentevent.AttrErrorType] = agentevent.ErrorTypeAPI
 	}
 }
 
@@ -278,11 +256,11 @@ func (n *nspan) tool(ev map[string]any) {
 		n.p.Name = nspanOpExecuteTool + " " + tool
 		n.p.Set[agentevent.AttrToolName] = tool
 	}
-	n.p.Set[nattrOperation] = nspanOpExecuteTool
-	n.p.Set[nattrToolType] = "function"
+	n.p.Set[agentevent.AttrOperationName] = nspanOpExecuteTool
+	n.p.Set[agentevent.AttrToolType] = "function"
 	n.p.Set[agentevent.AttrToolCallID] = agentevent.NativeStr(ev["call_id"])
 	if ns := agentevent.NativeStr(ev["tool_namespace"]); ns != "" {
-		n.p.Set[nattrToolNamespace] = ns
+		n.p.Set[agentevent.AttrCodexToolNamespace] = ns
 	}
 	if d, ok := agentevent.NativeInt(ev["duration_ms"]); ok {
 		n.p.Set[agentevent.AttrToolLatencyMs] = d
@@ -293,7 +271,7 @@ func (n *nspan) tool(ev map[string]any) {
 	switch {
 	case (known && !success) || n.sp.StatusError:
 		n.p.Error, n.p.ErrorMessage = true, n.sp.StatusMessage
-		n.p.Set[agentevent.AttrErrorType] = errToolError
+		n.p.Set[agentevent.AttrErrorType] = agentevent.ErrorTypeTool
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolError)
 	case known:
 		n.p.Set[agentevent.AttrToolStatus] = string(agentevent.ToolSuccess)

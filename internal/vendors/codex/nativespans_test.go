@@ -57,23 +57,23 @@ func TestNativeSpansCapture(t *testing.T) {
 		switch g.Span.Name {
 		case nspanTurn:
 			require.Equal(t, "invoke_agent codex", p.Name, where)
-			require.Equal(t, "invoke_agent", g.Attrs[nattrOperation], where)
+			require.Equal(t, "invoke_agent", g.Attrs[agentevent.AttrOperationName], where)
 			require.NotEmpty(t, p.SessionID, "%s: the turn's string thread.id is its conversation", where)
-			require.Equal(t, src["model"], g.Attrs[nattrRequestModel], where)
+			require.Equal(t, src["model"], g.Attrs[agentevent.AttrRequestModel], where)
 			for _, u := range nspanTurnUsage {
-				require.Equal(t, nspanInt(t, src[nattrTurnTokens+u.from]), g.Attrs[nattrTurnUsage+u.to], "%s %s", where, u.to)
+				require.Equal(t, nspanInt(t, src[nattrTurnTokens+u.from]), g.Attrs[agentevent.AttrTurnUsagePrefix+u.to], "%s %s", where, u.to)
 			}
 			// Codex's own identity: input = cached + non-cached, total = input + output.
-			in := g.Attrs[nattrTurnUsage+"input_tokens"].(int64)
+			in := g.Attrs[agentevent.AttrTurnUsagePrefix+"input_tokens"].(int64)
 			require.Equal(t, nspanInt(t, src[nattrTurnTokens+"cached_input_tokens"])+nspanInt(t, src[nattrTurnTokens+"non_cached_input_tokens"]), in, where)
-			require.Equal(t, nspanInt(t, src[nattrTurnTokens+"total_tokens"]), in+g.Attrs[nattrTurnUsage+"output_tokens"].(int64), where)
+			require.Equal(t, nspanInt(t, src[nattrTurnTokens+"total_tokens"]), in+g.Attrs[agentevent.AttrTurnUsagePrefix+"output_tokens"].(int64), where)
 			for k := range g.Attrs {
 				require.False(t, strings.HasPrefix(k, "gen_ai.usage."), "%s: a turn root carries no gen_ai.usage", where)
 			}
 		case nspanCompact:
-			require.Equal(t, nspanNameCompaction, p.Name, where)
+			require.Equal(t, agentevent.SpanCompaction, p.Name, where)
 		case nspanSampling:
-			require.Equal(t, nspanNameSampling, p.Name, where)
+			require.Equal(t, agentevent.SpanSamplingRequest, p.Name, where)
 		}
 		if strings.HasPrefix(p.Name, "execute_tool") {
 			ev := nspanToolResult(g.Span)
@@ -163,7 +163,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 			require.Equal(t, int64(3177), a["agent.turn.usage.output_tokens"])
 			require.Equal(t, int64(1214), a["agent.turn.usage.reasoning.output_tokens"])
 			require.Equal(t, "gpt-6-astra", a["gen_ai.request.model"])
-			require.Equal(t, "turn", a[nattrTask])
+			require.Equal(t, "turn", a[agentevent.AttrCodexTask])
 			require.NotContains(t, a, agentevent.AttrTokensInput)
 		},
 	}, {
@@ -189,7 +189,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		session: conv,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "invoke_agent codex", p.Name)
-			require.Equal(t, "review", a[nattrTask])
+			require.Equal(t, "review", a[agentevent.AttrCodexTask])
 			require.Equal(t, int64(1065300), a["agent.turn.usage.input_tokens"])
 		},
 	}, {
@@ -203,11 +203,11 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
 			require.Equal(t, "chat", p.Name)
 			require.Equal(t, 3, p.Kind)
-			require.Equal(t, "chat", a[nattrOperation])
+			require.Equal(t, "chat", a[agentevent.AttrOperationName])
 			require.Equal(t, int64(1065300), a[agentevent.AttrTokensInput], "Codex input already includes cached input")
 			require.Equal(t, int64(1047808), a[agentevent.AttrTokensCached])
 			require.Equal(t, int64(5), a[agentevent.AttrTokensCacheCreation])
-			require.NotContains(t, a, nattrCacheWrite)
+			require.NotContains(t, a, agentevent.AttrCodexCacheWriteTokens)
 			require.Equal(t, int64(2468), a[agentevent.AttrTokensOutput])
 			require.Equal(t, int64(551), a[agentevent.AttrTokensThinking])
 			require.Equal(t, int64(1067768), a[agentevent.AttrTokensTotal])
@@ -236,8 +236,8 @@ func TestNativeSpansWireTraps(t *testing.T) {
 			require.Equal(t, "error", a[agentevent.AttrToolStatus])
 			require.Equal(t, "call_1", a[agentevent.AttrToolCallID])
 			require.Equal(t, int64(10393), a[agentevent.AttrToolLatencyMs])
-			require.Equal(t, "functions", a[nattrToolNamespace])
-			require.Equal(t, "function", a[nattrToolType])
+			require.Equal(t, "functions", a[agentevent.AttrCodexToolNamespace])
+			require.Equal(t, "function", a[agentevent.AttrToolType])
 		},
 	}, {
 		name:    "tool result success=true bool, duration as int",
@@ -265,8 +265,8 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		span: nspanCodex(nspanDispatch, nil),
 		ok:   true,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
-			require.Equal(t, nspanNameDispatch, p.Name)
-			require.NotContains(t, a, nattrOperation)
+			require.Equal(t, agentevent.SpanToolDispatch, p.Name)
+			require.NotContains(t, a, agentevent.AttrOperationName)
 		},
 	}, {
 		name:    "mcp.tools.call: internal name, the call id not duplicated as gen_ai.tool.call.id",
@@ -274,7 +274,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:      true,
 		session: conv,
 		check: func(t *testing.T, p agentevent.SpanPatch, a map[string]any) {
-			require.Equal(t, nspanNameMCPCall, p.Name)
+			require.Equal(t, agentevent.SpanToolMCPCall, p.Name)
 			require.NotContains(t, a, agentevent.AttrToolCallID)
 			require.Zero(t, p.Kind, "the kind (CLIENT) stays")
 		},
@@ -284,7 +284,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		ok:      true,
 		session: conv,
 		check: func(t *testing.T, p agentevent.SpanPatch, _ map[string]any) {
-			require.Equal(t, nspanNameCodeMode, p.Name)
+			require.Equal(t, agentevent.SpanToolCodeMode, p.Name)
 		},
 	}, {
 		name: "compaction",
@@ -297,7 +297,7 @@ func TestNativeSpansWireTraps(t *testing.T) {
 		name: "sampling request",
 		span: nspanCodex(nspanSampling, map[string]any{"turn_id": "t", "model": "gpt-6-astra"}), ok: true,
 		check: func(t *testing.T, p agentevent.SpanPatch, _ map[string]any) {
-			require.Equal(t, nspanNameSampling, p.Name)
+			require.Equal(t, agentevent.SpanSamplingRequest, p.Name)
 			require.Zero(t, p.Kind)
 		},
 	}, {

@@ -415,15 +415,15 @@ func (p *Parser) sessionMeta(raw []byte, c *rowCtx) ([]agentevent.Event, string)
 	s.SessionID, s.AgentID, s.SubagentType = strings.Clone(s.SessionID), strings.Clone(s.AgentID), strings.Clone(s.SubagentType)
 	p.applyParentHint()
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	agentevent.SetAttr(&ev, "agent.session.start", true)
+	agentevent.SetAttr(&ev, agentevent.AttrSessionStart, true)
 	if source != "" {
-		agentevent.SetAttr(&ev, "agent.codex.source", source)
+		agentevent.SetAttr(&ev, agentevent.AttrCodexSource, source)
 	}
 	if s.GitCommit != "" {
-		agentevent.SetAttr(&ev, "agent.git.commit", s.GitCommit)
+		agentevent.SetAttr(&ev, agentevent.AttrGitCommit, s.GitCommit)
 	}
 	if m.ModelProvider != "" {
-		agentevent.SetAttr(&ev, "agent.codex.model_provider", m.ModelProvider)
+		agentevent.SetAttr(&ev, agentevent.AttrCodexModelProvider, m.ModelProvider)
 	}
 	return []agentevent.Event{ev}, ""
 }
@@ -489,7 +489,7 @@ func (p *Parser) compacted(raw []byte, c *rowCtx) ([]agentevent.Event, string) {
 	}
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = m.Message
-	agentevent.SetAttr(&ev, "agent.compaction.trigger", "compacted")
+	agentevent.SetAttr(&ev, agentevent.AttrCompactionTrigger, "compacted")
 	return []agentevent.Event{ev}, ""
 }
 

@@ -288,7 +288,7 @@ func TestToolsAndCompaction(t *testing.T) {
 	mcp := byCall["m1"]
 	require.Len(t, mcp, 2)
 	assert.Equal(t, agentevent.ToolError, mcp[1].ToolStatus)
-	assert.Equal(t, errToolError, mcp[1].ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeTool, mcp[1].ErrorType)
 	assert.Equal(t, int64(250), *mcp[1].ToolLatencyMs)
 	assert.Nil(t, mcp[1].ToolExitCode)
 

@@ -5,7 +5,6 @@ package codex
 
 import (
 	"math"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,13 +13,6 @@ import (
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/testrun"
 	"github.com/agentotel/agentotel/internal/textutil"
-)
-
-// Error classes of failed tool results (ErrorType).
-const (
-	errExitCode    = "exit_code"
-	errToolError   = "tool_error"
-	errInterrupted = "interrupted"
 )
 
 func isShellTool(name string) bool {
@@ -84,43 +76,6 @@ func patchFacts(patch string) (path, change string, added, removed int64) {
 	return path, change, added, removed
 }
 
-// fileLanguage guesses a language from the extension.
-func fileLanguage(path string) string {
-	switch strings.ToLower(filepath.Ext(strings.ReplaceAll(path, `\`, "/"))) {
-	case ".go":
-		return "go"
-	case ".py":
-		return "python"
-	case ".js", ".mjs", ".cjs":
-		return "javascript"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".rs":
-		return "rust"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".lua":
-		return "lua"
-	case ".java":
-		return "java"
-	case ".rb":
-		return "ruby"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	case ".toml":
-		return "toml"
-	}
-	return ""
-}
-
 // toolCall maps function_call, custom_tool_call and local_shell_call.
 func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeToolCall, agentevent.RoleAssistant, agentevent.ChannelChat)
@@ -166,7 +121,7 @@ func (p *Parser) toolCall(it *item, c *rowCtx) agentevent.Event {
 			}
 		}
 		path, change, added, removed := patchFacts(patch)
-		ev.FilePath, ev.FileLanguage = path, fileLanguage(path)
+		ev.FilePath, ev.FileLanguage = path, agentevent.FileLanguage(path)
 		switch change {
 		case "created":
 			ev.FileOp = agentevent.FileCreate
@@ -257,7 +212,7 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 			ev.Channel = agentevent.ChannelTerminal
 		} else if oc.Name == "apply_patch" {
 			ev.Channel = agentevent.ChannelEditor
-			ev.FilePath, ev.FileLanguage = oc.FilePath, fileLanguage(oc.FilePath)
+			ev.FilePath, ev.FileLanguage = oc.FilePath, agentevent.FileLanguage(oc.FilePath)
 		}
 		if oc.EndSeen {
 			if oc.ExitCode != nil {
@@ -278,11 +233,11 @@ func (p *Parser) toolResult(it *item, c *rowCtx) agentevent.Event {
 	ev.ToolStatus = agentevent.ToolSuccess
 	switch {
 	case exit != nil && *exit != 0:
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errExitCode
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeExitCode
 	case failed:
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errToolError
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 	case strings.HasPrefix(out, "aborted"):
-		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, errInterrupted
+		ev.ToolStatus, ev.ErrorType = agentevent.ToolError, agentevent.ErrorTypeInterrupted
 	}
 	if oc == nil {
 		return ev
@@ -359,7 +314,7 @@ func (p *Parser) webSearch(it *item, c *rowCtx) []agentevent.Event {
 	res.ToolStatus = agentevent.ToolSuccess
 	switch it.Status {
 	case "failed":
-		res.ToolStatus, res.ErrorType = agentevent.ToolError, errToolError
+		res.ToolStatus, res.ErrorType = agentevent.ToolError, agentevent.ErrorTypeTool
 	case "in_progress", "searching", "generating":
 		return []agentevent.Event{call}
 	}

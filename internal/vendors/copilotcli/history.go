@@ -153,10 +153,10 @@ func MapHistory(c HistoryContext, h History, emitted map[string]bool) Result {
 		case "info", "warning", "error":
 			ev := base(key, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 			ev.Text = e.Text
-			agentevent.SetAttr(&ev, attrEvent, "timeline."+e.Type)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotEvent, "timeline."+e.Type)
 			if e.Type == "error" {
 				ev.Role = agentevent.RoleSystem
-				ev.ErrorType = ErrSession // an error notice, as session.error
+				ev.ErrorType = agentevent.ErrorTypeSession // an error notice, as session.error
 			}
 			evs = append(evs, ev)
 		case "tool_call_completed":
@@ -218,8 +218,8 @@ func historyTool(base func(string, agentevent.EventType, agentevent.Role, agente
 			res.ToolStatus = agentevent.ToolSuccess
 		case "failure", "error", "rejected", "denied":
 			res.ToolStatus = agentevent.ToolError
-			res.ErrorType = ErrToolError
-			agentevent.SetAttr(&res, "agent.copilot.result_type", out.Type)
+			res.ErrorType = agentevent.ErrorTypeTool
+			agentevent.SetAttr(&res, agentevent.AttrCopilotResultType, out.Type)
 		}
 	default:
 		res.Text = compactJSON(raw)

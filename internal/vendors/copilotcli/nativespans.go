@@ -17,19 +17,10 @@ import (
 // billing multiplier that is not a cost, Error status from error.type.
 
 const (
-	nattrOperation     = "gen_ai.operation.name"
-	nattrDeprecatedSys = "gen_ai.system"
-	nattrUsagePrefix   = "gen_ai.usage."
-	nattrTurnUsage     = "agent.turn.usage."
-	// nattrReasoningOld is VS Code's legacy key of the reasoning tokens.
-	nattrReasoningOld = "gen_ai.usage.reasoning_tokens"
-	nopInvokeAgent    = "invoke_agent"
-	nattrAgentName    = "gen_ai.agent.name"
-	nopChat           = "chat"
-	nopExecuteTool    = "execute_tool"
-	nspanKindClient   = 3
-	nspanErrTool      = "tool_error"
-	nspanErrAPI       = "api_error"
+	nopInvokeAgent  = "invoke_agent"
+	nopChat         = "chat"
+	nopExecuteTool  = "execute_tool"
+	nspanKindClient = 3
 )
 
 // nspanRenames are Copilot's billing attributes. github.copilot.cost is a
@@ -41,9 +32,9 @@ var nspanRenames = []struct {
 	from, to string
 	integer  bool
 }{
-	{"github.copilot.cost", "agent.copilot.cost_multiplier", false},
-	{"github.copilot.nano_aiu", "agent.copilot.nano_aiu", true},
-	{"github.copilot.aiu", "agent.copilot.aiu", false},
+	{"github.copilot.cost", agentevent.AttrCopilotCostMultiplier, false},
+	{"github.copilot.nano_aiu", agentevent.AttrCopilotNanoAIU, true},
+	{"github.copilot.aiu", agentevent.AttrCopilotAIU, false},
 }
 
 // NormalizeNativeSpan maps one Copilot span to the span model. ok is false
@@ -59,7 +50,7 @@ var nspanRenames = []struct {
 //     nano_aiu → agent.copilot.nano_aiu; Error status when error.type is set
 //     and the status is not; never gen_ai.system.
 func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch, ok bool) {
-	op := agentevent.NativeStr(sp.Attrs[nattrOperation])
+	op := agentevent.NativeStr(sp.Attrs[agentevent.AttrOperationName])
 	if op == "" {
 		return agentevent.SpanPatch{}, false
 	}
@@ -83,10 +74,10 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 			remove(r.from)
 		}
 	}
-	if sys := agentevent.NativeStr(sp.Attrs[nattrDeprecatedSys]); sys != "" && agentevent.NativeStr(sp.Attrs[agentevent.AttrProvider]) == "" {
+	if sys := agentevent.NativeStr(sp.Attrs[agentevent.AttrGenAISystem]); sys != "" && agentevent.NativeStr(sp.Attrs[agentevent.AttrProvider]) == "" {
 		p.Set[agentevent.AttrProvider] = sys
 	}
-	remove(nattrDeprecatedSys)
+	remove(agentevent.AttrGenAISystem)
 	switch op {
 	case nopInvokeAgent:
 		if sp.ParentSpanID == "" {
@@ -96,27 +87,27 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 			// gen_ai.agent.name. A subagent (under its execute_tool span)
 			// keeps "invoke_agent <name>".
 			p.Name = nopInvokeAgent + " " + Source.ServiceName()
-			if agentevent.NativeStr(sp.Attrs[nattrAgentName]) == "" {
+			if agentevent.NativeStr(sp.Attrs[agentevent.AttrAgentName]) == "" {
 				if name := strings.TrimSpace(strings.TrimPrefix(sp.Name, nopInvokeAgent)); name != "" {
-					p.Set[nattrAgentName] = name
+					p.Set[agentevent.AttrAgentName] = name
 				}
 			}
 		}
 		var keys []string
 		for k := range sp.Attrs {
-			if strings.HasPrefix(k, nattrUsagePrefix) {
+			if strings.HasPrefix(k, agentevent.AttrGenAIUsagePrefix) {
 				keys = append(keys, k)
 			}
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
 			v := sp.Attrs[k]
-			suffix := strings.TrimPrefix(k, nattrUsagePrefix)
-			if k == nattrReasoningOld {
+			suffix := strings.TrimPrefix(k, agentevent.AttrGenAIUsagePrefix)
+			if k == agentevent.AttrCopilotReasoningTokens {
 				suffix = "reasoning.output_tokens"
 			}
 			if n, isInt := agentevent.NativeInt(v); isInt {
-				p.Set[nattrTurnUsage+suffix] = n
+				p.Set[agentevent.AttrTurnUsagePrefix+suffix] = n
 			}
 			p.Remove = append(p.Remove, k)
 		}
@@ -133,9 +124,9 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 			}
 		}
 		if _, has := sp.Attrs[agentevent.AttrTokensThinking]; !has {
-			if n, isInt := agentevent.NativeInt(sp.Attrs[nattrReasoningOld]); isInt {
+			if n, isInt := agentevent.NativeInt(sp.Attrs[agentevent.AttrCopilotReasoningTokens]); isInt {
 				p.Set[agentevent.AttrTokensThinking] = n
-				remove(nattrReasoningOld)
+				remove(agentevent.AttrCopilotReasoningTokens)
 			}
 		}
 	}
@@ -148,9 +139,9 @@ func NormalizeNativeSpan(sp *agentevent.NativeSpan) (patch agentevent.SpanPatch,
 			p.ErrorMessage = errType
 		}
 		if errType == "" {
-			errType = nspanErrAPI
+			errType = agentevent.ErrorTypeAPI
 			if op == nopExecuteTool {
-				errType = nspanErrTool
+				errType = agentevent.ErrorTypeTool
 			}
 			p.Set[agentevent.AttrErrorType] = errType
 		}

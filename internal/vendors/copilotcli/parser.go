@@ -30,49 +30,6 @@ const (
 	ReasonParserError     = agentevent.ReasonParserError
 )
 
-// Error types.
-const (
-	ErrExitCode  = "exit_code"
-	ErrToolError = "tool_error"
-	ErrHook      = "hook_error"
-	ErrSession   = "session_error"
-	ErrSubagent  = "subagent_error"
-)
-
-// Attribute keys of this package.
-const (
-	attrEvent          = "agent.copilot.event"
-	attrInfoType       = "agent.copilot.info_type"
-	attrMode           = "agent.copilot.mode"
-	attrPrevMode       = "agent.copilot.previous_mode"
-	attrReasoning      = "agent.copilot.reasoning_effort"
-	attrBookkeeping    = "agent.copilot.bookkeeping"
-	attrUsageScope     = "agent.copilot.usage_scope"
-	attrRequests       = "agent.copilot.requests"
-	attrPremium        = "agent.copilot.premium_requests"
-	attrAPIDuration    = "agent.copilot.api_duration_ms"
-	attrShutdownType   = "agent.copilot.shutdown_type"
-	attrHookType       = "agent.hook.type"
-	attrHookDuration   = "agent.hook.duration_ms"
-	attrCompactTokens  = "agent.compaction.pre_tokens"
-	attrCompactTrigger = "agent.compaction.trigger"
-	attrSessionStart   = "agent.session.start"
-	attrGitCommit      = "agent.git.commit"
-	attrRepository     = "agent.git.repository"
-	attrFilesModified  = "agent.copilot.files_modified"
-	attrLinesAdded     = "agent.copilot.lines_added"
-	attrLinesRemoved   = "agent.copilot.lines_removed"
-	attrTruncPrefix    = "agent.truncation."
-	attrLateCallID     = "agent.tool.late_call_id"
-
-	attrNoticeKind      = "agent.copilot.notification.kind"
-	attrNoticeAgentID   = "agent.copilot.notification.agent_id"
-	attrNoticeAgentType = "agent.copilot.notification.agent_type"
-	attrNoticeStatus    = "agent.copilot.notification.status"
-	attrNoticeShellID   = "agent.copilot.notification.shell_id"
-	attrNoticeExitCode  = "agent.copilot.notification.exit_code"
-)
-
 // Parser maps the records of one events.jsonl (or flat <id>.jsonl) file. It
 // is not safe for concurrent use; each file gets its own Parser.
 type Parser struct {
@@ -230,7 +187,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		}
 		ev := p.meta(c, r.Type)
 		if d.EventCount != nil {
-			agentevent.SetAttr(&ev, "agent.copilot.resume_event_count", *d.EventCount)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotResumeEventCount, *d.EventCount)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "session.model_change":
@@ -238,24 +195,24 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 			s.Model = strings.Clone(d.NewModel)
 		}
 		ev := p.meta(c, r.Type)
-		agentevent.SetAttr(&ev, "agent.model_change.model", d.NewModel)
+		agentevent.SetAttr(&ev, agentevent.AttrModelChangeModel, d.NewModel)
 		if d.PreviousModel != "" {
-			agentevent.SetAttr(&ev, "agent.model_change.previous_model", d.PreviousModel)
+			agentevent.SetAttr(&ev, agentevent.AttrModelChangePreviousModel, d.PreviousModel)
 		}
 		if d.ReasoningEffort != "" {
-			agentevent.SetAttr(&ev, attrReasoning, d.ReasoningEffort)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotReasoningEffort, d.ReasoningEffort)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "session.mode_changed":
 		ev := p.meta(c, r.Type)
-		agentevent.SetAttr(&ev, attrMode, d.NewMode)
-		agentevent.SetAttr(&ev, attrPrevMode, d.PreviousMode)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotMode, d.NewMode)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotPreviousMode, d.PreviousMode)
 		return []agentevent.Event{ev}, "", ""
 	case "session.info", "session.warning":
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 		ev.Text = d.Message
-		agentevent.SetAttr(&ev, attrEvent, r.Type)
-		agentevent.SetAttr(&ev, attrInfoType, textutil.FirstNonEmpty(d.InfoType, d.WarningType))
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotEvent, r.Type)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotInfoType, textutil.FirstNonEmpty(d.InfoType, d.WarningType))
 		return []agentevent.Event{ev}, "", ""
 	case "session.error":
 		// A failed request (a lost connection, a rate limit, an API
@@ -265,8 +222,8 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		// it.
 		ev := p.base(c, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.Message
-		ev.ErrorType = textutil.FirstNonEmpty(d.ErrorType, ErrSession)
-		agentevent.SetAttr(&ev, attrEvent, r.Type)
+		ev.ErrorType = textutil.FirstNonEmpty(d.ErrorType, agentevent.ErrorTypeSession)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotEvent, r.Type)
 		return []agentevent.Event{ev}, "", ""
 	case "session.truncation":
 		ev := p.meta(c, r.Type)
@@ -276,11 +233,11 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 			"messages_removed": d.MessagesRemovedDuringTruncation,
 		} {
 			if v != nil {
-				agentevent.SetAttr(&ev, attrTruncPrefix+k, *v)
+				agentevent.SetAttr(&ev, agentevent.AttrTruncationPrefix+k, *v)
 			}
 		}
 		if d.PerformedBy != "" {
-			agentevent.SetAttr(&ev, attrTruncPrefix+"performed_by", d.PerformedBy)
+			agentevent.SetAttr(&ev, agentevent.AttrTruncationPrefix+"performed_by", d.PerformedBy)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "session.compaction_start":
@@ -289,12 +246,12 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 	case "session.compaction_complete":
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = d.SummaryContent
-		agentevent.SetAttr(&ev, attrCompactTrigger, "compaction")
+		agentevent.SetAttr(&ev, agentevent.AttrCompactionTrigger, "compaction")
 		if d.PreCompactionTokens != nil {
-			agentevent.SetAttr(&ev, attrCompactTokens, *d.PreCompactionTokens)
+			agentevent.SetAttr(&ev, agentevent.AttrCompactionPreTokens, *d.PreCompactionTokens)
 		}
 		if d.Success != nil && !*d.Success {
-			agentevent.SetAttr(&ev, "agent.compaction.failed", true)
+			agentevent.SetAttr(&ev, agentevent.AttrCompactionFailed, true)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "session.task_complete":
@@ -316,7 +273,7 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
 		ev.Text = d.Content
 		if d.AgentMode != "" {
-			agentevent.SetAttr(&ev, attrMode, d.AgentMode)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotMode, d.AgentMode)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "system.notification":
@@ -377,16 +334,16 @@ func (p *Parser) sessionStart(d *data, c *rowCtx) []agentevent.Event {
 		s.Branch = strings.Clone(ctx.Branch)
 	}
 	ev := p.meta(c, "session.start")
-	agentevent.SetAttr(&ev, attrSessionStart, true)
+	agentevent.SetAttr(&ev, agentevent.AttrSessionStart, true)
 	if d.ReasoningEffort != "" {
-		agentevent.SetAttr(&ev, attrReasoning, d.ReasoningEffort)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotReasoningEffort, d.ReasoningEffort)
 	}
 	if ctx := d.Context; ctx != nil {
 		if ctx.HeadCommit != "" {
-			agentevent.SetAttr(&ev, attrGitCommit, ctx.HeadCommit)
+			agentevent.SetAttr(&ev, agentevent.AttrGitCommit, ctx.HeadCommit)
 		}
 		if ctx.Repository != "" {
-			agentevent.SetAttr(&ev, attrRepository, ctx.Repository)
+			agentevent.SetAttr(&ev, agentevent.AttrGitRepository, ctx.Repository)
 		}
 	}
 	return []agentevent.Event{ev}
@@ -451,14 +408,14 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 func (p *Parser) notification(d *data, c *rowCtx) agentevent.Event {
 	ev := p.base(c, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 	ev.Text = d.Content
-	agentevent.SetAttr(&ev, attrEvent, "system.notification")
+	agentevent.SetAttr(&ev, agentevent.AttrCopilotEvent, "system.notification")
 	var k notificationKind
 	if jsonx.Kind(d.Kind) != '{' || jsonx.Unmarshal(d.Kind, &k) != nil {
 		return ev // a kind of another shape: the notice without its facts
 	}
 	for key, v := range map[string]string{
-		attrNoticeKind: k.Type, attrNoticeAgentID: k.AgentID, attrNoticeAgentType: k.AgentType,
-		attrNoticeStatus: k.Status, attrNoticeShellID: k.ShellID,
+		agentevent.AttrCopilotNotificationKind: k.Type, agentevent.AttrCopilotNotificationAgentID: k.AgentID, agentevent.AttrCopilotNotificationAgentType: k.AgentType,
+		agentevent.AttrCopilotNotificationStatus: k.Status, agentevent.AttrCopilotNotificationShellID: k.ShellID,
 	} {
 		if v != "" {
 			agentevent.SetAttr(&ev, key, v)
@@ -466,7 +423,7 @@ func (p *Parser) notification(d *data, c *rowCtx) agentevent.Event {
 	}
 	if k.ExitCode != nil {
 		if n, err := k.ExitCode.Int64(); err == nil {
-			agentevent.SetAttr(&ev, attrNoticeExitCode, n)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotNotificationExitCode, n)
 		}
 	}
 	return ev
@@ -510,22 +467,22 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 	s := &p.st
 	ev := p.meta(c, "session.shutdown")
 	if d.ShutdownType != "" {
-		agentevent.SetAttr(&ev, attrShutdownType, d.ShutdownType)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotShutdownType, d.ShutdownType)
 	}
 	if d.TotalPremiumRequests != nil {
-		agentevent.SetAttr(&ev, attrPremium, *d.TotalPremiumRequests)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotPremiumRequests, *d.TotalPremiumRequests)
 	}
 	if d.TotalAPIDurationMs != nil {
-		agentevent.SetAttr(&ev, attrAPIDuration, *d.TotalAPIDurationMs)
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotAPIDurationMs, *d.TotalAPIDurationMs)
 	}
 	if cc := d.CodeChanges; cc != nil {
 		if cc.LinesAdded != nil {
-			agentevent.SetAttr(&ev, attrLinesAdded, *cc.LinesAdded)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotLinesAdded, *cc.LinesAdded)
 		}
 		if cc.LinesRemoved != nil {
-			agentevent.SetAttr(&ev, attrLinesRemoved, *cc.LinesRemoved)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotLinesRemoved, *cc.LinesRemoved)
 		}
-		agentevent.SetAttr(&ev, attrFilesModified, int64(len(cc.FilesModified)))
+		agentevent.SetAttr(&ev, agentevent.AttrCopilotFilesModified, int64(len(cc.FilesModified)))
 	}
 	out := []agentevent.Event{ev}
 	models := make([]string, 0, len(d.ModelMetrics))
@@ -564,13 +521,13 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 		// A response of its own: the chat span that carries the usage the
 		// per-response records do not.
 		ue.ResponseID = s.SessionID + ":shutdown:" + strconv64(c.offset) + ":" + m
-		agentevent.SetAttr(&ue, attrUsageScope, "session")
+		agentevent.SetAttr(&ue, agentevent.AttrCopilotUsageScope, "session")
 		agentevent.SetAttr(&ue, agentevent.AttrUsageCarrier, agentevent.UsageCarrierOwn)
 		if mm.Requests.Count != nil {
-			agentevent.SetAttr(&ue, attrRequests, *mm.Requests.Count)
+			agentevent.SetAttr(&ue, agentevent.AttrCopilotRequests, *mm.Requests.Count)
 		}
 		if mm.Requests.Cost != nil {
-			agentevent.SetAttr(&ue, attrPremium, *mm.Requests.Cost)
+			agentevent.SetAttr(&ue, agentevent.AttrCopilotPremiumRequests, *mm.Requests.Cost)
 		}
 		// More was counted per response than the CLI sums: keep what was counted.
 		output := max(u.OutputTokens-counted[m], 0)
@@ -588,14 +545,14 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 
 func (p *Parser) hookEnd(d *data, c *rowCtx) agentevent.Event {
 	ev := p.meta(c, "hook")
-	agentevent.SetAttr(&ev, attrHookType, d.HookType)
+	agentevent.SetAttr(&ev, agentevent.AttrHookType, d.HookType)
 	if t, ok := p.st.takeHook(d.HookInvocationID); ok && !c.ts.IsZero() {
 		if ms := c.ts.Sub(t).Milliseconds(); ms >= 0 {
-			agentevent.SetAttr(&ev, attrHookDuration, ms)
+			agentevent.SetAttr(&ev, agentevent.AttrHookDurationMs, ms)
 		}
 	}
 	if d.Success != nil && !*d.Success {
-		ev.ErrorType = ErrHook
+		ev.ErrorType = agentevent.ErrorTypeHook
 		if msg := errorMessage(d.Error); msg != "" {
 			ev.Text = msg
 		}
@@ -636,7 +593,7 @@ func (p *Parser) subagentEnded(typ string, d *data, c *rowCtx) []agentevent.Even
 	if typ == "subagent.failed" {
 		ev.Status = "error"
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
-		ev.ErrorType = ErrSubagent
+		ev.ErrorType = agentevent.ErrorTypeSubagent
 		ev.Text = errorMessage(d.Error)
 	}
 	return []agentevent.Event{ev}
@@ -670,7 +627,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 
 func (p *Parser) meta(c *rowCtx, kind string) agentevent.Event {
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	agentevent.SetAttr(&ev, attrEvent, kind)
+	agentevent.SetAttr(&ev, agentevent.AttrCopilotEvent, kind)
 	return ev
 }
 

@@ -149,12 +149,12 @@ func TestSystemNotification(t *testing.T) {
 		{
 			"agent completed",
 			`{"type":"system.notification","data":{"content":"<system_notification>Agent explore-1 completed</system_notification>","kind":{"type":"agent_completed","agentId":"explore-1","agentType":"explore","status":"failed","description":"Survey the repo"}},"id":"n2","timestamp":"2026-06-08T01:50:00.000Z","parentId":null}`,
-			map[string]any{attrNoticeKind: "agent_completed", attrNoticeAgentID: "explore-1", attrNoticeAgentType: "explore", attrNoticeStatus: "failed"},
+			map[string]any{agentevent.AttrCopilotNotificationKind: "agent_completed", agentevent.AttrCopilotNotificationAgentID: "explore-1", agentevent.AttrCopilotNotificationAgentType: "explore", agentevent.AttrCopilotNotificationStatus: "failed"},
 		},
 		{
 			"shell completed",
 			`{"type":"system.notification","data":{"content":"<system_notification>Shell 13 exited</system_notification>","kind":{"type":"shell_completed","shellId":"13","exitCode":1,"description":"Test"}},"id":"n3","timestamp":"2026-06-08T01:50:00.000Z","parentId":null}`,
-			map[string]any{attrNoticeKind: "shell_completed", attrNoticeShellID: "13", attrNoticeExitCode: int64(1)},
+			map[string]any{agentevent.AttrCopilotNotificationKind: "shell_completed", agentevent.AttrCopilotNotificationShellID: "13", agentevent.AttrCopilotNotificationExitCode: int64(1)},
 		},
 		{"kind of another shape", `{"type":"system.notification","data":{"content":"x","kind":"agent_idle"},"id":"n4","timestamp":"2026-06-08T01:50:00.000Z","parentId":null}`, map[string]any{}},
 	} {
@@ -166,7 +166,7 @@ func TestSystemNotification(t *testing.T) {
 			assert.Equal(t, agentevent.TypeLog, ev.Type)
 			assert.Empty(t, ev.ErrorType, "a notice, never an error of the turn")
 			assert.NotEmpty(t, ev.Text)
-			want := map[string]any{attrEvent: "system.notification"}
+			want := map[string]any{agentevent.AttrCopilotEvent: "system.notification"}
 			maps.Copy(want, tc.attrs)
 			assert.Equal(t, want, ev.Attributes)
 		})

@@ -5,7 +5,6 @@ package copilotcli
 
 import (
 	"bytes"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,7 +73,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw,
 			ev.Channel = agentevent.ChannelEditor
 			ev.FileOp = fileOp(name, a.Command)
 			ev.FilePath = a.Path
-			ev.FileLanguage = language(a.Path)
+			ev.FileLanguage = agentevent.FileLanguage(a.Path)
 			if ev.FileOp == agentevent.FileCreate {
 				oc.CreateLines = int64(agentevent.CountLines(a.FileText))
 			}
@@ -86,7 +85,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, id, name string, args jsonx.Raw,
 	if name == toolReportIntent {
 		// The model states what it is about to do; the CLI shows it as a
 		// status line. Kept as the tool call it is, marked.
-		agentevent.SetAttr(ev, attrBookkeeping, true)
+		agentevent.SetAttr(ev, agentevent.AttrCopilotBookkeeping, true)
 	}
 	oc.Channel = string(ev.Channel)
 	oc.FilePath, oc.FileOp, oc.Language = strings.Clone(ev.FilePath), string(ev.FileOp), ev.FileLanguage
@@ -131,7 +130,7 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 		// identified, rather than a pairing that breaks.
 		ev.ToolName = strings.Clone(d.ToolName)
 		ev.ToolCallID = ""
-		agentevent.SetAttr(&ev, attrLateCallID, d.ToolCallID)
+		agentevent.SetAttr(&ev, agentevent.AttrToolLateCallID, d.ToolCallID)
 	}
 	if ev.Channel == "" {
 		ev.Channel = agentevent.ChannelChat
@@ -164,16 +163,16 @@ func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 	switch {
 	case d.Success != nil && !*d.Success:
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = ErrToolError
+		ev.ErrorType = agentevent.ErrorTypeTool
 		if msg := errorMessage(d.Error); msg != "" && ev.Text == "" {
 			ev.Text = msg
 		}
 		if code := errorCode(d.Error); code != "" {
-			agentevent.SetAttr(&ev, "agent.copilot.error_code", code)
+			agentevent.SetAttr(&ev, agentevent.AttrCopilotErrorCode, code)
 		}
 	case ev.ToolExitCode != nil && *ev.ToolExitCode != 0:
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = ErrExitCode
+		ev.ErrorType = agentevent.ErrorTypeExitCode
 	}
 	if oc != nil {
 		p.toolFacts(&ev, d, oc)
@@ -276,54 +275,4 @@ func compactJSON(raw []byte) string {
 		return string(raw)
 	}
 	return b.String()
-}
-
-// language names a file's language from its extension ("" when unknown).
-func language(path string) string {
-	// Windows paths are common in Copilot logs: take the extension after the
-	// last separator of either kind.
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		path = path[i+1:]
-	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx", ".mts", ".cts":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".cs":
-		return "csharp"
-	case ".php":
-		return "php"
-	case ".rb":
-		return "ruby"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".ps1":
-		return "powershell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".sql":
-		return "sql"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	}
-	return ""
 }

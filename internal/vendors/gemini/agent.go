@@ -300,7 +300,7 @@ func lineUnparsed(path, session string, line int64, mod time.Time, raw []byte, e
 		LogLine:    line,
 		Raw:        raw,
 		Unparsed:   readReason(err),
-		Attributes: map[string]any{"agent.unparsed.detail": err.Error()},
+		Attributes: map[string]any{agentevent.AttrUnparsedDetail: err.Error()},
 	}
 	agentevent.Normalize(&ev)
 	return ev

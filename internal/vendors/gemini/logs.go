@@ -96,7 +96,7 @@ func MapLogs(c Context, entries []LogEntry, hasChat func(sessionID string) bool,
 			Raw:           e.Raw,
 			LogFile:       c.LogFile,
 			Sequence:      seq,
-			Attributes:    map[string]any{"agent.gemini.from_logs": true},
+			Attributes:    map[string]any{agentevent.AttrGeminiFromLogs: true},
 		}
 		seq++
 		r.Events = append(r.Events, ev)

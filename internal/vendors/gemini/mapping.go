@@ -17,20 +17,6 @@ import (
 // (gcp.gemini) is the CLI's default.
 const Provider = "gcp.gemini"
 
-// Attribute keys of this package.
-const (
-	attrMessageType  = "agent.gemini.message_type"
-	attrChatKind     = "agent.gemini.chat_kind"
-	attrSkillExtract = "agent.gemini.skill_extraction"
-	attrThoughtSubj  = "agent.reasoning.subject"
-	attrAnswerTool   = "agent.gemini.answer_tool"
-)
-
-// Error types.
-const (
-	ErrAPIError = "api_error"
-)
-
 // Context locates a chat: the file it was read from and its place among
 // sessions. Sequence is the first Sequence the events get.
 type Context struct {
@@ -187,9 +173,9 @@ func (m *mapper) base(msg Message, id string, typ agentevent.EventType, role age
 		agentevent.SetAttr(&ev, agentevent.AttrSubagentLink, agentevent.SubagentLinkTurn)
 		agentevent.SetAttr(&ev, agentevent.AttrParentSessionID, m.c.ParentSessionID)
 		agentevent.SetAttr(&ev, agentevent.AttrRootSessionID, m.c.ParentSessionID)
-		agentevent.SetAttr(&ev, attrChatKind, textutil.FirstNonEmpty(m.chat.Kind, KindSubagent))
+		agentevent.SetAttr(&ev, agentevent.AttrGeminiChatKind, textutil.FirstNonEmpty(m.chat.Kind, KindSubagent))
 		if m.c.SkillExtraction {
-			agentevent.SetAttr(&ev, attrSkillExtract, true)
+			agentevent.SetAttr(&ev, agentevent.AttrGeminiSkillExtraction, true)
 		}
 	}
 	return ev
@@ -242,7 +228,7 @@ func (m *mapper) message(msg Message) {
 	case TypeInfo, TypeWarning:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleCLI, agentevent.ChannelSystem)
 		ev.Text = contentText(msg.Content)
-		agentevent.SetAttr(&ev, attrMessageType, msg.Type)
+		agentevent.SetAttr(&ev, agentevent.AttrGeminiMessageType, msg.Type)
 		if strings.HasPrefix(strings.TrimSpace(ev.Text), "Request cancelled") {
 			ev.Status = "interrupted"
 			agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
@@ -251,8 +237,8 @@ func (m *mapper) message(msg Message) {
 	case TypeError:
 		ev := m.base(msg, msg.ID, agentevent.TypeLog, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = contentText(msg.Content)
-		agentevent.SetAttr(&ev, attrMessageType, msg.Type)
-		ev.ErrorType = ErrAPIError
+		agentevent.SetAttr(&ev, agentevent.AttrGeminiMessageType, msg.Type)
+		ev.ErrorType = agentevent.ErrorTypeAPI
 		ev.Status = "error"
 		m.emit(ev)
 	default:
@@ -314,7 +300,7 @@ func (m *mapper) gemini(msg Message) {
 			ev.Timestamp = res.Timestamp
 			ev.Text = ans
 			ev.Raw = nil
-			agentevent.SetAttr(&ev, attrAnswerTool, tc.Name)
+			agentevent.SetAttr(&ev, agentevent.AttrGeminiAnswerTool, tc.Name)
 			model(&ev)
 			m.emit(ev)
 		}

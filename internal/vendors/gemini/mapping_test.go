@@ -168,11 +168,11 @@ func TestToolResults(t *testing.T) {
 		errType                string
 	}{
 		{"exit 0", "success", `{"output":"Command: make test\nOutput: ok\nExit Code: 0\nSignal: 0"}`, agentevent.Int(0), agentevent.ToolSuccess, ""},
-		{"exit 2", "success", `{"output":"Command: make test\nOutput: boom\nError: (none)\nExit Code: 2\nSignal: (none)"}`, agentevent.Int(2), agentevent.ToolError, ErrExitCode},
+		{"exit 2", "success", `{"output":"Command: make test\nOutput: boom\nError: (none)\nExit Code: 2\nSignal: (none)"}`, agentevent.Int(2), agentevent.ToolError, agentevent.ErrorTypeExitCode},
 		{"no exit line", "success", `{"output":"Command: make test\nDirectory: (root)\nOutput: ok\nError: (none)"}`, agentevent.Int(0), agentevent.ToolSuccess, ""},
-		{"denied", "cancelled", `{"error":"[Operation Cancelled] Reason: User denied execution."}`, nil, agentevent.ToolError, ErrRejected},
-		{"cancelled", "cancelled", `{"error":"[Operation Cancelled] Reason: User cancelled the operation."}`, nil, agentevent.ToolError, ErrInterrupted},
-		{"error", "error", `{"error":"Command rejected: not allowed"}`, nil, agentevent.ToolError, ErrToolError},
+		{"denied", "cancelled", `{"error":"[Operation Cancelled] Reason: User denied execution."}`, nil, agentevent.ToolError, agentevent.ErrorTypeRejected},
+		{"cancelled", "cancelled", `{"error":"[Operation Cancelled] Reason: User cancelled the operation."}`, nil, agentevent.ToolError, agentevent.ErrorTypeInterrupted},
+		{"error", "error", `{"error":"Command rejected: not allowed"}`, nil, agentevent.ToolError, agentevent.ErrorTypeTool},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestMessageTypes(t *testing.T) {
 	require.Len(t, r.Events, 5)
 	assert.Equal(t, "interrupted", r.Events[1].Status)
 	assert.Equal(t, "error", r.Events[2].Status)
-	assert.Equal(t, ErrAPIError, r.Events[2].ErrorType)
+	assert.Equal(t, agentevent.ErrorTypeAPI, r.Events[2].ErrorType)
 	assert.Empty(t, r.Events[3].Status)
 	assert.Equal(t, "unknown_type", r.Events[4].Unparsed)
 	assert.Empty(t, agentevent.Validate(r.Events).Violations)
@@ -264,7 +264,7 @@ func TestSubagentChat(t *testing.T) {
 		assert.Equal(t, "s1", ev.AgentID)
 		assert.True(t, ev.IsSidechain)
 		assert.Equal(t, agentevent.SubagentLinkTurn, ev.Attributes[agentevent.AttrSubagentLink])
-		assert.Equal(t, true, ev.Attributes[attrSkillExtract])
+		assert.Equal(t, true, ev.Attributes[agentevent.AttrGeminiSkillExtraction])
 	}
 }
 

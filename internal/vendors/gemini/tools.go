@@ -26,19 +26,6 @@ const (
 	toolCompleteTask  = "complete_task"
 )
 
-// Structured facts (as the other agents' parsers emit them).
-const (
-	attrToolStatus = "agent.gemini.tool_status"
-)
-
-// Error types of failed tool results.
-const (
-	ErrExitCode    = "exit_code"
-	ErrToolError   = "tool_error"
-	ErrInterrupted = "interrupted"
-	ErrRejected    = "rejected"
-)
-
 type toolArgs struct {
 	Command      string `json:"command"`
 	FilePath     string `json:"file_path"`
@@ -122,7 +109,7 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	output, errText := resultText(tc.Result)
 	res.Text = textutil.FirstNonEmpty(errText, output)
 	if tc.Status != "" {
-		agentevent.SetAttr(&res, attrToolStatus, tc.Status)
+		agentevent.SetAttr(&res, agentevent.AttrGeminiToolStatus, tc.Status)
 	}
 	var exit *int64
 	if code, ok := parseExitCode(output); ok {
@@ -135,16 +122,16 @@ func (m *mapper) tool(msg Message, i int, tc ToolCall) (agentevent.Event, *agent
 	switch {
 	case tc.Status == "cancelled":
 		res.ToolStatus = agentevent.ToolError
-		res.ErrorType = ErrInterrupted
+		res.ErrorType = agentevent.ErrorTypeInterrupted
 		if strings.Contains(strings.ToLower(errText), "denied") {
-			res.ErrorType = ErrRejected
+			res.ErrorType = agentevent.ErrorTypeRejected
 		}
 	case tc.Status == "error" || errText != "":
 		res.ToolStatus = agentevent.ToolError
-		res.ErrorType = ErrToolError
+		res.ErrorType = agentevent.ErrorTypeTool
 	case exit != nil && *exit != 0:
 		res.ToolStatus = agentevent.ToolError
-		res.ErrorType = ErrExitCode
+		res.ErrorType = agentevent.ErrorTypeExitCode
 	default:
 		res.ToolStatus = agentevent.ToolSuccess
 	}

@@ -242,8 +242,8 @@ func (b *builder) user(parts []Part) {
 			if p.Auto {
 				trigger = "auto"
 			}
-			agentevent.SetAttr(mev, "agent.compaction.trigger", trigger)
-			agentevent.SetAttr(mev, "agent.meta.kind", "compaction")
+			agentevent.SetAttr(mev, agentevent.AttrCompactionTrigger, trigger)
+			agentevent.SetAttr(mev, agentevent.AttrMetaKind, "compaction")
 		default:
 			b.unparsed(p.ID, p.Raw, ReasonUnknownType, "part type "+p.Type)
 		}
@@ -265,7 +265,7 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.modelEvent(p.ID, agentevent.TypeAssistantMessage, start, p.Raw)
 			ev.Text = p.Text
 			if p.Synthetic {
-				agentevent.SetAttr(ev, "agent.text.synthetic", true)
+				agentevent.SetAttr(ev, agentevent.AttrTextSynthetic, true)
 			}
 		case "reasoning":
 			start, end := int64(0), int64(0)
@@ -275,7 +275,7 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.modelEvent(p.ID, agentevent.TypeReasoning, start, p.Raw)
 			ev.Text = p.Text
 			if start > 0 && end >= start {
-				agentevent.SetAttr(ev, "agent.reasoning.duration_ms", end-start)
+				agentevent.SetAttr(ev, agentevent.AttrReasoningDurationMs, end-start)
 			}
 		case "tool":
 			b.tool(*p)
@@ -284,14 +284,14 @@ func (b *builder) assistant(parts []Part) {
 			ev := b.event(p.ID, agentevent.TypeFileSnapshot, msp(b.m.Time.Completed), p.Raw)
 			ev.Channel = agentevent.ChannelFilesystem
 			ev.Text = fmt.Sprintf("patch of %d files", len(p.Files))
-			agentevent.SetAttr(ev, "agent.snapshot.file_count", int64(len(p.Files)))
+			agentevent.SetAttr(ev, agentevent.AttrSnapshotFileCount, int64(len(p.Files)))
 		case "retry":
 			ev := b.event(p.ID, agentevent.TypeLog, b.m.Time.Created, p.Raw)
 			ev.Role = agentevent.RoleSystem
 			ev.Channel = agentevent.ChannelSystem
-			ev.ErrorType = "api_retry"
+			ev.ErrorType = agentevent.ErrorTypeAPIRetry
 			ev.Text = errorMessage(p.Error)
-			agentevent.SetAttr(ev, "agent.api.retry_attempt", p.Attempt)
+			agentevent.SetAttr(ev, agentevent.AttrAPIRetryAttempt, p.Attempt)
 		case "step-start", "step-finish", "snapshot", "agent", "subtask", "file", "compaction":
 			// Steps: the message's tokens already cover its steps (counted
 			// once, on the message). Snapshots are git tree hashes.
@@ -347,7 +347,7 @@ func (b *builder) usage() {
 		carrier.CostUSD = agentevent.Float(*m.Cost)
 	}
 	if m.Mode != "" {
-		agentevent.SetAttr(carrier, "agent.mode", m.Mode)
+		agentevent.SetAttr(carrier, agentevent.AttrMode, m.Mode)
 	}
 }
 
@@ -363,7 +363,7 @@ func (b *builder) messageError() {
 	ev.Role = agentevent.RoleSystem
 	ev.Channel = agentevent.ChannelSystem
 	ev.Text = errorMessage(e.Data)
-	agentevent.SetAttr(ev, "agent.api.error", e.Name)
+	agentevent.SetAttr(ev, agentevent.AttrAPIError, e.Name)
 	if e.Name == "MessageAbortedError" {
 		// The user stopped the turn: not a failure (no error.type), as a
 		// Claude Code "[Request interrupted by user]" notice.
@@ -371,7 +371,7 @@ func (b *builder) messageError() {
 		agentevent.SetAttr(ev, agentevent.AttrTurnEnd, agentevent.TurnEndInterrupted)
 		return
 	}
-	ev.ErrorType = "api_error"
+	ev.ErrorType = agentevent.ErrorTypeAPI
 	ev.Status = "error"
 	agentevent.SetAttr(ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
 }

@@ -90,7 +90,7 @@ func (b *builder) tool(p Part) {
 	call.Channel = channel(p.Tool)
 	call.FilePath = path
 	call.FileOp = fileOps[p.Tool]
-	call.FileLanguage = fileLanguage(path)
+	call.FileLanguage = agentevent.FileLanguage(path)
 	if len(st.Input) > 0 && string(st.Input) != "{}" {
 		// Compact: the storage tree indents its files, the database does
 		// not; the same call reads the same either way.
@@ -132,7 +132,7 @@ func (b *builder) tool(p Part) {
 	}
 	if st.Time.Compacted != nil {
 		// OpenCode pruned the output from the model's context.
-		agentevent.SetAttr(res, "agent.tool.output_compacted", true)
+		agentevent.SetAttr(res, agentevent.AttrToolOutputCompacted, true)
 	}
 	if st.Status == statusError {
 		res.ToolStatus = agentevent.ToolError
@@ -146,7 +146,7 @@ func (b *builder) tool(p Part) {
 		res.ToolExitCode = agentevent.Int(*md.Exit)
 		if *md.Exit != 0 {
 			res.ToolStatus = agentevent.ToolError
-			res.ErrorType = "exit_code"
+			res.ErrorType = agentevent.ErrorTypeExitCode
 		}
 	}
 	if res.ToolStatus == agentevent.ToolSuccess {
@@ -188,40 +188,13 @@ func fileFacts(ev *agentevent.Event, tool string, md toolMetadata) {
 func classifyError(msg string) string {
 	switch {
 	case strings.Contains(msg, "aborted"):
-		return "interrupted"
+		return agentevent.ErrorTypeInterrupted
 	case strings.Contains(msg, "user rejected permission"), strings.Contains(msg, "user dismissed"):
-		return "rejected"
+		return agentevent.ErrorTypeRejected
 	case strings.Contains(msg, "specified a rule which prevents you"):
-		return "permission_denied"
+		return agentevent.ErrorTypePermissionDenied
 	}
-	return "tool_error"
-}
-
-var languages = map[string]string{
-	".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-	".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".rs": "rust", ".java": "java",
-	".kt": "kotlin", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp",
-	".rb": "ruby", ".php": "php", ".swift": "swift", ".scala": "scala", ".lua": "lua", ".dart": "dart",
-	".ex": "elixir", ".exs": "elixir", ".sh": "shell", ".bash": "shell", ".zsh": "shell",
-	".sql": "sql", ".html": "html", ".css": "css", ".scss": "scss", ".vue": "vue", ".svelte": "svelte",
-	".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
-	".md": "markdown", ".mdx": "markdown", ".txt": "text", ".proto": "protobuf", ".tf": "terraform",
-}
-
-// fileLanguage guesses a file's language from its extension.
-func fileLanguage(path string) string {
-	base := path[strings.LastIndexAny(path, `/\`)+1:]
-	switch strings.ToLower(base) {
-	case "dockerfile":
-		return "dockerfile"
-	case "makefile":
-		return "makefile"
-	}
-	dot := strings.LastIndexByte(base, '.')
-	if dot <= 0 {
-		return ""
-	}
-	return languages[strings.ToLower(base[dot:])]
+	return agentevent.ErrorTypeTool
 }
 
 // SpawnedSessions returns, for the task tool parts among parts that name

@@ -105,7 +105,7 @@ func eventTotals(events []agentevent.Event) fileTotals {
 		case agentevent.TypeToolCall:
 			tot.ToolCalls++
 		case agentevent.TypeToolResult:
-			if ev.Attributes[attrNotExecuted] != true {
+			if ev.Attributes[agentevent.AttrToolNotExecuted] != true {
 				tot.ToolResults++
 			}
 		}

@@ -12,18 +12,8 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 )
 
-// Attribute keys of this package (the tool facts are in tools.go).
-const (
-	attrMetaKind      = "agent.meta.kind"
-	attrSummaryKind   = "agent.summary.kind"
-	attrBranchFrom    = "agent.branch.from_entry"
-	attrAPIError      = "agent.api.error"
-	attrAPI           = "agent.api"
-	attrNotExecuted   = "agent.tool.not_executed"
-	attrExcluded      = "agent.bash.excluded_from_context"
-	attrCustomType    = "agent.custom.type"
-	maxErrorAttrBytes = 1024
-)
+// maxErrorAttrBytes bounds the error message kept in agentevent.AttrAPIError.
+const maxErrorAttrBytes = 1024
 
 // Stop reasons of an assistant message.
 const (
@@ -36,15 +26,6 @@ const (
 const (
 	statusInterrupted = "interrupted"
 	statusError       = "error"
-)
-
-// Error classes (Event.ErrorType), see README.md.
-const (
-	errExitCode    = "exit_code"
-	errToolError   = "tool_error"
-	errInterrupted = "interrupted"
-	errTimeout     = "timeout"
-	errAPI         = "api_error"
 )
 
 // mapMessage maps a message entry by its role.
@@ -82,7 +63,7 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		return []pending{{ev: p.mapBashExecution(m, c)}}, "", ""
 	case "custom", "hookMessage":
 		ev := p.meta(c, "custom_message")
-		agentevent.SetAttr(&ev, attrCustomType, m.CustomType)
+		agentevent.SetAttr(&ev, agentevent.AttrCustomType, m.CustomType)
 		str, blocks, ok := m.content()
 		if !ok {
 			return nil, ReasonUnexpectedShape, m.Role + " content"
@@ -93,14 +74,14 @@ func (p *Parser) mapMessage(e *entry, c *rowCtx, replayed bool) (out []pending, 
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = m.Summary
 		if m.Role == "branchSummary" {
-			agentevent.SetAttr(&ev, attrSummaryKind, "branch")
+			agentevent.SetAttr(&ev, agentevent.AttrSummaryKind, "branch")
 			if m.FromID != "" {
-				agentevent.SetAttr(&ev, attrBranchFrom, m.FromID)
+				agentevent.SetAttr(&ev, agentevent.AttrBranchFromEntry, m.FromID)
 			}
 		} else {
-			agentevent.SetAttr(&ev, attrSummaryKind, "compaction")
+			agentevent.SetAttr(&ev, agentevent.AttrSummaryKind, "compaction")
 			if m.TokensBefore != nil {
-				agentevent.SetAttr(&ev, "agent.compaction.pre_tokens", *m.TokensBefore)
+				agentevent.SetAttr(&ev, agentevent.AttrCompactionPreTokens, *m.TokensBefore)
 			}
 		}
 		return []pending{{ev: ev}}, "", ""
@@ -133,7 +114,7 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev.Provider = provider
 		ev.ResponseID = responseID
 		if m.API != "" {
-			agentevent.SetAttr(&ev, attrAPI, m.API)
+			agentevent.SetAttr(&ev, agentevent.AttrAPI, m.API)
 		}
 		return ev
 	}
@@ -199,9 +180,9 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 		ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
 		p.toolResultFromCall(&ev, id, c)
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = errInterrupted
+		ev.ErrorType = agentevent.ErrorTypeInterrupted
 		ev.ToolLatencyMs = agentevent.Int(0)
-		agentevent.SetAttr(&ev, attrNotExecuted, true)
+		agentevent.SetAttr(&ev, agentevent.AttrToolNotExecuted, true)
 		if !replayed {
 			p.st.addNotRun(id)
 		}
@@ -217,9 +198,9 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	} else {
 		ev.Status = statusError
 		agentevent.SetAttr(&ev, agentevent.AttrTurnEnd, agentevent.TurnEndError)
-		ev.ErrorType = errAPI
+		ev.ErrorType = agentevent.ErrorTypeAPI
 		if m.ErrorMessage != "" {
-			agentevent.SetAttr(&ev, attrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
+			agentevent.SetAttr(&ev, agentevent.AttrAPIError, truncate(m.ErrorMessage, maxErrorAttrBytes))
 		}
 	}
 	out = append(out, pending{ev: ev, idx: next})
@@ -236,15 +217,15 @@ func (p *Parser) mapBashExecution(m *message, c *rowCtx) agentevent.Event {
 	ev.Text = m.Output
 	agentevent.SetAttr(&ev, agentevent.AttrToolCommand, agentevent.CommandLine(m.Command))
 	if m.ExcludeFromContext {
-		agentevent.SetAttr(&ev, attrExcluded, true)
+		agentevent.SetAttr(&ev, agentevent.AttrBashExcludedFromContext, true)
 	}
 	if m.Truncated {
-		agentevent.SetAttr(&ev, "agent.tool.output_truncated", true)
+		agentevent.SetAttr(&ev, agentevent.AttrToolOutputTruncated, true)
 	}
 	switch {
 	case m.Cancelled:
 		ev.ToolStatus = agentevent.ToolError
-		agentevent.SetAttr(&ev, "agent.tool.cancelled", true)
+		agentevent.SetAttr(&ev, agentevent.AttrToolCancelled, true)
 	case m.ExitCode != nil:
 		code := int64(*m.ExitCode)
 		ev.ToolExitCode = agentevent.Int(code)

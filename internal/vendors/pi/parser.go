@@ -176,42 +176,42 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		out = append(out, p.mapModelChange(e, c))
 	case "thinking_level_change":
 		ev := p.meta(c, "thinking_level_change")
-		agentevent.SetAttr(&ev, "agent.thinking_level", e.ThinkingLevel)
+		agentevent.SetAttr(&ev, agentevent.AttrThinkingLevel, e.ThinkingLevel)
 		out = append(out, pending{ev: ev})
 	case "compaction":
 		out = append(out, p.mapCompaction(e, c))
 	case "branch_summary":
 		ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 		ev.Text = e.Summary
-		agentevent.SetAttr(&ev, attrSummaryKind, "branch")
+		agentevent.SetAttr(&ev, agentevent.AttrSummaryKind, "branch")
 		if e.FromID != "" {
-			agentevent.SetAttr(&ev, attrBranchFrom, e.FromID)
+			agentevent.SetAttr(&ev, agentevent.AttrBranchFromEntry, e.FromID)
 		}
 		if e.FromHook != nil && *e.FromHook {
-			agentevent.SetAttr(&ev, "agent.summary.from_extension", true)
+			agentevent.SetAttr(&ev, agentevent.AttrSummaryFromExtension, true)
 		}
 		out = append(out, pending{ev: ev})
 	case "session_info":
 		ev := p.meta(c, "session_info")
 		if e.Name != nil {
-			agentevent.SetAttr(&ev, "agent.session.name", *e.Name)
+			agentevent.SetAttr(&ev, agentevent.AttrSessionName, *e.Name)
 		}
 		out = append(out, pending{ev: ev})
 	case "label":
 		ev := p.meta(c, "label")
-		agentevent.SetAttr(&ev, "agent.label.target", e.TargetID)
+		agentevent.SetAttr(&ev, agentevent.AttrLabelTarget, e.TargetID)
 		if e.Label != nil {
-			agentevent.SetAttr(&ev, "agent.label", *e.Label)
+			agentevent.SetAttr(&ev, agentevent.AttrLabel, *e.Label)
 		}
 		out = append(out, pending{ev: ev})
 	case "custom":
 		// Extension state, not part of the model's context: only its kind.
 		ev := p.meta(c, "custom")
-		agentevent.SetAttr(&ev, "agent.custom.type", e.CustomType)
+		agentevent.SetAttr(&ev, agentevent.AttrCustomType, e.CustomType)
 		out = append(out, pending{ev: ev})
 	case "custom_message":
 		ev := p.meta(c, "custom_message")
-		agentevent.SetAttr(&ev, "agent.custom.type", e.CustomType)
+		agentevent.SetAttr(&ev, agentevent.AttrCustomType, e.CustomType)
 		str, blocks, ok := decodeBlocks(e.Content)
 		if !ok {
 			reason, detail = ReasonUnexpectedShape, "custom_message content"
@@ -293,9 +293,9 @@ func (p *Parser) branch(c *rowCtx, parent string) (agentevent.Event, bool) {
 		id = next
 	}
 	ev := p.meta(c, "branch")
-	agentevent.SetAttr(&ev, attrBranchFrom, s.Leaf)
-	agentevent.SetAttr(&ev, "agent.branch.to_entry", parent)
-	agentevent.SetAttr(&ev, "agent.branch.abandoned_entries", abandoned)
+	agentevent.SetAttr(&ev, agentevent.AttrBranchFromEntry, s.Leaf)
+	agentevent.SetAttr(&ev, agentevent.AttrBranchToEntry, parent)
+	agentevent.SetAttr(&ev, agentevent.AttrBranchAbandonedEntries, abandoned)
 	return ev, true
 }
 
@@ -308,23 +308,23 @@ func (p *Parser) mapModelChange(e *entry, c *rowCtx) pending {
 		s.Provider = strings.Clone(e.Provider)
 	}
 	ev := p.meta(c, "model_change")
-	agentevent.SetAttr(&ev, "agent.model_change.model", e.ModelID)
-	agentevent.SetAttr(&ev, "agent.model_change.provider", Provider(e.Provider))
+	agentevent.SetAttr(&ev, agentevent.AttrModelChangeModel, e.ModelID)
+	agentevent.SetAttr(&ev, agentevent.AttrModelChangeProvider, Provider(e.Provider))
 	return pending{ev: ev}
 }
 
 func (p *Parser) mapCompaction(e *entry, c *rowCtx) pending {
 	ev := p.base(c, agentevent.TypeSessionSummary, agentevent.RoleSystem, agentevent.ChannelSystem)
 	ev.Text = e.Summary
-	agentevent.SetAttr(&ev, attrSummaryKind, "compaction")
+	agentevent.SetAttr(&ev, agentevent.AttrSummaryKind, "compaction")
 	if e.TokensBefore != nil {
-		agentevent.SetAttr(&ev, "agent.compaction.pre_tokens", *e.TokensBefore)
+		agentevent.SetAttr(&ev, agentevent.AttrCompactionPreTokens, *e.TokensBefore)
 	}
 	if e.FirstKeptEntryID != "" {
-		agentevent.SetAttr(&ev, "agent.compaction.first_kept_entry", e.FirstKeptEntryID)
+		agentevent.SetAttr(&ev, agentevent.AttrCompactionFirstKeptEntry, e.FirstKeptEntryID)
 	}
 	if e.FromHook != nil && *e.FromHook {
-		agentevent.SetAttr(&ev, "agent.compaction.trigger", "extension")
+		agentevent.SetAttr(&ev, agentevent.AttrCompactionTrigger, "extension")
 	}
 	return pending{ev: ev}
 }
@@ -345,7 +345,7 @@ func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role,
 
 func (p *Parser) meta(c *rowCtx, kind string) agentevent.Event {
 	ev := p.base(c, agentevent.TypeMeta, agentevent.RoleSystem, agentevent.ChannelSystem)
-	agentevent.SetAttr(&ev, attrMetaKind, kind)
+	agentevent.SetAttr(&ev, agentevent.AttrMetaKind, kind)
 	return ev
 }
 

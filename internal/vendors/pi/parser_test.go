@@ -160,7 +160,7 @@ func TestFailedResponseClosesItsToolCalls(t *testing.T) {
 			for _, r := range results {
 				assert.Equal(t, agentevent.ToolError, r.ToolStatus)
 				assert.Equal(t, "interrupted", r.ErrorType)
-				assert.Equal(t, true, r.Attributes[attrNotExecuted])
+				assert.Equal(t, true, r.Attributes[agentevent.AttrToolNotExecuted])
 			}
 			assert.Equal(t, "edit", results[0].ToolName)
 			last := events[len(events)-1]
@@ -208,20 +208,20 @@ func TestBranches(t *testing.T) {
 	)
 	var branches []agentevent.Event
 	for _, ev := range ofType(events, agentevent.TypeMeta) {
-		if ev.Attributes[attrMetaKind] == "branch" {
+		if ev.Attributes[agentevent.AttrMetaKind] == "branch" {
 			branches = append(branches, ev)
 		}
 	}
 	require.Len(t, branches, 2)
-	assert.Equal(t, "a2", branches[0].Attributes[attrBranchFrom])
+	assert.Equal(t, "a2", branches[0].Attributes[agentevent.AttrBranchFromEntry])
 	assert.Equal(t, "a1", branches[0].Attributes["agent.branch.to_entry"])
 	assert.Equal(t, int64(2), branches[0].Attributes["agent.branch.abandoned_entries"])
-	assert.Equal(t, "a3", branches[1].Attributes[attrBranchFrom])
+	assert.Equal(t, "a3", branches[1].Attributes[agentevent.AttrBranchFromEntry])
 	assert.Exactly(t, "", branches[1].Attributes["agent.branch.to_entry"]) //nolint:testifylint // the attribute is there, as ""
 	assert.Equal(t, int64(5), branches[1].Attributes["agent.branch.abandoned_entries"], "a3, u3, bs, a1, u1")
 	summaries := ofType(events, agentevent.TypeSessionSummary)
 	require.Len(t, summaries, 1)
-	assert.Equal(t, "branch", summaries[0].Attributes[attrSummaryKind])
+	assert.Equal(t, "branch", summaries[0].Attributes[agentevent.AttrSummaryKind])
 	assert.Len(t, ofType(events, agentevent.TypeUserMessage), 4)
 	assert.Empty(t, agentevent.Validate(events).Violations)
 	// Ids are the session and entry id; the branch notice has its own.

@@ -4,7 +4,6 @@
 package pi
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,7 +62,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 			path := textutil.FirstNonEmpty(args.Path, args.FilePath)
 			ev.FilePath = path
 			ev.FileOp = op
-			ev.FileLanguage = language(path)
+			ev.FileLanguage = agentevent.FileLanguage(path)
 			oc.FilePath, oc.FileOp, oc.Language = strings.Clone(path), string(op), ev.FileLanguage
 		}
 		if b.Name == toolBash && args.Command != "" {
@@ -128,7 +127,7 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 		// The call was closed as never run when its response failed; a
 		// result for it after all must not answer it twice: it is kept
 		// as a result whose call is not identified.
-		agentevent.SetAttr(&ev, "agent.tool.late_call_id", m.ToolCallID)
+		agentevent.SetAttr(&ev, agentevent.AttrToolLateCallID, m.ToolCallID)
 	default:
 		oc = p.toolResultFromCall(&ev, m.ToolCallID, c)
 	}
@@ -138,7 +137,7 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 	ev.ToolStatus = agentevent.ToolSuccess
 	if m.IsError {
 		ev.ToolStatus = agentevent.ToolError
-		ev.ErrorType = errToolError
+		ev.ErrorType = agentevent.ErrorTypeTool
 	}
 	if ev.ToolName == toolBash {
 		bashFacts(&ev, text, m.IsError)
@@ -170,16 +169,16 @@ func bashFacts(ev *agentevent.Event, text string, isError bool) {
 		m := all[len(all)-1]
 		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			ev.ToolExitCode = agentevent.Int(n)
-			ev.ErrorType = errExitCode
+			ev.ErrorType = agentevent.ErrorTypeExitCode
 			return
 		}
 	}
 	lower := strings.ToLower(text)
 	switch {
 	case strings.Contains(lower, "command aborted") || strings.Contains(lower, "operation aborted"):
-		ev.ErrorType = errInterrupted
+		ev.ErrorType = agentevent.ErrorTypeInterrupted
 	case strings.Contains(lower, "timed out"):
-		ev.ErrorType = errTimeout
+		ev.ErrorType = agentevent.ErrorTypeTimeout
 	}
 }
 
@@ -210,43 +209,4 @@ func fileFacts(ev *agentevent.Event, m *message, oc *openCall) {
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesAdded, int64(added))
 	agentevent.SetAttr(ev, agentevent.AttrFileLinesRemoved, int64(removed))
 	agentevent.SetAttr(ev, agentevent.AttrFileDiff, d.Diff) // content: dropped unless asked for
-}
-
-// language names a file's language from its extension ("" when unknown).
-func language(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".go":
-		return "go"
-	case ".ts", ".tsx", ".mts", ".cts":
-		return "typescript"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".py":
-		return "python"
-	case ".rs":
-		return "rust"
-	case ".java":
-		return "java"
-	case ".md":
-		return "markdown"
-	case ".json":
-		return "json"
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".sh":
-		return "shell"
-	case ".html":
-		return "html"
-	case ".css":
-		return "css"
-	case ".c", ".h":
-		return "c"
-	case ".cpp", ".cc", ".hpp":
-		return "cpp"
-	case ".rb":
-		return "ruby"
-	case ".toml":
-		return "toml"
-	}
-	return ""
 }

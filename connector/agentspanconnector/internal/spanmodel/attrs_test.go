@@ -76,8 +76,8 @@ func TestToolSpanKeyFromTheEventKeepsItsPlace(t *testing.T) {
 	}
 	require.NotEmpty(t, tool)
 	assert.Equal(t, []string{
-		"agent.a=1", "agent.z=last", agentevent.AttrToolName + "=Bash", AttrOperationName + "=" + opExecuteTool,
-		agentevent.AttrToolCallID + "=t1", attrToolType + "=" + toolTypeFunction, agentevent.AttrSessionID + "=s1",
+		"agent.a=1", "agent.z=last", agentevent.AttrToolName + "=Bash", agentevent.AttrOperationName + "=" + opExecuteTool,
+		agentevent.AttrToolCallID + "=t1", agentevent.AttrToolType + "=" + toolTypeFunction, agentevent.AttrSessionID + "=s1",
 		agentevent.AttrToolStatus + "=success",
 	}, tool)
 }

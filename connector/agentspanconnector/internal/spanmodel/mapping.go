@@ -15,39 +15,10 @@ import (
 	"github.com/agentotel/agentotel/internal/textutil"
 )
 
-// Attribute keys the connector emits beyond those agentevent already names.
-// docs/design/span-model.md, section Attributes, lists them all.
+// Attribute values of the spans: operation names, the tool type, turn
+// statuses. The keys are agentevent's; docs/design/span-model.md, section
+// Attributes, lists them all.
 const (
-	AttrOperationName    = "gen_ai.operation.name"
-	attrAgentName        = "gen_ai.agent.name"
-	attrRequestModel     = "gen_ai.request.model"
-	attrToolType         = "gen_ai.tool.type"
-	AttrInputMessages    = "gen_ai.input.messages"
-	AttrOutputMessages   = "gen_ai.output.messages"
-	AttrToolCallArgs     = "gen_ai.tool.call.arguments"
-	AttrToolCallResult   = "gen_ai.tool.call.result"
-	AttrTurnStatus       = "agent.turn.status"
-	AttrTurnModelCalls   = "agent.turn.model_calls"
-	AttrTurnToolCalls    = "agent.turn.tool_calls"
-	AttrTurnToolErrors   = "agent.turn.tool_errors"
-	AttrTurnFilesChanged = "agent.turn.files_changed"
-	AttrTurnSubagents    = "agent.turn.subagents"
-	AttrTurnSummary      = "agent.turn.summary"
-	// AttrTurnPromptMissing marks the root of a turn whose prompt record
-	// never arrived (an agent's own telemetry): the turn is built from the
-	// records that name it.
-	AttrTurnPromptMissing = "agent.turn.prompt_missing"
-	attrTurnUsagePrefix   = "agent.turn.usage."
-	attrLinkType          = "agent.link.type"
-	// AttrChatPrefix marks the facts of a model call that an event states
-	// (an agent's own telemetry: time to first token, query source, ...):
-	// the call's chat span carries them, the first stated value of each.
-	AttrChatPrefix = "agent.chat."
-	// AttrChatDurationMs: the chat span starts that long before its end
-	// (the latest event of the call).
-	AttrChatDurationMs = agentevent.AttrChatDurationMs
-	attrLate           = "agent.span.late"
-
 	opInvokeAgent = "invoke_agent"
 	OpChat        = "chat"
 	opExecuteTool = "execute_tool"
@@ -63,20 +34,6 @@ const (
 	StatusError       = "error"
 	StatusAbandoned   = "abandoned"
 	StatusInProgress  = "in_progress"
-
-	// errorTypeTool / errorTypeAgent are error.type when a failure carries
-	// no classification of its own.
-	ErrorTypeTool  = "tool_error"
-	errorTypeAgent = "agent_error"
-)
-
-// Span event names.
-const (
-	EventReasoning    = "agent.reasoning"
-	eventCompaction   = "agent.compaction"
-	EventFileSnapshot = "agent.file_snapshot"
-	EventSummary      = "agent.session_summary"
-	eventAPIError     = "agent.api_error"
 )
 
 // MapOptions are the settings the mapping reads: whether spans carry
@@ -414,8 +371,8 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	span.SetEndTimestamp(pcommon.NewTimestampFromTime(maxTime(start, r.end)))
 	// Every key below is a constant, each put once.
 	b := &m.attrs
-	b.add(strAttr(AttrOperationName, opInvokeAgent))
-	b.add(strAttr(attrAgentName, name))
+	b.add(strAttr(agentevent.AttrOperationName, opInvokeAgent))
+	b.add(strAttr(agentevent.AttrAgentName, name))
 	if th.Subagent() {
 		b.add(strAttr(agentevent.AttrAgentID, th.Agent))
 	}
@@ -424,7 +381,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 		b.add(strAttr(agentevent.AttrParentSessionID, parent))
 	}
 	b.addStr(agentevent.AttrProvider, r.firstProvide)
-	b.addStr(attrRequestModel, r.firstModel)
+	b.addStr(agentevent.AttrRequestModel, r.firstModel)
 	ctx := evs[0]
 	if prompt >= 0 {
 		ctx = evs[prompt]
@@ -437,11 +394,11 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	}
 	if lost { // no prompt: no event id above
 		b.add(strAttr(agentevent.AttrEventID, t.Key.Prompt))
-		b.add(boolAttr(AttrTurnPromptMissing, true))
+		b.add(boolAttr(agentevent.AttrTurnPromptMissing, true))
 	}
 
 	status, errType := runStatus(evs, m.reason)
-	b.add(strAttr(AttrTurnStatus, status))
+	b.add(strAttr(agentevent.AttrTurnStatus, status))
 	if status == StatusError {
 		b.add(strAttr(agentevent.AttrErrorType, errType))
 		span.Status().SetCode(ptrace.StatusCodeError)
@@ -455,7 +412,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	if m.opts.IncludeContent && prompt >= 0 && evs[prompt].Text != "" {
 		cb := contentBudget{left: m.opts.MaxContentLength}
 		text, _ := cb.take(evs[prompt].Text)
-		b.add(strAttr(AttrInputMessages, messagesJSON([]Message{{Role: "user", Parts: []MessagePart{{Type: "text", Content: text}}}})))
+		b.add(strAttr(agentevent.AttrInputMessages, messagesJSON([]Message{{Role: "user", Parts: []MessagePart{{Type: "text", Content: text}}}})))
 	}
 	b.into(span.Attributes())
 
@@ -464,7 +421,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 		prev := UnitKey{Thread: th, Prompt: t.PrevPrompt}
 		l.SetTraceID(TurnTraceID(th, t.PrevPrompt))
 		l.SetSpanID(UnitSpanID(prev))
-		l.Attributes().PutStr(attrLinkType, "previous_turn")
+		l.Attributes().PutStr(agentevent.AttrLinkType, "previous_turn")
 	}
 	for _, i := range others {
 		m.addSpanEvent(span, &evs[i])

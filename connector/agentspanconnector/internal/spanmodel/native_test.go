@@ -37,7 +37,7 @@ func nativeTurn(t0 time.Time) []agentevent.Event {
 	call1 := ev("a1", agentevent.TypeAssistantMessage, 9*time.Second)
 	call1.Model, call1.ResponseID = "claude-opus-5", "req_1"
 	call1.TokensInput, call1.TokensOutput = agentevent.Int(100), agentevent.Int(10)
-	call1.Attributes = origin(map[string]any{AttrChatDurationMs: int64(4000), "agent.chat.ttft_ms": int64(1200)})
+	call1.Attributes = origin(map[string]any{agentevent.AttrChatDurationMs: int64(4000), "agent.chat.ttft_ms": int64(1200)})
 	resp1 := ev("a2", agentevent.TypeAssistantMessage, 9*time.Second)
 	resp1.Model, resp1.ResponseID = "claude-opus-5", "req_1"
 	resp1.Attributes = origin(map[string]any{"agent.chat.response_length": int64(25)})
@@ -49,7 +49,7 @@ func nativeTurn(t0 time.Time) []agentevent.Event {
 	call2 := ev("a3", agentevent.TypeAssistantMessage, 12*time.Second)
 	call2.Model, call2.ResponseID = "claude-opus-5", "req_2"
 	call2.TokensInput, call2.TokensOutput = agentevent.Int(120), agentevent.Int(5)
-	call2.Attributes = origin(map[string]any{AttrChatDurationMs: int64(1500)})
+	call2.Attributes = origin(map[string]any{agentevent.AttrChatDurationMs: int64(1500)})
 	evs := []agentevent.Event{prompt, call1, resp1, toolCall, toolRes, call2}
 	for i := range evs {
 		agentevent.Normalize(&evs[i])
@@ -89,7 +89,7 @@ func TestNativeChatSpans(t *testing.T) {
 	c1 := chats[0]
 	assert.Equal(t, t0.Add(5*time.Second), c1.StartTimestamp().AsTime(), "end 9 s less the stated 4000 ms")
 	assert.Equal(t, t0.Add(9*time.Second), c1.EndTimestamp().AsTime())
-	d, _ := c1.Attributes().Get(AttrChatDurationMs)
+	d, _ := c1.Attributes().Get(agentevent.AttrChatDurationMs)
 	assert.Equal(t, int64(4000), d.Int())
 	ttft, _ := c1.Attributes().Get("agent.chat.ttft_ms")
 	assert.Equal(t, int64(1200), ttft.Int())
@@ -114,7 +114,7 @@ func TestFileToolCallWithoutResponseKeepsItsChat(t *testing.T) {
 	evs := nativeTurn(t0)
 	for i := range evs {
 		delete(evs[i].Attributes, agentevent.AttrOrigin)
-		delete(evs[i].Attributes, AttrChatDurationMs)
+		delete(evs[i].Attributes, agentevent.AttrChatDurationMs)
 	}
 	var chats []ptrace.Span
 	for _, sp := range mapTurn(evs) {
@@ -165,7 +165,7 @@ func TestNativeTurnWithoutItsPrompt(t *testing.T) {
 	for _, sp := range spans {
 		assert.False(t, sp.StartTimestamp() < root.StartTimestamp() || sp.EndTimestamp() > root.EndTimestamp(), "the root covers %s", sp.Name())
 	}
-	missing, _ := root.Attributes().Get(AttrTurnPromptMissing)
+	missing, _ := root.Attributes().Get(agentevent.AttrTurnPromptMissing)
 	assert.True(t, missing.Bool())
 	for _, sp := range spans {
 		if sp.SpanID() != root.SpanID() {

@@ -19,21 +19,6 @@ import (
 // This file is the turn rollup (seed: the canonical task event): what a run
 // and the subagents it spawned did, summed onto its invoke_agent span.
 
-// Rollup attribute keys on invoke_agent spans (beyond those in mapping.go).
-const (
-	AttrTurnLinesAdded   = "agent.turn.lines_added"
-	AttrTurnLinesRemoved = "agent.turn.lines_removed"
-	AttrTurnFiles        = "agent.turn.files"
-	AttrTurnCommands     = "agent.turn.commands"
-	AttrTurnCommandsRun  = "agent.turn.commands_run"
-	AttrTurnTests        = "agent.turn.tests"
-	AttrTurnTestsRun     = "agent.turn.tests_run"
-	AttrTurnTestsPassed  = "agent.turn.tests_passed"
-	AttrTurnDuration     = "agent.turn.duration_ms"
-	AttrTurnErrors       = "agent.turn.errors"
-	AttrTurnPreviousID   = "agent.turn.previous_id"
-)
-
 // Values of the files' change_type.
 const (
 	changeCreated  = "created"
@@ -46,14 +31,6 @@ const (
 const (
 	testPassed = "passed"
 	testFailed = "failed"
-)
-
-// Error classes (error.type) the parsers give a tool call that never ran:
-// the user declined it, or a permission was missing. Such a command was not
-// executed and is left out of agent.turn.commands.
-const (
-	ErrorTypeRejected         = "rejected"
-	errorTypePermissionDenied = "permission_denied"
 )
 
 // rollup sums what a run and its subagents did, for the invoke_agent span.
@@ -125,7 +102,7 @@ func (r *rollup) addTool(call, res *agentevent.Event, attrs map[string]any, file
 	case res != nil:
 		at = res.Timestamp
 	}
-	declined := errType == ErrorTypeRejected || errType == errorTypePermissionDenied
+	declined := agentevent.ToolDeclined(errType) // the command never ran
 	cmd, isCommand := attrs[agentevent.AttrToolCommand].(string)
 	if isCommand && !declined {
 		r.commands = append(r.commands, commandRun{at: at, command: cmd, exit: exit})
@@ -295,27 +272,27 @@ func timestamp(t time.Time) *string {
 // putRollup adds the rollup attributes of an invoke_agent span.
 func putRollup(b *attrBuilder, r *rollup, start, end time.Time, prevPrompt string) {
 	f := r.facts()
-	b.add(intAttr(AttrTurnModelCalls, r.modelCalls))
-	b.add(intAttr(AttrTurnToolCalls, r.toolCalls))
-	b.add(intAttr(AttrTurnToolErrors, r.toolErrors))
-	b.add(intAttr(AttrTurnErrors, r.toolErrors+r.apiErrors))
-	b.add(intAttr(AttrTurnFilesChanged, int64(len(f.files))))
-	b.add(intAttr(AttrTurnLinesAdded, f.linesAdded))
-	b.add(intAttr(AttrTurnLinesRemoved, f.linesRemoved))
-	b.add(strAttr(AttrTurnFiles, listJSON(f.files)))
-	b.add(intAttr(AttrTurnCommandsRun, int64(len(f.commands))))
-	b.add(strAttr(AttrTurnCommands, listJSON(f.commands)))
-	b.add(intAttr(AttrTurnTestsRun, f.testsRun))
-	b.add(intAttr(AttrTurnTestsPassed, f.testsPassed))
-	b.add(strAttr(AttrTurnTests, listJSON(f.tests)))
-	b.add(intAttr(AttrTurnSubagents, r.subagents))
-	b.add(intAttr(AttrTurnDuration, maxTime(start, end).Sub(start).Milliseconds()))
-	r.usage.put(b, attrTurnUsagePrefix)
+	b.add(intAttr(agentevent.AttrTurnModelCalls, r.modelCalls))
+	b.add(intAttr(agentevent.AttrTurnToolCalls, r.toolCalls))
+	b.add(intAttr(agentevent.AttrTurnToolErrors, r.toolErrors))
+	b.add(intAttr(agentevent.AttrTurnErrors, r.toolErrors+r.apiErrors))
+	b.add(intAttr(agentevent.AttrTurnFilesChanged, int64(len(f.files))))
+	b.add(intAttr(agentevent.AttrTurnLinesAdded, f.linesAdded))
+	b.add(intAttr(agentevent.AttrTurnLinesRemoved, f.linesRemoved))
+	b.add(strAttr(agentevent.AttrTurnFiles, listJSON(f.files)))
+	b.add(intAttr(agentevent.AttrTurnCommandsRun, int64(len(f.commands))))
+	b.add(strAttr(agentevent.AttrTurnCommands, listJSON(f.commands)))
+	b.add(intAttr(agentevent.AttrTurnTestsRun, f.testsRun))
+	b.add(intAttr(agentevent.AttrTurnTestsPassed, f.testsPassed))
+	b.add(strAttr(agentevent.AttrTurnTests, listJSON(f.tests)))
+	b.add(intAttr(agentevent.AttrTurnSubagents, r.subagents))
+	b.add(intAttr(agentevent.AttrTurnDurationMs, maxTime(start, end).Sub(start).Milliseconds()))
+	r.usage.put(b, agentevent.AttrTurnUsagePrefix)
 	if r.hasCost {
-		b.add(doubleAttr(attrTurnUsagePrefix+"cost_usd", r.costUSD))
+		b.add(doubleAttr(agentevent.AttrTurnUsagePrefix+"cost_usd", r.costUSD))
 	}
-	b.add(strAttr(AttrTurnSummary, summary(f)))
-	b.addStr(AttrTurnPreviousID, prevPrompt)
+	b.add(strAttr(agentevent.AttrTurnSummary, summary(f)))
+	b.addStr(agentevent.AttrTurnPreviousID, prevPrompt)
 }
 
 // listJSON encodes a list attribute. Commands are shown as written: no

@@ -38,11 +38,11 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 		u.addEvent(ev)
 		rest.addEvent(ev)
 		for k, v := range ev.Attributes {
-			if _, seen := chatAttrs[k]; !seen && strings.HasPrefix(k, AttrChatPrefix) {
+			if _, seen := chatAttrs[k]; !seen && strings.HasPrefix(k, agentevent.AttrChatPrefix) {
 				chatAttrs[k] = v
 			}
 		}
-		if d, ok := ev.Attributes[AttrChatDurationMs].(int64); ok && d > stated {
+		if d, ok := ev.Attributes[agentevent.AttrChatDurationMs].(int64); ok && d > stated {
 			stated = d
 		}
 		if ev.CostUSD != nil {
@@ -94,16 +94,16 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 	sp := m.newSpan(ChatSpanID(t.Key.Thread, key), parent, OpChat, model, ptrace.SpanKindClient, start, end)
 	b := &m.attrs
-	b.add(strAttr(AttrOperationName, OpChat))
+	b.add(strAttr(agentevent.AttrOperationName, OpChat))
 	b.addStr(agentevent.AttrProvider, provider)
-	b.addStr(attrRequestModel, model)
+	b.addStr(agentevent.AttrRequestModel, model)
 	b.addStr(agentevent.AttrModel, model)
 	b.addStr(agentevent.AttrResponseID, responseID)
 	b.add(strAttr(agentevent.AttrSessionID, t.session()))
 	if len(finish) > 0 {
 		b.add(attr{key: agentevent.AttrFinishReasons, kind: attrStrs, strs: finish})
 	}
-	u.put(b, usagePrefixGenAI)
+	u.put(b, agentevent.AttrGenAIUsagePrefix)
 	// The keys from here on come from the events: put as pcommon.Map.Put
 	// would, in case one is a key already there.
 	for _, k := range b.sortedKeys(rest) {
@@ -114,7 +114,7 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 	if t.Late {
 		// Say so: the turn's root went out before this span.
-		b.set(boolAttr(attrLate, true))
+		b.set(boolAttr(agentevent.AttrSpanLate, true))
 	}
 	if hasCost {
 		b.set(doubleAttr(agentevent.AttrCostUSD, cost))
@@ -126,7 +126,7 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 	if m.opts.IncludeContent {
 		if out := m.outputMessage(evs, g.members, finish); out != "" {
-			b.set(strAttr(AttrOutputMessages, out))
+			b.set(strAttr(agentevent.AttrOutputMessages, out))
 		}
 	}
 	b.into(sp.Attributes())
@@ -266,10 +266,10 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 			put(strAttr(k, v))
 		}
 	}
-	put(strAttr(AttrOperationName, opExecuteTool))
+	put(strAttr(agentevent.AttrOperationName, opExecuteTool))
 	putStr(agentevent.AttrToolName, name)
 	putStr(agentevent.AttrToolCallID, callID)
-	put(strAttr(attrToolType, toolTypeFunction))
+	put(strAttr(agentevent.AttrToolType, toolTypeFunction))
 	put(strAttr(agentevent.AttrSessionID, t.session()))
 	put(strAttr(agentevent.AttrToolStatus, string(status)))
 	if latency != nil {
@@ -284,7 +284,7 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 	putStr(agentevent.AttrSpawnedAgentID, spawned)
 	if status == agentevent.ToolError {
 		if errType == "" {
-			errType = ErrorTypeTool
+			errType = agentevent.ErrorTypeTool
 		}
 		put(strAttr(agentevent.AttrErrorType, errType))
 		sp.Status().SetCode(ptrace.StatusCodeError)
@@ -295,12 +295,12 @@ func (m *mapper) tool(t *Tree, p *toolPair, parent pcommon.SpanID, r *rollup) {
 		cb := contentBudget{left: m.opts.MaxContentLength}
 		if call != nil && call.Text != "" {
 			text, _ := cb.take(call.Text)
-			put(strAttr(AttrToolCallArgs, text))
+			put(strAttr(agentevent.AttrToolCallArguments, text))
 		}
 		cb = contentBudget{left: m.opts.MaxContentLength}
 		if res != nil && res.Text != "" {
 			text, _ := cb.take(res.Text)
-			put(strAttr(AttrToolCallResult, text))
+			put(strAttr(agentevent.AttrToolCallResult, text))
 		}
 	}
 	b.into(sp.Attributes())
@@ -321,7 +321,7 @@ func runStatus(evs []agentevent.Event, reason CloseReason) (status, errType stri
 		switch ev.Status {
 		case StatusError:
 			if errType == "" {
-				errType = textutil.FirstNonEmpty(ev.ErrorType, errorTypeAgent)
+				errType = textutil.FirstNonEmpty(ev.ErrorType, agentevent.ErrorTypeAgent)
 			}
 		case StatusInterrupted:
 			interrupted = true
@@ -344,7 +344,7 @@ func runStatus(evs []agentevent.Event, reason CloseReason) (status, errType stri
 	case interrupted:
 		return StatusInterrupted, ""
 	case ended == agentevent.TurnEndError:
-		return StatusError, textutil.FirstNonEmpty(endErr, errorTypeAgent)
+		return StatusError, textutil.FirstNonEmpty(endErr, agentevent.ErrorTypeAgent)
 	case ended == agentevent.TurnEndInterrupted:
 		return StatusInterrupted, ""
 	case ended == agentevent.TurnEndCompleted:
@@ -397,17 +397,17 @@ func (m *mapper) addSpanEvent(sp ptrace.Span, ev *agentevent.Event) {
 func spanEventName(ev *agentevent.Event) string {
 	switch {
 	case ev.Type == agentevent.TypeReasoning:
-		return EventReasoning
+		return agentevent.SpanEventReasoning
 	case ev.ErrorType != "":
-		return eventAPIError
+		return agentevent.SpanEventAPIError
 	case ev.Type == agentevent.TypeFileSnapshot:
-		return EventFileSnapshot
+		return agentevent.SpanEventFileSnapshot
 	case ev.Type == agentevent.TypeSessionSummary:
-		return EventSummary
+		return agentevent.SpanEventSessionSummary
 	}
 	for k := range ev.Attributes {
-		if strings.HasPrefix(k, "agent.compaction.") {
-			return eventCompaction
+		if strings.HasPrefix(k, agentevent.AttrCompactionPrefix) {
+			return agentevent.SpanEventCompaction
 		}
 	}
 	return agentevent.EventNamePrefix + string(ev.Type)

@@ -42,8 +42,8 @@ func (u *usage) any() bool { return u.has != [5]bool{} }
 
 // Keys of usage.put, by prefix.
 var (
-	genAIUsageKeys = usageKeys(usagePrefixGenAI)
-	turnUsageKeys  = usageKeys(attrTurnUsagePrefix)
+	genAIUsageKeys = usageKeys(agentevent.AttrGenAIUsagePrefix)
+	turnUsageKeys  = usageKeys(agentevent.AttrTurnUsagePrefix)
 )
 
 func usageKeys(prefix string) [5]string {
@@ -57,9 +57,9 @@ func usageKeys(prefix string) [5]string {
 // put adds the usage under prefix + the GenAI usage names.
 func (u *usage) put(b *attrBuilder, prefix string) {
 	keys := genAIUsageKeys
-	if prefix == attrTurnUsagePrefix {
+	if prefix == agentevent.AttrTurnUsagePrefix {
 		keys = turnUsageKeys
-	} else if prefix != usagePrefixGenAI {
+	} else if prefix != agentevent.AttrGenAIUsagePrefix {
 		keys = usageKeys(prefix)
 	}
 	for i, k := range keys {
@@ -116,18 +116,10 @@ func (x usageAttrs) add(k string, v any) {
 	}
 }
 
-// Usage attribute prefixes: every token count, cost and carrier of a model
-// response in the event model (agentevent's gen_ai.usage.* and agent.usage.*
-// keys, typed fields and attributes alike) is under one of them.
-const (
-	usagePrefixGenAI = "gen_ai.usage."
-	usagePrefixAgent = "agent.usage."
-)
-
 // IsUsageAttr reports whether an attribute key is part of a model
 // response's usage. A chat span carries all of its response's; no other
 // span, and no span event but a reasoning block's own reasoning tokens,
 // carries any.
 func IsUsageAttr(k string) bool {
-	return strings.HasPrefix(k, usagePrefixGenAI) || strings.HasPrefix(k, usagePrefixAgent)
+	return strings.HasPrefix(k, agentevent.AttrGenAIUsagePrefix) || strings.HasPrefix(k, agentevent.AttrUsagePrefix)
 }

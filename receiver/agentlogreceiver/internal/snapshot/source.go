@@ -281,7 +281,7 @@ func (s *Source) badFile(ctx context.Context, path string, f *file, sig source.F
 		LogFile:    path,
 		Raw:        raw,
 		Unparsed:   reason,
-		Attributes: map[string]any{"agent.unparsed.detail": err.Error()},
+		Attributes: map[string]any{agentevent.AttrUnparsedDetail: err.Error()},
 	}
 	agentevent.Normalize(&ev)
 	_ = s.Emitter.Deliver(context.WithoutCancel(ctx), source.Delivery{Path: path, Events: []agentevent.Event{ev}})
