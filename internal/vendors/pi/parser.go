@@ -43,6 +43,10 @@ type Options struct {
 	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
 	// record into it.
 	OmitRaw bool
+	// Source is the source of the events ("": Pi's own). Agents built on
+	// Pi's session format (OpenClaw) read their files with this parser
+	// under their own source.
+	Source agentevent.Source
 }
 
 // Parser maps the records of one session file. It is not safe for
@@ -72,11 +76,28 @@ func NewParser(path string) *Parser {
 
 // NewParserWithOptions is NewParser with options (see Options).
 func NewParserWithOptions(path string, opts Options) *Parser {
-	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if opts.Source == "" {
+		opts.Source = Source
+	}
+	return &Parser{path: path, opts: opts, fileSessionID: fileSessionID(path, opts.Source), st: newState()}
+}
+
+// fileSessionID is the session id a file's name carries, the fallback of a
+// file whose header is missing: the name up to ".jsonl" (an archived
+// OpenClaw transcript goes on with ".reset.<time>" or ".deleted.<time>"),
+// and for Pi the part of it after the last "_" (<ISO>_<id>.jsonl).
+func fileSessionID(path string, src agentevent.Source) string {
+	base := filepath.Base(path)
+	if i := strings.Index(base, ".jsonl"); i > 0 {
+		base = base[:i]
+	}
+	if src != Source {
+		return base
+	}
 	if i := strings.LastIndexByte(base, '_'); i >= 0 && i+1 < len(base) {
 		base = base[i+1:]
 	}
-	return &Parser{path: path, opts: opts, fileSessionID: base, st: newState()}
+	return base
 }
 
 // rowCtx is what a record shares with every event it yields.
@@ -332,7 +353,7 @@ func (p *Parser) mapCompaction(e *entry, c *rowCtx) pending {
 // base starts an event with the envelope of the record.
 func (p *Parser) base(c *rowCtx, typ agentevent.EventType, role agentevent.Role, ch agentevent.Channel) agentevent.Event {
 	return agentevent.Event{
-		Source:      Source,
+		Source:      p.opts.Source,
 		SessionID:   p.st.SessionID,
 		ProjectRoot: p.st.Cwd,
 		ProjectHash: p.projectHash(),

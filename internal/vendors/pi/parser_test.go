@@ -356,3 +356,28 @@ func TestTurnEndMarkers(t *testing.T) {
 	assert.Equal(t, []agentevent.EventType{agentevent.TypeLog}, got[agentevent.TurnEndError])
 	assert.NotEmpty(t, got[agentevent.TurnEndCompleted])
 }
+
+// TestSourceOption: a parser made for another agent's files in Pi's format
+// gives every event that agent's source, and takes the session id of a
+// headerless file from the name up to ".jsonl".
+func TestSourceOption(t *testing.T) {
+	user := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"hi"}}`
+	for _, tc := range []struct {
+		name, path string
+		src        agentevent.Source
+		wantSrc    agentevent.Source
+		session    string
+	}{
+		{"pi", testPath, "", Source, "5a1c0de0-0000-4000-8000-000000000001"},
+		{"other", "agents/main/sessions/5a1c0de0-0000-4000-8000-00000000000a.jsonl", "openclaw", "openclaw", "5a1c0de0-0000-4000-8000-00000000000a"},
+		{"other, archived", "agents/main/sessions/ab_cd.jsonl.reset.2026-06-26T10-00-00.000Z", "openclaw", "openclaw", "ab_cd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewParserWithOptions(tc.path, Options{Source: tc.src})
+			evs := p.Parse([]byte(user), 1, 0)
+			require.Len(t, evs, 1)
+			assert.Equal(t, tc.wantSrc, evs[0].Source)
+			assert.Equal(t, tc.session, evs[0].SessionID)
+		})
+	}
+}
