@@ -15,6 +15,9 @@ import (
 // maxErrorAttrBytes bounds the error message kept in agentevent.AttrAPIError.
 const maxErrorAttrBytes = 1024
 
+// customModelSnapshot is the custom type of OpenClaw's model snapshots.
+const customModelSnapshot = "model-snapshot"
+
 // Stop reasons of an assistant message.
 const (
 	stopAborted = "aborted"

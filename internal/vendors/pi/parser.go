@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/textutil"
 )
 
@@ -226,6 +227,10 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		}
 		out = append(out, pending{ev: ev})
 	case "custom":
+		if e.CustomType == customModelSnapshot {
+			out = append(out, p.mapModelSnapshot(e, c))
+			break
+		}
 		// Extension state, not part of the model's context: only its kind.
 		ev := p.meta(c, "custom")
 		agentevent.SetAttr(&ev, agentevent.AttrCustomType, e.CustomType)
@@ -331,6 +336,37 @@ func (p *Parser) mapModelChange(e *entry, c *rowCtx) pending {
 	ev := p.meta(c, "model_change")
 	agentevent.SetAttr(&ev, agentevent.AttrModelChangeModel, e.ModelID)
 	agentevent.SetAttr(&ev, agentevent.AttrModelChangeProvider, Provider(e.Provider))
+	return pending{ev: ev}
+}
+
+// mapModelSnapshot maps OpenClaw's model-snapshot custom entry as the model
+// change it is: the model it names is the model of the responses after it
+// that name none. Its data holds the model; a snapshot without a data
+// object is read from the entry itself, as ccusage reads it.
+func (p *Parser) mapModelSnapshot(e *entry, c *rowCtx) pending {
+	var d modelSnapshot
+	if data := bytes.TrimSpace(e.Data); len(data) == 0 || data[0] != '{' || jsonx.Unmarshal(data, &d) != nil {
+		d = modelSnapshot{Provider: e.Provider, ModelID: e.ModelID}
+	}
+	model := textutil.FirstNonEmpty(d.ModelID, d.Model)
+	s := &p.st
+	if model != "" {
+		s.Model = strings.Clone(model)
+	}
+	if d.Provider != "" {
+		s.Provider = strings.Clone(d.Provider)
+	}
+	ev := p.meta(c, "model_change")
+	agentevent.SetAttr(&ev, agentevent.AttrCustomType, e.CustomType)
+	if model != "" {
+		agentevent.SetAttr(&ev, agentevent.AttrModelChangeModel, model)
+	}
+	if d.Provider != "" {
+		agentevent.SetAttr(&ev, agentevent.AttrModelChangeProvider, Provider(d.Provider))
+	}
+	if d.ModelAPI != nil && *d.ModelAPI != "" {
+		agentevent.SetAttr(&ev, agentevent.AttrAPI, *d.ModelAPI)
+	}
 	return pending{ev: ev}
 }
 

@@ -381,3 +381,40 @@ func TestSourceOption(t *testing.T) {
 		})
 	}
 }
+
+// TestModelSnapshot: OpenClaw's model-snapshot custom entry is a model
+// change: a meta event naming the model, which becomes the model of the
+// responses after it that name none; model_change does the same.
+func TestModelSnapshot(t *testing.T) {
+	user := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"hi"}}`
+	answer := func(id, parent string) string {
+		return `{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-06-26T10:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"usage":{"input":3,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":5},"stopReason":"stop"}}`
+	}
+	for _, tc := range []struct {
+		name, line string
+		model      string
+		provider   string
+		api        any
+	}{
+		{"snapshot", `{"type":"custom","customType":"model-snapshot","data":{"timestamp":1782468002000,"provider":"openai-codex","modelApi":"openai-codex-responses","modelId":"gpt-5.2"},"id":"m1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z"}`, "gpt-5.2", "openai", "openai-codex-responses"},
+		{"snapshot, model member", `{"type":"custom","customType":"model-snapshot","data":{"provider":"anthropic","model":"claude-opus-4-5"},"id":"m1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z"}`, "claude-opus-4-5", "anthropic", nil},
+		{"snapshot without data", `{"type":"custom","customType":"model-snapshot","provider":"anthropic","modelId":"claude-sonnet-4-5","id":"m1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z"}`, "claude-sonnet-4-5", "anthropic", nil},
+		{"model_change", `{"type":"model_change","provider":"openai-codex","modelId":"gpt-5.2","id":"m1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z"}`, "gpt-5.2", "openai", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := parseLines(headerV3, user, tc.line, answer("a1", "m1"))
+			metas := ofType(events, agentevent.TypeMeta)
+			require.Len(t, metas, 1)
+			m := metas[0]
+			assert.Equal(t, "model_change", m.Attributes["agent.meta.kind"])
+			assert.Equal(t, tc.model, m.Attributes["agent.model_change.model"])
+			assert.Equal(t, tc.provider, m.Attributes["agent.model_change.provider"])
+			assert.Equal(t, tc.api, m.Attributes["agent.api"])
+			msgs := ofType(events, agentevent.TypeAssistantMessage)
+			require.Len(t, msgs, 1)
+			assert.Equal(t, tc.model, msgs[0].Model)
+			assert.Equal(t, tc.provider, msgs[0].Provider)
+			assert.Empty(t, agentevent.Validate(events).Violations)
+		})
+	}
+}

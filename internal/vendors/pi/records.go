@@ -49,6 +49,8 @@ type entry struct {
 	CustomType string    `json:"customType"`
 	Content    jsonx.Raw `json:"content"`
 	Display    *bool     `json:"display"`
+	// custom: the extension's state (an OpenClaw model-snapshot's model)
+	Data jsonx.Raw `json:"data"`
 
 	// label
 	TargetID string  `json:"targetId"`
@@ -162,6 +164,16 @@ type block struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Arguments jsonx.Raw `json:"arguments"`
+}
+
+// modelSnapshot is the data of OpenClaw's model-snapshot custom entry: the
+// model a run was set up with, written when it differs from the last
+// snapshot's.
+type modelSnapshot struct {
+	Provider string  `json:"provider"`
+	ModelAPI *string `json:"modelApi"`
+	ModelID  string  `json:"modelId"`
+	Model    string  `json:"model"`
 }
 
 // toolArgs holds the arguments of Pi's built-in tools the mapping reads.

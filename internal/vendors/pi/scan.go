@@ -104,7 +104,7 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 var (
 	entryNames = jsonx.NewNames("type", "version", "id", "parentId", "timestamp", "cwd", "parentSession",
 		"branchedFrom", "provider", "modelId", "thinkingLevel", "message", "summary", "firstKeptEntryId",
-		"tokensBefore", "fromHook", "fromId", "name", "customType", "content", "display", "targetId", "label")
+		"tokensBefore", "fromHook", "fromId", "name", "customType", "content", "display", "data", "targetId", "label")
 	messageNames = jsonx.NewNames("role", "content", "timestamp", "api", "provider", "model", "usage", "stopReason",
 		"errorMessage", "responseId", "toolCallId", "toolName", "isError", "details", "command", "output",
 		"exitCode", "cancelled", "truncated", "excludeFromContext", "customType", "summary", "fromId",
