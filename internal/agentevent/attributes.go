@@ -202,7 +202,10 @@ const (
 	AttrModelChangeProvider      = "agent.model_change.provider"
 	AttrPromptLength             = "agent.prompt.length"
 	AttrMessagePhase             = "agent.message.phase"
-	AttrMessageUUID              = "agent.message.uuid"
+	// AttrMessageKind names what wrote a message no model answered (an
+	// OpenClaw delivery mirror or gateway injection).
+	AttrMessageKind = "agent.message.kind"
+	AttrMessageUUID = "agent.message.uuid"
 	// AttrTextSynthetic is true on a text the agent added to the
 	// conversation itself rather than the model.
 	AttrTextSynthetic           = "agent.text.synthetic"

@@ -18,6 +18,16 @@ const maxErrorAttrBytes = 1024
 // customModelSnapshot is the custom type of OpenClaw's model snapshots.
 const customModelSnapshot = "model-snapshot"
 
+// transcriptOnly tells an assistant message OpenClaw wrote into the
+// transcript itself from a model's answer: provider "openclaw" with model
+// "delivery-mirror" (the text a channel was sent, mirrored) or
+// "gateway-injected" (a message added through the gateway). Such a row
+// always has zero usage; one that reports usage is read as a response, so
+// no token it names is lost.
+func transcriptOnly(m *message) bool {
+	return m.Provider == "openclaw" && (m.Model == "delivery-mirror" || m.Model == "gateway-injected") && m.Usage.zero()
+}
+
 // Stop reasons of an assistant message.
 const (
 	stopAborted = "aborted"
@@ -103,6 +113,13 @@ func (p *Parser) mapAssistant(m *message, c *rowCtx, replayed bool) ([]pending, 
 	_, blocks, ok := m.content()
 	if !ok {
 		return nil, ReasonUnexpectedShape, "assistant content"
+	}
+	if transcriptOnly(m) {
+		// OpenClaw's own copy of a message, not a model's answer.
+		ev := p.base(c, agentevent.TypeSystemMessage, agentevent.RoleSystem, agentevent.ChannelChat)
+		ev.Text = contentText("", blocks)
+		agentevent.SetAttr(&ev, agentevent.AttrMessageKind, m.Model)
+		return []pending{{ev: ev}}, "", ""
 	}
 	s := &p.st
 	model := textutil.FirstNonEmpty(m.Model, s.Model)

@@ -418,3 +418,32 @@ func TestModelSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestTranscriptOnlyAssistant: an assistant message OpenClaw wrote itself
+// (a delivery mirror, a gateway injection) is no model call: a
+// system_message without model, tokens or turn end.
+func TestTranscriptOnlyAssistant(t *testing.T) {
+	user := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"hi"}}`
+	row := func(model, usage string) string {
+		return `{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-06-26T10:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"sent to the channel"}],"api":"openai-responses","provider":"openclaw","model":"` + model + `","usage":` + usage + `,"stopReason":"stop","timestamp":1782468003000}}`
+	}
+	const zero = `{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}`
+	for _, model := range []string{"delivery-mirror", "gateway-injected"} {
+		events := parseLines(headerV3, user, row(model, zero))
+		require.Len(t, events, 2, model)
+		ev := events[1]
+		assert.Equal(t, agentevent.TypeSystemMessage, ev.Type)
+		assert.Equal(t, agentevent.RoleSystem, ev.Role)
+		assert.Equal(t, "sent to the channel", ev.Text)
+		assert.Equal(t, model, ev.Attributes["agent.message.kind"])
+		assert.Empty(t, ev.Model)
+		assert.Nil(t, ev.TokensInput)
+		assert.Nil(t, ev.Attributes[agentevent.AttrTurnEnd])
+		assert.Empty(t, agentevent.Validate(events).Violations)
+	}
+	// Usage is never dropped: such a row that reports some is a response.
+	events := parseLines(headerV3, user, row("delivery-mirror", `{"input":4,"output":1,"cacheRead":0,"cacheWrite":0}`))
+	msgs := ofType(events, agentevent.TypeAssistantMessage)
+	require.Len(t, msgs, 1)
+	assert.Equal(t, agentevent.Int(4), msgs[0].TokensInput)
+}
