@@ -321,6 +321,9 @@ const (
 	AttrToolRepeatedResult  = "agent.tool.repeated_result"
 	AttrToolCancelled       = "agent.tool.cancelled"
 	AttrToolNotExecuted     = "agent.tool.not_executed"
+	// AttrToolBackground is true on the result of a command sent to the
+	// background: the call is over, the command is not (OpenClaw's exec).
+	AttrToolBackground = "agent.tool.background"
 	// AttrToolLateCallID names the call of a result whose call was never
 	// seen: the result has no ToolCallID, so that it pairs with nothing
 	// rather than with the wrong call.

@@ -447,3 +447,51 @@ func TestTranscriptOnlyAssistant(t *testing.T) {
 	require.Len(t, msgs, 1)
 	assert.Equal(t, agentevent.Int(4), msgs[0].TokensInput)
 }
+
+// TestExecResults: OpenClaw's shell tool (exec) records the exit code and
+// duration in its result's details, and returns a non-zero exit as a
+// normal result whose text ends "(Command exited with code N)".
+func TestExecResults(t *testing.T) {
+	user := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-26T10:00:01.000Z","message":{"role":"user","content":"test"}}`
+	call := `{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-06-26T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"exec","arguments":{"command":"go test ./...","workdir":"/home/dev/calc"}}],"provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse"}}`
+	for _, tc := range []struct {
+		name, text, details string
+		isError             bool
+		code                *int64
+		latency             *int64
+		errType             string
+		status              agentevent.ToolStatus
+		background          any
+	}{
+		{"success", "ok  \\tcalc\\t0.01s", `{"status":"completed","exitCode":0,"durationMs":812,"aggregated":"ok","cwd":"/home/dev/calc"}`, false, agentevent.Int(0), agentevent.Int(812), "", agentevent.ToolSuccess, nil},
+		{"non-zero exit", "FAIL\\n\\n(Command exited with code 1)", `{"status":"completed","exitCode":1,"durationMs":1500,"aggregated":"FAIL","cwd":"/home/dev/calc"}`, false, agentevent.Int(1), agentevent.Int(1500), "exit_code", agentevent.ToolError, nil},
+		{"not found", "sh: 1: gotest: not found\\n\\nCommand not found", `{"status":"failed","exitCode":127,"durationMs":9,"aggregated":"sh: 1: gotest: not found","cwd":"/home/dev/calc"}`, false, agentevent.Int(127), agentevent.Int(9), "exit_code", agentevent.ToolError, nil},
+		{"timed out", "Command timed out after 30 seconds", `{"status":"failed","exitCode":null,"durationMs":30000,"aggregated":"","timedOut":true}`, false, nil, agentevent.Int(30000), "timeout", agentevent.ToolError, nil},
+		{"background", "Command still running (session s1, pid 42).", `{"status":"running","sessionId":"s1","pid":42,"startedAt":1782468002000,"cwd":"/home/dev/calc","tail":""}`, false, nil, agentevent.Int(2500), "", agentevent.ToolSuccess, true},
+		{"no details", "FAIL\\n\\n(Command exited with code 2)", `null`, false, agentevent.Int(2), agentevent.Int(2500), "exit_code", agentevent.ToolError, nil},
+		{"thrown", "spawn /bin/sh ENOENT", `{}`, true, nil, agentevent.Int(2500), "tool_error", agentevent.ToolError, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isErr := "false"
+			if tc.isError {
+				isErr = "true"
+			}
+			res := `{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-06-26T10:00:04.500Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"exec","content":[{"type":"text","text":"` + tc.text + `"}],"details":` + tc.details + `,"isError":` + isErr + `}}`
+			events := parseLines(headerV3, user, call, res)
+			results := ofType(events, agentevent.TypeToolResult)
+			require.Len(t, results, 1)
+			r := results[0]
+			assert.Equal(t, tc.code, r.ToolExitCode)
+			assert.Equal(t, tc.errType, r.ErrorType)
+			assert.Equal(t, tc.status, r.ToolStatus)
+			assert.Equal(t, tc.latency, r.ToolLatencyMs)
+			assert.Equal(t, tc.background, r.Attributes["agent.tool.background"])
+			assert.Equal(t, agentevent.ChannelTerminal, r.Channel)
+			assert.Equal(t, "go", r.Attributes[agentevent.AttrTestRunner])
+			assert.Equal(t, "go test ./...", ofType(events, agentevent.TypeToolCall)[0].Attributes[agentevent.AttrToolCommand])
+			assert.Empty(t, agentevent.Validate(events).Violations)
+			fast, typed := parseBoth(testPath, splitLines([]byte(strings.Join([]string{headerV3, user, call, res}, "\n"))), Options{OmitContent: true, OmitRaw: true})
+			assert.Equal(t, typed, fast)
+		})
+	}
+}

@@ -13,10 +13,10 @@ import (
 // nearly all of a session's bytes. It reads the type first and takes only
 // the members the mapping reads; the text and thinking of content blocks,
 // which only become Event.Text, are validated as strings but never
-// unescaped or copied, except the text of a toolResult the bash facts may
-// read (its tool is bash, or not named). Raw members (tool call arguments,
-// details, a content that is a string) are sub-slices of the line: the
-// entry lives during Parse only.
+// unescaped or copied, except the text of a toolResult the shell facts may
+// read (its tool is bash or exec, or not named). Raw members (tool call
+// arguments, details, a content that is a string) are sub-slices of the
+// line: the entry lives during Parse only.
 //
 // ok is false, and the caller decodes the line with decodeEntry, on
 // anything that decoder might read otherwise: another entry type or message
@@ -233,9 +233,9 @@ func scanContent(m *message, o *jsonx.Obj, raw []byte) bool {
 	default:
 		return false
 	}
-	// The text of a toolResult is read for the bash facts when its tool is
-	// bash or is named by the call only.
-	keepText := m.Role == "toolResult" && (m.ToolName == "" || m.ToolName == toolBash)
+	// The text of a toolResult is read for the shell facts when its tool is
+	// bash or exec, or is named by the call only.
+	keepText := m.Role == "toolResult" && (m.ToolName == "" || shellTool(m.ToolName))
 	var a jsonx.Arr
 	if o != nil {
 		a, _ = o.EnterArr()

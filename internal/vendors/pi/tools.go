@@ -20,13 +20,18 @@ const (
 	changeModified = "modified"
 )
 
-// Pi's built-in tools.
+// Pi's built-in tools, and OpenClaw's shell tool (exec), which records the
+// command's exit code and duration in its result's details.
 const (
 	toolBash  = "bash"
+	toolExec  = "exec"
 	toolRead  = "read"
 	toolWrite = "write"
 	toolEdit  = "edit"
 )
+
+// shellTool tells the tools that run a shell command.
+func shellTool(name string) bool { return name == toolBash || name == toolExec }
 
 var fileOps = map[string]agentevent.FileOp{
 	toolRead:  agentevent.FileRead,
@@ -38,7 +43,7 @@ var fileOps = map[string]agentevent.FileOp{
 }
 
 func channel(tool string) agentevent.Channel {
-	if tool == toolBash {
+	if shellTool(tool) {
 		return agentevent.ChannelTerminal
 	}
 	if op := fileOps[tool]; op != "" {
@@ -65,7 +70,7 @@ func (p *Parser) toolCall(ev *agentevent.Event, b *block, c *rowCtx, replayed bo
 			ev.FileLanguage = agentevent.FileLanguage(path)
 			oc.FilePath, oc.FileOp, oc.Language = strings.Clone(path), string(op), ev.FileLanguage
 		}
-		if b.Name == toolBash && args.Command != "" {
+		if shellTool(b.Name) && args.Command != "" {
 			cmd := agentevent.CommandLine(args.Command)
 			agentevent.SetAttr(ev, agentevent.AttrToolCommand, cmd)
 			oc.Command = strings.Clone(cmd)
@@ -139,8 +144,12 @@ func (p *Parser) mapToolResult(m *message, c *rowCtx, replayed bool) ([]pending,
 		ev.ToolStatus = agentevent.ToolError
 		ev.ErrorType = agentevent.ErrorTypeTool
 	}
-	if ev.ToolName == toolBash {
-		bashFacts(&ev, text, m.IsError)
+	if shellTool(ev.ToolName) {
+		if ev.ToolName == toolExec {
+			execFacts(&ev, m, text)
+		} else {
+			bashFacts(&ev, text, m.IsError)
+		}
 		if oc != nil && oc.Runner != "" {
 			agentevent.SetAttr(&ev, agentevent.AttrTestRunner, oc.Runner)
 			if run, passed, failed, ok := testrun.Counts(oc.Runner, text); ok {
@@ -179,6 +188,64 @@ func bashFacts(ev *agentevent.Event, text string, isError bool) {
 		ev.ErrorType = agentevent.ErrorTypeInterrupted
 	case strings.Contains(lower, "timed out"):
 		ev.ErrorType = agentevent.ErrorTypeTimeout
+	}
+}
+
+// execDetails are the details of an OpenClaw exec result.
+type execDetails struct {
+	// Status is "completed" (the command exited, with any code), "failed"
+	// (it was killed, timed out, or could not run) or "running" (sent to
+	// the background).
+	Status     string   `json:"status"`
+	ExitCode   *float64 `json:"exitCode"`
+	DurationMs *float64 `json:"durationMs"`
+	TimedOut   bool     `json:"timedOut"`
+}
+
+// execFacts reads the exit code and duration of an OpenClaw exec result
+// from its details. OpenClaw returns a command that exited non-zero as a
+// normal result (not isError), its text ending "(Command exited with code
+// N)": the exit code fails it. Without details, the code is read from that
+// text.
+func execFacts(ev *agentevent.Event, m *message, text string) {
+	var d execDetails
+	if len(m.Details) == 0 || m.Details[0] != '{' || jsonx.Unmarshal(m.Details, &d) != nil {
+		d = execDetails{}
+		if all := exitCodeRE.FindAllStringSubmatch(text, -1); len(all) > 0 {
+			if n, err := strconv.ParseFloat(all[len(all)-1][1], 64); err == nil {
+				d.ExitCode = &n
+			}
+		}
+	}
+	if d.Status == "running" {
+		// Sent to the background: the call is over, the command is not.
+		agentevent.SetAttr(ev, agentevent.AttrToolBackground, true)
+		return
+	}
+	if d.DurationMs != nil && *d.DurationMs >= 0 {
+		// Measured by the tool itself, more exact than the entries' times.
+		ev.ToolLatencyMs = agentevent.Int(int64(*d.DurationMs))
+	}
+	if d.ExitCode != nil {
+		code := int64(*d.ExitCode)
+		ev.ToolExitCode = agentevent.Int(code)
+		if code != 0 {
+			ev.ToolStatus = agentevent.ToolError
+			ev.ErrorType = agentevent.ErrorTypeExitCode
+		}
+	}
+	if d.Status != "failed" && !m.IsError {
+		return
+	}
+	ev.ToolStatus = agentevent.ToolError
+	switch lower := strings.ToLower(text); {
+	case d.TimedOut || strings.Contains(lower, "timed out"):
+		ev.ErrorType = agentevent.ErrorTypeTimeout
+	case ev.ErrorType == agentevent.ErrorTypeExitCode:
+	case strings.Contains(lower, "command aborted"):
+		ev.ErrorType = agentevent.ErrorTypeInterrupted
+	default:
+		ev.ErrorType = agentevent.ErrorTypeTool
 	}
 }
 
