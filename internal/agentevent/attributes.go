@@ -249,11 +249,24 @@ const (
 )
 
 // Facts of a move in a session tree (Pi): the entry left, the entry gone
-// to, and how many entries the move abandoned.
+// to, and how many entries the move abandoned; and of the records that move
+// or restart it (OpenClaw).
 const (
 	AttrBranchFromEntry        = "agent.branch.from_entry"
 	AttrBranchToEntry          = "agent.branch.to_entry"
 	AttrBranchAbandonedEntries = "agent.branch.abandoned_entries"
+	// AttrLeafTarget, AttrLeafAppendParent and AttrLeafAppendMode are an
+	// OpenClaw leaf control's: the entry the branch now ends at, the entry
+	// the next ones hang from, and "side" for entries appended beside the
+	// branch.
+	AttrLeafTarget       = "agent.leaf.target"
+	AttrLeafAppendParent = "agent.leaf.append_parent"
+	AttrLeafAppendMode   = "agent.leaf.append_mode"
+	// AttrResetReason and AttrResetFirstKeptEntry are an OpenClaw reset
+	// boundary's: why the context started again (new, reset, idle, daily,
+	// cron-stale) and the first entry it kept.
+	AttrResetReason         = "agent.reset.reason"
+	AttrResetFirstKeptEntry = "agent.reset.first_kept_entry"
 )
 
 // Facts of a compaction of the context.

@@ -170,16 +170,24 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	// The tree (v2+): an entry whose parent is not the current leaf starts
 	// a new branch; the entries between the old leaf and the fork point are
 	// abandoned. A meta event says so before the entry's own events.
+	// OpenClaw says where the branch goes instead: its leaf control moves
+	// the leaf (mapLeaf), and an entry appended on the side ("side") leaves
+	// it where it is.
 	if e.ID != "" {
 		parent := ""
 		if e.ParentID != nil {
 			parent = *e.ParentID
 		}
-		if ev, ok := p.branch(c, parent); ok {
-			out = append(out, pending{ev: ev, idx: -1})
+		onBranch := e.Type != entryLeaf && e.AppendMode != appendSide
+		if onBranch {
+			if ev, ok := p.branch(c, parent); ok {
+				out = append(out, pending{ev: ev, idx: -1})
+			}
 		}
 		p.st.addEntry(c.entryID, strings.Clone(parent))
-		p.st.Leaf = c.entryID
+		if onBranch {
+			p.st.Leaf = c.entryID
+		}
 	}
 	// A forked session (v2+ header with parentSession) starts with a copy
 	// of the parent's path: entries older than the header are that copy,
@@ -234,6 +242,17 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		// Extension state, not part of the model's context: only its kind.
 		ev := p.meta(c, "custom")
 		agentevent.SetAttr(&ev, agentevent.AttrCustomType, e.CustomType)
+		out = append(out, pending{ev: ev})
+	case entryLeaf:
+		out = append(out, p.mapLeaf(e, c)...)
+	case "reset":
+		// OpenClaw's reset boundary (/new, /reset, an idle or daily reset):
+		// the model's context starts again after it.
+		ev := p.meta(c, "reset")
+		agentevent.SetAttr(&ev, agentevent.AttrResetReason, e.Reason)
+		if e.FirstKeptEntryID != "" {
+			agentevent.SetAttr(&ev, agentevent.AttrResetFirstKeptEntry, e.FirstKeptEntryID)
+		}
 		out = append(out, pending{ev: ev})
 	case "custom_message":
 		ev := p.meta(c, "custom_message")
@@ -323,6 +342,38 @@ func (p *Parser) branch(c *rowCtx, parent string) (agentevent.Event, bool) {
 	agentevent.SetAttr(&ev, agentevent.AttrBranchToEntry, parent)
 	agentevent.SetAttr(&ev, agentevent.AttrBranchAbandonedEntries, abandoned)
 	return ev, true
+}
+
+// OpenClaw's leaf control, and the entries it appends beside the branch.
+const (
+	entryLeaf  = "leaf"
+	appendSide = "side"
+)
+
+// mapLeaf maps OpenClaw's leaf control, which moves the end of the current
+// branch to its target (null: before the first entry): the entries between
+// the old leaf and the target are abandoned, as when a new entry forks (a
+// branch notice says so first). The entries after it hang from its append
+// parent (the target unless it says otherwise); in side mode they are
+// appended beside the branch, whose leaf stays the target.
+func (p *Parser) mapLeaf(e *entry, c *rowCtx) []pending {
+	var out []pending
+	if ev, ok := p.branch(c, e.TargetID); ok {
+		out = append(out, pending{ev: ev, idx: -1})
+	}
+	p.st.Leaf = strings.Clone(e.TargetID)
+	if e.AppendParentID != nil && e.AppendMode != appendSide {
+		p.st.Leaf = strings.Clone(*e.AppendParentID)
+	}
+	ev := p.meta(c, entryLeaf)
+	agentevent.SetAttr(&ev, agentevent.AttrLeafTarget, e.TargetID)
+	if e.AppendParentID != nil {
+		agentevent.SetAttr(&ev, agentevent.AttrLeafAppendParent, *e.AppendParentID)
+	}
+	if e.AppendMode != "" {
+		agentevent.SetAttr(&ev, agentevent.AttrLeafAppendMode, e.AppendMode)
+	}
+	return append(out, pending{ev: ev})
 }
 
 func (p *Parser) mapModelChange(e *entry, c *rowCtx) pending {

@@ -495,3 +495,59 @@ func TestExecResults(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenClawTreeEntries: OpenClaw's reset boundary is a meta event; its
+// leaf control moves the branch's end (a branch notice when it leaves
+// entries behind) and entries appended on the side leave the branch as it
+// is.
+func TestOpenClawTreeEntries(t *testing.T) {
+	msg := func(id, parent, role, extra string) string {
+		content := `"hi"`
+		if role == "assistant" {
+			content = `[{"type":"text","text":"ok"}],"provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-06-26T10:00:01.000Z"` + extra + `,"message":{"role":"` + role + `","content":` + content + `}}`
+	}
+	lines := []string{headerV3,
+		strings.Replace(msg("u1", "", "user", ""), `"parentId":""`, `"parentId":null`, 1),
+		msg("a1", "u1", "assistant", ""),
+		msg("u2", "a1", "user", ""),
+		msg("a2", "u2", "assistant", ""),
+		// Back to a1: u2 and a2 are left behind.
+		`{"type":"leaf","id":"l1","parentId":"a2","timestamp":"2026-06-26T10:00:02.000Z","targetId":"a1","appendParentId":"a1"}`,
+		msg("u3", "a1", "user", ""),
+		// A side note beside the branch, then on along it.
+		`{"type":"leaf","id":"l2","parentId":"u3","timestamp":"2026-06-26T10:00:03.000Z","targetId":"u3","appendParentId":"a1","appendMode":"side"}`,
+		msg("u4", "a1", "user", `,"appendMode":"side"`),
+		msg("a3", "u3", "assistant", ""),
+		`{"type":"reset","id":"r1","parentId":"a3","timestamp":"2026-06-26T10:00:04.000Z","reason":"daily","firstKeptEntryId":"a3"}`,
+	}
+	events := parseLines(lines...)
+	requireSameEvents(t, testPath, splitLines([]byte(strings.Join(lines, "\n"))))
+	var branches, leaves, resets []agentevent.Event
+	for _, ev := range ofType(events, agentevent.TypeMeta) {
+		switch ev.Attributes["agent.meta.kind"] {
+		case "branch":
+			branches = append(branches, ev)
+		case "leaf":
+			leaves = append(leaves, ev)
+		case "reset":
+			resets = append(resets, ev)
+		}
+	}
+	require.Len(t, branches, 1, "only the leaf control that leaves entries behind")
+	assert.Equal(t, "s3:l1#branch", branches[0].EventID)
+	assert.Equal(t, "a2", branches[0].Attributes["agent.branch.from_entry"])
+	assert.Equal(t, "a1", branches[0].Attributes["agent.branch.to_entry"])
+	assert.Equal(t, int64(2), branches[0].Attributes["agent.branch.abandoned_entries"])
+	require.Len(t, leaves, 2)
+	assert.Equal(t, "a1", leaves[0].Attributes["agent.leaf.target"])
+	assert.Equal(t, "side", leaves[1].Attributes["agent.leaf.append_mode"])
+	require.Len(t, resets, 1)
+	assert.Equal(t, "daily", resets[0].Attributes["agent.reset.reason"])
+	assert.Equal(t, "a3", resets[0].Attributes["agent.reset.first_kept_entry"])
+	for i := range events {
+		assert.Empty(t, events[i].Unparsed)
+	}
+	assert.Empty(t, agentevent.Validate(events).Violations)
+}

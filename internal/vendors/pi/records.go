@@ -52,9 +52,16 @@ type entry struct {
 	// custom: the extension's state (an OpenClaw model-snapshot's model)
 	Data jsonx.Raw `json:"data"`
 
-	// label
+	// label and OpenClaw's leaf control
 	TargetID string  `json:"targetId"`
 	Label    *string `json:"label"`
+
+	// OpenClaw: "side" on an entry appended beside the branch that ends at
+	// the visible leaf; a leaf control's parent for the entries after it
+	AppendMode     string  `json:"appendMode"`
+	AppendParentID *string `json:"appendParentId"`
+	// OpenClaw's reset boundary
+	Reason string `json:"reason"`
 
 	// msg is Message, decoded in the line's pass (see fastEntry).
 	msg *message

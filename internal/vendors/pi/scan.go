@@ -63,6 +63,9 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 		case "timestamp":
 			bit = 8
 			ok = jsonx.SetStr(&e.Timestamp, o.Value())
+		case "appendMode":
+			bit = 32
+			ok = jsonx.SetStr(&e.AppendMode, o.Value(), appendSide)
 		case "message":
 			bit = 16
 			if o.First() != '{' {
@@ -104,7 +107,8 @@ func scanEntry(line []byte, k *known) (e *entry, ok bool) {
 var (
 	entryNames = jsonx.NewNames("type", "version", "id", "parentId", "timestamp", "cwd", "parentSession",
 		"branchedFrom", "provider", "modelId", "thinkingLevel", "message", "summary", "firstKeptEntryId",
-		"tokensBefore", "fromHook", "fromId", "name", "customType", "content", "display", "data", "targetId", "label")
+		"tokensBefore", "fromHook", "fromId", "name", "customType", "content", "display", "data", "targetId", "label",
+		"appendMode", "appendParentId", "reason")
 	messageNames = jsonx.NewNames("role", "content", "timestamp", "api", "provider", "model", "usage", "stopReason",
 		"errorMessage", "responseId", "toolCallId", "toolName", "isError", "details", "command", "output",
 		"exitCode", "cancelled", "truncated", "excludeFromContext", "customType", "summary", "fromId",
