@@ -38,6 +38,31 @@ func sessionFiles(tb testing.TB, dir string) []string {
 	return files
 }
 
+// openclawCorpus is the repository's corpus of OpenClaw transcripts (Pi's
+// format, constructed from OpenClaw's source).
+func openclawCorpus(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(repoRoot(tb), "testdata", "corpus", "openclaw")
+}
+
+// allFiles lists the files below dir, sorted, relative to dir (OpenClaw's
+// archived transcripts do not end in .jsonl).
+func allFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.Contains(d.Name(), ".jsonl") {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files = append(files, rel)
+		return err
+	})
+	require.NoError(tb, err)
+	slices.Sort(files)
+	return files
+}
+
 // parseBytes feeds every line of data to a parser made for path.
 func parseBytes(path string, data []byte) []agentevent.Event {
 	p := NewParser(path)

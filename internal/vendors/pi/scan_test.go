@@ -86,6 +86,11 @@ func TestScanEntryCorpus(t *testing.T) {
 		root := filepath.Join(repoRoot(t), "testdata", "pi")
 		check(t, root, sessionFiles(t, root))
 	})
+	t.Run("openclaw", func(t *testing.T) {
+		// OpenClaw's transcripts are Pi's format with entries of its own.
+		root := openclawCorpus(t)
+		check(t, root, allFiles(t, root))
+	})
 	t.Run("corpus", func(t *testing.T) {
 		vendortest.EachCorpus(t, "pi", func(t *testing.T, dir string) {
 			files := vendortest.Files(t, dir, ".jsonl")
@@ -112,6 +117,9 @@ func TestScanEntryFallsBack(t *testing.T) {
 		{"string content", pre + `{"role":"user","content":"hi"}}`, true},
 		{"assistant", pre + `{"role":"assistant","content":[{"type":"thinking","thinking":"x"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.go"}}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0.1,"total":0.25}},"stopReason":"toolUse","timestamp":1775037601000}}`, true},
 		{"other type", `{"type":"model_change","id":"e2","provider":"openai","modelId":"gpt"}`, false},
+		{"side append", `{"type":"message","id":"e2","parentId":"e1","appendMode":"side","timestamp":"2026-04-01T10:00:01.000Z","message":{"role":"user","content":"hi"}}`, true},
+		{"append mode a number", `{"type":"message","id":"e2","parentId":"e1","appendMode":1,"message":{"role":"user","content":"hi"}}`, false},
+		{"custom", `{"type":"custom","customType":"model-snapshot","data":{"modelId":"gpt-5.2"},"id":"e2","parentId":"e1"}`, false},
 		{"other role", pre + `{"role":"bashExecution","command":"ls","output":"a","exitCode":0}}`, false},
 		{"duplicate", pre + `{"role":"user","content":"hi","role":"user"}}`, false},
 		{"folded name", pre + `{"role":"user","Content":"hi"}}`, false},
@@ -128,13 +136,18 @@ func TestScanEntryFallsBack(t *testing.T) {
 	}
 }
 
-// FuzzScanEntry mutates real lines after a v3 header: scanEntry and
-// decodeEntry give the same events, with content and without.
+// FuzzScanEntry mutates real lines (and OpenClaw's constructed ones) after a
+// v3 header: scanEntry and decodeEntry give the same events, with content
+// and without.
 func FuzzScanEntry(f *testing.F) {
 	root := filepath.Join(repoRoot(f), "testdata", "pi")
 	var paths []string
 	for _, rel := range sessionFiles(f, root) {
 		paths = append(paths, filepath.Join(root, rel))
+	}
+	oc := openclawCorpus(f)
+	for _, rel := range allFiles(f, oc) {
+		paths = append(paths, filepath.Join(oc, rel))
 	}
 	vendortest.AddLines(f, paths, 8<<10)
 	f.Fuzz(func(t *testing.T, data []byte) {
