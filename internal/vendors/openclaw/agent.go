@@ -58,10 +58,10 @@ func init() {
 				agent, name := fixtureAgent(rel), filepath.Base(rel)
 				return filepath.Join(".openclaw", "agents", fmt.Sprintf("bench-r%04d-%s", r, agent), "sessions", name)
 			},
-			JSONLInclude: ".openclaw/agents/*/sessions/*.jsonl*",
+			JSONLInclude: ".openclaw/agents/*/sessions/*.jsonl{,.reset.*,.deleted.*}",
 			Share:        0.02,
 		},
-		Doc: agents.Doc{Versions: "JSONL transcripts in Pi's session format (v3), live and archived by /reset or deletion; constructed fixtures only"},
+		Doc: agents.Doc{Versions: "Pi's session format v3 (JSONL transcripts, live and archived); constructed fixtures only"},
 	})
 }
 
@@ -71,15 +71,10 @@ func init() {
 // was reset (.jsonl.reset.<time>) or deleted (.jsonl.deleted.<time>). An
 // archive is the transcript itself, renamed (the receiver follows a file
 // renamed after it read it), and often the only record of a session left.
-// The other .jsonl files there are no transcripts of their own (see
-// Derived).
+// Backups (.bak.<time>) are not matched, and the other .jsonl files there
+// are no transcripts of their own (see Derived).
 func Include(dir string) []string {
-	sessions := filepath.Join(dir, "agents", "*", "sessions")
-	return []string{
-		filepath.Join(sessions, "*.jsonl"),
-		filepath.Join(sessions, "*.jsonl.reset.*"),
-		filepath.Join(sessions, "*.jsonl.deleted.*"),
-	}
+	return []string{filepath.Join(dir, "agents", "*", "sessions", "*.jsonl{,.reset.*,.deleted.*}")}
 }
 
 // SessionKey is the name ccusage gives the session of an event of logFile:

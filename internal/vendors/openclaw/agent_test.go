@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,7 +58,7 @@ func TestInclude(t *testing.T) {
 	patterns := Include("/h/.openclaw")
 	matches := func(path string) bool {
 		for _, p := range patterns {
-			if ok, err := filepath.Match(p, path); err == nil && ok {
+			if ok, err := doublestar.PathMatch(p, path); err == nil && ok {
 				return true
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +47,7 @@ func TestCorpusMatchesCcusage(t *testing.T) {
 	patterns := d.Include(root)
 	var files []string
 	for _, p := range patterns {
-		m, err := filepath.Glob(p)
+		m, err := doublestar.FilepathGlob(p)
 		require.NoError(t, err)
 		files = append(files, m...)
 	}
