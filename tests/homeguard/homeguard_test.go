@@ -49,7 +49,9 @@ func TestTestsNeverReadTheRealHome(t *testing.T) {
 	for _, d := range agents.All() {
 		for _, dir := range d.KnownFolders(env) {
 			for _, p := range d.Include(dir) {
-				layOut(t, dir, p)
+				for _, alt := range alternatives(p) {
+					layOut(t, dir, alt)
+				}
 			}
 			if d.Reader.Database != "" {
 				layOut(t, dir, filepath.Join(dir, d.Reader.Database))
@@ -102,6 +104,21 @@ func layOut(t *testing.T, dir, pattern string) {
 		require.NoError(t, os.MkdirAll(at, 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(at, "sentinel"), []byte("{}\n"), 0o600))
+}
+
+// alternatives are the patterns a pattern's {a,b,…} groups stand for (not
+// nested), so that a file is laid out for each.
+func alternatives(pattern string) []string {
+	i := strings.IndexByte(pattern, '{')
+	j := strings.IndexByte(pattern[max(i, 0):], '}')
+	if i < 0 || j < 0 {
+		return []string{pattern}
+	}
+	var out []string
+	for alt := range strings.SplitSeq(pattern[i+1:i+j], ",") {
+		out = append(out, alternatives(pattern[:i]+alt+pattern[i+j+1:])...)
+	}
+	return out
 }
 
 // recordsAccess tells whether reading a file below dir changes its access
