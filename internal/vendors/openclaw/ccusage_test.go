@@ -72,7 +72,6 @@ func TestCorpusMatchesCcusage(t *testing.T) {
 		}
 	}
 
-	t.Setenv("OPENCLAW_DIR", "") // ccusage takes an empty value as unset
 	theirs := map[string]totals{}
 	for _, s := range testenv.CcusageSessions[ccusageSession](t, home, "openclaw") {
 		theirs[s.SessionID] = totals{Tokens: vendortest.CcusageTokens(s.CcusageSession), Cost: s.TotalCost}
