@@ -4,27 +4,24 @@
 package agentlogreceiver
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/agentotel/agentotel/internal/agents"
 )
 
 // TestEveryAgentHasSettings: every registered agent has its block in
-// Config (an AgentConfig field named by its source), on by default, and the
-// full example (testdata/config.yaml, the README's) sets it.
+// Config (an AgentConfig field named by its source), on by default.
 func TestEveryAgentHasSettings(t *testing.T) {
 	require.NotEmpty(t, agents.All())
 	require.Len(t, registered(), len(agents.All()), "registered agents the receiver reads")
 	cfg := createDefaultConfig().(*Config)
-	full, err := loadConfig(t, component.MustNewIDWithName("agent_log", "full"))
-	require.NoError(t, err)
 	for _, d := range agents.All() {
 		_, ok := agentFields()[string(d.Source)]
 		if !assert.True(t, ok, "%s is registered, but Config has no field `AgentConfig `mapstructure:\"%s\"``", d.Source, d.Source) {
@@ -32,7 +29,6 @@ func TestEveryAgentHasSettings(t *testing.T) {
 		}
 		a := agentByKey(string(d.Source))
 		assert.True(t, a.config(cfg).Enabled, "%s is on by default", d.Source)
-		assert.NotEmpty(t, a.config(full).Include, "%s: testdata/config.yaml's full example sets it", d.Source)
 	}
 	assert.Len(t, agentFields(), len(agents.All()), "an AgentConfig field of no registered agent")
 }
@@ -59,4 +55,27 @@ func TestLifecycleConfigCoversEveryAgent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestREADMEDefaultLocations: the README's table of default locations has
+// one row per registered agent, by its key.
+func TestREADMEDefaultLocations(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	s := string(b)
+	i := strings.Index(s, "### Default locations")
+	require.GreaterOrEqual(t, i, 0)
+	section := s[i:]
+	section = section[:strings.Index(section[1:], "\n### ")+1]
+	keys := map[string]bool{}
+	for line := range strings.SplitSeq(section, "\n") {
+		if k, ok := strings.CutPrefix(line, "| `"); ok {
+			keys[k[:strings.Index(k, "`")]] = true
+		}
+	}
+	for _, a := range registered() {
+		assert.True(t, keys[a.key], "README.md: no row for %s in Default locations", a.key)
+		delete(keys, a.key)
+	}
+	assert.Empty(t, keys, "README.md: rows of no registered agent")
 }

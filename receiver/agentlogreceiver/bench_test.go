@@ -42,9 +42,11 @@ func BenchmarkBackfillJSONL(b *testing.B) {
 
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 20 * time.Millisecond
+	for _, a := range registered() {
+		a.config(cfg).Enabled = a.key == "claude_code" || a.key == "codex"
+	}
 	cfg.ClaudeCode.Include = []string{filepath.Join(home, ".claude", "projects", "**", "*.jsonl")}
 	cfg.Codex.Include = []string{filepath.Join(home, ".codex", "sessions", "**", "*.jsonl")}
-	cfg.OpenCode.Enabled, cfg.Pi.Enabled, cfg.Gemini.Enabled, cfg.CopilotCLI.Enabled, cfg.Amp.Enabled = false, false, false, false, false
 
 	b.ReportAllocs()
 	b.ResetTimer()

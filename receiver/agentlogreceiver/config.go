@@ -123,6 +123,9 @@ type Config struct {
 	// Amp configures Amp's thread files (rewritten in place: re-read whole
 	// on change, emitted once by message).
 	Amp AgentConfig `mapstructure:"amp"`
+	// OpenClaw configures OpenClaw's transcripts (Pi's format, appended),
+	// with the ones a reset or a deletion archived.
+	OpenClaw AgentConfig `mapstructure:"openclaw"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -97,6 +97,11 @@ func TestLoadConfig(t *testing.T) {
 			ExcludeOlderThan: 720 * time.Hour,
 		},
 	}
+	for _, a := range registered() {
+		if ac := a.config(full); !ac.Enabled && ac.Include == nil {
+			ac.Enabled = true // an agent the full example does not name keeps its default
+		}
+	}
 	tests := []struct {
 		id   component.ID
 		want *Config
@@ -164,6 +169,12 @@ func TestInvalidConfig(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if tt.name == "no_agent" || tt.name == "all_bad" {
+				// Every registered agent off, whether the entry names it or not.
+				for _, a := range registered() {
+					a.config(cfg).Enabled = false
+				}
+			}
 			err = confmap.Validate(cfg)
 			require.Error(t, err)
 			for _, want := range tt.validateErr {

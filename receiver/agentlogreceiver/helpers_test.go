@@ -45,13 +45,13 @@ type harness struct {
 func testConfig(dir string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
+	// Claude Code only: the other agents' tests enable theirs with their
+	// own files.
+	for _, a := range registered() {
+		a.config(cfg).Enabled = false
+	}
+	cfg.ClaudeCode.Enabled = true
 	cfg.ClaudeCode.Include = []string{filepath.Join(dir, "**", "*.jsonl")}
-	cfg.OpenCode.Enabled = false // the OpenCode tests set their own data directory
-	cfg.Pi.Enabled = false       // the Pi tests set their own files
-	cfg.Codex.Enabled = false    // the Codex tests set their own files
-	cfg.Gemini.Enabled = false   // the Gemini tests set their own files
-	cfg.CopilotCLI.Enabled = false
-	cfg.Amp.Enabled = false
 	return cfg
 }
 
