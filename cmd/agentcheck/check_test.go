@@ -321,15 +321,18 @@ func TestFixtureRoots(t *testing.T) {
 	}
 	fx, newer, other := filepath.Join(dir, "fixtures"), filepath.Join(dir, "fixtures-new"), filepath.Join(dir, "other")
 	t.Setenv("AGENTOTEL_FIXTURES_NEW", "")
-	assert.Equal(t, []string{fx, newer}, fixtureRoots(rootList{fx}, ""))
-	assert.Equal(t, []string{fx, other, newer}, fixtureRoots(rootList{fx, other}, ""))
-	assert.Equal(t, []string{fx}, fixtureRoots(rootList{fx}, "none"))
-	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, other))
+	assert.Equal(t, []string{fx, newer}, fixtureRoots(rootList{fx}, "", "none"))
+	assert.Equal(t, []string{fx, other, newer}, fixtureRoots(rootList{fx, other}, "", "none"))
+	assert.Equal(t, []string{fx}, fixtureRoots(rootList{fx}, "none", "none"))
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, other, "none"))
 	lone := filepath.Join(t.TempDir(), "corpus")
-	assert.Equal(t, []string{lone}, fixtureRoots(rootList{lone}, ""), "no fixtures-new beside it")
+	assert.Equal(t, []string{lone}, fixtureRoots(rootList{lone}, "", "none"), "no fixtures-new beside it")
 	t.Setenv("AGENTOTEL_FIXTURES_NEW", other)
-	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, ""))
-	assert.Equal(t, []string{"../shared/fixtures", other}, fixtureRoots(nil, ""))
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, "", "none"))
+	assert.Equal(t, []string{"../shared/fixtures", other}, fixtureRoots(nil, "", "none"))
+	require.NoError(t, os.MkdirAll(lone, 0o755))
+	assert.Equal(t, []string{fx, other, lone}, fixtureRoots(rootList{fx}, "", lone), "the constructed corpus, last")
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, "", filepath.Join(dir, "absent")), "no constructed corpus there")
 }
 
 // Two roots staged into one home: each agent's files where it looks for

@@ -19,8 +19,8 @@ import (
 )
 
 // TestFixtures runs the check the way `make check` does over every fixture
-// root (testenv.FixtureRoots: ../shared/fixtures and, when present,
-// ../shared/fixtures-new) with the built collector ($AGENTOTEL_COLLECTOR,
+// root (testenv.FixtureRoots: ../shared/fixtures, ../shared/fixtures-new when
+// present, and the repository's constructed corpus) with the built collector ($AGENTOTEL_COLLECTOR,
 // set by `make test`) and ccusage.
 func TestFixtures(t *testing.T) {
 	if testing.Short() {
@@ -32,7 +32,7 @@ func TestFixtures(t *testing.T) {
 	}
 	roots := testenv.FixtureRoots(t)
 	vendortest.SkipIfAbsent(t, roots[0])
-	args := []string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures-new", "none"}
+	args := []string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures-new", "none", "-constructed", "none"}
 	for _, r := range roots {
 		args = append(args, "-fixtures", r)
 	}

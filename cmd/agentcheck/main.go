@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ccusage := fs.String("ccusage", "", "ccusage 20.0.24 (scripts/ensure-ccusage.sh prints its path); empty: no ccusage column")
 	var fixtures rootList
 	fs.Var(&fixtures, "fixtures", "a fixture corpus root, staged into a temporary home when -home is not set; repeat it for several roots (default ../shared/fixtures)")
+	constructed := fs.String("constructed", "testdata/corpus", "the repository's constructed corpus (agents of which no real file is public), staged with the -fixtures roots; \"none\" leaves it out")
 	fixturesNew := fs.String("fixtures-new", "", "the newest real files, staged with the -fixtures roots: default $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first -fixtures root when it exists; \"none\" leaves them out")
 	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
 	quiet := fs.Duration("quiet", 0, "how long the collector's outputs must stay unchanged before it is stopped (default 3s for the fixtures, 10s for -home)")
@@ -80,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if staged {
 		dir = tmp + "/home"
-		roots = fixtureRoots(fixtures, *fixturesNew)
+		roots = fixtureRoots(fixtures, *fixturesNew, *constructed)
 		st, errStage := stageFixtures(roots, dir)
 		if errStage != nil {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", errStage)
@@ -213,11 +214,12 @@ func (l *rootList) Set(v string) error {
 }
 
 // fixtureRoots are the roots to stage: the -fixtures roots (default
-// ../shared/fixtures) and the newest real files — -fixtures-new, else
+// ../shared/fixtures), the newest real files — -fixtures-new, else
 // $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first root when it
 // exists (as the tests' testenv.FixtureRoots) — unless that is "none" or
-// already a root.
-func fixtureRoots(fixtures rootList, newer string) []string {
+// already a root, and the repository's constructed corpus when it exists
+// (unless "none" or already a root).
+func fixtureRoots(fixtures rootList, newer, constructed string) []string {
 	roots := slices.Clone([]string(fixtures))
 	if len(roots) == 0 {
 		roots = []string{"../shared/fixtures"}
@@ -228,13 +230,21 @@ func fixtureRoots(fixtures rootList, newer string) []string {
 	if newer == "" {
 		newer = filepath.Join(filepath.Dir(filepath.Clean(roots[0])), "fixtures-new")
 		if fi, err := os.Stat(newer); err != nil || !fi.IsDir() {
-			return roots
+			newer = "none"
 		}
 	}
-	if newer == "none" || slices.Contains(roots, newer) {
-		return roots
+	for _, r := range []string{newer, constructed} {
+		if r == "none" || slices.Contains(roots, r) {
+			continue
+		}
+		if r == constructed {
+			if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		roots = append(roots, r)
 	}
-	return append(roots, newer)
+	return roots
 }
 
 func printReport(w io.Writer, r *report, withCcusage bool) {

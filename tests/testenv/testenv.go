@@ -208,7 +208,16 @@ func FixtureRoots(tb testing.TB) []string {
 	if info, err := os.Stat(newer); err == nil && info.IsDir() { //nolint:gosec // G703: the corpus folder the developer named
 		roots = append(roots, newer)
 	}
-	return roots
+	return append(roots, ConstructedRoot(tb))
+}
+
+// ConstructedRoot is the repository's own corpus (testdata/corpus): files
+// built from the shapes an agent's source writes, for agents of which no
+// real file is public (its SOURCES.md says from which code). It is laid out
+// as the shared fixtures are, one folder per agent, and is always there.
+func ConstructedRoot(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(RepoRoot(tb), "testdata", "corpus")
 }
 
 // FixturePaths is path below every root of FixtureRoots that exists, e.g. FixturePaths(tb,
