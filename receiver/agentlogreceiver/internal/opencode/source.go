@@ -182,7 +182,7 @@ func (rd *Source) Poll(ctx context.Context) {
 					continue
 				}
 				rd.dbs[db] = d
-				rd.note(dir, "Reading SQLite database", zap.String("database", db))
+				rd.note(dir, "Reading OpenCode SQLite database", zap.String("database", db))
 			}
 			if err := d.poll(ctx, sweep); err != nil && ctx.Err() == nil {
 				rd.dbError(db, err)
@@ -196,13 +196,14 @@ func (rd *Source) Poll(ctx context.Context) {
 		if !ok {
 			t = newTreeReader(rd, storage, first && rd.StartAtEnd)
 			rd.trees[storage] = t
-			rd.note(dir, "Reading JSON storage", zap.String("storage", storage))
+			rd.note(dir, "Reading OpenCode JSON storage", zap.String("storage", storage))
 		}
 		t.poll(ctx, sweep)
 	}
 }
 
-// note logs a fact about a data directory once.
+// note logs a fact about a data directory once. Messages name the layout
+// (OpenCode's), the agent field the agent.
 func (rd *Source) note(dir, msg string, fields ...zap.Field) {
 	if rd.noted[dir+"\x00"+msg] {
 		return
@@ -218,7 +219,7 @@ func (rd *Source) dbError(path string, err error) {
 		return
 	}
 	rd.reported["db:"+path] = msg
-	rd.Logger.Warn("Cannot read the database; retrying at the next poll",
+	rd.Logger.Warn("Cannot read the OpenCode database; retrying at the next poll",
 		zap.String("agent", rd.Agent), zap.String("path", path), zap.Error(err))
 }
 
