@@ -93,7 +93,7 @@ func TestStage(t *testing.T) {
 				if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 					return err
 				}
-				return os.WriteFile(dst, b, 0o600)
+				return os.WriteFile(dst, b, 0o600) //nolint:gosec // G703: dst is below the test's home
 			},
 			Note:    func(msg string) { t.Log(msg) },
 			DataDir: func(dir string) { dataDirs = append(dataDirs, dir) },
