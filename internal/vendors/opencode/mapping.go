@@ -330,7 +330,7 @@ func (b *builder) notice(p *Part) {
 	ev.Role = agentevent.RoleSystem
 	ev.Channel = agentevent.ChannelSystem
 	ev.Text = p.Text
-	agentevent.SetAttr(ev, "agent.text.ignored", true)
+	agentevent.SetAttr(ev, agentevent.AttrTextIgnored, true)
 }
 
 // usage puts the message's tokens and cost on its first model event (one
@@ -377,18 +377,13 @@ func (b *builder) usage(parts []Part) {
 		own, subagents := ownCost(*m.Cost, parts)
 		carrier.CostUSD = agentevent.Float(own)
 		if subagents > 0 {
-			agentevent.SetAttr(carrier, AttrSubagentCost, subagents)
+			agentevent.SetAttr(carrier, agentevent.AttrSubagentsCostUSD, subagents)
 		}
 	}
 	if m.Mode != "" {
 		agentevent.SetAttr(carrier, agentevent.AttrMode, m.Mode)
 	}
 }
-
-// AttrSubagentCost is the cost, in USD, of subagent sessions that the agent
-// added to an assistant message's cost (Kilo CLI): not in its CostUSD, since
-// the child sessions' own messages carry it.
-const AttrSubagentCost = "agent.cost.subagents_usd"
 
 // costRounding bounds the difference between two float sums of the same step
 // costs (the agent's running total and ours).

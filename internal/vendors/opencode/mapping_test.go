@@ -302,7 +302,7 @@ func TestIgnoredAssistantText(t *testing.T) {
 	assert.Equal(t, agentevent.TypeLog, notice.Type)
 	assert.Equal(t, agentevent.RoleSystem, notice.Role)
 	assert.Equal(t, "The response stopped at the output limit.", notice.Text)
-	assert.Equal(t, true, notice.Attributes["agent.text.ignored"])
+	assert.Equal(t, true, notice.Attributes[agentevent.AttrTextIgnored])
 	assert.Nil(t, notice.TokensTotal)
 	assert.Equal(t, time.UnixMilli(2000).UTC(), notice.Timestamp, "written when the step ended")
 	assert.Empty(t, notice.Unparsed)
@@ -310,7 +310,7 @@ func TestIgnoredAssistantText(t *testing.T) {
 
 // TestSubagentCost: Kilo CLI adds a child session's cost to the assistant
 // message whose task tool ran it. That message counts at its steps' cost,
-// the rest under AttrSubagentCost; a message whose cost is its steps' sum
+// the rest under AttrSubagentsCostUSD; a message whose cost is its steps' sum
 // (OpenCode, or no task) keeps its cost.
 func TestSubagentCost(t *testing.T) {
 	task := `{"id":"prt_2","type":"tool","callID":"c1","tool":"task","state":{"status":"completed","input":{"subagent_type":"explore"},"output":"x","metadata":{"sessionId":"ses_child"},"time":{"start":1100,"end":1900}}}`
@@ -330,11 +330,11 @@ func TestSubagentCost(t *testing.T) {
 
 	ev := carrier(MapMessage(Context{}, msg("0.625"), []Part{mustPart(t, task), mustPart(t, step)}))
 	assert.Equal(t, 0.125, *ev.CostUSD)
-	assert.Equal(t, 0.5, ev.Attributes[AttrSubagentCost])
+	assert.Equal(t, 0.5, ev.Attributes[agentevent.AttrSubagentsCostUSD])
 
 	ev = carrier(MapMessage(Context{}, msg("0.125"), []Part{mustPart(t, task), mustPart(t, step)}))
 	assert.Equal(t, 0.125, *ev.CostUSD)
-	assert.NotContains(t, ev.Attributes, AttrSubagentCost)
+	assert.NotContains(t, ev.Attributes, agentevent.AttrSubagentsCostUSD)
 
 	// Without a task call, cost beyond the steps (a tool's own model call
 	// the agent added) is the message's.

@@ -126,7 +126,7 @@ func TestKiloCcusage(t *testing.T) {
 				if ev.CostUSD != nil {
 					s.Cost += *ev.CostUSD
 				}
-				if sub, ok := ev.Attributes[oc.AttrSubagentCost].(float64); ok {
+				if sub, ok := ev.Attributes[agentevent.AttrSubagentsCostUSD].(float64); ok {
 					s.Cost += sub
 				}
 				got[ev.SessionID] = s
