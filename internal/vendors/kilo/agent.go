@@ -77,7 +77,7 @@ func Descriptor() agents.Descriptor {
 			// Kilo's databases are staged as they are only.
 		},
 		Doc: agents.Doc{
-			Versions: "Kilo CLI 7.x (`kilo.db`: OpenCode's SQLite tables and objects); constructed databases only",
+			Versions: "7.x (SQLite `kilo.db` in OpenCode's layout); constructed databases only",
 		},
 	}
 }
@@ -85,13 +85,13 @@ func Descriptor() agents.Descriptor {
 // stage lays out each database of the corpus (<case>/kilo.db with its -wal
 // and -shm) in a data directory of the home: the first in Kilo's default
 // one, each other in a directory of its own, added with DataDir, since one
-// data directory holds one database.
+// data directory holds one database. Paths are below the home.
 func stage(s *agents.Staging) error {
-	def := filepath.Join(append([]string{s.Home}, dataDir...)...)
+	def := filepath.Join(dataDir...)
 	for _, db := range s.Glob(filepath.Join("*", Database)) {
 		dir := def
-		if _, err := os.Stat(filepath.Join(def, Database)); err == nil {
-			dir = filepath.Join(s.Home, ".local", "share", "kilo-fixtures",
+		if _, err := os.Stat(filepath.Join(s.Home, def, Database)); err == nil {
+			dir = filepath.Join(".local", "share", "kilo-fixtures",
 				fmt.Sprintf("%d-%s", s.Root, filepath.Base(filepath.Dir(db))))
 			s.DataDir(dir)
 		} else if !errors.Is(err, fs.ErrNotExist) {

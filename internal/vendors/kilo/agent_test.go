@@ -82,6 +82,8 @@ func TestStage(t *testing.T) {
 		s := &agents.Staging{
 			Dir: corpus, Home: home, Root: root,
 			Copy: func(src, dst string) error {
+				require.False(t, filepath.IsAbs(dst), "%s is a path below the home", dst)
+				dst = filepath.Join(home, dst)
 				if staged[dst] {
 					return fmt.Errorf("%s staged twice", dst)
 				}
@@ -95,8 +97,11 @@ func TestStage(t *testing.T) {
 				}
 				return os.WriteFile(dst, b, 0o600) //nolint:gosec // G703: dst is below the test's home
 			},
-			Note:    func(msg string) { t.Log(msg) },
-			DataDir: func(dir string) { dataDirs = append(dataDirs, dir) },
+			Note: func(msg string) { t.Log(msg) },
+			DataDir: func(dir string) {
+				require.False(t, filepath.IsAbs(dir), "%s is a path below the home", dir)
+				dataDirs = append(dataDirs, filepath.Join(home, dir))
+			},
 		}
 		require.NoError(t, Descriptor().Fixtures.Stage(s))
 	}
