@@ -29,6 +29,9 @@ const Source agentevent.Source = "kilo"
 // one its release channels write; see README.md for the others).
 const Database = "kilo.db"
 
+// Fixtures is Kilo's folder in a fixture corpus.
+const Fixtures = "kilo"
+
 // dataDir is Kilo's data directory below the home directory, and below
 // $XDG_DATA_HOME the name of the folder in it.
 var dataDir = []string{".local", "share", "kilo"}
@@ -70,7 +73,7 @@ func Descriptor() agents.Descriptor {
 			ReasoningOutsideOutput: true,
 		},
 		Fixtures: agents.Fixtures{
-			Dir:   "kilo",
+			Dir:   Fixtures,
 			Stage: stage,
 			// A generated history makes ids unique by rewriting a
 			// fixture's bytes, which a SQLite database does not survive:

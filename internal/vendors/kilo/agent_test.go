@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/agents"
-	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 func TestRegistered(t *testing.T) {
@@ -71,7 +70,7 @@ func TestFolders(t *testing.T) {
 // announced with DataDir; a second corpus root adds directories without
 // touching the first one's.
 func TestStage(t *testing.T) {
-	corpus := filepath.Join(vendortest.RepoRoot(t), "testdata", "kilo")
+	corpus := corpusDir(t)
 	cases, err := filepath.Glob(filepath.Join(corpus, "*", Database))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(cases), 2, "the staging of several databases is tested with the repository's")

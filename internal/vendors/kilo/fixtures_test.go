@@ -19,16 +19,16 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
-var update = flag.Bool("update", false, "rebuild testdata/kilo/*/kilo.db from kilo.db.sql")
+var update = flag.Bool("update", false, "rebuild testdata/corpus/kilo/*/kilo.db from kilo.db.sql")
 
-// TestFixtureDatabases: each constructed database of testdata/kilo holds
+// TestFixtureDatabases: each constructed database of testdata/corpus/kilo holds
 // exactly the rows its kilo.db.sql builds (-update rebuilds it), and is one
 // file, without a write-ahead log, so that reading it creates nothing
 // beside it.
 func TestFixtureDatabases(t *testing.T) {
-	scripts, err := filepath.Glob(filepath.Join(vendortest.RepoRoot(t), "testdata", "kilo", "*", Database+".sql"))
+	scripts, err := filepath.Glob(filepath.Join(corpusDir(t), "*", Database+".sql"))
 	require.NoError(t, err)
-	require.NotEmpty(t, scripts, "no testdata/kilo/*/kilo.db.sql")
+	require.NotEmpty(t, scripts, "no testdata/corpus/kilo/*/kilo.db.sql")
 	for _, script := range scripts {
 		dir := filepath.Dir(script)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -50,6 +50,13 @@ func TestFixtureDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// corpusDir is the repository's Kilo fixture corpus: a corpus root's Kilo
+// folder, one case folder with its kilo.db each.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(vendortest.RepoRoot(tb), "testdata", "corpus", Fixtures)
 }
 
 func removeIfPresent(path string) error {

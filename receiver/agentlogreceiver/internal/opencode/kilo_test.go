@@ -38,9 +38,17 @@ func readDataDir(t *testing.T, data string, store Store) []agentevent.Event {
 	return rec.events(t)
 }
 
-// kiloCase reads a case of testdata/kilo as the receiver does, its
-// database copied into a data directory of its own. LogFile is the
-// database's name, the same wherever the copy is.
+// kiloCorpus is the repository's Kilo fixture corpus
+// (testdata/corpus/kilo/<case>/kilo.db); the golden events and traces of a
+// case are in testdata/kilo/<case>.
+func kiloCorpus(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(vendortest.RepoRoot(tb), "testdata", "corpus", kilo.Fixtures)
+}
+
+// kiloCase reads a case of the Kilo corpus (dir holds its kilo.db) as the
+// receiver does, its database copied into a data directory of its own.
+// LogFile is the database's name, the same wherever the copy is.
 func kiloCase(t *testing.T, dir string) []agentevent.Event {
 	t.Helper()
 	data := t.TempDir()
@@ -53,13 +61,28 @@ func kiloCase(t *testing.T, dir string) []agentevent.Event {
 	return events
 }
 
-// TestKiloGoldenEvents: every case of testdata/kilo, read through the
+// TestKiloGoldenEvents: every case of the Kilo corpus, read through the
 // OpenCode source with Kilo's store, yields its events.yaml (-update
 // regenerates): Kilo's source, no unparsed record, every tool call
 // answered.
 func TestKiloGoldenEvents(t *testing.T) {
+	corpus, err := filepath.Glob(filepath.Join(kiloCorpus(t), "*", kilo.Database))
+	require.NoError(t, err)
+	golden, err := filepath.Glob(filepath.Join(vendortest.RepoRoot(t), "testdata", "kilo", "*"))
+	require.NoError(t, err)
+	caseNames := func(paths []string, up int) []string {
+		var out []string
+		for _, p := range paths {
+			for range up {
+				p = filepath.Dir(p)
+			}
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	require.Equal(t, caseNames(corpus, 1), caseNames(golden, 0), "each corpus case has its golden case (run with -update to write one)")
 	vendortest.GoldenEvents(t, "kilo", *update, func(t *testing.T, dir string) []agentevent.Event {
-		events := kiloCase(t, dir)
+		events := kiloCase(t, filepath.Join(kiloCorpus(t), filepath.Base(dir)))
 		for _, ev := range events {
 			require.Equal(t, kilo.Source, ev.Source, ev.EventID)
 			require.Empty(t, ev.Unparsed, "event %s", ev.EventID)
@@ -72,7 +95,7 @@ func TestKiloGoldenEvents(t *testing.T) {
 
 // TestStoreDatabaseName: a store reads its own database only.
 func TestStoreDatabaseName(t *testing.T) {
-	dir := filepath.Join(vendortest.RepoRoot(t), "testdata", "kilo", "tools_and_errors")
+	dir := filepath.Join(kiloCorpus(t), "tools_and_errors")
 	asOpenCode := t.TempDir()
 	testenv.CopyFile(t, filepath.Join(dir, kilo.Database), filepath.Join(asOpenCode, "opencode.db"))
 	events := readDataDir(t, asOpenCode, OpenCode)
@@ -108,7 +131,7 @@ func TestKiloCcusage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not running ccusage")
 	}
-	cases, err := filepath.Glob(filepath.Join(vendortest.RepoRoot(t), "testdata", "kilo", "*", kilo.Database))
+	cases, err := filepath.Glob(filepath.Join(kiloCorpus(t), "*", kilo.Database))
 	require.NoError(t, err)
 	require.NotEmpty(t, cases)
 	for _, db := range cases {
