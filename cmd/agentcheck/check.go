@@ -110,6 +110,12 @@ const (
 	// response of a model in the session states $0, ccusage's cost of that
 	// model (its modelBreakdowns) is left out before comparing.
 	defStatedZero = "stated-zero-cost"
+	// defSubagentCost: Kilo CLI adds a subagent session's cost to the
+	// assistant message whose task tool ran it, and the child session's
+	// messages carry that cost too; the events keep it out of the
+	// message's cost (agent.cost.subagents_usd), ccusage counts it in. The
+	// check takes it out of ccusage's figure for the session.
+	defSubagentCost = "subagent-cost-once"
 	// defFallback: a response that names no model (Codex 0.3x rollouts) is
 	// priced as its agent's fallback model (gen_ai_cost fallback_models,
 	// codex: gpt-5), as ccusage prices it and marks it isFallback. Not a
@@ -301,7 +307,8 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 	evTokens := map[string]*tokens{}
 	evCost := map[string]float64{}
 	evWrites1h := map[string]int64{} // 1-hour cache writes, which cost more than 5-minute ones
-	fallback := map[string]bool{}    // sessions with a response priced as a fallback model
+	evSubagentsCost := map[string]float64{}
+	fallback := map[string]bool{} // sessions with a response priced as a fallback model
 	// zeroModels: per session, per model, whether every priced response
 	// of that model states $0 (true) or one does not (false).
 	zeroModels := map[string]map[string]bool{}
@@ -332,6 +339,9 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 		evTokens[ev.SessionID].add(eventTokens(ev))
 		if v, ok := ev.Attributes[agentevent.AttrTokensCacheCreation1h].(int64); ok {
 			evWrites1h[ev.SessionID] += v
+		}
+		if v, ok := ev.Attributes[agentevent.AttrSubagentsCostUSD].(float64); ok {
+			evSubagentsCost[ev.SessionID] += v
 		}
 		if ev.CostUSD != nil {
 			evCost[ev.SessionID] += *ev.CostUSD
@@ -540,6 +550,10 @@ func analyze(src agentevent.Source, events []agentevent.Event, spans, priced []s
 					row.Cost.Ccusage -= c
 					costDefs[defStatedZero] = true
 				}
+			}
+			if c := evSubagentsCost[sess]; c > 0 {
+				row.Cost.Ccusage -= c
+				costDefs[defSubagentCost] = true
 			}
 			if ccFallback[sess] != fallback[sess] {
 				row.Problems = append(row.Problems, fmt.Sprintf("priced as a fallback model: here %t, by ccusage %t", fallback[sess], ccFallback[sess]))

@@ -270,6 +270,29 @@ func TestAnalyzeStatedZeroCost(t *testing.T) {
 	assert.Equal(t, []string{"opencode: session o1: cost ($0.501000) and ccusage's ($0.507000) differ"}, r.failures())
 }
 
+// Kilo CLI adds a subagent session's cost to the message that ran it; the
+// events keep it out (agent.cost.subagents_usd), ccusage counts it in the
+// parent session: taken out of ccusage's figure, and only that much.
+func TestAnalyzeSubagentCost(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	parent := priced(usageEvent(agentevent.Source("kilo"), "k1", "e1", "/h/kilo.db", 100, 10, 0), "anthropic/claude-sonnet-4.5", 0.25, "log")
+	parent.Attributes[agentevent.AttrSubagentsCostUSD] = 0.125
+	spans := []span{
+		rootSpan("t1", "r1", "k1", t0),
+		withCost(chatSpan("t1", "c1", "r1", "k1", 100, 10, 0, t0), 0.25),
+	}
+	cc := []ccSession{{Key: "k1", Tokens: tokens{Input: 100, Output: 10}, Cost: 0.375}}
+	r := analyze(agentevent.Source("kilo"), []agentevent.Event{parent}, spans, spans, cc)
+	assert.Empty(t, r.failures())
+	assert.Equal(t, []string{defSubagentCost}, r.Rows[0].CostDefinitions)
+	assert.InDelta(t, 0.25, r.Rows[0].Cost.Ccusage, 1e-12)
+	assert.InDelta(t, 0.375, r.Rows[0].Cost.CcusageReported, 1e-12)
+
+	cc[0].Cost = 0.5
+	r = analyze(agentevent.Source("kilo"), []agentevent.Event{parent}, spans, spans, cc)
+	assert.Equal(t, []string{"kilo: session k1: cost ($0.250000) and ccusage's ($0.375000) differ"}, r.failures())
+}
+
 // A response that names no model is priced as the agent's fallback model,
 // as ccusage does (isFallback): listed, and both sides must say so.
 func TestAnalyzeFallbackModel(t *testing.T) {

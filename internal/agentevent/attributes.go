@@ -208,7 +208,10 @@ const (
 	AttrMessageUUID = "agent.message.uuid"
 	// AttrTextSynthetic is true on a text the agent added to the
 	// conversation itself rather than the model.
-	AttrTextSynthetic           = "agent.text.synthetic"
+	AttrTextSynthetic = "agent.text.synthetic"
+	// AttrTextIgnored is true on a notice the agent showed its user and
+	// kept out of the model's context (Kilo CLI's output-limit warning).
+	AttrTextIgnored             = "agent.text.ignored"
 	AttrReasoningSubject        = "agent.reasoning.subject"
 	AttrReasoningDurationMs     = "agent.reasoning.duration_ms"
 	AttrWorkflowRunID           = "agent.workflow.run_id"
@@ -401,6 +404,12 @@ const (
 	AttrCopilotLinesRemoved     = "agent.copilot.lines_removed"
 	AttrCopilotResultType       = "agent.copilot.result_type"
 	AttrCopilotErrorCode        = "agent.copilot.error_code"
+	// AttrSubagentsCostUSD is the cost, in USD, of subagent sessions an
+	// agent added to an assistant message's stated cost (Kilo CLI): left
+	// out of the message's AttrCostUSD, since the child sessions' own
+	// messages carry it.
+	AttrSubagentsCostUSD = "agent.cost.subagents_usd"
+
 	// AttrCopilotCostMultiplier is Copilot's per-request model multiplier
 	// (github.copilot.cost): not money, so never AttrCostUSD.
 	AttrCopilotCostMultiplier = "agent.copilot.cost_multiplier"

@@ -30,7 +30,7 @@ func buildSource(a agent, cfg *Config, set source.Settings, readSlots chan struc
 	case agents.RewrittenFiles:
 		return snapshot.New(set, a.Reader.NewSnapshot())
 	case agents.OpenCodeStore:
-		return opencode.New(set)
+		return opencode.New(set, opencode.Store{Source: a.Source, Database: a.Reader.Database})
 	case agents.AppendedAndRewritten:
 		jsonlPatterns, snapshots := splitJSONL(set.Include)
 		var all source.Group

@@ -12,6 +12,7 @@ import (
 	_ "github.com/agentotel/agentotel/internal/vendors/codex"
 	_ "github.com/agentotel/agentotel/internal/vendors/copilotcli"
 	_ "github.com/agentotel/agentotel/internal/vendors/gemini"
+	_ "github.com/agentotel/agentotel/internal/vendors/kilo"
 	_ "github.com/agentotel/agentotel/internal/vendors/openclaw"
 	_ "github.com/agentotel/agentotel/internal/vendors/opencode"
 	_ "github.com/agentotel/agentotel/internal/vendors/pi"

@@ -29,6 +29,9 @@ const (
 // Context is what the events of one message share beyond the message itself;
 // the reader resolves it from the session tree.
 type Context struct {
+	// Source is the agent whose data this is: OpenCode, or an agent that
+	// keeps its data in OpenCode's layout (Kilo CLI). "" is OpenCode.
+	Source agentevent.Source
 	// RootSessionID is the SessionID of every event: the session at the top
 	// of the message's parentID chain, so that a child session's events
 	// nest in the traces of the session that spawned it. "" = Session.ID.
@@ -47,6 +50,14 @@ type Context struct {
 	// Sequence is the Sequence of the message's first event; the others
 	// count up from it.
 	Sequence int64
+}
+
+// source is the Source of the events: Context.Source, else OpenCode's.
+func (c *Context) source() agentevent.Source {
+	if c.Source == "" {
+		return Source
+	}
+	return c.Source
 }
 
 // Finished reports whether a message is in its final state and may be
@@ -162,7 +173,7 @@ func (b *builder) event(id string, typ agentevent.EventType, at int64, raw []byt
 		at = b.m.Time.Created
 	}
 	ev := agentevent.Event{
-		Source:       Source,
+		Source:       b.c.source(),
 		SessionID:    b.session,
 		EventID:      id,
 		Type:         typ,
@@ -255,6 +266,10 @@ func (b *builder) assistant(parts []Part) {
 		p := &parts[i]
 		switch p.Type {
 		case "text":
+			if p.Ignored {
+				b.notice(p)
+				continue
+			}
 			if p.Text == "" && p.Time == nil {
 				continue // never streamed
 			}
@@ -299,14 +314,29 @@ func (b *builder) assistant(parts []Part) {
 			b.unparsed(p.ID, p.Raw, ReasonUnknownType, "part type "+p.Type)
 		}
 	}
-	b.usage()
+	b.usage(parts)
 	b.messageError()
+}
+
+// notice maps an assistant text part marked ignored: a notice the agent
+// showed its user and keeps out of the model's context (Kilo CLI's warning
+// that a step stopped at the output limit), not the model's words. It is
+// written when the step ends.
+func (b *builder) notice(p *Part) {
+	if p.Text == "" {
+		return
+	}
+	ev := b.event(p.ID, agentevent.TypeLog, msp(b.m.Time.Completed), p.Raw)
+	ev.Role = agentevent.RoleSystem
+	ev.Channel = agentevent.ChannelSystem
+	ev.Text = p.Text
+	agentevent.SetAttr(ev, agentevent.AttrTextIgnored, true)
 }
 
 // usage puts the message's tokens and cost on its first model event (one
 // carrier per message: summing over events never double counts), or on an
 // empty assistant_message when no part made one.
-func (b *builder) usage() {
+func (b *builder) usage(parts []Part) {
 	m := b.m
 	var carrier *agentevent.Event
 	var last *agentevent.Event
@@ -344,11 +374,46 @@ func (b *builder) usage() {
 		carrier.TokensThinking = agentevent.Int(t.Reasoning)
 	}
 	if m.Cost != nil {
-		carrier.CostUSD = agentevent.Float(*m.Cost)
+		own, subagents := ownCost(*m.Cost, parts)
+		carrier.CostUSD = agentevent.Float(own)
+		if subagents > 0 {
+			agentevent.SetAttr(carrier, agentevent.AttrSubagentsCostUSD, subagents)
+		}
 	}
 	if m.Mode != "" {
 		agentevent.SetAttr(carrier, agentevent.AttrMode, m.Mode)
 	}
+}
+
+// costRounding bounds the difference between two float sums of the same step
+// costs (the agent's running total and ours).
+const costRounding = 1e-9
+
+// ownCost splits an assistant message's cost into the cost of its own model
+// calls and what the agent added for the subagents it ran. Kilo CLI adds a
+// child session's cost to the assistant message whose task tool ran it, also
+// when a background task ends after the message; the child's own messages
+// carry that cost too. The message's step-finish parts hold only the cost
+// of each of its steps, so a message that ran a task tool counts at their
+// sum. Elsewhere (OpenCode) the message's cost is that sum already and is
+// kept as it is.
+func ownCost(cost float64, parts []Part) (own, subagents float64) {
+	var steps float64
+	task, stepped := false, false
+	for i := range parts {
+		p := &parts[i]
+		switch {
+		case p.Type == "tool" && p.Tool == "task":
+			task = true
+		case p.Type == "step-finish" && p.Cost != nil:
+			steps += *p.Cost
+			stepped = true
+		}
+	}
+	if task && stepped && cost-steps > costRounding {
+		return steps, cost - steps
+	}
+	return cost, 0
 }
 
 // messageError adds the error an assistant message ended with, as a log
@@ -417,7 +482,7 @@ func Unparsed(c Context, id, prompt string, raw []byte, reason, detail string) a
 		session = c.Session.ID
 	}
 	ev := agentevent.Event{
-		Source:        Source,
+		Source:        c.source(),
 		SessionID:     textutil.FirstNonEmpty(c.Session.ID, session),
 		EventID:       id,
 		ParentEventID: prompt,

@@ -6,6 +6,7 @@ package opencode
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -261,4 +262,85 @@ func TestChildSessionIdentity(t *testing.T) {
 	}
 	assert.NotZero(t, children)
 	assert.Empty(t, agentevent.Validate(events).Violations)
+}
+
+// TestContextSource: the events of an agent that keeps OpenCode's layout
+// (Kilo CLI) carry its source, unparsed ones too; an empty Source is
+// OpenCode's.
+func TestContextSource(t *testing.T) {
+	parts := []Part{
+		mustPart(t, `{"id":"prt_1","type":"text","text":"done","time":{"start":1500}}`),
+		mustPart(t, `{"id":"prt_9","type":"hologram"}`),
+	}
+	for _, tt := range []struct {
+		set, want agentevent.Source
+	}{{"", Source}, {"kilo", "kilo"}} {
+		events := MapMessage(Context{Source: tt.set}, mustMessage(t, doneAssistant), parts)
+		require.Len(t, events, 2)
+		for _, ev := range events {
+			assert.Equal(t, tt.want, ev.Source, ev.EventID)
+		}
+		assert.Equal(t, ReasonUnknownType, events[1].Unparsed)
+		bad := Unparsed(Context{Source: tt.set, Session: Session{ID: "ses_a"}}, "prt_x", "", nil, ReasonMalformedJSON, "x")
+		assert.Equal(t, tt.want, bad.Source)
+	}
+}
+
+// TestIgnoredAssistantText: a text part the agent kept out of the model's
+// context (Kilo CLI's output-limit warning) is a system notice, not the
+// model's answer, and does not carry the message's usage.
+func TestIgnoredAssistantText(t *testing.T) {
+	events := MapMessage(Context{}, mustMessage(t, doneAssistant), []Part{
+		mustPart(t, `{"id":"prt_1","type":"text","text":"the answer","time":{"start":1500,"end":1600}}`),
+		mustPart(t, `{"id":"prt_2","type":"step-finish","reason":"length","cost":0.5,"tokens":{"input":1,"output":2,"reasoning":3,"cache":{"read":4,"write":5}}}`),
+		mustPart(t, `{"id":"prt_3","type":"text","text":"The response stopped at the output limit.","ignored":true}`),
+	})
+	require.Len(t, events, 2)
+	assert.Equal(t, agentevent.TypeAssistantMessage, events[0].Type)
+	assert.Equal(t, int64(15), agentevent.Value(events[0].TokensTotal))
+	notice := events[1]
+	assert.Equal(t, agentevent.TypeLog, notice.Type)
+	assert.Equal(t, agentevent.RoleSystem, notice.Role)
+	assert.Equal(t, "The response stopped at the output limit.", notice.Text)
+	assert.Equal(t, true, notice.Attributes[agentevent.AttrTextIgnored])
+	assert.Nil(t, notice.TokensTotal)
+	assert.Equal(t, time.UnixMilli(2000).UTC(), notice.Timestamp, "written when the step ended")
+	assert.Empty(t, notice.Unparsed)
+}
+
+// TestSubagentCost: Kilo CLI adds a child session's cost to the assistant
+// message whose task tool ran it. That message counts at its steps' cost,
+// the rest under AttrSubagentsCostUSD; a message whose cost is its steps' sum
+// (OpenCode, or no task) keeps its cost.
+func TestSubagentCost(t *testing.T) {
+	task := `{"id":"prt_2","type":"tool","callID":"c1","tool":"task","state":{"status":"completed","input":{"subagent_type":"explore"},"output":"x","metadata":{"sessionId":"ses_child"},"time":{"start":1100,"end":1900}}}`
+	step := `{"id":"prt_3","type":"step-finish","reason":"tool-calls","cost":0.125,"tokens":{"input":1,"output":2,"reasoning":3,"cache":{"read":4,"write":5}}}`
+	msg := func(cost string) Message {
+		return mustMessage(t, `{"id":"msg_2","sessionID":"ses_a","role":"assistant","parentID":"msg_1","time":{"created":1000,"completed":2000},"modelID":"m","providerID":"anthropic","tokens":{"input":1,"output":2,"reasoning":3,"cache":{"read":4,"write":5}},"cost":`+cost+`}`)
+	}
+	carrier := func(events []agentevent.Event) agentevent.Event {
+		for _, ev := range events {
+			if ev.CostUSD != nil {
+				return ev
+			}
+		}
+		t.Fatal("no event carries the cost")
+		return agentevent.Event{}
+	}
+
+	ev := carrier(MapMessage(Context{}, msg("0.625"), []Part{mustPart(t, task), mustPart(t, step)}))
+	assert.Equal(t, 0.125, *ev.CostUSD)
+	assert.Equal(t, 0.5, ev.Attributes[agentevent.AttrSubagentsCostUSD])
+
+	ev = carrier(MapMessage(Context{}, msg("0.125"), []Part{mustPart(t, task), mustPart(t, step)}))
+	assert.Equal(t, 0.125, *ev.CostUSD)
+	assert.NotContains(t, ev.Attributes, agentevent.AttrSubagentsCostUSD)
+
+	// Without a task call, cost beyond the steps (a tool's own model call
+	// the agent added) is the message's.
+	ev = carrier(MapMessage(Context{}, msg("0.625"), []Part{mustPart(t, step)}))
+	assert.Equal(t, 0.625, *ev.CostUSD)
+	// Without step-finish parts there is nothing to split by.
+	ev = carrier(MapMessage(Context{}, msg("0.625"), []Part{mustPart(t, task)}))
+	assert.Equal(t, 0.625, *ev.CostUSD)
 }

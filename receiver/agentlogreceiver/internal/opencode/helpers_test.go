@@ -84,12 +84,18 @@ func eventIDs(evs []agentevent.Event) []string {
 	return ids
 }
 
-// newTestSource is the source of the data directory dataDir with the
+// newTestSource is the source of OpenCode's data directory dataDir with the
 // receiver's default settings, without storage, delivering to rec.
 func newTestSource(t *testing.T, dataDir string, rec *recorder) *Source {
 	t.Helper()
+	return newStoreSource(t, dataDir, rec, OpenCode)
+}
+
+// newStoreSource is newTestSource for the agent store describes.
+func newStoreSource(t *testing.T, dataDir string, rec *recorder, store Store) *Source {
+	t.Helper()
 	rd, err := New(source.Settings{
-		Agent: "opencode", Source: agentevent.Source("opencode"),
+		Agent: string(store.Source), Source: store.Source,
 		Include:      []string{dataDir},
 		PollInterval: 10 * time.Millisecond,
 		Emitter:      rec,
@@ -99,7 +105,7 @@ func newTestSource(t *testing.T, dataDir string, rec *recorder) *Source {
 		Logger:       zap.NewNop(),
 		Host:         componenttest.NewNopHost(),
 		StartedAt:    time.Now(),
-	})
+	}, store)
 	require.NoError(t, err)
 	return rd
 }

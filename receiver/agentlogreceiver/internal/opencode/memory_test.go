@@ -39,7 +39,7 @@ func treeReaderMemoryPerSession(b *testing.B) {
 		Checkpoints: checkpoint.New(nil, "opencode", false),
 		Life:        checkpoint.LifeCycle{MaxSessions: 100, Now: time.Now},
 		Now:         time.Now,
-	})
+	}, OpenCode)
 	require.NoError(b, err)
 	// A first listing fills the JSON decoder's caches (once per process).
 	newTreeReader(rd, store.storage, false).listSessions(b.Context(), false)

@@ -1,13 +1,16 @@
 // Copyright agentotel authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package opencode is the source of the agent_log receiver for OpenCode's
-// data directories (`$XDG_DATA_HOME/opencode`, default
-// ~/.local/share/opencode): up to 1.1.x a JSON tree below `storage/`
-// (treeReader), from 1.2 on the SQLite database `opencode.db` (dbReader).
-// Neither is an append-only file, so OpenCode is read by a poller rather
-// than by the tailer: each poll finds the data directories the include
-// patterns match and reads what changed in them. The format itself is
+// Package opencode is the source of the agent_log receiver for data
+// directories in OpenCode's layout: OpenCode's own (`$XDG_DATA_HOME/opencode`,
+// default ~/.local/share/opencode) and those of agents that keep OpenCode's
+// layout under another name (Kilo CLI: `kilo.db` in ~/.local/share/kilo). Up
+// to OpenCode 1.1.x the data is a JSON tree below `storage/` (treeReader),
+// from 1.2 on a SQLite database (dbReader), `opencode.db` for OpenCode; the
+// agent's Store names its database and the source of its events. Neither is
+// an append-only file, so the data is read by a poller rather than by the
+// tailer: each poll finds the data directories the include patterns match
+// and reads what changed in them. The format itself is
 // internal/vendors/opencode's.
 package opencode
 
@@ -30,9 +33,33 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/watch"
 )
 
-// Source polls OpenCode's data directories.
+// Store is what differs between the agents whose data directories are in
+// OpenCode's layout.
+type Store struct {
+	// Source is the source of the events ("" is OpenCode's).
+	Source agentevent.Source
+	// Database is the file name of the SQLite database in a data directory
+	// ("" is OpenCode's, "opencode.db").
+	Database string
+}
+
+// OpenCode is OpenCode's own Store.
+var OpenCode = Store{Source: oc.Source, Database: "opencode.db"}
+
+func (s Store) withDefaults() Store {
+	if s.Source == "" {
+		s.Source = OpenCode.Source
+	}
+	if s.Database == "" {
+		s.Database = OpenCode.Database
+	}
+	return s
+}
+
+// Source polls data directories in OpenCode's layout.
 type Source struct {
 	source.Settings
+	store  Store
 	poller *source.Loop
 	find   *finder.Finder
 
@@ -45,15 +72,16 @@ type Source struct {
 	swept    time.Time
 }
 
-// New is the source of the OpenCode data directories set's include
-// patterns match.
-func New(set source.Settings) (*Source, error) {
+// New is the source of the data directories set's include patterns match,
+// in OpenCode's layout, of the agent store describes.
+func New(set source.Settings, store Store) (*Source, error) {
 	find, err := finder.NewDirs(set.Include, set.Exclude)
 	if err != nil {
 		return nil, fmt.Errorf("`%s`: %w", set.Agent, err)
 	}
 	return &Source{
 		Settings: set,
+		store:    store.withDefaults(),
 		find:     find,
 		trees:    map[string]*treeReader{},
 		dbs:      map[string]*dbReader{},
@@ -72,7 +100,7 @@ func (rd *Source) Start(context.Context) error {
 }
 
 // watcher watches what changes in a data directory as a session goes on:
-// the database (its write-ahead log) and the JSON tree's project, session
+// the database and its write-ahead log, and the JSON tree's project, session
 // and message folders. Not the part folders, one per message: a message's
 // file is written again once its parts are, and a watch per message would
 // spend thousands of the user's watches (the parts are found by the
@@ -82,7 +110,7 @@ func (rd *Source) watcher() func() *watch.Watcher {
 	var files []string
 	for _, dir := range rd.Include {
 		for _, f := range []string{
-			"opencode.db", "opencode.db-wal",
+			rd.store.Database, rd.store.Database + "-wal",
 			"storage/project/*.json", "storage/session/*/*.json", "storage/message/*/*.json",
 		} {
 			files = append(files, filepath.Join(dir, filepath.FromSlash(f)))
@@ -140,7 +168,7 @@ func (rd *Source) Poll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		db := filepath.Join(dir, "opencode.db")
+		db := filepath.Join(dir, rd.store.Database)
 		storage := filepath.Join(dir, "storage")
 		if _, err := os.Stat(db); err == nil {
 			// From 1.2 on, OpenCode migrates the JSON tree into the database
@@ -174,7 +202,8 @@ func (rd *Source) Poll(ctx context.Context) {
 	}
 }
 
-// note logs a fact about a data directory once.
+// note logs a fact about a data directory once. Messages name the layout
+// (OpenCode's), the agent field the agent.
 func (rd *Source) note(dir, msg string, fields ...zap.Field) {
 	if rd.noted[dir+"\x00"+msg] {
 		return
@@ -203,6 +232,13 @@ func (rd *Source) badObject(path, signature string, ev agentevent.Event) []agent
 	}
 	rd.reported[path] = signature
 	return []agentevent.Event{ev}
+}
+
+// context is the mapping context of a session, for the agent's events.
+func (rd *Source) context(s oc.Session, lookupSession func(string) (oc.Session, bool), lookupProject func(string) (oc.Project, bool)) oc.Context {
+	c := oc.ResolveContext(s, lookupSession, lookupProject)
+	c.Source = rd.store.Source
+	return c
 }
 
 // What the JSON tree and the database readers share: the watermark of a

@@ -26,11 +26,14 @@ import (
 )
 
 // dbReader reads OpenCode's SQLite database (≥1.2, `opencode.db` in WAL
-// mode). The schema is OpenCode's drizzle schema (see internal/vendors/opencode/README.md): tables
-// project, session, message (id, session_id, time_created, time_updated,
-// data) and part (id, message_id, session_id, time_created, time_updated,
-// data), where data is the same JSON object as in the ≤1.1 storage tree
-// without its id columns.
+// mode, or the agent's Store.Database). The schema is OpenCode's drizzle
+// schema (see internal/vendors/opencode/README.md): tables project, session,
+// message (id, session_id, time_created, time_updated, data) and part (id,
+// message_id, session_id, time_created, time_updated, data), where data is
+// the same JSON object as in the ≤1.1 storage tree without its id columns.
+// The other tables are not read: `event` is the log of the session, message
+// and part updates those tables are projected from (it would count every
+// message again), the rest (todo, account, ...) hold no session records.
 //
 // The database is opened read-only (mode=ro, query_only): as a WAL reader it
 // never blocks OpenCode's writes and never checkpoints. Each poll asks for
@@ -399,7 +402,7 @@ func (d *dbReader) pollSession(ctx context.Context, s *dbSession) error {
 		return err
 	}
 
-	c := oc.ResolveContext(s.info, d.lookupSession, d.lookupProject)
+	c := d.rd.context(s.info, d.lookupSession, d.lookupProject)
 	c.LogFile = d.path
 	if s.info.ParentID != "" {
 		c.ParentToolCallID = d.spawnedBy[s.info.ID]

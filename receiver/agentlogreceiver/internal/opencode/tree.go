@@ -561,7 +561,7 @@ func (t *treeReader) pollSession(ctx context.Context, s *treeSession) {
 	}
 
 	info := t.sessionInfo(ctx, s, file)
-	c := oc.ResolveContext(info, t.lookupSession, t.lookupProject)
+	c := t.rd.context(info, t.lookupSession, t.lookupProject)
 	if s.parentID != "" {
 		c.ParentToolCallID = t.spawnedBy[s.id]
 	}
@@ -744,7 +744,7 @@ func (t *treeReader) readParts(c oc.Context, messageID string) (parts []oc.Part,
 
 // badFile reports a project or session file that cannot be decoded.
 func (t *treeReader) badFile(ctx context.Context, path string, sig source.FileSig, raw []byte, err error) {
-	ev := unparsed(oc.Context{LogFile: path}, "", raw, err)
+	ev := unparsed(oc.Context{Source: t.rd.store.Source, LogFile: path}, "", raw, err)
 	if evs := t.rd.badObject(path, sig.String(), ev); len(evs) > 0 {
 		_ = t.rd.Emitter.Deliver(ctx, source.Delivery{Path: path, Events: evs})
 	}
