@@ -123,6 +123,10 @@ type Config struct {
 	// Amp configures Amp's thread files (rewritten in place: re-read whole
 	// on change, emitted once by message).
 	Amp AgentConfig `mapstructure:"amp"`
+	// Kilo configures Kilo CLI's data directories (OpenCode's layout, its
+	// database kilo.db). Its include patterns match data directories, not
+	// files.
+	Kilo AgentConfig `mapstructure:"kilo"`
 	// OpenClaw configures OpenClaw's transcripts (Pi's format, appended),
 	// with the ones a reset or a deletion archived.
 	OpenClaw AgentConfig `mapstructure:"openclaw"`
