@@ -10,10 +10,15 @@ package schemas
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentotel/agentotel/internal/agents"
+	// The agents whose sources the agtrace schema admits.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 )
 
 //go:embed *.schema.json
@@ -44,6 +49,12 @@ func load() {
 			loadErr = fmt.Errorf("%s: %w", name, err)
 			return
 		}
+		if f == "agtrace_v1" {
+			if err = enumSources(doc); err != nil {
+				loadErr = fmt.Errorf("%s: %w", name, err)
+				return
+			}
+		}
 		if err = c.AddResource(name, doc); err != nil {
 			loadErr = fmt.Errorf("%s: %w", name, err)
 			return
@@ -55,6 +66,22 @@ func load() {
 		}
 		compiled[f] = s
 	}
+}
+
+// enumSources sets the agtrace schema's source enum to the registered
+// agents' sources: the spec's enum, extended by every agent agentotel reads.
+func enumSources(doc any) error {
+	props, _ := doc.(map[string]any)["properties"].(map[string]any)
+	source, ok := props["source"].(map[string]any)
+	if !ok {
+		return errors.New("no properties.source")
+	}
+	var enum []any
+	for _, d := range agents.All() {
+		enum = append(enum, string(d.Source))
+	}
+	source["enum"] = enum
+	return nil
 }
 
 // Validate checks one line (one JSON value) of a format against its schema.

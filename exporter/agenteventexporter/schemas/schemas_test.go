@@ -62,6 +62,7 @@ func TestSchemasHoldTheSeedsRules(t *testing.T) {
 		{"agtrace_v1", "every field is present", func(m map[string]any) { delete(m, "tokens_tool") }},
 		{"agtrace_v1", "the schema version", func(m map[string]any) { m["schema_version"] = "agtrace.event.v2" }},
 		{"agtrace_v1", "ts is RFC 3339", func(m map[string]any) { m["ts"] = "yesterday" }},
+		{"agtrace_v1", "the source is a registered agent", func(m map[string]any) { m["source"] = "not_an_agent" }},
 		{"agtrace_v1", "a tool_call has its id", func(m map[string]any) { m["event_type"], m["role"], m["tool_call_id"] = "tool_call", "assistant", nil }},
 		{"universal", "raw is always present", func(m map[string]any) { delete(m, "raw") }},
 		{"universal", "synthetic mirrors source", func(m map[string]any) { m["synthetic"] = true }},
