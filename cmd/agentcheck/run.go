@@ -38,63 +38,17 @@ type staging struct {
 }
 
 // stageFixtures lays the fixture roots out as one home: each agent's files
-// in its default location. Formats the receiver does not read from a
-// default location (OpenCode API dumps) are left out, and said so. Two
-// roots may not put different files at one path.
+// in its default location (agents.StageCorpus). Formats the receiver does
+// not read from a default location (OpenCode API dumps) are left out, and
+// said so. Two roots may not put different files at one path.
 func stageFixtures(roots []string, home string) (*staging, error) {
-	st := &staging{dataDirs: map[agentevent.Source][]string{}}
+	var st agents.Staged
 	for i, root := range roots {
-		if err := stageRoot(st, i, root, home); err != nil {
+		if err := agents.StageCorpus(root, i, home, &st); err != nil {
 			return nil, fmt.Errorf("%s: %w", root, err)
 		}
 	}
-	return st, nil
-}
-
-// stageRoot lays one corpus root out in home: each registered agent's
-// folder of it the way the agent's descriptor says (agents.Fixtures.Stage).
-func stageRoot(st *staging, index int, fixtures, home string) error {
-	cp := func(src, dst string) error {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		if old, err := os.ReadFile(dst); err == nil && !bytes.Equal(old, b) {
-			return fmt.Errorf("%s: another fixture is already staged at %s", src, dst)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o600) //nolint:gosec // G703: staging the fixtures the user named into the scratch home is the job
-	}
-	tree := func(src, dst string) error {
-		return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			return cp(p, filepath.Join(dst, rel))
-		})
-	}
-	for _, d := range agents.All() {
-		if d.Fixtures.Stage == nil {
-			continue
-		}
-		src := d.Source
-		err := d.Fixtures.Stage(&agents.Staging{
-			Dir: filepath.Join(fixtures, d.Fixtures.Dir), Home: home, Root: index,
-			Copy: func(from, to string) error { return cp(from, filepath.Join(home, to)) },
-			Tree: func(from, to string) error { return tree(from, filepath.Join(home, to)) },
-			Note: func(msg string) { st.notes = append(st.notes, msg) },
-			DataDir: func(dir string) {
-				st.dataDirs[src] = append(st.dataDirs[src], filepath.Join(home, dir))
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", d.Source, err)
-		}
-	}
-	return nil
+	return &staging{notes: st.Notes, dataDirs: st.DataDirs}, nil
 }
 
 // collectorConfig reads every agent of home with the receiver's defaults
@@ -106,16 +60,12 @@ func stageRoot(st *staging, index int, fixtures, home string) error {
 // State goes to out too.
 func collectorConfig(out, home string, idle time.Duration, dataDirs map[agentevent.Source][]string) string {
 	extra := ""
+	st := agents.Staged{DataDirs: dataDirs}
 	for _, d := range agents.All() {
-		dirs := dataDirs[d.Source]
-		if len(dirs) == 0 {
+		if len(dataDirs[d.Source]) == 0 {
 			continue
 		}
-		include, _ := d.DefaultInclude(agents.Env{Home: home, Getenv: func(string) string { return "" }})
-		for _, dir := range dirs {
-			include = append(include, d.Include(dir)...)
-		}
-		b, _ := json.Marshal(include)
+		b, _ := json.Marshal(st.Include(d, home))
 		extra += fmt.Sprintf("\n    %s:\n      include: %s", d.Source, b)
 	}
 	return fmt.Sprintf(`extensions:

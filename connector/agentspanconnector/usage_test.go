@@ -6,7 +6,6 @@ package agentspanconnector
 import (
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -26,11 +26,11 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver"
-	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // toolUseFirstRows is a Claude Code ≥ 2.1 session whose first response
@@ -112,54 +112,28 @@ func corpusLogs(t *testing.T, root string) []plog.Logs {
 	if logs, ok := corpusRead.logs[root]; ok {
 		return logs
 	}
+	// The root laid out in a home of its own, each agent where it keeps its
+	// files (a scratch copy: SQLite's WAL reader writes a database's -shm
+	// index even read-only, and the corpus is never written), read by the
+	// receiver with every agent that has files there.
+	home := t.TempDir()
+	var st agents.Staged
+	require.NoError(t, agents.StageCorpus(root, 0, home, &st))
 	rf := agentlogreceiver.NewFactory()
 	cfg := rf.CreateDefaultConfig().(*agentlogreceiver.Config)
 	cfg.PollInterval = 20 * time.Millisecond
-	in := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
-	var opencodeDirs []string
-	if entries, err := os.ReadDir(in("opencode")); err == nil {
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue // an API dump, not a data directory
-			}
-			dir := in("opencode", e.Name())
-			if _, err := os.Stat(filepath.Join(dir, "opencode.db")); err == nil {
-				// SQLite's WAL reader writes the database's -shm index even
-				// read-only: the database is read from a scratch copy, so the
-				// shared corpus is never written (nothing goes to testdata).
-				scratch := filepath.Join(t.TempDir(), e.Name())
-				testenv.CopyTree(t, dir, scratch, func(string) bool { return true })
-				dir = scratch
-			}
-			opencodeDirs = append(opencodeDirs, dir)
-		}
-	}
+	blocks := map[string]any{}
 	enabled := 0
-	for _, a := range []struct {
-		folder  string
-		ac      *agentlogreceiver.AgentConfig
-		include []string
-	}{
-		{"claude_code", &cfg.ClaudeCode, []string{in("claude_code", "**", "*.jsonl")}},
-		{"codex", &cfg.Codex, []string{in("codex", "**", "*.jsonl")}},
-		{"pi", &cfg.Pi, []string{in("pi", "**", "*.jsonl")}},
-		// Chats only: the folder's logs_*.json is a user-input log under another name.
-		{"gemini", &cfg.Gemini, []string{in("gemini", "**", "chat_*.json"), in("gemini", "**", "session-*.jsonl")}},
-		{"copilot_cli", &cfg.CopilotCLI, []string{
-			in("copilot_cli", "*", "session-state", "*", "events.jsonl"),
-			in("copilot_cli", "*", "session-state", "*.jsonl"),
-			in("copilot_cli", "*", "history-session-state", "*.json"),
-		}},
-		{"opencode", &cfg.OpenCode, opencodeDirs},
-		{"amp", &cfg.Amp, []string{in("amp", "**", "T-*.json")}},
-	} {
-		_, err := os.Stat(in(a.folder))
-		a.ac.Enabled = err == nil && len(a.include) > 0
-		a.ac.Include = a.include
-		if a.ac.Enabled {
+	for _, d := range agents.All() {
+		on := st.Agents[d.Source]
+		block := map[string]any{"enabled": on}
+		if on {
+			block["include"] = st.Include(d, home)
 			enabled++
 		}
+		blocks[string(d.Source)] = block
 	}
+	require.NoError(t, confmap.NewFromStringMap(blocks).Unmarshal(cfg))
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(t.Context())) }()
 	set := receivertest.NewNopSettings(rf.Type())

@@ -4,8 +4,13 @@
 package agents
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/agentotel/agentotel/internal/agentevent"
 )
 
 // Fixtures is how an agent's files of a fixture corpus (the layout of
@@ -63,4 +68,90 @@ func (s *Staging) Glob(pattern string) []string {
 	m, _ := filepath.Glob(filepath.Join(s.Dir, pattern))
 	sort.Strings(m)
 	return m
+}
+
+// Staged is what StageCorpus laid out.
+type Staged struct {
+	// Agents are the agents with files in the corpus root.
+	Agents map[agentevent.Source]bool
+	// DataDirs are each agent's data directories besides its default ones
+	// (Staging.DataDir).
+	DataDirs map[agentevent.Source][]string
+	// Notes say what was left out, and why.
+	Notes []string
+}
+
+// StageCorpus lays every registered agent's folder of a fixture corpus root
+// out in home, where the agent keeps its files (Fixtures.Stage); index
+// tells roots staged into one home apart. Staging refuses to put a file
+// where another file was staged already.
+func StageCorpus(root string, index int, home string, st *Staged) error {
+	if st.Agents == nil {
+		st.Agents = map[agentevent.Source]bool{}
+	}
+	if st.DataDirs == nil {
+		st.DataDirs = map[agentevent.Source][]string{}
+	}
+	for _, d := range All() {
+		if d.Fixtures.Stage == nil {
+			continue
+		}
+		src := d.Source
+		cp := func(from, to string) error {
+			st.Agents[src] = true
+			return copyFile(from, filepath.Join(home, to))
+		}
+		err := d.Fixtures.Stage(&Staging{
+			Dir: filepath.Join(root, d.Fixtures.Dir), Home: home, Root: index,
+			Copy: cp,
+			Tree: func(from, to string) error {
+				return filepath.WalkDir(from, func(p string, e os.DirEntry, err error) error {
+					if err != nil || e.IsDir() {
+						return err
+					}
+					rel, _ := filepath.Rel(from, p)
+					return cp(p, filepath.Join(to, rel))
+				})
+			},
+			Note:    func(msg string) { st.Notes = append(st.Notes, msg) },
+			DataDir: func(dir string) { st.DataDirs[src] = append(st.DataDirs[src], filepath.Join(home, dir)) },
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Source, err)
+		}
+	}
+	return nil
+}
+
+// Include is the include patterns of every staged agent's files in home:
+// its default locations and its extra data directories.
+func (st *Staged) Include(d *Descriptor, home string) []string {
+	include, _ := d.DefaultInclude(Env{Home: home, Getenv: func(string) string { return "" }})
+	for _, dir := range st.DataDirs[d.Source] {
+		include = append(include, d.Include(dir)...)
+	}
+	return include
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(dst); err == nil && !bytes.Equal(old, b) {
+		return fmt.Errorf("%s: another fixture is already staged at %s", src, dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil { //nolint:gosec // G703: staging a fixture corpus into the scratch home is the job
+		return err
+	}
+	// The copy is as old as the fixture: a finished history, not files an
+	// agent may still be writing.
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
 }
