@@ -51,6 +51,12 @@ type Descriptor struct {
 	// Reader says how the agent's files are read.
 	Reader Reader
 
+	// FallbackModel is the model a response that names none is priced as
+	// (gen_ai_cost's default fallback_models): what ccusage prices it as,
+	// the agent's default model when its logs left the model out ("" for
+	// none).
+	FallbackModel string
+
 	// Ccusage is how ccusage reads the agent; nil when it does not.
 	Ccusage *Ccusage
 	// Native maps the agent's own OTLP; nil for an agent that sends none.

@@ -11,6 +11,9 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/agentotel/agentotel/internal/agents"
+	// The agents whose fallback models are the defaults.
+	_ "github.com/agentotel/agentotel/internal/agents/all"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 )
 
@@ -38,10 +41,17 @@ type Config struct {
 	_ struct{}
 }
 
-// defaultFallbackModels are the fallback models of the default config: the
-// ones ccusage prices a response without a model as.
+// defaultFallbackModels are the fallback models of the default config: each
+// registered agent's (agents.Descriptor.FallbackModel), the one ccusage
+// prices a response without a model as.
 func defaultFallbackModels() map[string]string {
-	return map[string]string{"codex": "gpt-5"}
+	out := map[string]string{}
+	for _, d := range agents.All() {
+		if d.FallbackModel != "" {
+			out[d.Service] = d.FallbackModel
+		}
+	}
+	return out
 }
 
 // ModelPrice is one model's price in USD per million tokens. An unset rate

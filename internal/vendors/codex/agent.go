@@ -42,6 +42,9 @@ func init() {
 				return NewParserWithOptions(path, Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw})
 			},
 		},
+		// Rollouts of the 0.3x CLIs record no model; gpt-5 was then the
+		// CLI's default, and ccusage prices them as it.
+		FallbackModel: "gpt-5",
 		// ccusage names a session by its rollout file.
 		Ccusage: &agents.Ccusage{Command: "codex", SessionKey: func(logFile, _ string) string {
 			return strings.TrimSuffix(filepath.Base(logFile), filepath.Ext(logFile))
