@@ -25,7 +25,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agents"
 
 	// Every agent the check compares registers itself.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // staging is what stageFixtures laid out besides the default locations.

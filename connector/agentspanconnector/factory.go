@@ -14,7 +14,7 @@ import (
 
 	// The agents' service names (agentevent.Source.ServiceName) come
 	// from their registered descriptors.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // NewFactory returns the factory of the agent_span connector.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// The agents whose folders are refused, and their names.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // Format is the schema the exporter writes.

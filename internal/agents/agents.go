@@ -3,8 +3,8 @@
 
 // Package agents is the registry of the coding agents agentotel reads. Each
 // agent's vendor package (internal/vendors/<agent>) registers one Descriptor
-// in its init function, and package all imports the set: adding an agent is
-// its package plus one import line there. Every part that needs a fact about
+// in its init function, and internal/vendors/all imports the set: adding an
+// agent is its package plus one import line there. Every part that needs a fact about
 // an agent — the receiver its folders and reader, the exporter the folders it
 // must not write to, agent_native the mappers of an agent's own telemetry,
 // the fidelity check and the tests how ccusage names it and where its

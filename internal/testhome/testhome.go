@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// Every agent whose folders a test must not read.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // absentHome is the HOME of a sandboxed test process: a folder that does

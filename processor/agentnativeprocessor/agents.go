@@ -11,7 +11,7 @@ import (
 	"github.com/agentotel/agentotel/internal/agents"
 	// Every agent agentotel reads registers itself, with its native
 	// mappings.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // logMapper turns one native log record into agent events (the agent's

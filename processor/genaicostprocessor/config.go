@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// The agents whose fallback models are the defaults.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 	"github.com/agentotel/agentotel/processor/genaicostprocessor/internal/pricing"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// Every agent agentotel reads registers itself.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // agent is one agent the receiver reads: its registered descriptor

@@ -18,7 +18,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// The agents whose sources the agtrace schema admits.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 //go:embed *.schema.json

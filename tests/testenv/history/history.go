@@ -23,7 +23,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// The agents whose fixtures a history copies.
-	_ "github.com/agentotel/agentotel/internal/agents/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all"
 )
 
 // HistoryFile is one file of a written history.

@@ -80,7 +80,7 @@ func TestDescriptors(t *testing.T) {
 }
 
 const (
-	tableBegin = "<!-- agents table: generated from the registry (internal/agents/all, go test -update) -->"
+	tableBegin = "<!-- agents table: generated from the registry (internal/vendors/all, go test -update) -->"
 	tableEnd   = "<!-- end of agents table -->"
 )
 
@@ -112,7 +112,7 @@ func TestReadmeAgentTable(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
 		return
 	}
-	assert.Equal(t, want, s, "the README's agent table is not the registry's: go test ./internal/agents/all -update")
+	assert.Equal(t, want, s, "the README's agent table is not the registry's: go test ./internal/vendors/all -update")
 }
 
 // TestAgentsDoc: docs/agents.md has one row per registered agent, in the
