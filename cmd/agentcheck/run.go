@@ -23,9 +23,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/agents"
-
-	// Every agent the check compares registers itself.
-	_ "github.com/agentotel/agentotel/internal/vendors/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all" // every agent the check compares registers itself
 )
 
 // staging is what stageFixtures laid out besides the default locations.
@@ -59,14 +57,14 @@ func stageFixtures(roots []string, home string) (*staging, error) {
 // a second agent_span fed the same events unpriced (traces-priced.jsonl).
 // State goes to out too.
 func collectorConfig(out, home string, idle time.Duration, dataDirs map[agentevent.Source][]string) string {
-	extra := ""
+	var extra strings.Builder
 	st := agents.Staged{DataDirs: dataDirs}
 	for _, d := range agents.All() {
 		if len(dataDirs[d.Source]) == 0 {
 			continue
 		}
 		b, _ := json.Marshal(st.Include(d, home))
-		extra += fmt.Sprintf("\n    %s:\n      include: %s", d.Source, b)
+		fmt.Fprintf(&extra, "\n    %s:\n      include: %s", d.Source, b)
 	}
 	return fmt.Sprintf(`extensions:
   file_storage:
@@ -117,7 +115,7 @@ service:
       level: none
     logs:
       level: warn
-`, out, idle, extra)
+`, out, idle, extra.String())
 }
 
 // agentEnv is the environment the agents' default locations depend on:
@@ -128,11 +126,7 @@ func agentEnv(home string, staged bool) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME":
-			continue
-		}
-		if staged && locationVars()[k] {
+		if k == "HOME" || (staged && locationVars()[k]) {
 			continue
 		}
 		env = append(env, kv)

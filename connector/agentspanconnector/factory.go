@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/metadata"
-
 	// The agents' service names (agentevent.Source.ServiceName) come
 	// from their registered descriptors.
 	_ "github.com/agentotel/agentotel/internal/vendors/all"

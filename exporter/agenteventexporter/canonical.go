@@ -4,11 +4,11 @@
 package agenteventexporter
 
 import (
-	"github.com/agentotel/agentotel/internal/agents"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/jsonx"
 )
 

@@ -138,14 +138,14 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if old, err := os.ReadFile(dst); err == nil && !bytes.Equal(old, b) {
+	if old, errOld := os.ReadFile(dst); errOld == nil && !bytes.Equal(old, b) {
 		return fmt.Errorf("%s: another fixture is already staged at %s", src, dst)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	if errDir := os.MkdirAll(filepath.Dir(dst), 0o755); errDir != nil {
+		return errDir
 	}
-	if err := os.WriteFile(dst, b, 0o600); err != nil { //nolint:gosec // G703: staging a fixture corpus into the scratch home is the job
-		return err
+	if errWrite := os.WriteFile(dst, b, 0o600); errWrite != nil { //nolint:gosec // G703: staging a fixture corpus into the scratch home is the job
+		return errWrite
 	}
 	// The copy is as old as the fixture: a finished history, not files an
 	// agent may still be writing.

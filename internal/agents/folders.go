@@ -23,7 +23,7 @@ type Folder struct {
 	// Home is the default, below the home directory (nil: the folder is
 	// only read where Env names it).
 	Home []string
-	// Absolute: the variable is honoured only when it names an absolute
+	// Absolute: the variable is honored only when it names an absolute
 	// path (the XDG base directory rule).
 	Absolute bool
 }

@@ -9,9 +9,7 @@ import (
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/agents"
-	// Every agent agentotel reads registers itself, with its native
-	// mappings.
-	_ "github.com/agentotel/agentotel/internal/vendors/all"
+	_ "github.com/agentotel/agentotel/internal/vendors/all" // every agent registers itself, with its native mappings
 )
 
 // logMapper turns one native log record into agent events (the agent's

@@ -65,12 +65,12 @@ func TestREADMEDefaultLocations(t *testing.T) {
 	s := string(b)
 	i := strings.Index(s, "### Default locations")
 	require.GreaterOrEqual(t, i, 0)
-	section := s[i:]
-	section = section[:strings.Index(section[1:], "\n### ")+1]
+	section, _, _ := strings.Cut(s[i+1:], "\n### ")
 	keys := map[string]bool{}
 	for line := range strings.SplitSeq(section, "\n") {
 		if k, ok := strings.CutPrefix(line, "| `"); ok {
-			keys[k[:strings.Index(k, "`")]] = true
+			key, _, _ := strings.Cut(k, "`")
+			keys[key] = true
 		}
 	}
 	for _, a := range registered() {

@@ -25,15 +25,15 @@ func includeOf(key string) func(env agents.Env) ([]string, error) {
 }
 
 var (
-	claudeCodeInclude = includeOf("claude_code")
-	copilotInclude    = includeOf("copilot_cli")
-	ampInclude        = includeOf("amp")
-	geminiInclude     = includeOf("gemini")
-	opencodeInclude   = includeOf("opencode")
+	copilotInclude  = includeOf("copilot_cli")
+	ampInclude      = includeOf("amp")
+	geminiInclude   = includeOf("gemini")
+	opencodeInclude = includeOf("opencode")
 )
 
 // The patterns of the agents' files below one of their folders.
 func geminiPatterns(dir string) []string { return agentByKey("gemini").Include(filepath.Clean(dir)) }
+
 func copilotPatterns(dir string) []string {
 	return agentByKey("copilot_cli").Include(filepath.Clean(dir))
 }

@@ -14,10 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv/history"
-
-	"github.com/agentotel/agentotel/internal/agents"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -26,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/opencode"
@@ -33,6 +30,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // The benchmarks of the sources that are not tailed (OpenCode's JSON tree,

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv/history"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -18,6 +16,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/metadatatest"
 	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // BenchmarkBackfillJSONL reads a Claude Code and Codex history made from the

@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/internal/agents"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/vendors/amp"
 	"github.com/agentotel/agentotel/internal/vendors/copilotcli"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/internal/agents"
-
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
 )
 

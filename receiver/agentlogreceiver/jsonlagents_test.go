@@ -19,7 +19,7 @@ import (
 )
 
 // onlyAgentConfig reads only one agent's session files, those below dirs.
-func onlyAgentConfig(t *testing.T, key string, dirs ...string) *Config {
+func onlyAgentConfig(_ *testing.T, key string, dirs ...string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.PollInterval = 10 * time.Millisecond
 	cfg.IncludeContent = true

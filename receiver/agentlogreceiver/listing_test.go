@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv/history"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -25,6 +23,7 @@ import (
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/snapshot"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/source"
 	"github.com/agentotel/agentotel/receiver/agentlogreceiver/internal/testfiles"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // TestSnapshotThreadsAreBatched: the threads read in one poll of a snapshot

@@ -82,7 +82,7 @@ func (a agent) newParser(path string, o agents.ParseOptions) agents.LineParser {
 	if a.Reader.Beside != nil {
 		if beside := a.Reader.Beside(path); beside != "" {
 			// Absent or unreadable: the parser does without.
-			o.Beside, _ = os.ReadFile(beside) //nolint:gosec // G304: a file the agent writes beside its log
+			o.Beside, _ = os.ReadFile(beside)
 		}
 	}
 	return a.Reader.NewParser(path, o)

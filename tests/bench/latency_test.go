@@ -21,10 +21,6 @@ import (
 	"testing"
 	"time"
 
-	codexlog "github.com/agentotel/agentotel/internal/vendors/codex"
-
-	"github.com/agentotel/agentotel/tests/testenv/history"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -32,6 +28,7 @@ import (
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // latency is the live part of the report.
@@ -330,7 +327,7 @@ func liveSessions(tb testing.TB, fixtures, home string, r int) []liveSession {
 		s := liveSession{}
 		var facts []lineFacts
 		if strings.HasPrefix(rel, "codex/") {
-			s.agent, s.session = "codex", codexlog.RolloutSessionID(b)
+			s.agent, s.session = "codex", codex.RolloutSessionID(b)
 			s.path = filepath.Join(".codex", "sessions", "2026", "01", "01", "rollout-"+s.session+".jsonl")
 			facts = parseLines(codex.NewParser(filepath.Join(home, s.path)), lines)
 		} else {

@@ -18,11 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv/history"
-
 	"github.com/agentotel/agentotel/internal/jsonx"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
+	"github.com/agentotel/agentotel/tests/testenv/history"
 )
 
 // The side-by-side benchmark (`make bench`): one history, five readers, one table, written to

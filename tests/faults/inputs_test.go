@@ -17,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	codexlog "github.com/agentotel/agentotel/internal/vendors/codex"
-
 	"github.com/stretchr/testify/require"
 
+	codexlog "github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 	"github.com/agentotel/agentotel/tests/testenv"
 )

@@ -7,6 +7,7 @@
 package all
 
 import (
+	// Each import registers its agent (its package's init).
 	_ "github.com/agentotel/agentotel/internal/vendors/amp"
 	_ "github.com/agentotel/agentotel/internal/vendors/claudecode"
 	_ "github.com/agentotel/agentotel/internal/vendors/codex"

@@ -70,7 +70,7 @@ func TestDescriptors(t *testing.T) {
 		}
 		if n := d.Native; n != nil {
 			assert.True(t, n.NewMapper != nil || n.Normalize != nil, "%s: native without a mapping", d.Source)
-			assert.True(t, len(n.Services)+len(n.ServicePrefixes)+len(n.ScopePrefixes) > 0, "%s: native telemetry nothing recognizes", d.Source)
+			assert.Positive(t, len(n.Services)+len(n.ServicePrefixes)+len(n.ScopePrefixes), "%s: native telemetry nothing recognizes", d.Source)
 		}
 		if d.Fixtures.Keep != nil || d.Fixtures.Place != nil {
 			assert.True(t, d.Fixtures.Keep != nil && d.Fixtures.Place != nil, "%s: Keep and Place go together", d.Source)
@@ -109,7 +109,7 @@ func TestReadmeAgentTable(t *testing.T) {
 	require.True(t, i >= 0 && j > i, "the README has no generated agent table (%s … %s)", tableBegin, tableEnd)
 	want := s[:i] + tableBegin + "\n" + readmeTable() + s[j:]
 	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(want), 0o600))
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o600)) //nolint:gosec // G703: the repository's README, rewritten on purpose
 		return
 	}
 	assert.Equal(t, want, s, "the README's agent table is not the registry's: go test ./internal/vendors/all -update")

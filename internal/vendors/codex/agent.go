@@ -6,13 +6,13 @@ package codex
 import (
 	"bytes"
 	"fmt"
-	"github.com/agentotel/agentotel/internal/jsonx"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
 	"github.com/agentotel/agentotel/internal/agents"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Source is Codex's event source.

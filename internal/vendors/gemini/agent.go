@@ -36,7 +36,7 @@ func init() {
 		Display: "Gemini CLI",
 		Color:   "blue",
 		// The CLI keeps its data in ~/.gemini (GEMINI_CLI_HOME is not
-		// honoured: it could not be confirmed in the CLI's source).
+		// honored: it could not be confirmed in the CLI's source).
 		Folders:  []agents.Folder{{Home: []string{".gemini"}}},
 		Include:  chatPatterns,
 		Optional: true,

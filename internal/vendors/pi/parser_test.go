@@ -508,7 +508,8 @@ func TestOpenClawTreeEntries(t *testing.T) {
 		}
 		return `{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2026-06-26T10:00:01.000Z"` + extra + `,"message":{"role":"` + role + `","content":` + content + `}}`
 	}
-	lines := []string{headerV3,
+	lines := []string{
+		headerV3,
 		strings.Replace(msg("u1", "", "user", ""), `"parentId":""`, `"parentId":null`, 1),
 		msg("a1", "u1", "assistant", ""),
 		msg("u2", "a1", "user", ""),

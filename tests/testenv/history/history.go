@@ -19,11 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentotel/agentotel/tests/testenv"
-
 	"github.com/agentotel/agentotel/internal/agents"
 	// The agents whose fixtures a history copies.
 	_ "github.com/agentotel/agentotel/internal/vendors/all"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // HistoryFile is one file of a written history.

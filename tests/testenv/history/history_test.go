@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentotel/agentotel/tests/testenv"
-
-	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentotel/agentotel/internal/agents"
+	"github.com/agentotel/agentotel/tests/testenv"
 )
 
 // historyRoots are the fixture roots, the test skipped when the fixtures are absent.
