@@ -182,18 +182,14 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 	case "session.resume":
 		// The resumed run goes on with the model it names (a resume may
 		// switch models without a session.model_change).
-		if d.SelectedModel != "" {
-			s.Model = strings.Clone(d.SelectedModel)
-		}
+		s.setModel(d.SelectedModel, r.Type)
 		ev := p.meta(c, r.Type)
 		if d.EventCount != nil {
 			agentevent.SetAttr(&ev, agentevent.AttrCopilotResumeEventCount, *d.EventCount)
 		}
 		return []agentevent.Event{ev}, "", ""
 	case "session.model_change":
-		if d.NewModel != "" {
-			s.Model = strings.Clone(d.NewModel)
-		}
+		s.setModel(d.NewModel, r.Type)
 		ev := p.meta(c, r.Type)
 		agentevent.SetAttr(&ev, agentevent.AttrModelChangeModel, d.NewModel)
 		if d.PreviousModel != "" {
@@ -264,6 +260,18 @@ func (p *Parser) mapRecord(r *record, d *data, c *rowCtx) (out []agentevent.Even
 		return []agentevent.Event{ev}, "", ""
 	case "session.shutdown":
 		return p.shutdown(d, c), "", ""
+	case "skill.invoked":
+		// The CLI loaded a skill's SKILL.md into the conversation: a fact
+		// of the session, not a call of the model's (the skill tool's call,
+		// when the model asked for it, is its own record).
+		ev := p.meta(c, r.Type)
+		if d.SkillName != "" {
+			agentevent.SetAttr(&ev, agentevent.AttrSkillName, d.SkillName)
+		}
+		if d.PluginName != "" {
+			agentevent.SetAttr(&ev, agentevent.AttrSkillSource, d.PluginName)
+		}
+		return []agentevent.Event{ev}, "", ""
 	case "abort":
 		ev := p.meta(c, r.Type)
 		ev.Status = "interrupted"
@@ -323,9 +331,7 @@ func (p *Parser) sessionStart(d *data, c *rowCtx) []agentevent.Event {
 	if v := d.CopilotVersion; v != "" && v != "unknown" {
 		s.CLIVersion = strings.Clone(v)
 	}
-	if d.SelectedModel != "" {
-		s.Model = strings.Clone(d.SelectedModel)
-	}
+	s.setModel(d.SelectedModel, "session.start")
 	if d.Producer != "" {
 		s.Producer = strings.Clone(d.Producer)
 	}
@@ -363,7 +369,9 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 	model := strings.Clone(d.Model)
 	add := func(ev agentevent.Event) {
 		ev.ResponseID = responseID
-		p.model(&ev, model)
+		if from := p.model(&ev, model); from != "" {
+			agentevent.SetAttr(&ev, agentevent.AttrChatModelSource, from)
+		}
 		out = append(out, ev)
 	}
 	if strings.TrimSpace(d.ReasoningText) != "" {
@@ -395,6 +403,9 @@ func (p *Parser) assistant(d *data, c *rowCtx) []agentevent.Event {
 		out[0].TokensOutput = agentevent.Int(n)
 		out[0].TokensTotal = agentevent.Int(n)
 		p.st.addOutput(out[0].Model, n)
+	}
+	if c.agent == "" {
+		p.st.setModel(model, "assistant.message")
 	}
 	return out
 }
@@ -444,13 +455,35 @@ func byCommonPrefix(models []string, name string) []string {
 	return out
 }
 
-// model fills the model and provider: the model a record names, else the
-// subagent's (when subagent.started named one), else the session's current
-// one.
-func (p *Parser) model(ev *agentevent.Event, model string) {
-	ev.Model = textutil.FirstNonEmpty(model, p.st.SubagentModels[ev.AgentID], p.st.Model)
+// model fills the model and provider and says where the model was read
+// (ModelSourceOwn, else a record type; "" for none): the model the record
+// names, else the subagent's (when subagent.started named one), else the
+// model of the nearest earlier record of the main thread that names one —
+// session.start / session.resume (selectedModel), session.model_change,
+// assistant.message (model), tool.execution_complete (model: the model
+// that asked for the call), session.shutdown (currentModel, which the
+// resumed run goes on with). Only earlier records: the response's events
+// go out as its line is read, before the records after it.
+func (p *Parser) model(ev *agentevent.Event, model string) string {
+	from := ModelSourceOwn
+	switch {
+	case model != "":
+	case p.st.SubagentModels[ev.AgentID] != "":
+		model, from = p.st.SubagentModels[ev.AgentID], "subagent.started"
+	default:
+		model, from = p.st.Model, p.st.ModelFrom
+	}
+	ev.Model = model
 	ev.Provider = Provider(ev.Model)
+	if model == "" {
+		return ""
+	}
+	return from
 }
+
+// ModelSourceOwn is agentevent.AttrChatModelSource on a response that
+// names its model.
+const ModelSourceOwn = "own"
 
 // shutdown maps session.shutdown: the CLI's per-model usage of the run
 // (segment) that ends here; a resumed session writes one per run, each
@@ -540,6 +573,12 @@ func (p *Parser) shutdown(d *data, c *rowCtx) []agentevent.Event {
 	}
 	// The next run of a resumed session reports its own usage.
 	clear(s.Output)
+	// The run after a resume goes on with the model the CLI exited with.
+	if d.CurrentModel != "" {
+		s.setModel(d.CurrentModel, "session.shutdown")
+	} else if len(models) == 1 {
+		s.setModel(models[0], "session.shutdown")
+	}
 	return out
 }
 

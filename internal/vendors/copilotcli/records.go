@@ -73,6 +73,7 @@ type data struct {
 	TotalAPIDurationMs   *int64                 `json:"totalApiDurationMs"`
 	CodeChanges          *codeChanges           `json:"codeChanges"`
 	ModelMetrics         map[string]modelMetric `json:"modelMetrics"`
+	CurrentModel         string                 `json:"currentModel"`
 
 	// user.message, system.message, assistant.message, assistant.reasoning
 	Content       string        `json:"content"`
@@ -93,6 +94,10 @@ type data struct {
 	Error            jsonx.Raw      `json:"error"`
 	ToolTelemetry    *toolTelemetry `json:"toolTelemetry"`
 	ParentToolCallID string         `json:"parentToolCallId"`
+
+	// skill.invoked (SkillName is its name)
+	SkillName  string `json:"name"`
+	PluginName string `json:"pluginName"`
 
 	// hook.start / hook.end
 	HookInvocationID string `json:"hookInvocationId"`

@@ -6,6 +6,7 @@ package copilotcli
 import (
 	"encoding/json" // state is encoded with the standard library only
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -43,7 +44,10 @@ type state struct {
 	// WorkspaceRoot and WorkspaceBranch come from workspace.yaml.
 	WorkspaceRoot   string `json:"workspace_root,omitempty"`
 	WorkspaceBranch string `json:"workspace_branch,omitempty"`
-	Model           string `json:"model,omitempty"`
+	// Model is the model of the main thread's latest record that names
+	// one, ModelFrom that record's type (see Parser.model).
+	Model     string `json:"model,omitempty"`
+	ModelFrom string `json:"model_from,omitempty"`
 	// Timestamp is the last record time seen.
 	Timestamp time.Time `json:"timestamp"`
 
@@ -141,6 +145,13 @@ func (s *state) addSubagent(id, name string) {
 }
 
 func (s *state) addOutput(model string, n int64) { s.Output[model] += n }
+
+// setModel makes model, named by a record of type from, the current one.
+func (s *state) setModel(model, from string) {
+	if model != "" {
+		s.Model, s.ModelFrom = strings.Clone(model), from
+	}
+}
 
 // MarshalState returns everything Parse needs to continue after the last
 // record it was given, as JSON.

@@ -118,6 +118,11 @@ var exitCodeRE = regexp.MustCompile(`<exited with exit code (-?\d+)>`)
 func (p *Parser) toolComplete(d *data, c *rowCtx) []agentevent.Event {
 	ev := p.base(c, agentevent.TypeToolResult, agentevent.RoleTool, agentevent.ChannelChat)
 	ev.ToolCallID = strings.Clone(d.ToolCallID)
+	if c.agent == "" {
+		// The model that asked for the call: the model of the responses
+		// that follow it, when nothing names another in between.
+		p.st.setModel(d.Model, "tool.execution_complete")
+	}
 	oc := p.st.Calls[d.ToolCallID]
 	if oc != nil {
 		delete(p.st.Calls, d.ToolCallID)
