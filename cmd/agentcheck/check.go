@@ -98,11 +98,17 @@ const (
 	// files our events came from.
 	defFileNames = "ccusage-session-by-file"
 	// defCopilotNoShutdown: ccusage reads a Copilot CLI session's usage from
-	// its session.shutdown record only; a session without one (still
-	// running, or an older CLI) has no ccusage session, and its log carries
-	// per-response output tokens only. Such a session is accepted when its
-	// events carry output tokens and nothing else (its dollars are the
-	// table's price of those tokens, with nothing to compare them to).
+	// its session.shutdown records only; a last run without one (the CLI
+	// still running, or an older CLI), or a session without any, carries
+	// per-response output tokens only. The check holds that output to
+	// ccusage's price of it: it runs ccusage over the run closed by a
+	// shutdown record it writes, stating per model the output of the
+	// responses it reads that model for in the file (the response's own,
+	// else its tool calls' tool.execution_complete, else the nearest record
+	// naming one: copilotRuns, tailModels). A session whose responses no
+	// record gives a model is accepted when its events carry output tokens
+	// and nothing else (its dollars the table's price of those tokens, with
+	// nothing to compare them to).
 	defCopilotNoShutdown = "copilot-output-only-without-shutdown"
 	// defStatedZero: an agent's log states $0 for a response (OpenCode's
 	// free models, e.g. glm-4.7-free); a stated cost wins. ccusage ignores a
@@ -125,7 +131,8 @@ const (
 	// each ending in a session.shutdown with its own run's usage; the events
 	// count every run once, ccusage keeps each field's maximum over the
 	// shutdowns. The check runs ccusage over each run's records alone and
-	// compares with the sum of the runs (copilotRuns).
+	// compares with the sum of the runs, a last run without a shutdown
+	// priced as defCopilotNoShutdown says (copilotRuns).
 	defCopilotRuns = "copilot-runs-summed"
 )
 
