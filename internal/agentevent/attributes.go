@@ -153,9 +153,9 @@ const (
 	// of each.
 	AttrChatPrefix             = "agent.chat."
 	AttrChatTimeToFirstTokenMs = "agent.chat.time_to_first_token_ms"
-	// AttrChatModelSource says where the model of a response that names
-	// none was read (Copilot CLI: "own" when it names one, else the type of
-	// the record that named it), so a price can be traced to its rule.
+	// AttrChatModelSource says where a response's model was read (Copilot
+	// CLI: "own" when the response names it, else the type of the record
+	// that named it), so a price can be traced to its rule.
 	AttrChatModelSource = "agent.chat.model_source"
 	// AttrSpanLate is true on a chat span of events that came after their
 	// turn went out.
