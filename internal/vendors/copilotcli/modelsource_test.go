@@ -36,7 +36,8 @@ const unnamedModelSession = `{"type":"session.start","data":{"sessionId":"s-unna
 // event carrying its tokens.
 func responseModels(evs []agentevent.Event) (model, source map[string]string) {
 	model, source = map[string]string{}, map[string]string{}
-	for _, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		if ev.ResponseID == "" || ev.TokensOutput == nil || ev.Type == agentevent.TypeMeta {
 			continue
 		}
@@ -112,7 +113,8 @@ func TestSkillInvoked(t *testing.T) {
 // shutdownOutput sums the output tokens the shutdowns' usage events carry.
 func shutdownOutput(evs []agentevent.Event) int64 {
 	var n int64
-	for _, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		if ev.Attributes[agentevent.AttrCopilotUsageScope] == "session" && ev.TokensOutput != nil {
 			n += *ev.TokensOutput
 		}
