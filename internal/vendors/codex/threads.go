@@ -69,6 +69,9 @@ func objectKeys(raw []byte) string {
 // is content.
 func (p *Parser) worldState(raw []byte, c *rowCtx) ([]agentevent.Event, string) {
 	if p.st.Replaying {
+		// The parent's, copied into a forked child: a replayed record like
+		// its items (Parser.replayEnds).
+		p.st.ReplayItems = true
 		return nil, ""
 	}
 	var w worldState
@@ -94,6 +97,7 @@ func (p *Parser) worldState(raw []byte, c *rowCtx) ([]agentevent.Event, string) 
 // recipient's context. It becomes a system_message naming both agents.
 func (p *Parser) interAgentMessage(raw []byte, c *rowCtx) ([]agentevent.Event, string) {
 	if p.st.Replaying {
+		p.st.ReplayItems = true
 		return nil, ""
 	}
 	var m interAgentMessage

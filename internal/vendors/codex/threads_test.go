@@ -186,3 +186,17 @@ func TestInterAgentMessages(t *testing.T) {
 	assert.Equal(t, "stop now", msgs[1].Text)
 	assert.Len(t, ofType(events, agentevent.TypeUserMessage), 1, "an inter-agent message is no prompt")
 }
+
+// A forked child's copy of its parent's world_state is replayed history:
+// the child's own turn starts at its task_started after it.
+func TestForkReplaysWorldState(t *testing.T) {
+	data := lines(
+		`{"timestamp":"2026-07-01T00:00:00Z","type":"session_meta","payload":{"id":"019f0000-0000-7000-8000-0000000000c2","forked_from_id":"019f0000-0000-7000-8000-000000000001","source":{"subagent":{"thread_spawn":{"parent_thread_id":"019f0000-0000-7000-8000-000000000001","depth":1,"agent_role":"worker"}}}}}`,
+		`{"timestamp":"2026-07-01T00:00:00Z","type":"session_meta","payload":{"id":"019f0000-0000-7000-8000-000000000001","source":"vscode"}}`,
+		worldFull,
+		`{"timestamp":"2026-07-01T00:00:03Z","type":"event_msg","payload":{"type":"task_started","turn_id":"child"}}`,
+		`{"timestamp":"2026-07-01T00:00:03Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"child task"}]}}`)
+	events := parse14(t, data)
+	assert.Empty(t, byCodexEvent(events, "world_state"), "the parent's, not the child's")
+	require.Len(t, ofType(events, agentevent.TypeUserMessage), 1)
+}
