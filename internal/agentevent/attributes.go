@@ -173,6 +173,10 @@ const (
 	AttrTurnInterrupted        = "agent.turn.interrupted"
 	AttrTurnAbortReason        = "agent.turn.abort_reason"
 	AttrTurnTimeToFirstTokenMs = "agent.turn.time_to_first_token_ms"
+	// AttrTurnRolledBack is true on an event saying that its turn was taken
+	// back out of the conversation (Codex's thread_rolled_back): what the
+	// turn did and the tokens it spent stay, the model no longer sees it.
+	AttrTurnRolledBack = "agent.turn.rolled_back"
 )
 
 // Facts of meta events: what kind of record they stand for, and the session
@@ -381,6 +385,39 @@ const (
 	AttrCodexEndpoint              = "agent.codex.endpoint"
 	AttrCodexHTTPStatusCode        = "agent.codex.http_status_code"
 	AttrCodexAttempt               = "agent.codex.attempt"
+	// AttrCodexRolledBackTurns is how many of the latest turns a
+	// thread_rolled_back took back.
+	AttrCodexRolledBackTurns = "agent.codex.rolled_back_turns"
+	// AttrCodexWorldStateFull tells a world_state snapshot (true) from a
+	// delta over the previous one; AttrCodexWorldStateKeys lists the parts
+	// of the state it holds, comma-separated.
+	AttrCodexWorldStateFull = "agent.codex.world_state.full"
+	AttrCodexWorldStateKeys = "agent.codex.world_state.keys"
+	AttrCodexPersonality    = "agent.codex.personality"
+	AttrCodexCollabMode     = "agent.codex.collaboration_mode"
+	// AttrCodexToolSearchExecution is where a tool search ran (client,
+	// server); AttrCodexToolSearchTools is how many tools (or namespaces of
+	// tools) it found.
+	AttrCodexToolSearchExecution = "agent.codex.tool_search.execution"
+	AttrCodexToolSearchTools     = "agent.codex.tool_search.tools"
+	// AttrCodexAgentPath is the path of an agent in a multi-agent thread
+	// tree ("/root/worker"); AttrCodexMessageAuthor and
+	// AttrCodexMessageRecipient are the paths an inter-agent message joins.
+	AttrCodexAgentPath     = "agent.codex.agent_path"
+	AttrCodexAgentThreadID = "agent.codex.agent_thread.id"
+	AttrCodexModel         = "agent.codex.model"
+	// AttrCodexRolledBackPrompts are the event ids of the prompts of the
+	// turns a thread_rolled_back took back, comma-separated (as far as the
+	// parser still knows them).
+	AttrCodexRolledBackPrompts = "agent.codex.rolled_back_prompts"
+	AttrCodexMessageAuthor     = "agent.codex.message.author"
+	AttrCodexMessageRecipient  = "agent.codex.message.recipient"
+	// AttrCodexTriggerTurn is true when an inter-agent message starts a
+	// turn of its recipient.
+	AttrCodexTriggerTurn = "agent.codex.message.trigger_turn"
+	// AttrCodexSubagentActivity is what a sub_agent_activity says happened
+	// to a child agent (started, interacted, interrupted, ...).
+	AttrCodexSubagentActivity = "agent.codex.subagent_activity"
 	// AttrCodexTurnCostUSD is Codex's own estimate of a turn's cost.
 	AttrCodexTurnCostUSD = "agent.codex.turn_cost_usd"
 	// AttrCodexToolDecisionSource is AttrToolDecisionSource as the Codex

@@ -85,7 +85,7 @@ func init() {
 			Share:        0.30,
 		},
 		Doc: agents.Doc{
-			Versions:   "0.34 – 0.135 (CLI, Desktop, VS Code, exec)",
+			Versions:   "0.34 – 0.146 (CLI, Desktop, VS Code, exec)",
 			NativeOTLP: "log events and spans, 0.154 – 0.155 (app-server, Desktop)",
 		},
 	})

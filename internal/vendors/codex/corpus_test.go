@@ -4,6 +4,7 @@
 package codex
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,15 +24,24 @@ import (
 // open call not listed, and on a listed call that is not open.
 var expectedOpenCalls = map[string]string{}
 
+// corpusFiles are the rollouts below dir, as paths relative to it: a
+// corpus may keep each rollout in a folder named after its version.
 func corpusFiles(t *testing.T, dir string) []string {
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
 	var files []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
-			files = append(files, e.Name())
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") {
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 	slices.Sort(files)
 	return files
 }
@@ -59,7 +69,7 @@ func TestCorpus(t *testing.T) {
 				_, listed := expectedOpenCalls[k]
 				assert.Truef(t, listed, "open tool call %s (%s, line %d) is not listed in expectedOpenCalls", k, c.ToolName, c.LogLine)
 			}
-			totals[strings.TrimSuffix(f, ".jsonl")] = sumTokens(events)
+			totals[strings.TrimSuffix(filepath.Base(f), ".jsonl")] = sumTokens(events)
 		}
 		for k := range expectedOpenCalls {
 			assert.Truef(t, open[k], "expectedOpenCalls lists %s, which is not open", k)

@@ -70,10 +70,21 @@ func (p *Parser) responseItem(it *item, c *rowCtx) ([]agentevent.Event, string, 
 	case "tool_search_call":
 		p.assistantItem()
 		it.Name = textutil.FirstNonEmpty(it.Name, "tool_search")
-		return []agentevent.Event{p.toolCall(it, c)}, "", ""
+		ev := p.toolCall(it, c)
+		if it.Execution != "" {
+			agentevent.SetAttr(&ev, agentevent.AttrCodexToolSearchExecution, it.Execution)
+		}
+		return []agentevent.Event{ev}, "", ""
 	case "tool_search_output":
 		p.closeResponse()
-		return []agentevent.Event{p.toolResult(it, c)}, "", ""
+		return []agentevent.Event{p.toolSearchResult(it, c)}, "", ""
+	case "agent_message":
+		// An inter-agent message delivered into this thread's context.
+		text := ""
+		if !p.opts.OmitContent {
+			text = partsText(it.Content)
+		}
+		return []agentevent.Event{p.agentMessage(c, it.Author, it.Recipient, text)}, "", ""
 	case "compaction", "context_compaction":
 		// Remote compaction: the summary is encrypted.
 		p.st.NoCarrier = true
@@ -158,7 +169,13 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 			ev.ErrorType = agentevent.ErrorTypeStream // retried by Codex: the turn goes on
 		}
 		return []agentevent.Event{ev}, "", ""
-	case "context_compacted", "entered_review_mode", "exited_review_mode", "thread_rolled_back":
+	case "thread_settings_applied":
+		return []agentevent.Event{p.threadSettingsApplied(m, c)}, "", ""
+	case "thread_rolled_back":
+		return []agentevent.Event{p.threadRolledBack(m, c)}, "", ""
+	case "sub_agent_activity":
+		return []agentevent.Event{p.subAgentActivity(m, c)}, "", ""
+	case "context_compacted", "entered_review_mode", "exited_review_mode":
 		if m.Type == "context_compacted" {
 			s.NoCarrier = true
 		}
@@ -181,7 +198,7 @@ func (p *Parser) eventMsg(m *eventMsg, c *rowCtx) ([]agentevent.Event, string, s
 		"collab_agent_spawn_begin", "collab_agent_spawn_end", "collab_agent_interaction_begin",
 		"collab_agent_interaction_end", "collab_waiting_begin", "collab_waiting_end",
 		"thread_name_updated", "deprecation_notice", "warning", "raw_response_item", "rate_limits",
-		"thread_goal_updated", "thread_settings_applied", "sub_agent_activity", "image_generation_end",
+		"thread_goal_updated", "image_generation_end",
 		"realtime_conversation_closed", "exec_approval_request", "apply_patch_approval_request",
 		"request_user_input", "elicitation_request", "mcp_startup_update", "mcp_startup_complete":
 		// Deliberately skipped: duplicates of response items (agent_message,

@@ -153,8 +153,8 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 	case "turn_context":
 		reason = p.turnContext(r.Payload)
 	case "response_item":
-		var it item
-		if jsonx.Unmarshal(r.Payload, &it) != nil {
+		it, ok := decodeItem(r.Payload)
+		if !ok {
 			reason = ReasonUnexpectedShape
 			break
 		}
@@ -168,6 +168,12 @@ func (p *Parser) Parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		out, reason, detail = p.eventMsg(&m, c)
 	case "compacted":
 		out, reason = p.compacted(r.Payload, c)
+	case "world_state":
+		out, reason = p.worldState(r.Payload, c)
+	case "inter_agent_communication":
+		out, reason = p.interAgentMessage(r.Payload, c)
+	case "inter_agent_communication_metadata":
+		reason = p.interAgentMetadata(r.Payload)
 	case "":
 		reason, detail = ReasonUnexpectedShape, "record has no type"
 	default:
@@ -317,6 +323,9 @@ func (p *Parser) finish(c *rowCtx, out []agentevent.Event) []agentevent.Event {
 		ev := &out[i]
 		ev.EventID = agentevent.StableID(p.path, c.offset, i)
 		p.st.Chain(ev)
+		if ev.Type == agentevent.TypeUserMessage {
+			p.st.notePrompt(ev.EventID)
+		}
 		ev.LogFile = p.path
 		ev.LogLine = c.lineNo
 		ev.Raw = raw

@@ -118,6 +118,13 @@ type item struct {
 	Output    jsonx.Raw `json:"output"`
 	Phase     string    `json:"phase"`
 	Action    jsonx.Raw `json:"action"`
+	// Execution and Tools: a tool search's (where it ran, what it found).
+	Execution string    `json:"execution"`
+	Tools     jsonx.Raw `json:"tools"`
+	// Author and Recipient: the agent paths an inter-agent agent_message
+	// item joins.
+	Author    string `json:"author"`
+	Recipient string `json:"recipient"`
 	// GhostCommit is the undo snapshot of a ghost_snapshot item.
 	GhostCommit *struct {
 		ID string `json:"id"`
@@ -161,6 +168,49 @@ type eventFields struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
 	} `json:"invocation"`
+	// ThreadSettings: thread_settings_applied's.
+	ThreadSettings *threadSettings `json:"thread_settings"`
+	// NumTurns: thread_rolled_back's.
+	NumTurns *int64 `json:"num_turns"`
+	// AgentThreadID, AgentPath, Kind: sub_agent_activity's.
+	AgentThreadID string `json:"agent_thread_id"`
+	AgentPath     string `json:"agent_path"`
+	Kind          string `json:"kind"`
+}
+
+// threadSettings are the settings a thread_settings_applied applies to the
+// turns that follow (the facts read of them; the collaboration mode's
+// developer instructions are not read).
+type threadSettings struct {
+	Model             string `json:"model"`
+	ModelProvider     string `json:"model_provider_id"`
+	ServiceTier       string `json:"service_tier"`
+	ApprovalPolicy    string `json:"approval_policy"`
+	ReasoningEffort   string `json:"reasoning_effort"`
+	ReasoningSummary  string `json:"reasoning_summary"`
+	Personality       string `json:"personality"`
+	CollaborationMode *struct {
+		Mode string `json:"mode"`
+	} `json:"collaboration_mode"`
+}
+
+// worldState is the payload of a world_state record: the context Codex
+// keeps the model's view of (AGENTS.md, environments, skills, ...), whole
+// (full) or as the parts that changed.
+type worldState struct {
+	Full  *bool     `json:"full"`
+	State jsonx.Raw `json:"state"`
+}
+
+// interAgentMessage is the payload of an inter_agent_communication record:
+// a message between two agents of one thread tree, by their paths.
+type interAgentMessage struct {
+	Author          string    `json:"author"`
+	Recipient       string    `json:"recipient"`
+	OtherRecipients []string  `json:"other_recipients"`
+	Content         string    `json:"content"`
+	TriggerTurn     *bool     `json:"trigger_turn"`
+	ID              jsonx.Raw `json:"id"`
 }
 
 type tokenInfo struct {

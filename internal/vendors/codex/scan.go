@@ -244,6 +244,15 @@ const (
 	fSuccess
 	fResult
 	fInvocation
+	fExecution
+	fTools
+	fAuthor
+	fRecipient
+	fThreadSettings
+	fNumTurns
+	fAgentThreadID
+	fAgentPath
+	fKind
 	nPayloadFields
 )
 
@@ -299,6 +308,24 @@ func payloadField(name []byte) int {
 		return fResult
 	case "invocation":
 		return fInvocation
+	case "execution":
+		return fExecution
+	case "tools":
+		return fTools
+	case "author":
+		return fAuthor
+	case "recipient":
+		return fRecipient
+	case "thread_settings":
+		return fThreadSettings
+	case "num_turns":
+		return fNumTurns
+	case "agent_thread_id":
+		return fAgentThreadID
+	case "agent_path":
+		return fAgentPath
+	case "kind":
+		return fKind
 	}
 	return -1
 }
@@ -531,7 +558,7 @@ func (d *scanDec) fill(p *Parser, r *fastLine, f *[nPayloadFields][]byte) bool {
 			m.Message = d.str(f[fMessage])
 		}
 		// The item members an event_msg does not read: validated only.
-		for _, i := range [...]int{fRole, fName, fID, fPhase} {
+		for _, i := range [...]int{fRole, fName, fID, fPhase, fExecution, fAuthor, fRecipient} {
 			d.isStr(f[i])
 		}
 		d.ghostCommit(f[fGhostCommit])
@@ -542,6 +569,8 @@ func (d *scanDec) fill(p *Parser, r *fastLine, f *[nPayloadFields][]byte) bool {
 	it.Role, it.Name, it.ID, it.Phase = d.str(f[fRole]), d.str(f[fName]), d.str(f[fID]), d.str(f[fPhase])
 	it.Content, it.Summary, it.Action = raw(f[fContent]), raw(f[fSummary]), raw(f[fAction])
 	it.GhostCommit = d.ghostCommit(f[fGhostCommit])
+	it.Execution, it.Author, it.Recipient = d.str(f[fExecution]), d.str(f[fAuthor]), d.str(f[fRecipient])
+	it.Tools = raw(f[fTools])
 	var ef eventFields
 	d.eventFields(&ef, f) // validated only: an item reads none of them
 	// The tool's arguments: its Text (content), and what a shell or
@@ -593,6 +622,9 @@ func (d *scanDec) eventFields(e *eventFields, f *[nPayloadFields][]byte) {
 	e.DurationMs, e.TimeToFirstTokenMs, e.ExitCode = d.int64p(f[fDurationMs]), d.int64p(f[fTTFT]), d.int64p(f[fExitCode])
 	e.Duration, e.Result = raw(f[fDuration]), raw(f[fResult])
 	e.Success = d.boolp(f[fSuccess])
+	e.NumTurns = d.int64p(f[fNumTurns])
+	e.AgentThreadID, e.AgentPath, e.Kind = d.str(f[fAgentThreadID]), d.str(f[fAgentPath]), d.str(f[fKind])
+	e.ThreadSettings = d.threadSettings(f[fThreadSettings])
 	var inv [2][]byte
 	if d.members(f[fInvocation], invocationField, inv[:]) {
 		e.Invocation = &struct {
@@ -750,4 +782,49 @@ func appendPartsText(buf, raw []byte) (out []byte, ok bool) {
 		return buf[:start], false
 	}
 	return buf, true
+}
+
+func settingsField(b []byte) int {
+	switch string(b) {
+	case "model":
+		return 0
+	case "model_provider_id":
+		return 1
+	case "service_tier":
+		return 2
+	case "approval_policy":
+		return 3
+	case "reasoning_effort":
+		return 4
+	case "reasoning_summary":
+		return 5
+	case "personality":
+		return 6
+	case "collaboration_mode":
+		return 7
+	}
+	return -1
+}
+
+var modeField = oneField("mode")
+
+// threadSettings reads thread_settings_applied's settings as the typed
+// decoder fills threadSettings.
+func (d *scanDec) threadSettings(raw []byte) *threadSettings {
+	var v [8][]byte
+	if !d.members(raw, settingsField, v[:]) {
+		return nil
+	}
+	ts := &threadSettings{
+		Model: d.str(v[0]), ModelProvider: d.str(v[1]), ServiceTier: d.str(v[2]),
+		ApprovalPolicy: d.str(v[3]), ReasoningEffort: d.str(v[4]), ReasoningSummary: d.str(v[5]),
+		Personality: d.str(v[6]),
+	}
+	var mode [1][]byte
+	if d.members(v[7], modeField, mode[:]) {
+		ts.CollaborationMode = &struct {
+			Mode string `json:"mode"`
+		}{Mode: d.str(mode[0])}
+	}
+	return ts
 }

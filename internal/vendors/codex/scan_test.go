@@ -138,6 +138,11 @@ func FuzzScanMatchesTyped(f *testing.F) {
 			}
 		}
 	}
+	// The 0.14x records (threads_test.go), which the corpus may not hold.
+	for _, l := range []string{worldFull, worldDelta, searchCall, searchOut, agentMsgEv, settings14, aborted14, rolledBack1} {
+		f.Add([]byte(l))
+	}
+	f.Add([]byte(prompt14 + "\n" + searchCall + "\n" + searchOut))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := []vendortest.Line{{Data: []byte(meta), No: 1}}
 		for _, l := range splitLines(data) {

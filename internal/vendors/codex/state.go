@@ -80,6 +80,13 @@ type state struct {
 	// so a usage advance now has no response to carry it.
 	NoCarrier bool `json:"no_carrier,omitempty"`
 
+	// Prompts are the event ids of the latest prompts, oldest first, at
+	// most maxRecentPrompts: the turns a thread_rolled_back may take back.
+	Prompts []string `json:"prompts,omitempty"`
+	// TriggerTurn is what the inter_agent_communication_metadata before an
+	// inter-agent message said, until that message comes.
+	TriggerTurn *bool `json:"trigger_turn,omitempty"`
+
 	Calls   map[string]*openCall `json:"calls,omitempty"`
 	CallSeq int64                `json:"call_seq"`
 }

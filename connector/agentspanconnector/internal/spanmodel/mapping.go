@@ -399,6 +399,9 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 
 	status, errType := runStatus(evs, m.reason)
 	b.add(strAttr(agentevent.AttrTurnStatus, status))
+	if rolledBack(evs) {
+		b.add(boolAttr(agentevent.AttrTurnRolledBack, true))
+	}
 	if status == StatusError {
 		b.add(strAttr(agentevent.AttrErrorType, errType))
 		span.Status().SetCode(ptrace.StatusCodeError)
@@ -427,4 +430,16 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 		m.addSpanEvent(span, &evs[i])
 	}
 	return r
+}
+
+// rolledBack tells whether an event of the run says the run was taken back
+// out of the conversation (agentevent.AttrTurnRolledBack): it still
+// happened and spent its tokens, so it stays a trace, marked.
+func rolledBack(evs []agentevent.Event) bool {
+	for i := range evs {
+		if v, ok := evs[i].Attributes[agentevent.AttrTurnRolledBack].(bool); ok && v {
+			return true
+		}
+	}
+	return false
 }
