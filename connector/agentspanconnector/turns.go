@@ -194,16 +194,16 @@ func (a *assembler) promptless(th threadKey, t *thread) bool {
 		return false
 	}
 	key := unitKey{Thread: th, Prompt: lead.EventID}
-	if _, open := a.store.units[key]; open {
-		return false
-	}
-	u := &unit{seen: map[string]struct{}{}, lastArrival: t.lastArrival}
-	u.key = u.mem.key(key)
-	u.host = u.mem.str(t.preambleHost)
-	noted := t.notePrompt(lead.EventID, lead.Timestamp)
-	if t.lastPrompt != noted && (t.lastPrompt == "" || lead.Sequence >= t.lastPromptSeq) {
-		u.prevPrompt = t.lastPrompt
-		t.lastPrompt, t.lastPromptSeq = noted, lead.Sequence
+	u := a.store.units[key]
+	if u == nil {
+		u = &unit{seen: map[string]struct{}{}, lastArrival: t.lastArrival}
+		u.key = u.mem.key(key)
+		u.host = u.mem.str(t.preambleHost)
+		noted := t.notePrompt(lead.EventID, lead.Timestamp)
+		if t.lastPrompt != noted && (t.lastPrompt == "" || lead.Sequence >= t.lastPromptSeq) {
+			u.prevPrompt = t.lastPrompt
+			t.lastPrompt, t.lastPromptSeq = noted, lead.Sequence
+		}
 	}
 	a.store.setUnit(u.key, u)
 	for i := range t.preamble {
