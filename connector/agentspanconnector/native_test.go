@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -82,4 +83,114 @@ func TestNativeTurnWithoutPromptClaimsThePreamble(t *testing.T) {
 	assert.True(t, missing.Bool(), "p1's prompt record never came")
 	require.Equal(t, 1, byPrompt["p2"].Links().Len(), "p2 links to the turn before it")
 	assert.Equal(t, byPrompt["p1"].SpanID(), byPrompt["p2"].Links().At(0).SpanID())
+}
+
+// codexPreamble is a conversation's records as a collector started after
+// its prompt gets them: native, naming no turn (Codex's log records carry
+// no turn id, and its prompt record never came).
+func codexPreamble(s *session) []agentevent.Event {
+	return []agentevent.Event{
+		s.ev(agentevent.TypeMeta, "start", 0, native, noParent),
+		s.answer("a1", "r1", 2, native, noParent, tokens(20440, 5)),
+		s.call("c1", "r1", "call1", "exec_command", 3, native, noParent),
+		s.result("t1", "call1", "exec_command", 4, native, noParent),
+		s.answer("a2", "r2", 6, native, noParent, tokens(22400, 2)),
+	}
+}
+
+// promptMissingRoots are the invoke_agent spans marked prompt_missing.
+func promptMissingRoots(spans []ptrace.Span) []ptrace.Span {
+	var out []ptrace.Span
+	for _, r := range roots(spans) {
+		if v, ok := r.Attributes().Get(agentevent.AttrTurnPromptMissing); ok && v.Bool() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestNativePreambleWithoutPromptIsATurn: an agent's own records that wait
+// for a prompt and see none within turn_idle_timeout are a turn of their
+// own, marked prompt_missing and keyed by their earliest record, with
+// every model call's tokens on its chat span; records of it sent again
+// after it went out add nothing.
+func TestNativePreambleWithoutPromptIsATurn(t *testing.T) {
+	h := newHarness(t)
+	s := newSession("conv1")
+	recs := codexPreamble(s)
+	h.feedPartial(recs...)
+	h.tick()
+	assert.Empty(t, h.spans(), "the records wait turn_idle_timeout for their prompt")
+
+	h.setNow(time.Hour)
+	h.tick()
+	spans := h.spans()
+	rs := promptMissingRoots(spans)
+	require.Len(t, rs, 1, "one turn, marked prompt_missing")
+	require.Len(t, roots(spans), 1)
+	id, _ := rs[0].Attributes().Get(agentevent.AttrEventID)
+	assert.Equal(t, "start", id.Str(), "the turn is keyed by its earliest record")
+	assert.Equal(t, map[string]int64{"r1": 20440, "r2": 22400}, chatInputs(spans), "every model call on a chat span")
+	assert.Equal(t, rs[0].TraceID(), one(t, spans, "execute_tool exec_command").TraceID(), "the tool call is in the turn")
+
+	h.feedPartial(recs...)
+	h.setNow(2 * time.Hour)
+	h.tick()
+	assert.Len(t, h.spans(), len(spans), "the same records again: no span more")
+}
+
+// TestNativePreambleOfBookkeepingIsDropped: an agent's own records that
+// hold no model or tool call and see no prompt are no turn.
+func TestNativePreambleOfBookkeepingIsDropped(t *testing.T) {
+	h := newHarness(t)
+	s := newSession("conv1")
+	h.feedPartial(s.ev(agentevent.TypeMeta, "start", 0, native, noParent))
+	h.setNow(time.Hour)
+	h.tick()
+	assert.Empty(t, h.spans())
+	for _, th := range h.c.asm.store.threads {
+		assert.Empty(t, th.preamble)
+	}
+}
+
+// TestNativePreambleWithoutPromptSurvivesARestart: with storage, records
+// waiting for a prompt are saved; a collector stopped (killed, or shut
+// down) before their wait ends and started again makes the same
+// prompt-missing turn, ids and content, exactly once, as one that ran on.
+func TestNativePreambleWithoutPromptSurvivesARestart(t *testing.T) {
+	run := func(t *testing.T, stop func(h *harness)) []ptrace.Span {
+		stateDir := t.TempDir()
+		id := storagetest.NewStorageID("state")
+		start := func() *harness {
+			h := newHarness(t, func(c *Config) { c.Storage = &id })
+			require.NoError(t, h.c.Start(t.Context(), storagetest.NewStorageHost().WithFileBackedStorageExtension("state", stateDir)))
+			return h
+		}
+		h := start()
+		h.feedPartial(codexPreamble(newSession("conv1"))...)
+		var spans []ptrace.Span
+		if stop != nil {
+			stop(h)
+			spans = append(spans, h.spans()...)
+			h = start()
+		}
+		h.setNow(time.Hour)
+		h.tick()
+		require.NoError(t, h.c.Shutdown(t.Context()))
+		return append(spans, h.spans()...)
+	}
+	want := run(t, nil)
+	require.Len(t, promptMissingRoots(want), 1)
+	for name, stop := range map[string]func(h *harness){
+		"kill":     func(h *harness) { h.crash() },
+		"shutdown": func(h *harness) { require.NoError(t, h.c.Shutdown(t.Context())) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := run(t, stop)
+			for k, n := range spanKeys(got) {
+				assert.Equal(t, 1, n, "emitted %d times: %s", n, k)
+			}
+			assert.Equal(t, spanKeys(want), spanKeys(got))
+		})
+	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // preambles are the threads in memory holding events that wait for a
-// prompt, queued by when their events would be dropped: no turn came for
-// them within turn_idle_timeout of wall clock.
+// prompt, queued by when they expire: no turn came for them within
+// turn_idle_timeout of wall clock.
 type preambles struct {
 	idleTimeout time.Duration
 	store       *sessionStore
@@ -22,8 +22,8 @@ func newPreambles(idleTimeout time.Duration, store *sessionStore) *preambles {
 	return &preambles{idleTimeout: idleTimeout, store: store, preambled: map[threadKey]*preambleEntry{}}
 }
 
-// preambleEntry is a preambled thread in preambleDue: when its events are
-// due to be dropped, unless more came since.
+// preambleEntry is a preambled thread in preambleDue: when its events
+// expire, unless more came since.
 type preambleEntry struct {
 	at    time.Time
 	th    threadKey
@@ -60,13 +60,19 @@ func (pq *preambles) unpreamble(th threadKey) {
 	}
 }
 
-// drop drops the events that waited for a prompt of their thread for
-// turn_idle_timeout of wall clock (all of them at shutdown): no turn came
-// for them. The queue is by when each thread was queued; a thread that got
-// more events since moves back to its latest, so a pass costs the threads
-// due, not every thread waiting.
-func (pq *preambles) drop(now time.Time, shutdown bool) (dropped int) {
+// expire ends the wait of the events that waited for a prompt of their
+// thread for turn_idle_timeout of wall clock (all of them at shutdown): no
+// turn came for them. claim may take them as a turn of their own (it then
+// empties the preamble); the others are dropped, and counted. The queue is
+// by when each thread was queued; a thread that got more events since
+// moves back to its latest, so a pass costs the threads due, not every
+// thread waiting.
+func (pq *preambles) expire(now time.Time, shutdown bool, claim func(th threadKey, t *thread) bool) (dropped int) {
 	drop := func(th threadKey, t *thread) {
+		if claim(th, t) {
+			pq.unpreamble(th)
+			return
+		}
 		dropped += len(t.preamble)
 		t.preamble, t.preambleHost = nil, ""
 		pq.unpreamble(th)
@@ -107,5 +113,5 @@ func (pq *preambles) drop(now time.Time, shutdown bool) (dropped int) {
 }
 
 // verifyPreambles, when set (tests), is told of a thread whose waiting
-// events drop kept though a walk over every thread drops them.
+// events expire kept though a walk over every thread expires them.
 var verifyPreambles func(th threadKey)

@@ -161,12 +161,67 @@ func (a *assembler) ingest(ev *agentevent.Event, host string, now time.Time) add
 	return added
 }
 
+// promptless makes the events of th that waited for a prompt until they
+// expired a turn of their own, when they are an agent's own telemetry and
+// hold a model or tool call: the prompt record was sent before the
+// collector listened, or lost on the way, and no later turn of the thread
+// came to take them (a conversation whose prompts all went missing). The
+// turn is keyed by its earliest event, so a restart makes the same one
+// (and more records of it after it went out join it, as late events do),
+// and goes out marked prompt_missing (spanmodel). Waiting events of the
+// agents' files, and bookkeeping alone, are dropped: a leading summary or
+// snapshot is no turn.
+func (a *assembler) promptless(th threadKey, t *thread) bool {
+	if th.Subagent() || len(t.preamble) == 0 {
+		return false
+	}
+	first, calls := 0, false
+	for i := range t.preamble {
+		ev := &t.preamble[i]
+		if ev.Attributes[agentevent.AttrOrigin] != agentevent.OriginNative {
+			return false
+		}
+		switch ev.Type {
+		case agentevent.TypeAssistantMessage, agentevent.TypeToolCall, agentevent.TypeToolResult:
+			calls = true
+		}
+		if p := &t.preamble[first]; ev.Sequence < p.Sequence || (ev.Sequence == p.Sequence && ev.EventID < p.EventID) {
+			first = i
+		}
+	}
+	lead := &t.preamble[first]
+	if !calls || lead.EventID == "" {
+		return false
+	}
+	key := unitKey{Thread: th, Prompt: lead.EventID}
+	u := a.store.units[key]
+	if u == nil {
+		u = &unit{seen: map[string]struct{}{}, lastArrival: t.lastArrival}
+		u.key = u.mem.key(key)
+		u.host = u.mem.str(t.preambleHost)
+		noted := t.notePrompt(lead.EventID, lead.Timestamp)
+		if t.lastPrompt != noted && (t.lastPrompt == "" || lead.Sequence >= t.lastPromptSeq) {
+			u.prevPrompt = t.lastPrompt
+			t.lastPrompt, t.lastPromptSeq = noted, lead.Sequence
+		}
+	}
+	a.store.setUnit(u.key, u)
+	for i := range t.preamble {
+		u.addEvent(&t.preamble[i])
+	}
+	t.preamble, t.preambleHost = nil, ""
+	return true
+}
+
 // close emits every unit that is complete at now. With shutdown set, every
 // open unit is complete (flushed as in_progress).
 func (a *assembler) close(now time.Time, shutdown bool) closed {
 	out := closed{traces: ptrace.NewTraces()}
 	a.evictor.wakeDue(now)
 	a.links.resolve(a.sched.checkAll)
+	// Before the pass, so that a turn made of expired waiting events goes
+	// out in it.
+	out.noTurn += a.preambles.expire(now, shutdown, a.promptless)
 
 	// The units of the groups that may be complete (schedule.go), or with
 	// shutdown (and after a rollback or a load) every open unit.
@@ -208,7 +263,6 @@ func (a *assembler) close(now time.Time, shutdown bool) closed {
 		out.units = append(out.units, closedGroup{key: k, reason: reason})
 	}
 
-	out.noTurn += a.preambles.drop(now, shutdown)
 	a.prune()
 	return out
 }

@@ -248,9 +248,11 @@ func runAgentSpan(t *testing.T, events plog.Logs) (ptrace.Traces, int) {
 // the thread's open turn, the latest one started (all are open while one
 // batch is added); before any turn of its thread it waits in agent_span for
 // the next turn to start (a prompt, or the first record of a native turn
-// whose prompt never came), and joins it; with no later turn in the capture
-// (the captures are samples, not sessions) it is dropped, counted no_turn,
-// and its usage is on no span.
+// whose prompt never came), and joins it. With no later turn in the
+// capture (the captures are samples, not sessions) the waiting events
+// become a turn of their own, marked prompt_missing, when they hold a model
+// or tool call; the others (bookkeeping alone) are dropped, counted
+// no_turn, and their usage is on no span.
 func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 	t.Helper()
 	type thread struct {
@@ -259,6 +261,7 @@ func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 	}
 	u := newUsageTotals()
 	waiting := map[thread][]pcommon.Map{}
+	calls := map[thread]bool{}   // a waiting event of the thread is a model or tool call
 	started := map[thread]bool{} // a turn of the thread has started
 	for _, rl := range ld.ResourceLogs().All() {
 		for _, sl := range rl.ScopeLogs().All() {
@@ -275,6 +278,10 @@ func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 					delete(waiting, th)
 				case ev.AgentID == "" && !started[th]:
 					waiting[th] = append(waiting[th], lr.Attributes())
+					switch ev.Type {
+					case agentevent.TypeAssistantMessage, agentevent.TypeToolCall, agentevent.TypeToolResult:
+						calls[th] = true
+					}
 					continue
 				}
 				u.add(lr.Attributes())
@@ -282,8 +289,14 @@ func turnUsage(t *testing.T, ld plog.Logs) (usageTotals, int) {
 		}
 	}
 	held := 0
-	for _, w := range waiting {
-		held += len(w)
+	for th, w := range waiting {
+		if !calls[th] {
+			held += len(w)
+			continue
+		}
+		for _, a := range w {
+			u.add(a)
+		}
 	}
 	return u, held
 }

@@ -384,6 +384,40 @@ func codexScenario() scenario {
 	return sc
 }
 
+// codexPromptMissingScenario: the first turn of codexScenario's
+// conversation as a collector started mid-conversation sees it, or as a
+// lost export leaves it: no conversation_starts, no user_prompt, and no
+// later prompt. The model calls and the tool call wait for a prompt in
+// agent_span; when none came within turn_idle_timeout they are a turn of
+// their own, marked prompt_missing, every response's tokens on its chat
+// span.
+func codexPromptMissingScenario() scenario {
+	s := &codexSession{id: "019b8a3c-5e2f-7d10-9a4b-3c2d1e0f9a8c", model: "gpt-6-astra"}
+	responseID := func(t time.Time) string { return fmt.Sprintf("%s#%d", s.id, t.UnixNano()) }
+	chat := func(u codexUsage, start, end time.Time) wantChat {
+		return wantChat{responseID: responseID(end), start: start, end: end, in: u.in, out: u.out, cacheRead: u.cached, reasoning: u.reasoning}
+	}
+	var sc scenario
+	sc.agent = "codex"
+	tr1 := "e87c5e5d8c14fafba4abf91e6dd0dc8b"
+	t1 := codexT0
+	u1 := codexUsage{in: 21836, out: 412, cached: 17408, reasoning: 128}
+	u2 := codexUsage{in: 22400, out: 95, cached: 21760}
+	sc.batches = append(sc.batches, logs(codexExport(
+		s.completed(at(t1, 3100), u1),
+		s.toolResult(at(t1, 3600), tr1, "exec-51221a66-cf84-41db-9125-000000000003", 1, 80, true),
+		s.completed(at(t1, 6200), u2),
+	)))
+	sc.turns = append(sc.turns, wantTurn{
+		chats:         []wantChat{chat(u1, at(t1, 3100), at(t1, 3100)), chat(u2, at(t1, 3600), at(t1, 6200))},
+		tools:         []wantTool{{callID: "exec-51221a66-cf84-41db-9125-000000000003", name: "exec_command", start: at(t1, 3600-80), end: at(t1, 3600)}},
+		promptMissing: true,
+	})
+	sc.tokens = recordTokens(sc.batches)
+	sc.outcomes = map[string]int64{"codex/mapped": 3}
+	return sc
+}
+
 // recordTokens sums the token attributes of the records as sent: Claude
 // Code's api_request (input_tokens + cache_read_tokens +
 // cache_creation_tokens, output_tokens), Codex's response.completed
@@ -588,7 +622,11 @@ func compare(a, b string) int {
 // --- the tests ---
 
 func scenarios() map[string]func() scenario {
-	return map[string]func() scenario{"claude_code": claudeScenario, "codex": codexScenario}
+	return map[string]func() scenario{
+		"claude_code":          claudeScenario,
+		"codex":                codexScenario,
+		"codex_prompt_missing": codexPromptMissingScenario,
+	}
 }
 
 // TestSessionTurns: a whole session, one export per turn, gives one trace
