@@ -52,3 +52,45 @@ func TestOrphanSubagent(t *testing.T) {
 	require.Len(t, evs, 1)
 	assert.NotContains(t, evs[0].Attributes, agentevent.AttrSubagentOrphan)
 }
+
+// TestCaseForkSubagent: the fork's fork-context-ref becomes the first event
+// of its thread, with the envelope of the row after it; the fork is linked
+// by the Agent result; SendMessage and the peer's reply carry the message
+// ids.
+func TestCaseForkSubagent(t *testing.T) {
+	const fork = "a3c81f04d9e27b5f6"
+	events := parseCase(t, "fork_subagent")
+	forkEvents := filter(events, func(ev agentevent.Event) bool { return ev.AgentID == fork })
+	require.NotEmpty(t, forkEvents)
+	ref := forkEvents[0]
+	assert.Equal(t, agentevent.TypeMeta, ref.Type)
+	assert.Equal(t, "fork-context-ref", ref.Attributes[agentevent.AttrMetaKind])
+	assert.Equal(t, "5d0f3c2a-8b1e-4f6a-9c7d-2e4b6a8c0f13", ref.Attributes[agentevent.AttrParentSessionID])
+	assert.Equal(t, "1c7a2e3f-4b5d-4c6e-9f7a-8b9c0d1e2f3a", ref.Attributes[agentevent.AttrSubagentForkParentRecord], "the parent row holding the Agent call")
+	assert.Equal(t, int64(2), ref.Attributes[agentevent.AttrSubagentForkContextLength])
+	assert.Equal(t, int64(1), ref.LogLine, "its own line")
+	assert.True(t, ref.IsSidechain)
+	assert.Equal(t, "/home/dev/src/shop", ref.ProjectRoot, "the envelope of the row after it")
+	assert.Equal(t, "2.1.230", ref.AgentVersion)
+	assert.Equal(t, forkEvents[1].Timestamp, ref.Timestamp)
+	assert.Empty(t, ref.ParentEventID, "before the fork's prompt")
+
+	results := filter(events, func(ev agentevent.Event) bool { return ev.Type == agentevent.TypeToolResult && ev.AgentID == "" })
+	require.Len(t, results, 2)
+	assert.Equal(t, fork, results[0].SpawnedAgentID, "the Agent result links the fork, as any subagent")
+	assert.Equal(t, "8a1f2b3c-4d5e-4f60-9a7b-8c9d0e1f2a3b", results[1].Attributes[agentevent.AttrAgentMessageID])
+
+	calls := filter(events, func(ev agentevent.Event) bool {
+		return ev.ToolName == toolSendMessage && ev.Type == agentevent.TypeToolCall
+	})
+	require.Len(t, calls, 1)
+	assert.Equal(t, "release notes [7e21c4]", calls[0].Attributes[agentevent.AttrAgentMessageTo])
+
+	prompts := filter(events, func(ev agentevent.Event) bool { return ev.Type == agentevent.TypeUserMessage && ev.AgentID == "" })
+	require.Len(t, prompts, 2, "the peer's message starts a turn")
+	peer := prompts[1]
+	assert.Equal(t, "Thanks, added. Which version does it ship in?", peer.Text)
+	assert.Equal(t, "uds:/run/user/1000/cc-socks/41234.sock", peer.Attributes[agentevent.AttrAgentMessageFrom])
+	assert.Equal(t, "release notes", peer.Attributes[agentevent.AttrAgentMessageFromName])
+	assert.Equal(t, "9b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d", peer.Attributes[agentevent.AttrAgentMessageID])
+}
