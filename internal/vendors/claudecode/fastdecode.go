@@ -126,7 +126,7 @@ var (
 	cacheCreationNames = jsonx.NewNames("ephemeral_1h_input_tokens")
 	blockNames         = jsonx.NewNames("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
 	toolUseResultNames = jsonx.NewNames("agentId", "interrupted", "returnCodeInterpretation", "backgroundTaskId",
-		"type", "content", "structuredPatch", "stdout", "stderr", "msg_id")
+		"type", "content", "structuredPatch", "stdout", "stderr", "msg_id", "success")
 )
 
 // fastTypes are the record types the fast decode takes.
@@ -686,6 +686,13 @@ func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 		case "msg_id":
 			bit = 512
 			ok = jsonx.SetStr(&f.MsgID, v)
+		case "success":
+			bit = 1024
+			if !jsonx.IsNull(v) {
+				var b bool
+				b, ok = jsonx.Bool(v)
+				f.Success = &b
+			}
 		default:
 			if !toolUseResultNames.Passable(name) {
 				return false

@@ -265,8 +265,11 @@ type toolUseResultObject struct {
 	// count as a failure (grep finding nothing).
 	ReturnCodeInterpretation string `json:"returnCodeInterpretation"`
 	BackgroundTaskID         string `json:"backgroundTaskId"`
-	// MsgID is the id SendMessage gives the message it delivered.
-	MsgID string `json:"msg_id"`
+	// MsgID is the id SendMessage gives the message it delivered; Success
+	// is false when it delivered none (an unknown recipient), a failure
+	// its tool_result does not mark is_error.
+	MsgID   string `json:"msg_id"`
+	Success *bool  `json:"success"`
 }
 
 // toolUseResult is what the mapping reads of a row's toolUseResult,

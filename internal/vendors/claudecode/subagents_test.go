@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
 // subagentPrompt keeps the shape of the root row of a 2.1.221 subagent file
@@ -93,4 +94,29 @@ func TestCaseForkSubagent(t *testing.T) {
 	assert.Equal(t, "uds:/run/user/1000/cc-socks/41234.sock", peer.Attributes[agentevent.AttrAgentMessageFrom])
 	assert.Equal(t, "release notes", peer.Attributes[agentevent.AttrAgentMessageFromName])
 	assert.Equal(t, "9b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d", peer.Attributes[agentevent.AttrAgentMessageID])
+}
+
+// TestSendMessageUndelivered: a SendMessage to an unknown recipient is
+// recorded without is_error, its toolUseResult success false (the shape of a
+// 2.1.232 row of fixtures-next, its texts shortened): a failed call, on
+// both decode paths.
+func TestSendMessageUndelivered(t *testing.T) {
+	lines := []string{
+		userRow(`"tell the outline session"`),
+		assistantRow("a1", "2026-01-01T10:00:01.000Z", "msg_1", toolUse("toolu_1", "SendMessage", `{"to":"outline 3","summary":"s","message":"m"}`), 10, "tool_use"),
+		resultRow("2026-01-01T10:00:02.000Z", "toolu_1", `"'outline 3' is not an agent in this conversation."`, false,
+			`{"success":false,"message":"'outline 3' is not an agent in this conversation."}`),
+	}
+	var vl []vendortest.Line
+	off := int64(0)
+	for i, l := range lines {
+		vl = append(vl, vendortest.Line{Data: []byte(l), No: int64(i + 1), Offset: off})
+		off += int64(len(l)) + 1
+	}
+	fast, typed := parseBoth(testSession+".jsonl", vl, Options{})
+	require.Equal(t, typed, fast)
+	results := filter(fast, func(ev agentevent.Event) bool { return ev.Type == agentevent.TypeToolResult })
+	require.Len(t, results, 1)
+	assert.Equal(t, agentevent.ToolError, results[0].ToolStatus)
+	assert.NotContains(t, results[0].Attributes, agentevent.AttrAgentMessageID, "nothing was delivered")
 }

@@ -201,7 +201,8 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 	if name == toolSendMessage && obj.MsgID != "" {
 		agentevent.SetAttr(&ev, agentevent.AttrAgentMessageID, obj.MsgID)
 	}
-	if isError || obj.Interrupted {
+	undelivered := name == toolSendMessage && obj.Success != nil && !*obj.Success
+	if isError || obj.Interrupted || undelivered {
 		ev.ToolStatus = agentevent.ToolError
 		ev.ErrorType, ev.ToolExitCode = classifyFailure(name, obj.Interrupted, resultText(), t.text)
 	} else {
