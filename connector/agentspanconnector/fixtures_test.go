@@ -40,7 +40,7 @@ func parseFixture(tb testing.TB, agent, path string) []agentevent.Event {
 	var p parser
 	switch agent {
 	case "claude_code":
-		p = claudecode.NewParser(path)
+		p = claudecode.NewParserWithOptions(path, claudecode.Options{Orphan: claudecode.OrphanSubagent(path)})
 	case "codex":
 		p = codex.NewParser(path)
 	case "pi":

@@ -161,7 +161,9 @@ type canonicalFormat struct {
 
 // isTurnRoot reports whether sp is the root span of a turn: an invoke_agent
 // span without a parent that is not a subagent's (a subagent whose spawning
-// call never showed up is a root too, with gen_ai.agent.id).
+// call never showed up is a root too, with gen_ai.agent.id), or that is an
+// orphan subagent's (its parent's log is absent: it is a session of its
+// own, and its turns are tasks).
 func isTurnRoot(sp ptrace.Span) bool {
 	if !sp.ParentSpanID().IsEmpty() {
 		return false
@@ -170,6 +172,9 @@ func isTurnRoot(sp ptrace.Span) bool {
 		return false
 	}
 	_, subagent := sp.Attributes().Get(agentevent.AttrAgentID)
+	if o, ok := sp.Attributes().Get(agentevent.AttrSubagentOrphan); ok && o.Bool() {
+		return true
+	}
 	return !subagent
 }
 

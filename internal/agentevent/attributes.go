@@ -179,6 +179,24 @@ const (
 	AttrTurnRolledBack = "agent.turn.rolled_back"
 )
 
+// Messages between agents: a running agent that sends another one a message
+// (a tool call, whose result gives the message its id) and the message as
+// the other agent receives it (a user_message whose author is that agent,
+// not the user). The id is the same on both sides, so that the two can be
+// joined across sessions.
+const (
+	// AttrAgentMessageTo is the recipient the sender named (an agent's
+	// name or address), on the sending tool call.
+	AttrAgentMessageTo = "agent.agent_message.to"
+	// AttrAgentMessageFrom is the sender's address and
+	// AttrAgentMessageFromName its name, on the received message.
+	AttrAgentMessageFrom     = "agent.agent_message.from"
+	AttrAgentMessageFromName = "agent.agent_message.from_name"
+	// AttrAgentMessageID is the message's id, on the sending tool call's
+	// result and on the received message.
+	AttrAgentMessageID = "agent.agent_message.id"
+)
+
 // Facts of meta events: what kind of record they stand for, and the session
 // facts they carry.
 const (
@@ -246,6 +264,15 @@ const (
 	// AttrSubagentCompletedPrefix is the prefix of the facts of a subagent
 	// run's end (its type, source, tokens of its last request, tool uses).
 	AttrSubagentCompletedPrefix = "agent.subagent.completed."
+	// AttrSubagentOrphan (true) marks the events of a subagent whose
+	// parent's log is absent (deleted, or never copied with it): read as a
+	// session of its own, as no spawning call can ever claim it.
+	AttrSubagentOrphan = "agent.subagent.orphan"
+	// AttrSubagentForkParentRecord is, on the record that starts a forked
+	// subagent, the id of the parent's record its inherited context ends at;
+	// AttrSubagentForkContextLength is how many messages it inherited.
+	AttrSubagentForkParentRecord  = "agent.subagent.fork.parent_record.id"
+	AttrSubagentForkContextLength = "agent.subagent.fork.context_length"
 	// AttrTruncationPrefix is the prefix of the facts of a context
 	// truncation (token limit, tokens and messages before, after, removed).
 	AttrTruncationPrefix = "agent.truncation."

@@ -31,7 +31,7 @@ func init() {
 		Reader: agents.Reader{
 			Kind: agents.AppendedJSONL,
 			NewParser: func(path string, o agents.ParseOptions) agents.LineParser {
-				return NewParserWithOptions(path, Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw})
+				return NewParserWithOptions(path, Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw, Orphan: OrphanSubagent(path)})
 			},
 		},
 		Ccusage: &agents.Ccusage{Command: "claude", SessionKey: ccusageKey},
@@ -58,7 +58,7 @@ func init() {
 			Share:        0.45,
 		},
 		Doc: agents.Doc{
-			Versions:   "1.0.17 – 2.1.217",
+			Versions:   "1.0.17 – 2.1.232",
 			NativeOTLP: "log events and beta traces, 2.1.269 – 2.1.273",
 		},
 	})

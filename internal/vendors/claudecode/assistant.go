@@ -226,6 +226,17 @@ func (p *Parser) toolCall(c *rowCtx, b block) agentevent.Event {
 		ev.SubagentType = in.subagentType
 		call.Prompt = strings.Clone(strings.TrimSpace(in.prompt))
 	}
+	if b.Name == toolSendMessage {
+		// Rare: read with the typed decoder whichever path decoded the row.
+		var msg struct {
+			To jsonx.Raw `json:"to"`
+		}
+		if jsonx.Unmarshal(b.Input, &msg) == nil {
+			if to := rawString(msg.To, true); to != "" {
+				agentevent.SetAttr(&ev, agentevent.AttrAgentMessageTo, to)
+			}
+		}
+	}
 	if b.Name == toolBash {
 		if cmd := rawString(in.command, p.typedOnly); strings.TrimSpace(cmd) != "" {
 			agentevent.SetAttr(&ev, agentevent.AttrToolCommand, agentevent.CommandLine(cmd))

@@ -34,6 +34,9 @@ type sessionGroup struct {
 	project string   // the directory the main file lives in
 	id      string   // the main file's base name without .jsonl
 	files   []string // relative to the claude_code fixture dir: main first, then subagents sorted
+	// orphan: the group is subagent files whose main session file is
+	// absent. ccusage still names them after their session's directory.
+	orphan bool
 }
 
 func (g sessionGroup) key() string { return g.project + "/" + g.id }
@@ -71,7 +74,15 @@ func corpusGroups(t *testing.T, dir string) []sessionGroup {
 	for _, rel := range nested {
 		main := filepath.Dir(filepath.Dir(rel)) // <dir>/<session>
 		i, ok := byMain[main]
-		require.Truef(t, ok, "subagent file %s has no main session file", rel)
+		if !ok {
+			project := filepath.Base(filepath.Dir(main))
+			if project == "." {
+				project = filepath.Base(dir)
+			}
+			i = len(groups)
+			byMain[main] = i
+			groups = append(groups, sessionGroup{project: project, id: filepath.Base(main), orphan: true})
+		}
 		groups[i].files = append(groups[i].files, rel)
 	}
 	return groups
@@ -97,6 +108,8 @@ func corpus(t *testing.T, dir string) {
 			for i := range evs {
 				ev := &evs[i]
 				assert.Emptyf(t, ev.Unparsed, "%s line %d: unparsed (%s) %v", rel, ev.LogLine, ev.Unparsed, ev.Attributes)
+				orphan, _ := ev.Attributes[agentevent.AttrSubagentOrphan].(bool)
+				assert.Equalf(t, g.orphan, orphan, "%s line %d: orphan mark", rel, ev.LogLine)
 			}
 			events = append(events, evs...)
 		}
@@ -182,7 +195,11 @@ func ccusageSessions(t *testing.T, dir string, groups []sessionGroup) map[string
 	for _, g := range groups {
 		for _, rel := range g.files {
 			// <project>/<session>.jsonl and <project>/<session>/subagents/...
-			inProject, err := filepath.Rel(filepath.Dir(g.files[0]), rel)
+			top := filepath.Dir(g.files[0])
+			if g.orphan {
+				top = filepath.Dir(filepath.Dir(top)) // above <session>/subagents
+			}
+			inProject, err := filepath.Rel(top, rel)
 			require.NoError(t, err)
 			files[filepath.Join(".claude", "projects", g.project, inProject)] = filepath.Join(dir, rel)
 		}

@@ -75,6 +75,10 @@ const (
 	fPRRepository
 	fRemoteSessionID
 	fBranch
+	fParentSessionID
+	fParentLastUUID
+	fContextLength
+	fOrigin
 	nRecordFields
 )
 
@@ -96,6 +100,8 @@ var recordFields = [nRecordFields]string{
 	fCustomTitle: "customTitle", fAgentName: "agentName", fPermissionMode: "permissionMode",
 	fMode: "mode", fPRNumber: "prNumber", fPRURL: "prUrl", fPRRepository: "prRepository",
 	fRemoteSessionID: "remoteSessionId", fBranch: "branch",
+	fParentSessionID: "parentSessionId", fParentLastUUID: "parentLastUuid", fContextLength: "contextLength",
+	fOrigin: "origin",
 }
 
 // fieldIDs finds a record member by its exact name.
@@ -120,7 +126,7 @@ var (
 	cacheCreationNames = jsonx.NewNames("ephemeral_1h_input_tokens")
 	blockNames         = jsonx.NewNames("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
 	toolUseResultNames = jsonx.NewNames("agentId", "interrupted", "returnCodeInterpretation", "backgroundTaskId",
-		"type", "content", "structuredPatch", "stdout", "stderr")
+		"type", "content", "structuredPatch", "stdout", "stderr", "msg_id", "success")
 )
 
 // fastTypes are the record types the fast decode takes.
@@ -394,6 +400,14 @@ func (r *record) set(id int, v []byte, k *known) bool {
 		return jsonx.SetStr(&r.RemoteSessionID, v)
 	case fBranch:
 		return jsonx.SetStr(&r.Branch, v)
+	case fParentSessionID:
+		return jsonx.SetStr(&r.ParentSessionID, v)
+	case fParentLastUUID:
+		return jsonx.SetStr(&r.ParentLastUUID, v)
+	case fContextLength:
+		setNum(&r.ContextLength, v)
+	case fOrigin:
+		r.Origin = v
 	}
 	return true
 }
@@ -669,6 +683,16 @@ func decodeToolUseResultFields(f *toolUseResultFields, o *jsonx.Obj) bool {
 		case "stderr":
 			bit = 256
 			f.Stderr = v
+		case "msg_id":
+			bit = 512
+			ok = jsonx.SetStr(&f.MsgID, v)
+		case "success":
+			bit = 1024
+			if !jsonx.IsNull(v) {
+				var b bool
+				b, ok = jsonx.Bool(v)
+				f.Success = &b
+			}
 		default:
 			if !toolUseResultNames.Passable(name) {
 				return false

@@ -48,18 +48,25 @@ func sessionFiles(tb testing.TB, dir string) []string {
 	return append(mains, agents...)
 }
 
-// parseFile feeds every line of dir/rel to a parser made for rel.
+// parseFile feeds every line of dir/rel to a parser made for rel, told
+// whether the file is an orphan subagent as the receiver tells it.
 func parseFile(tb testing.TB, dir, rel string) []agentevent.Event {
 	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, rel))
 	require.NoError(tb, err)
-	p := NewParser(rel)
+	p := parserFor(dir, rel)
 	var events []agentevent.Event
 	for _, l := range splitLines(data) {
 		events = append(events, p.Parse(l.Data, l.No, l.Offset)...)
 	}
 	// The end of the file's data, as the receiver reports it.
 	return append(events, p.Flush()...)
+}
+
+// parserFor makes the parser for dir/rel, named rel, as the receiver makes
+// it (an orphan subagent is told so).
+func parserFor(dir, rel string) *Parser {
+	return NewParserWithOptions(rel, Options{Orphan: OrphanSubagent(filepath.Join(dir, rel))})
 }
 
 // parseDir parses the session files of dir in feeding order.

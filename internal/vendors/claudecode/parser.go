@@ -3,14 +3,18 @@
 
 // Package claudecode maps the records of Claude Code session files
 // (~/.claude/projects/<project>/<session>.jsonl and its subagent files) to
-// agentevent events. It is pure: it never reads a file, it is handed one line
-// at a time and keeps, per file, only the state the mapping needs (see
-// MarshalState). README.md holds the mapping table.
+// agentevent events. Its parser is pure: it never reads a file, it is handed
+// one line at a time and keeps, per file, only the state the mapping needs
+// (see MarshalState); OrphanSubagent is the one look at the file system, for
+// the caller. README.md holds the mapping table.
 package claudecode
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +58,11 @@ type Options struct {
 	// OmitRaw: the caller drops Event.Raw, so the parser does not copy the
 	// record into it.
 	OmitRaw bool
+	// Orphan: the file is a subagent file whose session has no main
+	// transcript (the caller looked, see OrphanSubagent). No call will claim
+	// the subagent: its events say so (agent.subagent.orphan, and the link
+	// "none"), and it is a session of its own.
+	Orphan bool
 }
 
 // Parser maps the records of one session file. It is not safe for
@@ -104,6 +113,20 @@ func NewParserWithOptions(path string, opts Options) *Parser {
 		p.fileSessionID = base
 	}
 	return p
+}
+
+// OrphanSubagent tells whether path is a nested subagent file
+// (<session>/subagents/agent-<id>.jsonl) whose main transcript
+// (<session>.jsonl beside the <session> directory) does not exist. Claude
+// Code writes the main transcript before it spawns any subagent, so an
+// absent one is gone, not late.
+func OrphanSubagent(path string) bool {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "subagents" || !strings.HasPrefix(filepath.Base(path), "agent-") {
+		return false
+	}
+	_, err := os.Stat(filepath.Dir(dir) + ".jsonl")
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // rowCtx is what a record shares with every event it yields.
@@ -214,6 +237,24 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		pre = p.flushHeld()
 	}
 	p.envelope(r, c)
+	if r.Type == "fork-context-ref" {
+		f := &forkRef{
+			ParentSessionID: strings.Clone(r.ParentSessionID), ParentLastUUID: strings.Clone(r.ParentLastUUID),
+			LineNo: lineNo, Offset: offset,
+		}
+		if r.ContextLength.Set {
+			n := r.ContextLength.V // r is reused for the next line
+			f.ContextLength = &n
+		}
+		if !p.opts.OmitRaw {
+			f.Raw = string(trimmed)
+		}
+		p.st.Fork = f
+		return pre
+	}
+	if p.st.Fork != nil {
+		pre = append(pre, p.forkEvent(c)...)
+	}
 
 	var out []pending
 	reason := ""
@@ -259,6 +300,24 @@ func (p *Parser) parse(line []byte, lineNo, offset int64) (events []agentevent.E
 		return evs // most rows: no copy
 	}
 	return append(pre, evs...)
+}
+
+// forkEvent is the event of the held fork-context-ref record: a meta event
+// of the fork's thread, with the envelope of the record after it (c) and the
+// place of its own line.
+func (p *Parser) forkEvent(c *rowCtx) []agentevent.Event {
+	f := p.st.Fork
+	p.st.Fork = nil
+	fc := *c
+	fc.lineNo, fc.offset, fc.uuid, fc.line, fc.raw = f.LineNo, f.Offset, "", nil, nil
+	if f.Raw != "" {
+		fc.raw = []byte(f.Raw)
+	}
+	r := &record{Type: "fork-context-ref", ParentSessionID: f.ParentSessionID, ParentLastUUID: f.ParentLastUUID}
+	if f.ContextLength != nil {
+		r.ContextLength = num{V: *f.ContextLength, Set: true}
+	}
+	return p.finish(&fc, p.mapSessionMeta(r, &fc))
 }
 
 // decodeRecord decodes one line in one pass when its message and
@@ -495,16 +554,20 @@ func (p *Parser) finish(c *rowCtx, out []pending) []agentevent.Event {
 	}
 	events := make([]agentevent.Event, 0, len(out))
 	unspawned := p.unspawned(c)
+	orphan := p.opts.Orphan && p.fileAgentID != ""
 	for i := range out {
 		pe := &out[i]
 		ev := pe.ev
-		if unspawned {
+		if unspawned || orphan {
 			// Said on every event, so that the connector need not wait for
 			// a claim that cannot come, whichever event it sees first.
 			if ev.Attributes == nil {
 				ev.Attributes = map[string]any{}
 			}
 			ev.Attributes[agentevent.AttrSubagentLink] = agentevent.SubagentLinkNone
+			if orphan {
+				ev.Attributes[agentevent.AttrSubagentOrphan] = true
+			}
 		}
 		switch {
 		case pe.id != "":

@@ -448,14 +448,14 @@ func TestStateRoundTripMidFile(t *testing.T) {
 			lines := splitLines(data)
 			want := parseFile(t, dir, rel)
 			for stop := 0; stop <= len(lines); stop++ {
-				p1 := NewParser(rel)
+				p1 := parserFor(dir, rel)
 				var got []agentevent.Event
 				for _, l := range lines[:stop] {
 					got = append(got, p1.Parse(l.Data, l.No, l.Offset)...)
 				}
 				state, err := p1.MarshalState()
 				require.NoError(t, err)
-				p2 := NewParser(rel)
+				p2 := parserFor(dir, rel)
 				require.NoError(t, p2.UnmarshalState(state))
 				for _, l := range lines {
 					got = append(got, p2.Parse(l.Data, l.No, l.Offset)...)

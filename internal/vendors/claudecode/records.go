@@ -97,6 +97,16 @@ type record struct {
 	PRRepository    string `json:"prRepository"`
 	RemoteSessionID string `json:"remoteSessionId"`
 	Branch          string `json:"branch"`
+
+	// fork-context-ref: the first record of a forked subagent's file, in
+	// place of the parent's messages the fork inherits.
+	ParentSessionID string `json:"parentSessionId"`
+	ParentLastUUID  string `json:"parentLastUuid"`
+	ContextLength   num    `json:"contextLength"`
+
+	// Origin says who sent a user row that the user did not type (another
+	// agent's message); raw, decoded when used (see peerOrigin).
+	Origin jsonx.Raw `json:"origin"`
 }
 
 // fastRecord is a record whose message, content blocks and toolUseResult
@@ -255,6 +265,11 @@ type toolUseResultObject struct {
 	// count as a failure (grep finding nothing).
 	ReturnCodeInterpretation string `json:"returnCodeInterpretation"`
 	BackgroundTaskID         string `json:"backgroundTaskId"`
+	// MsgID is the id SendMessage gives the message it delivered; Success
+	// is false when it delivered none (an unknown recipient), a failure
+	// its tool_result does not mark is_error.
+	MsgID   string `json:"msg_id"`
+	Success *bool  `json:"success"`
 }
 
 // toolUseResult is what the mapping reads of a row's toolUseResult,

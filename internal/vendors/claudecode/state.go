@@ -80,6 +80,23 @@ type state struct {
 	// AsideLive: the end of an aside file's data was reached once; its rows
 	// are emitted as they come from then on.
 	AsideLive bool `json:"aside_live,omitempty"`
+	// Fork is the fork-context-ref record that starts a forked subagent's
+	// file, held until the next record (see forkRef).
+	Fork *forkRef `json:"fork,omitempty"`
+}
+
+// forkRef is a fork-context-ref record waiting for the row after it. The
+// record carries no envelope (no time, directory or version): its event
+// goes out just before the next record's, with that record's envelope, so
+// that it sits with the fork's other events rather than apart.
+type forkRef struct {
+	ParentSessionID string `json:"parent_session,omitempty"`
+	ParentLastUUID  string `json:"parent_last,omitempty"`
+	ContextLength   *int64 `json:"context_length,omitempty"`
+	LineNo          int64  `json:"line"`
+	Offset          int64  `json:"offset"`
+	// Raw is the record, for Event.Raw ("" when raw records are omitted).
+	Raw string `json:"raw,omitempty"`
 }
 
 // heldUsage is the usage of a streamed model response read so far, and

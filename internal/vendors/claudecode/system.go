@@ -209,6 +209,15 @@ func (p *Parser) mapSessionMeta(r *record, c *rowCtx) []pending {
 	case "teleported-from":
 		put(agentevent.AttrTeleportRemoteSessionID, r.RemoteSessionID)
 		put(agentevent.AttrTeleportBranch, r.Branch)
+	case "fork-context-ref":
+		// A forked subagent inherits its parent's conversation up to
+		// parentLastUuid instead of a prompt of its own: the record names
+		// where the fork comes from. The thread itself is linked to the
+		// Agent call that spawned it as any nested subagent is (the call's
+		// result names its agent id).
+		put(agentevent.AttrParentSessionID, r.ParentSessionID)
+		put(agentevent.AttrSubagentForkParentRecord, r.ParentLastUUID)
+		putNum(attrs, agentevent.AttrSubagentForkContextLength, r.ContextLength)
 	}
 	ev.Attributes = attrs
 	return []pending{{ev: ev}}

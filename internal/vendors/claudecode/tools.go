@@ -21,6 +21,9 @@ const (
 	toolNotebookRead = "NotebookRead"
 	toolTask         = "Task"  // ≤2.0 name of the subagent tool
 	toolAgent        = "Agent" // ≥2.1 name of the subagent tool
+	// toolSendMessage sends another agent (a session of Claude Code on the
+	// same machine, a teammate) a message.
+	toolSendMessage = "SendMessage"
 )
 
 // isSubagentTool tells whether a tool call spawns a subagent.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/jsonx"
 )
 
 // Values of agent.meta.kind on meta events that do not come from a system
@@ -47,6 +48,25 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 			return p.toolResults(r, c, blocks), ""
 		}
 	}
+	if o, ok := peerOrigin(r); ok {
+		// Another agent's message (a Claude Code session's SendMessage):
+		// Claude Code answers it in a turn of its own, as it does a prompt.
+		ev := p.base(c, agentevent.TypeUserMessage, agentevent.RoleUser, agentevent.ChannelChat)
+		ev.Text = o.Body
+		if ev.Text == "" {
+			ev.Text = text
+		}
+		for k, v := range map[string]string{
+			agentevent.AttrAgentMessageFrom:     o.From,
+			agentevent.AttrAgentMessageFromName: o.Name,
+			agentevent.AttrAgentMessageID:       o.MsgID,
+		} {
+			if v != "" {
+				agentevent.SetAttr(&ev, k, v)
+			}
+		}
+		return []pending{{ev: ev}}, ""
+	}
 	if r.IsMeta {
 		// Injected context (local command caveats, expanded slash command or
 		// skill prompts, reminders): not typed by the user.
@@ -84,6 +104,25 @@ func (p *Parser) mapUser(r *record, c *rowCtx) ([]pending, string) {
 		ev.Text = str
 	}
 	return []pending{{ev: ev}}, ""
+}
+
+// origin is what a user row's origin says of who sent it.
+type origin struct {
+	Kind  string `json:"kind"`
+	From  string `json:"from"`
+	Name  string `json:"name"`
+	MsgID string `json:"msg_id"`
+	Body  string `json:"body"`
+}
+
+// peerOrigin reads the origin of a row another agent sent (kind "peer").
+// Such rows are rare: both decode paths read it with the typed decoder.
+func peerOrigin(r *record) (origin, bool) {
+	var o origin
+	if len(r.Origin) == 0 || r.Origin[0] != '{' || jsonx.Unmarshal(r.Origin, &o) != nil || o.Kind != "peer" {
+		return origin{}, false
+	}
+	return o, true
 }
 
 // interrupt is the notice Claude Code writes when the user stops a turn.
@@ -159,7 +198,11 @@ func (p *Parser) toolResult(c *rowCtx, callID string, content []byte, isError bo
 	}
 
 	obj := &t.obj
-	if isError || obj.Interrupted {
+	if name == toolSendMessage && obj.MsgID != "" {
+		agentevent.SetAttr(&ev, agentevent.AttrAgentMessageID, obj.MsgID)
+	}
+	undelivered := name == toolSendMessage && obj.Success != nil && !*obj.Success
+	if isError || obj.Interrupted || undelivered {
 		ev.ToolStatus = agentevent.ToolError
 		ev.ErrorType, ev.ToolExitCode = classifyFailure(name, obj.Interrupted, resultText(), t.text)
 	} else {

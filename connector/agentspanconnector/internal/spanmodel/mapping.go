@@ -87,6 +87,17 @@ func (t *Tree) parentSession() string {
 	return ""
 }
 
+// orphan tells whether the run is a subagent whose parent's log is absent
+// (agentevent.AttrSubagentOrphan): a session of its own.
+func (t *Tree) orphan() bool {
+	for i := range t.Events {
+		if o, ok := t.Events[i].Attributes[agentevent.AttrSubagentOrphan].(bool); ok && o {
+			return true
+		}
+	}
+	return false
+}
+
 // Child is a subagent run and the tool call that spawned it.
 type Child struct {
 	CallID string // the spawning tool call; "" for a run linked to the turn itself
@@ -379,6 +390,9 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	b.add(strAttr(agentevent.AttrSessionID, t.session()))
 	if parent := t.parentSession(); parent != "" {
 		b.add(strAttr(agentevent.AttrParentSessionID, parent))
+	}
+	if th.Subagent() && t.orphan() {
+		b.add(boolAttr(agentevent.AttrSubagentOrphan, true))
 	}
 	b.addStr(agentevent.AttrProvider, r.firstProvide)
 	b.addStr(agentevent.AttrRequestModel, r.firstModel)
