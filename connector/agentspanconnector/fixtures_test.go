@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentotel/agentotel/connector/agentspanconnector/internal/spanmodel"
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/vendors/claudecode"
 	"github.com/agentotel/agentotel/internal/vendors/codex"
 	"github.com/agentotel/agentotel/internal/vendors/pi"
@@ -40,7 +41,8 @@ func parseFixture(tb testing.TB, agent, path string) []agentevent.Event {
 	var p parser
 	switch agent {
 	case "claude_code":
-		p = claudecode.NewParserWithOptions(path, claudecode.Options{Orphan: claudecode.OrphanSubagent(path)})
+		r := agents.Lookup(claudecode.Source).Reader
+		p = claudecode.NewParserWithOptions(path, claudecode.Options{Orphan: r.FileOptions(path, agents.ParseOptions{}).OwnerMissing})
 	case "codex":
 		p = codex.NewParser(path)
 	case "pi":

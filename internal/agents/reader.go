@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
@@ -59,6 +61,10 @@ type Reader struct {
 	// the file's parser is given (ParseOptions.Beside): a file the agent
 	// writes beside its log (Copilot CLI's workspace.yaml).
 	Beside func(path string) string
+	// Owner, when set, names the file an appended JSONL file belongs to (a
+	// nested subagent's session transcript); its parser is told whether
+	// that file is missing (ParseOptions.OwnerMissing).
+	Owner func(path string) string
 	// Database is the SQLite file of an OpenCodeStore data directory
 	// ("opencode.db").
 	Database string
@@ -89,6 +95,28 @@ type ParseOptions struct {
 	// Beside is the content of the file Reader.Beside names for this file
 	// (nil when there is none, or it cannot be read).
 	Beside []byte
+	// OwnerMissing: the file Reader.Owner names for this file does not
+	// exist.
+	OwnerMissing bool
+}
+
+// FileOptions are o completed for the file at path: what the agent wrote
+// beside it (Beside) and whether the file it belongs to is missing (Owner).
+// The reader's look at the file system, so that a parser needs none.
+func (r Reader) FileOptions(path string, o ParseOptions) ParseOptions {
+	if r.Beside != nil {
+		if beside := r.Beside(path); beside != "" {
+			// Absent or unreadable: the parser does without.
+			o.Beside, _ = os.ReadFile(beside) //nolint:gosec // G304: a file the agent writes beside its log
+		}
+	}
+	if r.Owner != nil {
+		if owner := r.Owner(path); owner != "" {
+			_, err := os.Stat(owner)
+			o.OwnerMissing = errors.Is(err, fs.ErrNotExist)
+		}
+	}
+	return o
 }
 
 // LineParser maps the lines of one appended JSONL file to events. It keeps

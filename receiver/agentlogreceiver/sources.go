@@ -5,7 +5,6 @@ package agentlogreceiver
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentotel/agentotel/internal/agents"
@@ -79,13 +78,7 @@ func newJSONLSource(a agent, cfg *Config, set source.Settings, readSlots chan st
 // newParser makes the agent's parser of one JSONL file, given the file the
 // agent writes beside it when its reader names one.
 func (a agent) newParser(path string, o agents.ParseOptions) agents.LineParser {
-	if a.Reader.Beside != nil {
-		if beside := a.Reader.Beside(path); beside != "" {
-			// Absent or unreadable: the parser does without.
-			o.Beside, _ = os.ReadFile(beside)
-		}
-	}
-	return a.Reader.NewParser(path, o)
+	return a.Reader.NewParser(path, a.Reader.FileOptions(path, o))
 }
 
 // parseOptionsFor tells a JSONL parser what the emitter drops from every

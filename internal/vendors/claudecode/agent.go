@@ -31,8 +31,11 @@ func init() {
 		Reader: agents.Reader{
 			Kind: agents.AppendedJSONL,
 			NewParser: func(path string, o agents.ParseOptions) agents.LineParser {
-				return NewParserWithOptions(path, Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw, Orphan: OrphanSubagent(path)})
+				return NewParserWithOptions(path, Options{OmitContent: o.OmitContent, OmitRaw: o.OmitRaw, Orphan: o.OwnerMissing})
 			},
+			// A nested subagent's file belongs to its session's transcript;
+			// without it, the subagent is an orphan.
+			Owner: SubagentOwner,
 		},
 		Ccusage: &agents.Ccusage{Command: "claude", SessionKey: ccusageKey},
 		Native: &agents.Native{

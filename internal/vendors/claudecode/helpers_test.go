@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentotel/agentotel/internal/agentevent"
+	"github.com/agentotel/agentotel/internal/agents"
 	"github.com/agentotel/agentotel/internal/vendors/vendortest"
 )
 
@@ -66,7 +67,13 @@ func parseFile(tb testing.TB, dir, rel string) []agentevent.Event {
 // parserFor makes the parser for dir/rel, named rel, as the receiver makes
 // it (an orphan subagent is told so).
 func parserFor(dir, rel string) *Parser {
-	return NewParserWithOptions(rel, Options{Orphan: OrphanSubagent(filepath.Join(dir, rel))})
+	return NewParserWithOptions(rel, Options{Orphan: orphanSubagent(filepath.Join(dir, rel))})
+}
+
+// orphanSubagent tells whether path is a subagent file whose session's
+// transcript is missing, as the receiver finds out (agents.Reader.FileOptions).
+func orphanSubagent(path string) bool {
+	return agents.Lookup(Source).Reader.FileOptions(path, agents.ParseOptions{}).OwnerMissing
 }
 
 // parseDir parses the session files of dir in feeding order.

@@ -5,16 +5,14 @@
 // (~/.claude/projects/<project>/<session>.jsonl and its subagent files) to
 // agentevent events. Its parser is pure: it never reads a file, it is handed
 // one line at a time and keeps, per file, only the state the mapping needs
-// (see MarshalState); OrphanSubagent is the one look at the file system, for
-// the caller. README.md holds the mapping table.
+// (see MarshalState); whether a subagent's session transcript is missing
+// (SubagentOwner) is the reader's to tell it. README.md holds the mapping
+// table.
 package claudecode
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,18 +113,17 @@ func NewParserWithOptions(path string, opts Options) *Parser {
 	return p
 }
 
-// OrphanSubagent tells whether path is a nested subagent file
-// (<session>/subagents/agent-<id>.jsonl) whose main transcript
-// (<session>.jsonl beside the <session> directory) does not exist. Claude
-// Code writes the main transcript before it spawns any subagent, so an
-// absent one is gone, not late.
-func OrphanSubagent(path string) bool {
+// SubagentOwner is the main transcript (<session>.jsonl beside the
+// <session> directory) a nested subagent file
+// (<session>/subagents/agent-<id>.jsonl) belongs to; "" for any other file.
+// Claude Code writes the main transcript before it spawns any subagent, so
+// a missing one is gone, not late: the subagent is an orphan.
+func SubagentOwner(path string) string {
 	dir := filepath.Dir(path)
 	if filepath.Base(dir) != "subagents" || !strings.HasPrefix(filepath.Base(path), "agent-") {
-		return false
+		return ""
 	}
-	_, err := os.Stat(filepath.Dir(dir) + ".jsonl")
-	return errors.Is(err, fs.ErrNotExist)
+	return filepath.Dir(dir) + ".jsonl"
 }
 
 // rowCtx is what a record shares with every event it yields.

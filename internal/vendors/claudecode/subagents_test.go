@@ -26,11 +26,11 @@ func TestOrphanSubagent(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(sub), 0o755))
 	require.NoError(t, os.WriteFile(sub, []byte(subagentPrompt+"\n"), 0o600))
 
-	assert.True(t, OrphanSubagent(sub), "no <session>.jsonl beside <session>/")
-	assert.False(t, OrphanSubagent(filepath.Join(dir, testSession+".jsonl")), "a main transcript is no subagent")
-	assert.False(t, OrphanSubagent(filepath.Join(dir, "agent-a1.jsonl")), "a flat agent file is a session of its own already")
+	assert.True(t, orphanSubagent(sub), "no <session>.jsonl beside <session>/")
+	assert.False(t, orphanSubagent(filepath.Join(dir, testSession+".jsonl")), "a main transcript is no subagent")
+	assert.False(t, orphanSubagent(filepath.Join(dir, "agent-a1.jsonl")), "a flat agent file is a session of its own already")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, testSession+".jsonl"), nil, 0o600))
-	assert.False(t, OrphanSubagent(sub), "its session's transcript is there")
+	assert.False(t, orphanSubagent(sub), "its session's transcript is there")
 
 	for _, orphan := range []bool{false, true} {
 		evs := NewParserWithOptions(sub, Options{Orphan: orphan}).Parse([]byte(subagentPrompt), 1, 0)
