@@ -334,9 +334,10 @@ func TestParseCcusageCosts(t *testing.T) {
 	assert.Equal(t, []string{defCopyOnce}, r.Rows[0].CostDefinitions)
 }
 
-// -fixtures is repeatable; the newest real files are staged with them:
-// -fixtures-new, else $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside
-// the first root when it exists; "none" leaves them out.
+// -fixtures is repeatable; the newer and the newest real files are staged
+// with them: -fixtures-new (-fixtures-next), else $AGENTOTEL_FIXTURES_NEW
+// ($AGENTOTEL_FIXTURES_NEXT), else fixtures-new (fixtures-next) beside the
+// first root when it exists; "none" leaves them out.
 func TestFixtureRoots(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{"fixtures", "fixtures-new", "other"} {
@@ -344,18 +345,24 @@ func TestFixtureRoots(t *testing.T) {
 	}
 	fx, newer, other := filepath.Join(dir, "fixtures"), filepath.Join(dir, "fixtures-new"), filepath.Join(dir, "other")
 	t.Setenv("AGENTOTEL_FIXTURES_NEW", "")
-	assert.Equal(t, []string{fx, newer}, fixtureRoots(rootList{fx}, "", "none"))
-	assert.Equal(t, []string{fx, other, newer}, fixtureRoots(rootList{fx, other}, "", "none"))
-	assert.Equal(t, []string{fx}, fixtureRoots(rootList{fx}, "none", "none"))
-	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, other, "none"))
+	assert.Equal(t, []string{fx, newer}, fixtureRoots(rootList{fx}, nil, "none"))
+	assert.Equal(t, []string{fx, other, newer}, fixtureRoots(rootList{fx, other}, nil, "none"))
+	assert.Equal(t, []string{fx}, fixtureRoots(rootList{fx}, []string{"none"}, "none"))
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, []string{other}, "none"))
 	lone := filepath.Join(t.TempDir(), "corpus")
-	assert.Equal(t, []string{lone}, fixtureRoots(rootList{lone}, "", "none"), "no fixtures-new beside it")
+	assert.Equal(t, []string{lone}, fixtureRoots(rootList{lone}, nil, "none"), "no fixtures-new beside it")
 	t.Setenv("AGENTOTEL_FIXTURES_NEW", other)
-	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, "", "none"))
-	assert.Equal(t, []string{"../shared/fixtures", other}, fixtureRoots(nil, "", "none"))
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, nil, "none"))
+	assert.Equal(t, []string{"../shared/fixtures", other}, fixtureRoots(nil, nil, "none"))
 	require.NoError(t, os.MkdirAll(lone, 0o755))
-	assert.Equal(t, []string{fx, other, lone}, fixtureRoots(rootList{fx}, "", lone), "the constructed corpus, last")
-	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, "", filepath.Join(dir, "absent")), "no constructed corpus there")
+	assert.Equal(t, []string{fx, other, lone}, fixtureRoots(rootList{fx}, nil, lone), "the constructed corpus, last")
+	assert.Equal(t, []string{fx, other}, fixtureRoots(rootList{fx}, nil, filepath.Join(dir, "absent")), "no constructed corpus there")
+	next := filepath.Join(dir, "fixtures-next")
+	require.NoError(t, os.MkdirAll(next, 0o755))
+	t.Setenv("AGENTOTEL_FIXTURES_NEW", "")
+	t.Setenv("AGENTOTEL_FIXTURES_NEXT", "")
+	assert.Equal(t, []string{fx, newer, next, lone}, fixtureRoots(rootList{fx}, nil, lone), "the newer, then the newest files")
+	assert.Equal(t, []string{fx, newer, lone}, fixtureRoots(rootList{fx}, []string{"", "none"}, lone))
 }
 
 // Two roots staged into one home: each agent's files where it looks for

@@ -32,7 +32,7 @@ func TestFixtures(t *testing.T) {
 	}
 	roots := testenv.FixtureRoots(t)
 	vendortest.SkipIfAbsent(t, roots[0])
-	args := []string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures-new", "none", "-constructed", "none"}
+	args := []string{"-collector", collector, "-ccusage", testenv.Ccusage(t), "-fixtures-new", "none", "-fixtures-next", "none", "-constructed", "none"}
 	for _, r := range roots {
 		args = append(args, "-fixtures", r)
 	}

@@ -46,7 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var fixtures rootList
 	fs.Var(&fixtures, "fixtures", "a fixture corpus root, staged into a temporary home when -home is not set; repeat it for several roots (default ../shared/fixtures)")
 	constructed := fs.String("constructed", "testdata/corpus", "the repository's constructed corpus (agents of which no real file is public), staged with the -fixtures roots; \"none\" leaves it out")
-	fixturesNew := fs.String("fixtures-new", "", "the newest real files, staged with the -fixtures roots: default $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first -fixtures root when it exists; \"none\" leaves them out")
+	fixturesNew := fs.String("fixtures-new", "", "newer real files, staged with the -fixtures roots: default $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first -fixtures root when it exists; \"none\" leaves them out")
+	fixturesNext := fs.String("fixtures-next", "", "the newest real files, staged with the -fixtures roots: default $AGENTOTEL_FIXTURES_NEXT, else fixtures-next beside the first -fixtures root when it exists; \"none\" leaves them out")
 	home := fs.String("home", "", "a home directory to read as it is, read only (e.g. ~); nothing is written there")
 	quiet := fs.Duration("quiet", 0, "how long the collector's outputs must stay unchanged before it is stopped (default 3s for the fixtures, 10s for -home)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the longest the collector may run")
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if staged {
 		dir = tmp + "/home"
-		roots = fixtureRoots(fixtures, *fixturesNew, *constructed)
+		roots = fixtureRoots(fixtures, []string{*fixturesNew, *fixturesNext}, *constructed)
 		st, errStage := stageFixtures(roots, dir)
 		if errStage != nil {
 			fmt.Fprintln(stderr, "agentcheck: staging the fixtures:", errStage)
@@ -213,36 +214,49 @@ func (l *rootList) Set(v string) error {
 	return nil
 }
 
+// newerRoots are the folders of newer real files beside a corpus root, in
+// the order they are staged, each with the variable that names it
+// elsewhere (as the tests' testenv.NewerFixtures).
+var newerRoots = []struct{ name, env string }{
+	{"fixtures-new", "AGENTOTEL_FIXTURES_NEW"},
+	{"fixtures-next", "AGENTOTEL_FIXTURES_NEXT"},
+}
+
 // fixtureRoots are the roots to stage: the -fixtures roots (default
-// ../shared/fixtures), the newest real files — -fixtures-new, else
-// $AGENTOTEL_FIXTURES_NEW, else fixtures-new beside the first root when it
-// exists (as the tests' testenv.FixtureRoots) — unless that is "none" or
-// already a root, and the repository's constructed corpus when it exists
-// (unless "none" or already a root).
-func fixtureRoots(fixtures rootList, newer, constructed string) []string {
+// ../shared/fixtures); the newer real files of each of newerRoots — its
+// flag's value (newer, in the same order), else its variable, else the
+// folder of its name beside the first root when it exists — unless that is
+// "none" or already a root; and the repository's constructed corpus when it
+// exists (unless "none" or already a root).
+func fixtureRoots(fixtures rootList, newer []string, constructed string) []string {
 	roots := slices.Clone([]string(fixtures))
 	if len(roots) == 0 {
 		roots = []string{"../shared/fixtures"}
 	}
-	if newer == "" {
-		newer = os.Getenv("AGENTOTEL_FIXTURES_NEW")
-	}
-	if newer == "" {
-		newer = filepath.Join(filepath.Dir(filepath.Clean(roots[0])), "fixtures-new")
-		if fi, err := os.Stat(newer); err != nil || !fi.IsDir() {
-			newer = "none"
+	var extra []string
+	for i, n := range newerRoots {
+		dir := ""
+		if i < len(newer) {
+			dir = newer[i]
 		}
-	}
-	for _, r := range []string{newer, constructed} {
-		if r == "none" || slices.Contains(roots, r) {
-			continue
+		if dir == "" {
+			dir = os.Getenv(n.env)
 		}
-		if r == constructed {
-			if fi, err := os.Stat(r); err != nil || !fi.IsDir() { //nolint:gosec // G703: the corpus folder the user named
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(filepath.Clean(roots[0])), n.name)
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 				continue
 			}
 		}
-		roots = append(roots, r)
+		extra = append(extra, dir)
+	}
+	if fi, err := os.Stat(constructed); err == nil && fi.IsDir() { //nolint:gosec // G703: the corpus folder the user named
+		extra = append(extra, constructed)
+	}
+	for _, r := range extra {
+		if r != "none" && !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
 	}
 	return roots
 }

@@ -194,21 +194,31 @@ func FixturesDir(tb testing.TB) string {
 }
 
 // FixtureRoots are the folders of the shared fixture corpus, each laid out as <agent>/<case>: the
-// fixtures (FixturesDir, always first, whether or not it exists, so that a test can skip on it)
-// and the newest real files, $AGENTOTEL_FIXTURES_NEW or fixtures-new beside the fixtures, when
-// that folder exists. Every corpus test reads every root.
+// fixtures (FixturesDir, always first, whether or not it exists, so that a test can skip on it),
+// the newer real files and the newest ($AGENTOTEL_FIXTURES_NEW or fixtures-new, and
+// $AGENTOTEL_FIXTURES_NEXT or fixtures-next, beside the fixtures), each when that folder exists,
+// and the repository's constructed corpus. Every corpus test reads every root.
 func FixtureRoots(tb testing.TB) []string {
 	tb.Helper()
 	first := FixturesDir(tb)
-	newer := os.Getenv("AGENTOTEL_FIXTURES_NEW")
-	if newer == "" {
-		newer = filepath.Join(filepath.Dir(first), "fixtures-new")
-	}
 	roots := []string{first}
-	if info, err := os.Stat(newer); err == nil && info.IsDir() { //nolint:gosec // G703: the corpus folder the developer named
-		roots = append(roots, newer)
+	for _, sibling := range NewerFixtures {
+		dir := os.Getenv(sibling.Env)
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(first), sibling.Name)
+		}
+		if info, err := os.Stat(dir); err == nil && info.IsDir() { //nolint:gosec // G703: the corpus folder the developer named
+			roots = append(roots, dir)
+		}
 	}
 	return append(roots, ConstructedRoot(tb))
+}
+
+// NewerFixtures are the folders of newer real files beside the shared fixtures, each with the
+// variable that names it elsewhere: the newer files, and the newest.
+var NewerFixtures = []struct{ Name, Env string }{
+	{"fixtures-new", "AGENTOTEL_FIXTURES_NEW"},
+	{"fixtures-next", "AGENTOTEL_FIXTURES_NEXT"},
 }
 
 // ConstructedRoot is the repository's own corpus (testdata/corpus): files
