@@ -210,12 +210,14 @@ type turnShape struct{ chat, tool bool }
 // the tokens of each model call that belongs to a turn, by the rules of the model (NATIVE.md):
 //   - Claude Code: an api_request with a prompt.id belongs to that prompt's turn, whether or not
 //     its user_prompt is in the captures; one without (a session title) belongs to the session's
-//     open turn, or waits for the next turn to start. Tokens: input_tokens + cache_read_tokens +
+//     open turn, or waits for the next turn to start (a turn marked prompt_missing when none
+//     does). Tokens: input_tokens + cache_read_tokens +
 //     cache_creation_tokens (Anthropic's input excludes the cache), output_tokens.
 //   - Codex: a codex.sse_event response.completed with usage belongs to the turn of the
 //     conversation's latest codex.user_prompt sent before it; one sent before any prompt waits as
 //     the conversation's preamble and joins the turn of the next prompt (agent_span carries a
-//     thread's preamble into its next turn), or no turn when no prompt follows. Tokens:
+//     thread's preamble into its next turn), or a turn of its own marked prompt_missing when no
+//     prompt follows. Tokens:
 //     input_token_count (cache reads included), output_token_count.
 func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 	t.Helper()
@@ -335,6 +337,21 @@ func expectedFromCaptures(t *testing.T, lines []captureLine) nativeExpectation {
 				}
 			}
 		})
+	}
+	// Model calls that never saw a prompt (a session title with no turn, a Codex conversation
+	// whose prompt record is not in the captures) are a turn of their own once the idle timeout
+	// passes, marked agent.turn.prompt_missing (span-model.md): their tokens are kept.
+	for session, p := range pending {
+		key := session
+		if !strings.HasPrefix(key, "claude-code|") {
+			key = "codex|" + session
+		}
+		s := exp.tokens[key]
+		s.In += p.In
+		s.Out += p.Out
+		exp.tokens[key] = s
+		note(key+"|prompt_missing", "turn")
+		note(key+"|prompt_missing", "chat")
 	}
 	for turn, kinds := range parts {
 		// A Claude Code turn is formed by any record that names it (prompt.id), with or without
