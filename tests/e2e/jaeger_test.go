@@ -41,9 +41,7 @@ func expectedFromGoldens(t *testing.T, root string) expectation {
 		for i := range evs {
 			ev := &evs[i]
 			switch {
-			case ev.Type == agentevent.TypeUserMessage && (ev.AgentID == "" || ev.Attributes[agentevent.AttrSubagentOrphan] == true):
-				// A turn of the main thread, or of an orphan subagent (its
-				// session's transcript is gone): a trace of its own.
+			case ev.Type == agentevent.TypeUserMessage && ev.AgentID == "":
 				exp.turns[ev.SessionID]++
 			case ev.Type == agentevent.TypeToolResult && ev.ToolName == "Bash" && ev.ToolStatus == agentevent.ToolError && ev.ToolExitCode != nil:
 				exp.bashFailure = append(exp.bashFailure, *ev)
