@@ -250,7 +250,7 @@ func fixtureRoots(fixtures rootList, newer []string, constructed string) []strin
 		}
 		extra = append(extra, dir)
 	}
-	if fi, err := os.Stat(constructed); err == nil && fi.IsDir() { //nolint:gosec // G703: the corpus folder the user named
+	if fi, err := os.Stat(constructed); err == nil && fi.IsDir() {
 		extra = append(extra, constructed)
 	}
 	for _, r := range extra {

@@ -107,7 +107,7 @@ func (r Reader) FileOptions(path string, o ParseOptions) ParseOptions {
 	if r.Beside != nil {
 		if beside := r.Beside(path); beside != "" {
 			// Absent or unreadable: the parser does without.
-			o.Beside, _ = os.ReadFile(beside) //nolint:gosec // G304: a file the agent writes beside its log
+			o.Beside, _ = os.ReadFile(beside)
 		}
 	}
 	if r.Owner != nil {

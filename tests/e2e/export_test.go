@@ -409,8 +409,8 @@ func orphanTurns(t *testing.T, root string) map[string]int {
 		logs, err := golden.ReadLogs(f)
 		require.NoError(t, err)
 		evs, _ := agentevent.DecodeLogs(logs)
-		for _, ev := range evs {
-			if ev.Type == agentevent.TypeUserMessage && ev.AgentID != "" && ev.Attributes[agentevent.AttrSubagentOrphan] == true {
+		for i := range evs {
+			if ev := &evs[i]; ev.Type == agentevent.TypeUserMessage && ev.AgentID != "" && ev.Attributes[agentevent.AttrSubagentOrphan] == true {
 				n[ev.SessionID]++
 			}
 		}

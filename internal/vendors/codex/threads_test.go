@@ -35,8 +35,8 @@ func parse14(t *testing.T, data []byte) []agentevent.Event {
 	t.Helper()
 	requireSameEvents(t, "0.14x", splitLines(data))
 	events := parseBytes("rollout-019f0000-0000-7000-8000-000000000001.jsonl", data)
-	for _, ev := range events {
-		require.Emptyf(t, ev.Unparsed, "line %d: %v", ev.LogLine, ev.Attributes)
+	for i := range events {
+		require.Emptyf(t, events[i].Unparsed, "line %d: %v", events[i].LogLine, events[i].Attributes)
 	}
 	require.Empty(t, agentevent.Validate(events).Violations)
 	return events
@@ -44,9 +44,9 @@ func parse14(t *testing.T, data []byte) []agentevent.Event {
 
 func ofType(events []agentevent.Event, typ agentevent.EventType) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range events {
-		if ev.Type == typ {
-			out = append(out, ev)
+	for i := range events {
+		if events[i].Type == typ {
+			out = append(out, events[i])
 		}
 	}
 	return out
@@ -54,9 +54,9 @@ func ofType(events []agentevent.Event, typ agentevent.EventType) []agentevent.Ev
 
 func byCodexEvent(events []agentevent.Event, name string) []agentevent.Event {
 	var out []agentevent.Event
-	for _, ev := range events {
-		if ev.Attributes[agentevent.AttrCodexEvent] == name {
-			out = append(out, ev)
+	for i := range events {
+		if events[i].Attributes[agentevent.AttrCodexEvent] == name {
+			out = append(out, events[i])
 		}
 	}
 	return out

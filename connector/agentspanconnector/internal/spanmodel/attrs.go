@@ -70,12 +70,10 @@ func intAttr(k string, v int64) attr      { return attr{key: k, kind: attrInt, n
 func doubleAttr(k string, v float64) attr { return attr{key: k, kind: attrDouble, dbl: v} }
 func rawAttr(k string, v any) attr        { return attr{key: k, kind: attrRaw, raw: v} }
 
-func boolAttr(k string, v bool) attr {
-	a := attr{key: k, kind: attrBool}
-	if v {
-		a.num = 1
-	}
-	return a
+// trueAttr is a boolean attribute set to true: the flags a span carries
+// only when they hold.
+func trueAttr(k string) attr {
+	return attr{key: k, kind: attrBool, num: 1}
 }
 
 // addStr adds k when v is not empty (putStr).

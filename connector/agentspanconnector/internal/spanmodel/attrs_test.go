@@ -42,7 +42,7 @@ func TestAttrBuilderIsPut(t *testing.T) {
 	b.add(intAttr("agent.c", 2))
 	b.add(strAttr("gen_ai.operation.name", "x"))
 	b.set(strAttr("agent.b", "3"))
-	b.set(boolAttr("agent.d", true))
+	b.set(trueAttr("agent.d"))
 	b.set(doubleAttr("agent.c", 1.5))
 	b.add(attr{key: "agent.e", kind: attrStrs, strs: []string{"stop"}})
 	b.set(rawAttr("agent.f", int64(7)))

@@ -392,7 +392,7 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 		b.add(strAttr(agentevent.AttrParentSessionID, parent))
 	}
 	if th.Subagent() && t.orphan() {
-		b.add(boolAttr(agentevent.AttrSubagentOrphan, true))
+		b.add(trueAttr(agentevent.AttrSubagentOrphan))
 	}
 	b.addStr(agentevent.AttrProvider, r.firstProvide)
 	b.addStr(agentevent.AttrRequestModel, r.firstModel)
@@ -408,13 +408,13 @@ func (m *mapper) run(t *Tree, parent pcommon.SpanID) rollup {
 	}
 	if lost { // no prompt: no event id above
 		b.add(strAttr(agentevent.AttrEventID, t.Key.Prompt))
-		b.add(boolAttr(agentevent.AttrTurnPromptMissing, true))
+		b.add(trueAttr(agentevent.AttrTurnPromptMissing))
 	}
 
 	status, errType := runStatus(evs, m.reason)
 	b.add(strAttr(agentevent.AttrTurnStatus, status))
 	if rolledBack(evs) {
-		b.add(boolAttr(agentevent.AttrTurnRolledBack, true))
+		b.add(trueAttr(agentevent.AttrTurnRolledBack))
 	}
 	if status == StatusError {
 		b.add(strAttr(agentevent.AttrErrorType, errType))

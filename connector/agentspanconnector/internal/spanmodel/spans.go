@@ -114,7 +114,7 @@ func (m *mapper) chat(t *Tree, g *chatGroup, parent pcommon.SpanID, r *rollup) b
 	}
 	if t.Late {
 		// Say so: the turn's root went out before this span.
-		b.set(boolAttr(agentevent.AttrSpanLate, true))
+		b.set(trueAttr(agentevent.AttrSpanLate))
 	}
 	if hasCost {
 		b.set(doubleAttr(agentevent.AttrCostUSD, cost))
