@@ -124,31 +124,18 @@ service:
 // (CLAUDE_CONFIG_DIR, CODEX_HOME, …): they say where that user's agents write.
 func agentEnv(home string, staged bool) []string {
 	var env []string
+	relocate := map[string]bool{}
+	for _, v := range agents.LocationVars() {
+		relocate[v] = true
+	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || (staged && locationVars()[k]) {
+		if k == "HOME" || (staged && relocate[k]) {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env, "HOME="+home)
-}
-
-// locationVars are the variables that relocate an agent's folders: the
-// agents' own and ccusage's spellings of them.
-func locationVars() map[string]bool {
-	vars := map[string]bool{}
-	for _, d := range agents.All() {
-		for _, v := range d.EnvVars() {
-			vars[v] = true
-		}
-		if d.Ccusage != nil {
-			for _, v := range d.Ccusage.Env {
-				vars[v] = true
-			}
-		}
-	}
-	return vars
 }
 
 // outputs is what the collector wrote: the events priced in the logs

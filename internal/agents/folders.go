@@ -217,3 +217,18 @@ func (d *Descriptor) DocLocations() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// LocationVars are the variables that relocate a registered agent's
+// folders, sorted: the agents' own (Folder.Env) and ccusage's spellings of
+// them (Ccusage.Env).
+func LocationVars() []string {
+	var vars []string
+	for _, d := range All() {
+		vars = append(vars, d.EnvVars()...)
+		if d.Ccusage != nil {
+			vars = append(vars, d.Ccusage.Env...)
+		}
+	}
+	slices.Sort(vars)
+	return slices.Compact(vars)
+}

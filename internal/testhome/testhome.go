@@ -12,7 +12,6 @@ package testhome
 import (
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/agentotel/agentotel/internal/agents"
 	// Every agent whose folders a test must not read.
@@ -23,20 +22,6 @@ import (
 // not exist, so that an agent's default location holds nothing. A test that
 // needs a home makes its own (t.Setenv("HOME", t.TempDir())).
 var absentHome = filepath.Join(os.TempDir(), "agentotel-test-home-absent")
-
-// LocationVars are the variables that relocate an agent's folders: the
-// agents' own, and ccusage's spellings of them.
-func LocationVars() []string {
-	var vars []string
-	for _, d := range agents.All() {
-		vars = append(vars, d.EnvVars()...)
-		if d.Ccusage != nil {
-			vars = append(vars, d.Ccusage.Env...)
-		}
-	}
-	slices.Sort(vars)
-	return slices.Compact(vars)
-}
 
 // Sandbox points HOME at a folder that does not exist and clears every
 // variable that relocates an agent's folder, for the rest of the process.
@@ -52,7 +37,7 @@ func Sandbox() {
 		}
 	}
 	_ = os.Setenv("HOME", absentHome)
-	for _, v := range LocationVars() {
+	for _, v := range agents.LocationVars() {
 		_ = os.Unsetenv(v)
 	}
 }
@@ -87,7 +72,7 @@ func toolDefault(k string) string {
 // process reads only what the test put below home.
 func Env(home string) []string {
 	env := []string{"HOME=" + home}
-	for _, v := range LocationVars() {
+	for _, v := range agents.LocationVars() {
 		env = append(env, v+"=")
 	}
 	return env

@@ -164,7 +164,7 @@ func accessed(t *testing.T, p string) bool {
 func childEnv(t *testing.T) []string {
 	t.Helper()
 	drop := map[string]bool{"HOME": true}
-	for _, v := range testhome.LocationVars() {
+	for _, v := range agents.LocationVars() {
 		drop[v] = true
 	}
 	out, err := exec.CommandContext(t.Context(), "go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
